@@ -1,0 +1,11 @@
+package gpu
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package if any test leaves a goroutine behind, which is
+// how "Stop joins the sampler goroutine" is checked outside synctest bubbles.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,105 @@
+// Package record defines the per-request record: every timestamp and metric of the contract in
+// DESIGN.md for one request, in the shape users read from /llmtap/requests and record files.
+package record
+
+import (
+	"time"
+)
+
+// Traffic classes. Only llmtap itself marks a request as anything but live.
+const (
+	ClassLive   = "live"
+	ClassShadow = "shadow"
+	ClassMirror = "mirror"
+	ClassReplay = "replay"
+	ClassBench  = "bench"
+)
+
+// Sources of a token count.
+const (
+	SourceUsage     = "usage"     // reported by the server
+	SourceTokenizer = "tokenizer" // counted by llmtap's tokenizer (o200k_base) from the text
+	SourceEvents    = "events"    // number of content events, when there was no text to count
+	SourceNone      = ""          // no count
+)
+
+// Error classes of a request. Empty means the request succeeded.
+const (
+	ErrHTTP      = "http_status"      // the upstream answered with a status ≥ 400
+	ErrStream    = "stream_error"     // an error object arrived inside the stream
+	ErrTruncated = "truncated"        // the stream ended inside an event, or without [DONE] where one was due
+	ErrCanceled  = "client_canceled"  // the client went away before the response completed
+	ErrUpstream  = "upstream_failure" // the proxy could not complete the response (reset, timeout)
+	ErrMalformed = "malformed"        // the stream could not be decoded as the API it claimed to be
+)
+
+// Record is everything measured about one request. Times are float milliseconds from t0, the
+// moment the handler first saw the request; a metric that does not apply (TTFT of a
+// non-streaming request, ITL with fewer than two output tokens) is null in JSON.
+type Record struct {
+	RequestID string    `json:"request_id"`
+	Class     string    `json:"class"`
+	Model     string    `json:"model"`
+	Path      string    `json:"path"`
+	API       string    `json:"api"`
+	Stream    bool      `json:"stream"`
+	Status    int       `json:"status"`
+	Error     string    `json:"error"`
+	ErrorMsg  string    `json:"error_message,omitempty"`
+	Finish    string    `json:"finish_reason,omitempty"`
+	Start     time.Time `json:"start"`
+
+	HeadersMs        *float64  `json:"headers_ms"`
+	TTFTMs           *float64  `json:"ttft_ms"`
+	TTFOMs           *float64  `json:"ttfo_ms"`
+	TTSTMs           *float64  `json:"ttst_ms"`
+	RequestLatencyMs *float64  `json:"request_latency_ms"`
+	ITLMs            *float64  `json:"itl_ms"`
+	InterChunkMs     []float64 `json:"inter_chunk_ms"`
+	// InterChunkDropped counts gaps left out of InterChunkMs once it reached its cap.
+	InterChunkDropped int `json:"inter_chunk_dropped,omitempty"`
+	// DurationMs is the time from t0 until the response was complete (last byte written),
+	// including trailing non-content events.
+	DurationMs float64 `json:"duration_ms"`
+
+	InputTokens        int64  `json:"input_tokens"`
+	InputTokensSource  string `json:"input_tokens_source"`
+	OutputTokens       int64  `json:"output_tokens"`
+	OutputTokensSource string `json:"output_tokens_source"`
+	ReasoningTokens    int64  `json:"reasoning_tokens"`
+	CachedTokens       int64  `json:"cached_tokens"`
+	// UsageOutputTokens is the server-reported completion token count, -1 when none was sent.
+	UsageOutputTokens int64 `json:"usage_output_tokens"`
+
+	ContentEvents int   `json:"content_events"`
+	Events        int   `json:"events"`
+	Malformed     int   `json:"malformed_events,omitempty"`
+	Oversized     int   `json:"oversized_events,omitempty"`
+	Choices       int   `json:"choices,omitempty"`
+	ToolCalls     bool  `json:"tool_calls,omitempty"`
+	Bytes         int64 `json:"bytes"`
+
+	// OutputText, ReasoningText and RequestBody hold what the tokenizer counts until the record
+	// is finalized off the request path; they are never serialized.
+	OutputText    []byte `json:"-"`
+	ReasoningText []byte `json:"-"`
+	RequestBody   []byte `json:"-"`
+}
+
+// Ms converts a duration to float milliseconds, unrounded.
+func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// MsPtr returns a pointer to Ms(d).
+func MsPtr(d time.Duration) *float64 { v := Ms(d); return &v }
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.Error == "" }
+
+// StatusClass returns the status class label ("2xx", "4xx", …; "000" when no status was sent).
+func (r *Record) StatusClass() string {
+	switch {
+	case r.Status >= 100 && r.Status < 600:
+		return string([]byte{byte('0' + r.Status/100), 'x', 'x'})
+	}
+	return "000"
+}
