@@ -1,0 +1,46 @@
+# llmtap — one Makefile; `make help` lists the targets. CI runs `make test`, the same command the
+# README gives.
+
+GO        ?= go
+BIN       ?= bin/llmtap
+FUZZTIME  ?= 5s
+CADDY_VERSION := $(shell sed -n 's/.*"caddy_version": *"\([^"]*\)".*/\1/p' xcaddy.json)
+
+.PHONY: help build xcaddy test vet fmt-check unit fuzz-smoke fuzz bench demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build the llmtap binary (Caddy + llmtap modules) into bin/
+	$(GO) build -o $(BIN) ./cmd/llmtap
+
+xcaddy: ## build a stock Caddy with the plugin through xcaddy, as plugin users do
+	$(GO) run github.com/caddyserver/xcaddy/cmd/xcaddy@v0.4.5 build $(CADDY_VERSION) \
+		--with github.com/llmtap/llmtap=./ --output bin/caddy-llmtap
+	bin/caddy-llmtap list-modules | grep llmtap
+
+test: vet fmt-check unit fuzz-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing
+
+vet: ## go vet
+	$(GO) vet ./...
+
+fmt-check: ## fail when gofmt would change a file
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+unit: ## all tests with the race detector
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+fuzz-smoke: ## run every fuzz target for FUZZTIME each
+	@./bench/fuzz.sh $(FUZZTIME)
+
+fuzz: ## longer fuzzing (FUZZTIME=10m make fuzz)
+	@./bench/fuzz.sh $(FUZZTIME)
+
+bench: ## micro-benchmarks of the hot paths (figures go to BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./telemetry/... ./shadow/...
+
+demo: ## the two-minute tour: mock server, Caddy with llmtap, load, a summary table
+	$(GO) run ./cmd/llmtap demo
+
+clean: ## remove build outputs
+	rm -rf bin

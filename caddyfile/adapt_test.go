@@ -1,0 +1,109 @@
+package caddyfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden JSON of testdata/*.caddyfile")
+
+const separator = "\n----------\n"
+
+// TestAdapt adapts every testdata/*.caddyfile (the Caddyfile, a separator line, the expected
+// JSON) and compares the JSON with the golden part.
+func TestAdapt(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.caddyfile")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no golden Caddyfiles found (err %v)", err)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			input, want, ok := strings.Cut(string(raw), separator)
+			if !ok && !*update {
+				t.Fatalf("%s has no %q separator before its golden JSON", file, strings.TrimSpace(separator))
+			}
+			got := adapt(t, file, input)
+			if *update {
+				if err := os.WriteFile(file, []byte(input+separator+got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if strings.TrimSpace(got) != strings.TrimSpace(want) {
+				t.Errorf("adapted JSON differs from the golden file (run with -update to accept)\n--- got\n%s\n--- want\n%s", got, want)
+			}
+		})
+	}
+}
+
+func adapt(t *testing.T, file, input string) string {
+	t.Helper()
+	adapter := caddyconfig.GetAdapter("caddyfile")
+	out, warnings, err := adapter.Adapt([]byte(input), map[string]any{"filename": file})
+	if err != nil {
+		t.Fatalf("adapting %s: %v", file, err)
+	}
+	for _, w := range warnings {
+		t.Errorf("warning adapting %s: %s:%d: %s", file, w.File, w.Line, w.Message)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, out, "", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String() + "\n"
+}
+
+// TestAdaptErrors checks that invalid llmtap options fail with the file, the line and a
+// sentence that says what was expected.
+func TestAdaptErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  string
+	}{
+		{"an unknown option names the valid ones",
+			":8080 {\n\tllmtap {\n\t\tfoo 1\n\t}\n\treverse_proxy 127.0.0.1:9\n}\n",
+			`Caddyfile:3 - Error during parsing: unknown llmtap option "foo"; expected api, max_event_size, max_request_body or max_response_body`},
+		{"a size that is not a size says what a size looks like",
+			":8080 {\n\tllmtap {\n\t\tmax_event_size lots\n\t}\n}\n",
+			`Caddyfile:3 - Error during parsing: max_event_size: "lots" is not a size; expected a number of bytes with an optional unit, such as 1MiB or 65536`},
+		{"a size needs a value",
+			":8080 {\n\tllmtap {\n\t\tmax_request_body\n\t}\n}\n",
+			`Caddyfile:3 - Error during parsing: max_request_body needs a size, such as 1MiB or 65536`},
+		{"a zero size is refused with the valid range",
+			":8080 {\n\tllmtap {\n\t\tmax_response_body 0\n\t}\n}\n",
+			`Caddyfile:3 - Error during parsing: max_response_body must be between 1 byte and 2GiB, got "0"`},
+		{"extra arguments to a size are refused",
+			":8080 {\n\tllmtap {\n\t\tmax_event_size 1MiB 2MiB\n\t}\n}\n",
+			`Caddyfile:3 - Error during parsing: max_event_size takes one size, got another: "2MiB"`},
+		{"an unknown API lists the known ones",
+			":8080 {\n\tllmtap {\n\t\tapi grpc\n\t}\n}\n",
+			`Caddyfile:3 - Error during parsing: api "grpc" is not a known API; expected one of`},
+		{"arguments on the directive line are refused",
+			":8080 {\n\tllmtap on\n}\n",
+			`Caddyfile:2 - Error during parsing: llmtap takes no arguments on its line (got "on"); put options in a block`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(tt.input), map[string]any{"filename": "Caddyfile"})
+			if err == nil {
+				t.Fatalf("adapting succeeded; want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error\n  %v\nwant it to contain\n  %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,24 @@
+// Package caddyfile is llmtap's Caddyfile surface: it registers the llmtap directive and orders
+// it before reverse_proxy, so users never need an `order` line. Its tests adapt every Caddyfile
+// under testdata/ and compare the JSON with golden files.
+package caddyfile
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/llmtap/llmtap/modules/llmtap"
+)
+
+func init() {
+	httpcaddyfile.RegisterHandlerDirective("llmtap", parseHandler)
+	// Before reverse_proxy so the handler wraps the writer the proxy streams into; after
+	// encode (which comes earlier in Caddy's order), so llmtap sees uncompressed bytes.
+	httpcaddyfile.RegisterDirectiveOrder("llmtap", httpcaddyfile.Before, "reverse_proxy")
+}
+
+func parseHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	var handler llmtap.Handler
+	err := handler.UnmarshalCaddyfile(h.Dispenser)
+	return &handler, err
+}

@@ -1,0 +1,58 @@
+// Package commands registers llmtap's subcommands of the caddy command line: `llmtap mock`
+// (the mock inference server) and `llmtap demo` (the whole tour on loopback).
+package commands
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register("mock", "[--listen 127.0.0.1:8000] [--ttft 20ms] [--itl 5ms] […]",
+		"Runs the mock OpenAI-compatible inference server",
+		`Runs llmtap's mock inference server: OpenAI chat and completions, streaming and not, with
+a precise token schedule (TTFT, ITL, jitter), output lengths, errors, reasoning tokens and an
+optional ground-truth log of when it wrote each event. For demos, benchmarks and accuracy tests.`,
+		runMock)
+	register("demo", "[--duration 15s] [--rate 20] [--output DIR]",
+		"Runs the mock server behind Caddy with llmtap under load and prints the summary",
+		`Starts the mock inference server and a Caddy config with llmtap and reverse_proxy on
+loopback ports, drives it with open-loop Poisson load for --duration with a live progress
+line, then prints the AIPerf-style summary table and writes the summary JSON and CSV and the
+per-request records to an output folder.`,
+		runDemo)
+}
+
+// register adds a subcommand whose flags are parsed by the standard flag package, so each
+// command owns its flag set (and its --help) completely.
+func register(name, usage, short, long string, run func(fs *flag.FlagSet, args []string) (int, error)) {
+	caddycmd.RegisterCommand(caddycmd.Command{
+		Name:  name,
+		Usage: usage,
+		Short: short,
+		Long:  long,
+		CobraFunc: func(cmd *cobra.Command) {
+			cmd.DisableFlagParsing = true
+			cmd.RunE = func(cmd *cobra.Command, args []string) error {
+				fs := flag.NewFlagSet("llmtap "+name, flag.ContinueOnError)
+				fs.SetOutput(os.Stderr)
+				code, err := run(fs, args)
+				if errors.Is(err, flag.ErrHelp) {
+					return nil
+				}
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "llmtap %s: %v\n", name, err)
+				}
+				if code != 0 {
+					os.Exit(code)
+				}
+				return nil
+			}
+		},
+	})
+}

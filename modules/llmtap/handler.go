@@ -1,0 +1,167 @@
+// Package llmtap is the Caddy layer of llmtap: the http.handlers.llmtap middleware that measures
+// the LLM traffic it passes, the admin API routes that serve what it measured, and the metrics
+// it registers in Caddy's registry. It is a thin adapter: the measuring is done by the plain-Go
+// packages under telemetry/.
+package llmtap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/telemetry/decode"
+	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+func init() {
+	caddy.RegisterModule(Handler{})
+}
+
+// Handler measures the LLM API traffic that passes through it: it parses streamed responses
+// (SSE and NDJSON) as they are written and records time to first token, inter-token and
+// inter-chunk latency, end-to-end latency and token counts for every request, without altering
+// or delaying a byte. Put it before reverse_proxy (the Caddyfile directive orders itself there).
+//
+// Every request gets a request id: the incoming X-Request-Id header when present, otherwise a
+// generated one. It is available as the placeholder {http.vars.llmtap.request_id}.
+type Handler struct {
+	// API forces the decoder used for responses ("openai.chat", "openai.completions",
+	// "unknown", …) instead of choosing it from the request path. Default: chosen per request
+	// from the path (…/chat/completions, …/completions) and the response content type.
+	API string `json:"api,omitempty"`
+
+	// MaxEventSize is the largest SSE event or NDJSON line, in bytes, that is decoded. A larger
+	// event still passes to the client untouched; it is counted as oversized and not decoded,
+	// so measuring never holds more than this per stream. Default: 1 MiB.
+	MaxEventSize int `json:"max_event_size,omitempty"`
+
+	// MaxRequestBody is how many bytes at the start of each request body are kept to read the
+	// model, the stream flag and the prompt (for counting input tokens). The body itself always
+	// passes to the upstream in full and unchanged. Default: 1 MiB.
+	MaxRequestBody int `json:"max_request_body,omitempty"`
+
+	// MaxResponseBody is the largest non-streaming response body, in bytes, kept for decoding
+	// usage and content. Larger bodies pass unchanged but are timed only. Default: 4 MiB.
+	MaxResponseBody int `json:"max_response_body,omitempty"`
+
+	tap    *tap.Tap
+	meters *meter.Pool
+	logger *zap.Logger
+}
+
+// CaddyModule returns the Caddy module information.
+func (Handler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.llmtap",
+		New: func() caddy.Module { return new(Handler) },
+	}
+}
+
+// Provision attaches the handler to the process-wide measurement engine, which outlives config
+// reloads, and registers llmtap's metrics in this config's registry.
+func (h *Handler) Provision(ctx caddy.Context) error {
+	h.logger = ctx.Logger()
+	e, err := acquireEngine(h.logger)
+	if err != nil {
+		return fmt.Errorf("starting the measurement engine: %w", err)
+	}
+	h.tap = e.tap
+	h.meters = meter.NewPool(meter.Options{
+		API:            h.API,
+		MaxEvent:       h.MaxEventSize,
+		MaxRequestBody: h.MaxRequestBody,
+		MaxBody:        h.MaxResponseBody,
+	})
+	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering llmtap metrics: %w", err)
+	}
+	return nil
+}
+
+// Validate checks the configuration.
+func (h *Handler) Validate() error {
+	var errs []error
+	if h.API != "" && !decode.Known(h.API) {
+		errs = append(errs, fmt.Errorf("api %q is not a known API; expected one of %v", h.API, decode.APIs()))
+	}
+	if h.MaxEventSize < 0 {
+		errs = append(errs, fmt.Errorf("max_event_size must not be negative, got %d", h.MaxEventSize))
+	}
+	if h.MaxRequestBody < 0 {
+		errs = append(errs, fmt.Errorf("max_request_body must not be negative, got %d", h.MaxRequestBody))
+	}
+	if h.MaxResponseBody < 0 {
+		errs = append(errs, fmt.Errorf("max_response_body must not be negative, got %d", h.MaxResponseBody))
+	}
+	return errors.Join(errs...)
+}
+
+// Cleanup releases the handler's hold on the measurement engine; the engine stops when the
+// last config using it is gone.
+func (h *Handler) Cleanup() error {
+	if h.tap != nil {
+		releaseEngine()
+	}
+	return nil
+}
+
+// ServeHTTP measures the exchange while passing it through to the next handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	t0 := time.Now()
+	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
+	rec := m.Record()
+	rec.RequestID = r.Header.Get("X-Request-Id")
+	if rec.RequestID == "" {
+		rec.RequestID = newRequestID()
+	}
+	rec.Class = record.ClassLive
+	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
+
+	var body *captureBody
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		limit := m.MaxRequestBody()
+		initial := limit
+		if r.ContentLength > 0 && r.ContentLength < int64(initial) {
+			initial = int(r.ContentLength)
+		}
+		body = &captureBody{ReadCloser: r.Body, buf: make([]byte, 0, min(initial, 64<<10)), max: limit}
+		r.Body = body
+	}
+
+	tw := &tapWriter{ResponseWriter: w, m: m}
+	err := next.ServeHTTP(tw, r)
+
+	failure, msg := "", ""
+	if err != nil {
+		var he caddyhttp.HandlerError
+		if errors.As(err, &he) && !tw.wroteHeader && he.StatusCode > 0 {
+			// The error handler writes this status after we return.
+			m.Headers(he.StatusCode, http.Header{}, time.Now())
+		}
+		failure, msg = record.ErrUpstream, err.Error()
+	}
+	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(ctxErr, context.Canceled) {
+		failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
+	}
+	if body != nil {
+		m.RequestBody(body.buf, body.truncated)
+	}
+	h.tap.End(m, time.Now(), failure, msg)
+	return err
+}
+
+// Interface guards
+var (
+	_ caddy.Provisioner           = (*Handler)(nil)
+	_ caddy.Validator             = (*Handler)(nil)
+	_ caddy.CleanerUpper          = (*Handler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
+)

@@ -1,0 +1,146 @@
+package llmtap
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// The collectors are created once per process and registered again in the registry of every
+// config load (Caddy makes a new registry per load), so counts survive reloads.
+var (
+	labels = []string{"model", "class", "status_class"}
+
+	// Bucket boundaries recommended by the OpenTelemetry GenAI semantic conventions.
+	ttftBuckets     = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
+	tpotBuckets     = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+
+	metricTTFT = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_server_time_to_first_token_seconds",
+		Help:    "Time from the request reaching llmtap to the first content event of the response (successful streams).",
+		Buckets: ttftBuckets,
+	}, labels)
+	metricTPOT = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_server_time_per_output_token_seconds",
+		Help:    "Inter-token latency: (request latency - time to first token) / (output tokens - 1), for successful streams of two tokens or more.",
+		Buckets: tpotBuckets,
+	}, labels)
+	metricDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_server_request_duration_seconds",
+		Help:    "Time from the request reaching llmtap to its last content event (streams) or the end of its body (non-streaming).",
+		Buckets: durationBuckets,
+	}, labels)
+	metricTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_client_token_usage",
+		Help:    "Tokens per request by type (input, output); the count comes from the server's usage when sent, else from llmtap's tokenizer.",
+		Buckets: tokenBuckets,
+	}, append([]string{"gen_ai_token_type"}, labels...))
+	metricRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "llmtap_requests_total",
+		Help: "Requests measured, by model, traffic class and response status class.",
+	}, labels)
+	metricErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "llmtap_request_errors_total",
+		Help: "Requests that failed, by traffic class and error class (http_status, stream_error, truncated, client_canceled, upstream_failure, malformed).",
+	}, []string{"class", "error"})
+	metricInFlight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "llmtap_streams_in_flight",
+		Help: "Requests being measured right now.",
+	}, func() float64 {
+		if t := activeTap(); t != nil {
+			return float64(t.InFlight())
+		}
+		return 0
+	})
+	metricDropped = prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "llmtap_records_dropped_total",
+		Help: "Request records dropped because the record pipeline's queue was full (measurement lost, traffic unaffected).",
+	}, func() float64 {
+		if t := activeTap(); t != nil {
+			return float64(t.Dropped())
+		}
+		return 0
+	})
+
+	collectors = []prometheus.Collector{metricTTFT, metricTPOT, metricDuration, metricTokens,
+		metricRequests, metricErrors, metricInFlight, metricDropped}
+
+	modelLabels = newLabelCap(100)
+)
+
+// registerMetrics registers llmtap's collectors in reg, tolerating ones already there.
+func registerMetrics(reg *prometheus.Registry) error {
+	if reg == nil {
+		return nil
+	}
+	for _, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// metricsSink observes finalized records into the Prometheus collectors.
+type metricsSink struct{}
+
+func (metricsSink) Consume(r *record.Record) {
+	model := modelLabels.get(r.Model)
+	sc := r.StatusClass()
+	metricRequests.WithLabelValues(model, r.Class, sc).Inc()
+	if !r.OK() {
+		metricErrors.WithLabelValues(r.Class, r.Error).Inc()
+		return
+	}
+	if r.TTFTMs != nil {
+		metricTTFT.WithLabelValues(model, r.Class, sc).Observe(*r.TTFTMs / 1000)
+	}
+	if r.ITLMs != nil {
+		metricTPOT.WithLabelValues(model, r.Class, sc).Observe(*r.ITLMs / 1000)
+	}
+	if r.RequestLatencyMs != nil {
+		metricDuration.WithLabelValues(model, r.Class, sc).Observe(*r.RequestLatencyMs / 1000)
+	}
+	if r.InputTokensSource != "" {
+		metricTokens.WithLabelValues("input", model, r.Class, sc).Observe(float64(r.InputTokens))
+	}
+	if r.OutputTokensSource != "" {
+		metricTokens.WithLabelValues("output", model, r.Class, sc).Observe(float64(r.OutputTokens))
+	}
+}
+
+// labelCap folds label values past a limit into "_other", so a client that sends arbitrary
+// model names cannot blow up the metrics' cardinality.
+type labelCap struct {
+	mu    sync.Mutex
+	limit int
+	seen  map[string]struct{}
+}
+
+func newLabelCap(limit int) *labelCap {
+	return &labelCap{limit: limit, seen: make(map[string]struct{})}
+}
+
+func (c *labelCap) get(v string) string {
+	if v == "" {
+		return "_unknown"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[v]; ok {
+		return v
+	}
+	if len(c.seen) >= c.limit {
+		return "_other"
+	}
+	c.seen[v] = struct{}{}
+	return v
+}

@@ -1,0 +1,102 @@
+package mockllm
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	benchUnaryBody  = `{"model":"m","messages":[{"role":"user","content":"say something"}],"max_tokens":16}`
+	benchStreamBody = `{"model":"m","messages":[{"role":"user","content":"say something"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":256}`
+)
+
+// BenchmarkUnaryHTTP measures small non-streaming requests over loopback
+// HTTP/1.1 with keep-alive, zero delays: the mock's request rate ceiling.
+func BenchmarkUnaryHTTP(b *testing.B) {
+	s, _ := New(Config{})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	client := ts.Client()
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		resp, err := client.Post(ts.URL+chatPath, "application/json", strings.NewReader(benchUnaryBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
+
+// BenchmarkStreamHTTP measures a 256-token chat stream with usage over
+// loopback, zero delays, one token per event: the mock's event rate
+// ceiling when every event is flushed.
+func BenchmarkStreamHTTP(b *testing.B) {
+	s, _ := New(Config{RoleChunk: true})
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	client := ts.Client()
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		resp, err := client.Post(ts.URL+chatPath, "application/json", strings.NewReader(benchStreamBody))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	b.ReportMetric(float64(s.Stats().Events)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkServeHTTP measures the handler alone, without a network, so
+// its allocations per request are visible.
+func BenchmarkServeHTTP(b *testing.B) {
+	for _, bc := range []struct {
+		name, body string
+		cfg        Config
+	}{
+		{"unary", benchUnaryBody, Config{}},
+		{"unary-approx", benchUnaryBody, Config{PromptCounter: PromptApprox}},
+		{"stream256", benchStreamBody, Config{RoleChunk: true}},
+		{"stream256x4", benchStreamBody, Config{RoleChunk: true, TokensPerChunk: 4}},
+		{"stream256-traced", benchStreamBody, Config{RoleChunk: true, LogEvents: true, LogLimit: 64}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, _ := New(bc.cfg)
+			body := &resettableBody{}
+			req := httptest.NewRequest(http.MethodPost, chatPath, body)
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			start := time.Now()
+			for b.Loop() {
+				body.Reset(bc.body)
+				clear(w.h)
+				s.ServeHTTP(w, req)
+			}
+			if ev := s.Stats().Events; ev > 0 {
+				b.ReportMetric(float64(ev)/time.Since(start).Seconds(), "events/s")
+			}
+		})
+	}
+}
+
+type resettableBody struct{ bytes.Reader }
+
+func (r *resettableBody) Reset(s string) { r.Reader.Reset([]byte(s)) }
+func (*resettableBody) Close() error     { return nil }
+
+// discardWriter is a flushable http.ResponseWriter that drops the body.
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Flush()                      {}

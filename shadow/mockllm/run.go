@@ -1,0 +1,92 @@
+package mockllm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// shutdownGrace is how long a stop waits for connections to close after
+// in-flight responses were cancelled.
+const shutdownGrace = 5 * time.Second
+
+// Start serves s on addr (host:port; "" means 127.0.0.1:0, a free port on
+// loopback) with HTTP/1.1 and unencrypted HTTP/2 (h2c, prior knowledge)
+// on the same port. It returns the base URL ("http://127.0.0.1:PORT") and
+// a stop function. Stop cancels every in-flight response (their request
+// contexts are done), shuts the listener and connections down, and
+// returns once the serving goroutine and every handler of s have
+// returned; it is safe to call more than once. An HTTP/2 client that keeps
+// an idle connection open delays stop by up to 1 s (the standard library's
+// GOAWAY grace period).
+func (s *Server) Start(addr string) (url string, stop func() error, err error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("mockllm: listening on %s: %w", addr, err)
+	}
+	hs, cancel := s.httpServer()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() { stopErr = s.shutdown(hs, cancel, served) })
+		return stopErr
+	}
+	return "http://" + ln.Addr().String(), stop, nil
+}
+
+// ListenAndServe serves s on addr like Start until ctx is done, then stops
+// it the same way and returns nil; it returns an error only when it cannot
+// listen or serving fails.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	_, stop, err := s.Start(addr)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return stop()
+}
+
+// httpServer builds the http.Server: HTTP/1.1 and h2c through the standard
+// library's Protocols, and a base context whose cancellation ends every
+// in-flight response at once (Shutdown alone would wait for long streams).
+func (s *Server) httpServer() (*http.Server, context.CancelFunc) {
+	base, cancel := context.WithCancel(context.Background())
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	hs := &http.Server{
+		Handler:           s,
+		Protocols:         &p,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	return hs, cancel
+}
+
+// shutdown cancels responses, shuts hs down, and joins its goroutines.
+func (s *Server) shutdown(hs *http.Server, cancel context.CancelFunc, served <-chan error) error {
+	cancel()
+	ctx, done := context.WithTimeout(context.Background(), shutdownGrace)
+	defer done()
+	err := hs.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, hs.Close())
+	}
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	s.active.Wait()
+	if err != nil {
+		return fmt.Errorf("mockllm: stopping: %w", err)
+	}
+	return nil
+}

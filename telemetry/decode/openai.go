@@ -1,0 +1,325 @@
+package decode
+
+import (
+	"github.com/valyala/fastjson"
+)
+
+// API names of the OpenAI-compatible decoders, as ForPath reports them and Get accepts them.
+const (
+	APIOpenAIChat        = "openai.chat"
+	APIOpenAICompletions = "openai.completions"
+)
+
+// done is the OpenAI end-of-stream sentinel.
+var done = []byte("[DONE]")
+
+// NewOpenAIChat returns a decoder for POST /v1/chat/completions responses, streamed
+// (chat.completion.chunk events) or not (a chat.completion body).
+//
+// An event is Content when any of its choices carries a non-empty delta.content, delta.refusal,
+// tool-call function name or arguments (delta.tool_calls[].function, or the legacy
+// delta.function_call); it is Reasoning when its only generated text is delta.reasoning_content
+// or delta.reasoning (both spellings are in use: vLLM renamed the field, DeepSeek and SGLang
+// did not). Role-only deltas, finish-only chunks and usage-only chunks are Other; "[DONE]" is
+// Done; an error object is Error; anything that is not a JSON object is Malformed.
+//
+// A tool call that so far carries only its function name counts as Content: OpenAI sends the
+// name (with empty arguments) in the first delta of a tool call, the name is generated output,
+// and treating that delta as Other would push TTFT of a tool-call-only response out to the first
+// argument fragment. The name is also appended to Result.Text, before its arguments, because
+// the server counts its tokens as completion tokens.
+//
+// Result: Text holds content, refusal text and tool-call names and arguments of all choices in
+// arrival order, ReasoningText the reasoning, each under the cap (see TextLimiter). Usage is the
+// last non-null usage object (an all-zero one is ignored, see openAIUsage), Choices the number
+// of distinct choice indexes, FinishReason that of choice 0 only (the other choices' reasons are
+// not kept), Model the last model named. An error object fills ErrorType and ErrorMessage.
+//
+// The decoder also accepts the legacy completions shape (choices[].text), so a gateway that
+// routes one API under the other's path is still measured.
+func NewOpenAIChat() ResponseDecoder { return newOpenAI(APIOpenAIChat) }
+
+// NewOpenAICompletions returns a decoder for the legacy POST /v1/completions responses
+// (text_completion objects), streamed or not. An event is Content when any choice has a
+// non-empty text; the other rules are those of NewOpenAIChat, whose shapes it accepts too.
+func NewOpenAICompletions() ResponseDecoder { return newOpenAI(APIOpenAICompletions) }
+
+// openAI decodes both OpenAI-compatible response APIs. It holds one fastjson.Parser for its
+// lifetime, so parsing an event reuses the parser's buffers and value cache; text is appended
+// to Result.Text and Result.ReasoningText, which Reset truncates but keeps.
+type openAI struct {
+	api     string
+	p       fastjson.Parser
+	res     Result
+	maxText int
+	choices choiceSet
+}
+
+func newOpenAI(api string) *openAI {
+	d := &openAI{api: api, maxText: MaxText}
+	d.res.Usage = NoUsage
+	return d
+}
+
+// Event implements ResponseDecoder. typ "error" (an SSE event named error, as some gateways
+// send) makes the event an Error whatever its data.
+func (d *openAI) Event(typ, data []byte) Kind {
+	data = trimSpace(data)
+	if string(typ) == "error" {
+		d.sseError(data)
+		return Error
+	}
+	if len(data) == 0 {
+		return Other
+	}
+	if string(data) == string(done) {
+		return Done
+	}
+	return d.fold(data, "delta")
+}
+
+// Body implements ResponseDecoder for a complete non-streaming body (chat.completion or
+// text_completion). A body with content counts as one content event.
+func (d *openAI) Body(body []byte) Kind {
+	body = trimSpace(body)
+	if len(body) == 0 {
+		return Other
+	}
+	return d.fold(body, "message")
+}
+
+// Result implements ResponseDecoder.
+func (d *openAI) Result() *Result { return &d.res }
+
+// Reset implements ResponseDecoder, keeping the parser and the text buffers.
+func (d *openAI) Reset() {
+	d.res = Result{Usage: NoUsage, Text: d.res.Text[:0], ReasoningText: d.res.ReasoningText[:0]}
+	d.choices.reset()
+}
+
+// SetMaxText implements TextLimiter.
+func (d *openAI) SetMaxText(n int) { d.maxText = max(n, 0) }
+
+func (d *openAI) apiName() string { return d.api }
+
+// shrink drops buffers grown past limit, so a decoder parked in a pool after a huge response
+// does not pin that memory, and restores the default text cap.
+func (d *openAI) shrink(limit int) {
+	if cap(d.res.Text) > limit {
+		d.res.Text = nil
+	}
+	if cap(d.res.ReasoningText) > limit {
+		d.res.ReasoningText = nil
+	}
+	d.maxText = MaxText
+}
+
+// fold parses one JSON object (an event or a body) and folds it into the result. msgKey is the
+// key of the per-choice message: "delta" in streams, "message" in bodies; the other one is
+// accepted as well, since some servers mix them.
+//
+// Objects are read with one Visit over their members rather than a Get per key: a chunk has
+// about eight members and most of the keys asked for are absent, and fastjson's Get scans the
+// members twice for an absent key.
+func (d *openAI) fold(data []byte, msgKey string) Kind {
+	v, err := d.p.ParseBytes(data)
+	if err != nil || v.Type() != fastjson.TypeObject {
+		d.res.Malformed++
+		return Malformed
+	}
+	var errV, objV, modelV, usageV, choicesV *fastjson.Value
+	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
+		switch string(k) {
+		case "choices":
+			choicesV = x
+		case "model":
+			modelV = x
+		case "usage":
+			usageV = x
+		case "error":
+			errV = x
+		case "object":
+			objV = x
+		}
+	})
+	if (errV != nil && errV.Type() != fastjson.TypeNull) || string(objV.GetStringBytes()) == "error" {
+		if typ, msg, ok := errorFields(v); ok {
+			d.res.ErrorType, d.res.ErrorMessage = typ, msg
+			return Error
+		}
+	}
+	setModel(&d.res, modelV.GetStringBytes())
+	if u, ok := openAIUsage(usageV); ok {
+		d.res.Usage, d.res.HasUsage = u, true
+	}
+	var content, reasoning bool
+	for _, c := range choicesV.GetArray() {
+		cc, cr := d.choice(c, msgKey)
+		content = content || cc
+		reasoning = reasoning || cr
+	}
+	switch {
+	case content:
+		d.res.ContentEvents++
+		return Content
+	case reasoning:
+		d.res.ReasoningEvents++
+		return Reasoning
+	}
+	return Other
+}
+
+// choice folds one element of choices and reports whether it carried content or reasoning.
+func (d *openAI) choice(c *fastjson.Value, msgKey string) (content, reasoning bool) {
+	o := c.GetObject()
+	if o == nil {
+		return false, false
+	}
+	var indexV, finishV, msgV, otherV, textV *fastjson.Value
+	o.Visit(func(k []byte, x *fastjson.Value) {
+		switch string(k) {
+		case "index":
+			indexV = x
+		case "finish_reason":
+			finishV = x
+		case "text":
+			textV = x
+		case msgKey:
+			msgV = x
+		case "delta", "message":
+			otherV = x
+		}
+	})
+	idx := int64(0) // servers that omit the index send a single choice
+	if indexV != nil {
+		idx = count(indexV)
+	}
+	d.res.Choices = d.choices.add(idx)
+	if idx == 0 {
+		if fr := nonEmptyString(finishV); fr != nil {
+			d.res.FinishReason = internFinish(fr)
+		}
+	}
+	if msgV == nil {
+		msgV = otherV
+	}
+	if m := msgV.GetObject(); m != nil {
+		content, reasoning = d.message(m)
+	}
+	if t := nonEmptyString(textV); t != nil {
+		d.text(t)
+		content = true
+	}
+	return content, reasoning
+}
+
+// message folds a delta (stream) or message (body) object.
+func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
+	var contentV, refusalV, toolsV, fnV, reasonV, reasonAltV *fastjson.Value
+	m.Visit(func(k []byte, x *fastjson.Value) {
+		switch string(k) {
+		case "content":
+			contentV = x
+		case "refusal":
+			refusalV = x
+		case "tool_calls":
+			toolsV = x
+		case "function_call":
+			fnV = x
+		case "reasoning_content":
+			reasonV = x
+		case "reasoning":
+			reasonAltV = x
+		}
+	})
+	if contentV != nil {
+		switch contentV.Type() {
+		case fastjson.TypeString:
+			if s := contentV.GetStringBytes(); len(s) > 0 {
+				d.text(s)
+				content = true
+			}
+		case fastjson.TypeArray:
+			// Content parts ([{"type":"text","text":"…"}]), which a few servers return.
+			for _, p := range contentV.GetArray() {
+				if s := nonEmptyString(p.Get("text")); s != nil {
+					d.text(s)
+					content = true
+				}
+			}
+		}
+	}
+	if s := nonEmptyString(refusalV); s != nil {
+		d.text(s)
+		d.res.Refusal = true
+		content = true
+	}
+	for _, tc := range toolsV.GetArray() {
+		if d.function(tc.Get("function")) {
+			content = true
+		}
+	}
+	if d.function(fnV) {
+		content = true
+	}
+	r := nonEmptyString(reasonV)
+	if r == nil {
+		r = nonEmptyString(reasonAltV)
+	}
+	if r != nil {
+		d.res.ReasoningText, d.res.TextTruncated = d.capped(d.res.ReasoningText, r)
+		reasoning = true
+	}
+	return content, reasoning
+}
+
+// function folds a tool call's function object ({"name": …, "arguments": …}) and reports whether
+// it carried a name or argument text.
+func (d *openAI) function(f *fastjson.Value) bool {
+	if f == nil || f.Type() != fastjson.TypeObject {
+		return false
+	}
+	name := nonEmptyString(f.Get("name"))
+	if name != nil {
+		d.text(name)
+	}
+	args := nonEmptyString(f.Get("arguments"))
+	if args != nil {
+		d.text(args)
+	}
+	if name == nil && args == nil {
+		return false
+	}
+	d.res.ToolCalls = true
+	return true
+}
+
+// text appends generated output text under the cap.
+func (d *openAI) text(s []byte) {
+	d.res.Text, d.res.TextTruncated = d.capped(d.res.Text, s)
+}
+
+// capped appends s to buf under the cap and returns the new TextTruncated, which stays set once
+// either buffer has dropped text.
+func (d *openAI) capped(buf, s []byte) ([]byte, bool) {
+	buf, cut := appendCapped(buf, s, d.maxText)
+	return buf, d.res.TextTruncated || cut
+}
+
+// sseError records an error announced by the SSE event type. The data is usually one of the
+// JSON error shapes; when it is not, the raw data is the message.
+func (d *openAI) sseError(data []byte) {
+	if v, err := d.p.ParseBytes(data); err == nil {
+		if typ, msg, ok := errorFields(v); ok {
+			d.res.ErrorType, d.res.ErrorMessage = typ, msg
+			return
+		}
+	}
+	d.res.ErrorType, d.res.ErrorMessage = "", cappedString(data, maxErrorMessage)
+}
+
+// Interface guards.
+var (
+	_ ResponseDecoder = (*openAI)(nil)
+	_ TextLimiter     = (*openAI)(nil)
+)

@@ -1,0 +1,162 @@
+package meter
+
+import (
+	"slices"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/decode"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/tokens"
+)
+
+// Finish closes the measurement at time end and returns the record, which no longer refers to
+// the meter's buffers. failure is the error class the caller observed (record.ErrCanceled,
+// record.ErrUpstream, …) or "" when the exchange completed; errMsg describes it.
+//
+// Finish only copies what was measured; Finalize must run on the returned record (off the
+// request path) before it is read.
+func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
+	r := new(record.Record)
+	*r = m.rec
+	r.API = m.api
+	r.DurationMs = record.Ms(end.Sub(m.t0))
+	r.Bytes = m.bytes
+	if m.headersAt >= 0 {
+		r.HeadersMs = record.MsPtr(time.Duration(m.headersAt))
+	}
+
+	truncated := false
+	switch m.mode {
+	case modeSSE, modeNDJSON:
+		truncated = m.framer.Close()
+	case modeBody:
+		if len(m.body) > 0 && !m.bodyTruncated {
+			if m.dec.Body(m.body) == decode.Error {
+				m.streamErr = true
+			}
+		}
+	}
+
+	res := m.dec.Result()
+	r.Events = m.events
+	r.ContentEvents = m.contentEvents
+	r.Oversized = m.oversized
+	r.Malformed = res.Malformed
+	r.Choices = res.Choices
+	r.ToolCalls = res.ToolCalls
+	r.Finish = res.FinishReason
+	if res.Model != "" {
+		r.Model = res.Model
+	}
+
+	if m.mode == modeSSE || m.mode == modeNDJSON {
+		if m.firstContent >= 0 {
+			r.TTFTMs = record.MsPtr(time.Duration(m.firstContent))
+			r.RequestLatencyMs = record.MsPtr(time.Duration(m.lastContent))
+		}
+		if m.firstOutput >= 0 {
+			r.TTFOMs = record.MsPtr(time.Duration(m.firstOutput))
+		}
+		if m.secondContent >= 0 {
+			r.TTSTMs = record.MsPtr(time.Duration(m.secondContent - m.firstContent))
+		}
+		r.InterChunkMs = slices.Clone(m.gaps)
+		r.InterChunkDropped = m.gapsDropped
+	}
+	if r.RequestLatencyMs == nil && m.rec.Status > 0 && m.rec.Status < 400 {
+		// A non-streaming response (or a stream without content) ends when its body is complete.
+		d := r.DurationMs
+		r.RequestLatencyMs = &d
+	}
+
+	// Usage as reported by the server.
+	r.InputTokens, r.OutputTokens, r.ReasoningTokens, r.CachedTokens = -1, -1, -1, -1
+	if res.HasUsage {
+		u := res.Usage
+		r.UsageOutputTokens = u.OutputTokens
+		if u.InputTokens >= 0 {
+			r.InputTokens, r.InputTokensSource = u.InputTokens, record.SourceUsage
+		}
+		if u.OutputTokens >= 0 {
+			r.OutputTokens, r.OutputTokensSource = u.OutputTokens, record.SourceUsage
+		}
+		r.ReasoningTokens = u.ReasoningTokens
+		r.CachedTokens = u.CachedTokens
+	}
+	if r.OutputTokensSource == record.SourceNone && (len(res.Text) > 0 || len(res.ReasoningText) > 0) {
+		// Counted by Finalize, off the request path.
+		r.OutputTokensSource = record.SourceTokenizer
+		r.OutputText = append(slices.Clone(res.Text), res.ReasoningText...)
+		r.ReasoningText = slices.Clone(res.ReasoningText)
+	} else if r.OutputTokensSource == record.SourceNone && m.contentEvents > 0 {
+		r.OutputTokens, r.OutputTokensSource = int64(m.contentEvents), record.SourceEvents
+	}
+	r.RequestBody = m.reqBody // parsed by Finalize
+
+	// The error class, most specific first.
+	switch {
+	case failure != "":
+		r.Error, r.ErrorMsg = failure, errMsg
+	case m.rec.Status >= 400:
+		r.Error = record.ErrHTTP
+		r.ErrorMsg = res.ErrorMessage
+	case m.streamErr:
+		r.Error, r.ErrorMsg = record.ErrStream, res.ErrorMessage
+	case truncated:
+		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended inside an event"
+	case m.mode == modeSSE && !m.sawDone && decode.ExpectsDone(m.api):
+		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended without its [DONE] event"
+	case res.Malformed > 0 && m.contentEvents == 0:
+		r.Error, r.ErrorMsg = record.ErrMalformed, "no event of the stream could be decoded as "+m.api
+	}
+	return r
+}
+
+// Finalize completes a record returned by Finish: it reads the request body (model, prompt),
+// counts tokens the server did not report with the tokenizer, and derives ITL. It is the
+// expensive part of measuring and runs off the request path. The request body was already
+// bounded when it was captured, so the whole prompt it holds is counted.
+func Finalize(r *record.Record) {
+	if len(r.RequestBody) > 0 {
+		req := decode.ParseRequest(r.RequestBody, len(r.RequestBody))
+		if r.Model == "" {
+			r.Model = req.Model
+		}
+		if r.InputTokensSource == record.SourceNone && len(req.Prompt) > 0 {
+			if n, err := tokens.Count(req.Prompt); err == nil {
+				r.InputTokens, r.InputTokensSource = int64(n), record.SourceTokenizer
+			}
+		}
+	}
+	r.RequestBody = nil
+	if r.OutputTokensSource == record.SourceTokenizer && r.OutputTokens < 0 {
+		n, err := tokens.Count(r.OutputText)
+		if err != nil {
+			r.OutputTokens, r.OutputTokensSource = int64(r.ContentEvents), record.SourceEvents
+		} else {
+			r.OutputTokens = int64(n)
+			if len(r.ReasoningText) > 0 {
+				if rn, err := tokens.Count(r.ReasoningText); err == nil {
+					r.ReasoningTokens = int64(rn)
+				}
+			}
+		}
+	}
+	r.OutputText, r.ReasoningText = nil, nil
+	if r.OutputTokens < 0 {
+		r.OutputTokens = 0
+	}
+	if r.InputTokens < 0 {
+		r.InputTokens = 0
+	}
+	if r.ReasoningTokens < 0 {
+		r.ReasoningTokens = 0
+	}
+	if r.CachedTokens < 0 {
+		r.CachedTokens = 0
+	}
+	if r.TTFTMs != nil && r.RequestLatencyMs != nil && r.OutputTokens >= 2 {
+		itl := (*r.RequestLatencyMs - *r.TTFTMs) / float64(r.OutputTokens-1)
+		r.ITLMs = &itl
+	}
+}

@@ -1,0 +1,267 @@
+// Package meter measures one HTTP exchange as it passes through a proxy: it is fed the request
+// body as the upstream reads it, the response headers and every response write with the time it
+// reached the proxy's writer, and it produces the per-request record of DESIGN.md's contract.
+//
+// A Meter does the minimum on the request path — framing events and classifying them, keeping a
+// handful of timestamps — and leaves the expensive part (tokenizer counts, derived metrics) to
+// Finalize, which the record pipeline runs off the request path.
+package meter
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/decode"
+	"github.com/llmtap/llmtap/telemetry/framing"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// Options bound what a Meter holds. The zero value means the defaults.
+type Options struct {
+	// MaxEvent is the largest SSE event or NDJSON line decoded, in bytes (default 1 MiB). Larger
+	// events are counted as oversized and skipped for decoding; their bytes still pass.
+	MaxEvent int
+	// MaxBody is the largest non-streaming response body kept for decoding (default 4 MiB).
+	MaxBody int
+	// MaxRequestBody is how much of the request body is kept for reading the model, the
+	// stream flags and the prompt (default 1 MiB). The body itself always passes in full.
+	MaxRequestBody int
+	// MaxInterChunk caps the inter-chunk gaps kept per request (default 16384); further gaps
+	// are counted in the record's inter_chunk_dropped.
+	MaxInterChunk int
+	// API forces the response decoder ("openai.chat", …) instead of choosing it from the
+	// request path. Empty means chosen per request.
+	API string
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxEvent <= 0 {
+		o.MaxEvent = framing.DefaultMaxEvent
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 4 << 20
+	}
+	if o.MaxRequestBody <= 0 {
+		o.MaxRequestBody = 1 << 20
+	}
+	if o.MaxInterChunk <= 0 {
+		o.MaxInterChunk = 16384
+	}
+	return o
+}
+
+// mode is how the response body is taken apart.
+type mode uint8
+
+const (
+	modeNone   mode = iota // headers not seen yet
+	modeSSE                // text/event-stream
+	modeNDJSON             // application/x-ndjson, application/jsonl
+	modeBody               // a complete body, decoded at the end
+)
+
+// Meter measures one exchange. Get one from a Pool; it is not safe for concurrent use.
+type Meter struct {
+	opts Options
+	pool *Pool
+	t0   time.Time
+
+	rec record.Record
+
+	api     string
+	dec     decode.ResponseDecoder
+	mode    mode
+	sse     *framing.SSE
+	ndjson  *framing.NDJSON
+	framer  framing.Framer
+	onEvent func(*framing.Event)
+
+	reqBody []byte
+
+	body          []byte
+	bodyTruncated bool
+
+	headersAt     int64
+	firstContent  int64
+	firstOutput   int64
+	secondContent int64
+	lastContent   int64
+	events        int
+	contentEvents int
+	oversized     int
+	sawDone       bool
+	streamErr     bool
+	bytes         int64
+	gaps          []float64
+	gapsDropped   int
+}
+
+// Pool reuses Meters and their buffers between requests.
+type Pool struct {
+	opts Options
+	p    sync.Pool
+}
+
+// NewPool returns a pool of meters with the given options.
+func NewPool(opts Options) *Pool {
+	pl := &Pool{opts: opts.withDefaults()}
+	pl.p.New = func() any {
+		m := &Meter{opts: pl.opts, pool: pl}
+		m.onEvent = m.event
+		m.sse = framing.NewSSE(pl.opts.MaxEvent, m.onEvent)
+		m.ndjson = framing.NewNDJSON(pl.opts.MaxEvent, m.onEvent)
+		return m
+	}
+	return pl
+}
+
+// Get returns a meter started at t0 for a request to path.
+func (pl *Pool) Get(t0 time.Time, path string) *Meter {
+	m := pl.p.Get().(*Meter)
+	m.start(t0, path)
+	return m
+}
+
+// Release returns a finished meter to its pool. The record returned by Finish stays valid; the
+// meter must not be used again.
+func (m *Meter) Release() {
+	decode.Put(m.dec)
+	m.dec = nil
+	m.pool.put(m)
+}
+
+func (pl *Pool) put(m *Meter) {
+	if cap(m.body) > pl.opts.MaxBody || cap(m.gaps) > 4096 {
+		// Do not keep rare huge buffers alive in the pool.
+		m.body, m.gaps = nil, nil
+	}
+	pl.p.Put(m)
+}
+
+func (m *Meter) start(t0 time.Time, path string) {
+	m.t0 = t0
+	m.rec = record.Record{Start: t0, Path: path, Class: record.ClassLive, UsageOutputTokens: -1}
+	m.api = m.opts.API
+	if m.api == "" {
+		m.api = decode.APIForPath(path)
+	}
+	m.dec = decode.Get(m.api)
+	m.mode = modeNone
+	m.framer = nil
+	m.sse.Reset()
+	m.ndjson.Reset()
+	m.reqBody = nil
+	m.body = m.body[:0]
+	m.bodyTruncated = false
+	m.headersAt = -1
+	m.firstContent, m.firstOutput, m.secondContent, m.lastContent = -1, -1, -1, -1
+	m.events, m.contentEvents, m.oversized = 0, 0, 0
+	m.sawDone, m.streamErr = false, false
+	m.bytes = 0
+	m.gaps = m.gaps[:0]
+	m.gapsDropped = 0
+}
+
+// Record gives access to the record being built, for the caller to set the request id, the
+// class and anything else it knows.
+func (m *Meter) Record() *record.Record { return &m.rec }
+
+// RequestBody hands the meter the captured beginning of the request body (at most
+// Options.MaxRequestBody bytes; truncated reports that more followed). The meter keeps the
+// slice: the caller must not reuse it.
+func (m *Meter) RequestBody(b []byte, truncated bool) {
+	m.reqBody = b
+	_ = truncated // the request decoder detects a cut body by itself
+}
+
+// MaxRequestBody is the capture limit the caller should apply to the request body.
+func (m *Meter) MaxRequestBody() int { return m.opts.MaxRequestBody }
+
+// Headers records the response status and headers, written at time at.
+func (m *Meter) Headers(status int, h http.Header, at time.Time) {
+	if m.mode != modeNone {
+		return
+	}
+	m.headersAt = int64(at.Sub(m.t0))
+	m.rec.Status = status
+	m.mode = modeBody
+	ct := h.Get("Content-Type")
+	if ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err == nil {
+			ct = mt
+		} else {
+			ct = strings.ToLower(strings.TrimSpace(ct))
+		}
+	}
+	switch ct {
+	case "text/event-stream":
+		m.mode, m.framer = modeSSE, m.sse
+	case "application/x-ndjson", "application/jsonl", "application/ndjson", "application/json-seq":
+		m.mode, m.framer = modeNDJSON, m.ndjson
+	}
+	if m.framer != nil {
+		m.rec.Stream = true
+	}
+}
+
+// Write feeds the bytes the proxy wrote to the client at time at.
+func (m *Meter) Write(p []byte, at time.Time) {
+	if m.mode == modeNone {
+		m.Headers(http.StatusOK, http.Header{}, at)
+	}
+	m.bytes += int64(len(p))
+	switch m.mode {
+	case modeSSE, modeNDJSON:
+		m.framer.Write(p, int64(at.Sub(m.t0)))
+	case modeBody:
+		room := m.opts.MaxBody - len(m.body)
+		if len(p) > room {
+			p = p[:max(room, 0)]
+			m.bodyTruncated = true
+		}
+		m.body = append(m.body, p...)
+	}
+}
+
+// event is the framer callback: it classifies one event and keeps its time.
+func (m *Meter) event(ev *framing.Event) {
+	m.events++
+	if ev.Oversized {
+		m.oversized++
+		return
+	}
+	switch m.dec.Event(ev.Type, ev.Data) {
+	case decode.Content:
+		m.content(ev.At, true)
+	case decode.Reasoning:
+		m.content(ev.At, false)
+	case decode.Done:
+		m.sawDone = true
+	case decode.Error:
+		m.streamErr = true
+	}
+}
+
+func (m *Meter) content(at int64, output bool) {
+	m.contentEvents++
+	switch {
+	case m.firstContent < 0:
+		m.firstContent = at
+	case m.secondContent < 0:
+		m.secondContent = at
+	}
+	if output && m.firstOutput < 0 {
+		m.firstOutput = at
+	}
+	if m.lastContent >= 0 {
+		if len(m.gaps) < m.opts.MaxInterChunk {
+			m.gaps = append(m.gaps, record.Ms(time.Duration(at-m.lastContent)))
+		} else {
+			m.gapsDropped++
+		}
+	}
+	m.lastContent = at
+}

@@ -1,0 +1,184 @@
+package stats
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// Stat is the distribution of one metric, in its display unit, with AIPerf's statistics.
+// Avg, Std (population), Min, Max, Sum and Count are exact; the percentiles are numpy-style
+// linear interpolations over HdrHistogram slots, within 0.05% (3 significant digits) plus
+// half a recorded unit (0.5 µs for times) of the exact value.
+type Stat struct {
+	Unit  string  `json:"unit"`
+	Avg   float64 `json:"avg"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	P1    float64 `json:"p1"`
+	P5    float64 `json:"p5"`
+	P10   float64 `json:"p10"`
+	P25   float64 `json:"p25"`
+	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Std   float64 `json:"std"`
+	Count int64   `json:"count"`
+	Sum   float64 `json:"sum"`
+	// Clamped counts values outside the histogram's range, which the percentiles saw at the
+	// nearest bound (avg, min and max still use the true values), plus NaN/Inf values that
+	// were skipped. It is omitted when zero.
+	Clamped int64 `json:"clamped,omitempty"`
+}
+
+// Scalar is a single-value metric. AIPerf writes these as {"unit": …, "avg": value}, so Value
+// is serialized as "avg".
+type Scalar struct {
+	Unit  string  `json:"unit"`
+	Value float64 `json:"avg"`
+}
+
+// Key identifies the requests one group of statistics describes. Traffic classes, models and
+// status classes never mix in a group.
+type Key struct {
+	Model       string `json:"model"`
+	Class       string `json:"class"`
+	StatusClass string `json:"status_class"`
+}
+
+// Less orders keys by model, class, then status class.
+func (k Key) Less(o Key) bool {
+	if k.Model != o.Model {
+		return k.Model < o.Model
+	}
+	if k.Class != o.Class {
+		return k.Class < o.Class
+	}
+	return k.StatusClass < o.StatusClass
+}
+
+// WindowCumulative names the group of everything recorded since the aggregator started.
+const WindowCumulative = "cumulative"
+
+// Sources counts, per token count, how the records obtained it ("usage", "tokenizer",
+// "events", "none"), so every token figure says what it was measured from.
+type Sources struct {
+	OutputTokens map[string]int64 `json:"output_tokens,omitempty"`
+	InputTokens  map[string]int64 `json:"input_tokens,omitempty"`
+}
+
+// GroupSummary is the statistics of one key over one window.
+type GroupSummary struct {
+	Key Key
+	// Window is "cumulative" or the rolling window's span ("60s").
+	Window string
+	// Start and End bound the time the rates are computed over: for the cumulative group the
+	// first request start and the last response end (AIPerf's benchmark_duration), for the
+	// rolling window the window's start (or the aggregator's start, if later) and the time of
+	// the snapshot.
+	Start, End time.Time
+	// Metrics holds the distributions by AIPerf tag; metrics without values are absent.
+	Metrics map[string]Stat
+	// Scalars holds the single-value metrics by AIPerf tag: counts, rates, goodput, totals.
+	Scalars map[string]Scalar
+	// Sources says how the token counts were obtained, over successful requests.
+	Sources Sources
+	// Errors counts failed requests by error class.
+	Errors map[string]int64
+}
+
+// Summary is a snapshot of an aggregator: for every key, a cumulative group and a rolling
+// window group, ordered by key with the cumulative group first.
+type Summary struct {
+	// Time is when the snapshot was taken.
+	Time time.Time `json:"time"`
+	// Window is the rolling window's span.
+	Window string `json:"window"`
+	// SLOs are the goodput objectives the good-request counts were judged by.
+	SLOs []SLO `json:"slos,omitempty"`
+	// Folded counts records whose model was renamed "_other" because the model limit was
+	// reached.
+	Folded int64 `json:"folded_records"`
+	// Groups holds the statistics.
+	Groups []GroupSummary `json:"groups"`
+}
+
+// Find returns the group of key k and window w.
+func (s Summary) Find(k Key, window string) (GroupSummary, bool) {
+	for _, g := range s.Groups {
+		if g.Key == k && g.Window == window {
+			return g, true
+		}
+	}
+	return GroupSummary{}, false
+}
+
+// MarshalJSON writes a group in the layout of AIPerf's profile_export_aiperf.json: every
+// metric is a top-level member named by its tag, distributions as {"unit", "avg", "min",
+// "max", "p1" … "p99", "std", "count", "sum"} and single values as {"unit", "avg"}. The key,
+// window and time bounds come first, the token sources and error classes last. Members are
+// written in a fixed order so the output is stable.
+func (g GroupSummary) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	member := func(name string, v any) error {
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		nb, _ := json.Marshal(name)
+		b.Write(nb)
+		b.WriteByte(':')
+		vb, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		b.Write(vb)
+		return nil
+	}
+	head := []struct {
+		name string
+		v    any
+	}{
+		{"model", g.Key.Model},
+		{"class", g.Key.Class},
+		{"status_class", g.Key.StatusClass},
+		{"window", g.Window},
+		{"start_time", g.Start},
+		{"end_time", g.End},
+	}
+	for _, m := range head {
+		if err := member(m.name, m.v); err != nil {
+			return nil, err
+		}
+	}
+	for i := range specs {
+		if st, ok := g.Metrics[specs[i].tag]; ok {
+			if err := member(specs[i].tag, st); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, sc := range scalars {
+		if v, ok := g.Scalars[sc.tag]; ok {
+			if err := member(sc.tag, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := member("sources", g.Sources); err != nil {
+		return nil, err
+	}
+	errs := g.Errors
+	if errs == nil {
+		errs = map[string]int64{}
+	}
+	if err := member("errors", errs); err != nil {
+		return nil, err
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

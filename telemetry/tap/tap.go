@@ -1,0 +1,98 @@
+// Package tap bundles everything a proxy (or a client) needs to measure LLM traffic: a pool of
+// per-request meters, the bounded record pipeline that finalizes records off the request path,
+// the percentile aggregator and the ring of recent records.
+package tap
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+// Options configure a Tap. The zero value means the defaults.
+type Options struct {
+	// Meter bounds what each request's meter holds.
+	Meter meter.Options
+	// Stats configures aggregation: rolling window, SLOs for goodput, label cardinality.
+	Stats stats.Options
+	// Recent is how many recent records are kept for /llmtap/requests (default 1000).
+	Recent int
+	// Queue is the capacity of the record pipeline (default 4096). A full queue drops records
+	// and counts them; it never blocks a request.
+	Queue int
+}
+
+// Tap measures requests. Begin and End are safe for concurrent use.
+type Tap struct {
+	opts     Options
+	meters   *meter.Pool
+	pipe     *pipeline.Pipeline
+	stats    *stats.Aggregator
+	recent   *record.Ring
+	inFlight atomic.Int64
+}
+
+// New starts a Tap; Close stops it.
+func New(opts Options) *Tap {
+	t := &Tap{
+		opts:   opts,
+		meters: meter.NewPool(opts.Meter),
+		stats:  stats.New(opts.Stats),
+		recent: record.NewRing(opts.Recent),
+	}
+	t.pipe = pipeline.New(opts.Queue, meter.Finalize,
+		pipeline.SinkFunc(t.stats.Add), t.recent)
+	return t
+}
+
+// Begin starts measuring a request to path that arrived at t0, with a meter from the tap's
+// default pool.
+func (t *Tap) Begin(t0 time.Time, path string) *meter.Meter {
+	return t.BeginWith(t.meters, t0, path)
+}
+
+// BeginWith is Begin with a meter from pool (a caller with its own meter options, such as one
+// handler among several).
+func (t *Tap) BeginWith(pool *meter.Pool, t0 time.Time, path string) *meter.Meter {
+	t.inFlight.Add(1)
+	return pool.Get(t0, path)
+}
+
+// End closes the measurement at end, submits the record and recycles the meter. failure and
+// msg name an error the caller saw (see meter.Finish). It returns the (not yet finalized)
+// record, which the caller must not modify.
+func (t *Tap) End(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
+	r := m.Finish(end, failure, msg)
+	m.Release()
+	t.inFlight.Add(-1)
+	t.pipe.Submit(r)
+	return r
+}
+
+// AddSink adds a consumer of finalized records (metrics, recorders).
+func (t *Tap) AddSink(s pipeline.Sink) { t.pipe.AddSink(s) }
+
+// InFlight is the number of requests being measured now.
+func (t *Tap) InFlight() int64 { return t.inFlight.Load() }
+
+// Dropped is the number of records the pipeline dropped because its queue was full.
+func (t *Tap) Dropped() uint64 { return t.pipe.Dropped() }
+
+// Stats is the aggregator.
+func (t *Tap) Stats() *stats.Aggregator { return t.stats }
+
+// Recent is the ring of recent finalized records.
+func (t *Tap) Recent() *record.Ring { return t.recent }
+
+// Flush waits until every record ended so far has been finalized and aggregated.
+func (t *Tap) Flush() { t.pipe.Flush() }
+
+// Close drains the pipeline and stops its worker. It is idempotent.
+func (t *Tap) Close() error {
+	t.pipe.Close()
+	return nil
+}
