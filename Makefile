@@ -6,7 +6,7 @@ BIN       ?= bin/llmtap
 FUZZTIME  ?= 5s
 CADDY_VERSION := $(shell sed -n 's/.*"caddy_version": *"\([^"]*\)".*/\1/p' xcaddy.json)
 
-.PHONY: help build xcaddy test vet fmt-check unit fuzz-smoke fuzz bench demo clean
+.PHONY: help build xcaddy test vet fmt-check unit fuzz-smoke demo-smoke fuzz bench demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -16,10 +16,10 @@ build: ## build the llmtap binary (Caddy + llmtap modules) into bin/
 
 xcaddy: ## build a stock Caddy with the plugin through xcaddy, as plugin users do
 	$(GO) run github.com/caddyserver/xcaddy/cmd/xcaddy@v0.4.5 build $(CADDY_VERSION) \
-		--with github.com/llmtap/llmtap=./ --output bin/caddy-llmtap
+		--with github.com/llmtap/llmtap@v0.0.0=./ --output bin/caddy-llmtap
 	bin/caddy-llmtap list-modules | grep llmtap
 
-test: vet fmt-check unit fuzz-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing
+test: vet fmt-check unit fuzz-smoke demo-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo
 
 vet: ## go vet
 	$(GO) vet ./...
@@ -32,6 +32,9 @@ unit: ## all tests with the race detector
 
 fuzz-smoke: ## run every fuzz target for FUZZTIME each
 	@./bench/fuzz.sh $(FUZZTIME)
+
+demo-smoke: ## build the binary and run `llmtap demo --duration 5s` as a newcomer would
+	@./bench/demo-smoke.sh
 
 fuzz: ## longer fuzzing (FUZZTIME=10m make fuzz)
 	@./bench/fuzz.sh $(FUZZTIME)

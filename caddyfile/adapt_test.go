@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,29 +72,30 @@ func TestAdaptErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
-		want  string
+		want  string // the sentence that says what is expected
+		line  int    // the line the error must point at
 	}{
 		{"an unknown option names the valid ones",
 			":8080 {\n\tllmtap {\n\t\tfoo 1\n\t}\n\treverse_proxy 127.0.0.1:9\n}\n",
-			`Caddyfile:3 - Error during parsing: unknown llmtap option "foo"; expected api, max_event_size, max_request_body or max_response_body`},
+			`unknown llmtap option "foo"; expected api, max_event_size, max_request_body or max_response_body`, 3},
 		{"a size that is not a size says what a size looks like",
 			":8080 {\n\tllmtap {\n\t\tmax_event_size lots\n\t}\n}\n",
-			`Caddyfile:3 - Error during parsing: max_event_size: "lots" is not a size; expected a number of bytes with an optional unit, such as 1MiB or 65536`},
+			`max_event_size: "lots" is not a size; expected a number of bytes with an optional unit, such as 1MiB or 65536`, 3},
 		{"a size needs a value",
 			":8080 {\n\tllmtap {\n\t\tmax_request_body\n\t}\n}\n",
-			`Caddyfile:3 - Error during parsing: max_request_body needs a size, such as 1MiB or 65536`},
+			`max_request_body needs a size, such as 1MiB or 65536`, 3},
 		{"a zero size is refused with the valid range",
 			":8080 {\n\tllmtap {\n\t\tmax_response_body 0\n\t}\n}\n",
-			`Caddyfile:3 - Error during parsing: max_response_body must be between 1 byte and 2GiB, got "0"`},
+			`max_response_body must be between 1 byte and 2GiB, got "0"`, 3},
 		{"extra arguments to a size are refused",
 			":8080 {\n\tllmtap {\n\t\tmax_event_size 1MiB 2MiB\n\t}\n}\n",
-			`Caddyfile:3 - Error during parsing: max_event_size takes one size, got another: "2MiB"`},
+			`max_event_size takes one size, got another: "2MiB"`, 3},
 		{"an unknown API lists the known ones",
 			":8080 {\n\tllmtap {\n\t\tapi grpc\n\t}\n}\n",
-			`Caddyfile:3 - Error during parsing: api "grpc" is not a known API; expected one of`},
+			`api "grpc" is not a known API; expected one of`, 3},
 		{"arguments on the directive line are refused",
 			":8080 {\n\tllmtap on\n}\n",
-			`Caddyfile:2 - Error during parsing: llmtap takes no arguments on its line (got "on"); put options in a block`},
+			`llmtap takes no arguments on its line (got "on"); put options in a block`, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,6 +105,9 @@ func TestAdaptErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error\n  %v\nwant it to contain\n  %s", err, tt.want)
+			}
+			if pos := fmt.Sprintf("Caddyfile:%d", tt.line); !strings.Contains(err.Error(), pos) {
+				t.Fatalf("error\n  %v\ndoes not name the position %s", err, pos)
 			}
 		})
 	}

@@ -21,6 +21,11 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"golang.org/x/term"
 
+	// The demo's Caddyfile needs the adapter, reverse_proxy and the llmtap directive even when
+	// this package is used outside cmd/llmtap (its tests).
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+	_ "github.com/llmtap/llmtap/caddyfile"
+
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"

@@ -137,7 +137,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 
 	tw := &tapWriter{ResponseWriter: w, m: m}
+	ended := false
+	defer func() {
+		if ended {
+			return
+		}
+		// reverse_proxy aborts a response it cannot complete after the headers were sent (the
+		// client or the upstream went away mid-stream) by panicking with http.ErrAbortHandler,
+		// as the standard library's proxy does. The measurement must still end, or the request
+		// stays in flight forever and its record is lost; the panic then goes on to the server.
+		v := recover()
+		failure, msg := record.ErrUpstream, fmt.Sprintf("the response was aborted mid-body: %v", v)
+		if r.Context().Err() != nil || tw.clientGone {
+			failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
+		}
+		if body != nil {
+			m.RequestBody(body.buf, body.truncated)
+		}
+		h.tap.End(m, time.Now(), failure, msg)
+		if v != nil {
+			panic(v)
+		}
+	}()
 	err := next.ServeHTTP(tw, r)
+	ended = true
 
 	failure, msg := "", ""
 	if err != nil {

@@ -16,6 +16,8 @@ type tapWriter struct {
 	http.ResponseWriter
 	m           *meter.Meter
 	wroteHeader bool
+	// clientGone is set when a write to the client failed: the client went away.
+	clientGone bool
 }
 
 // WriteHeader records the response headers' time and status, then sends them.
@@ -39,6 +41,9 @@ func (w *tapWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	if n > 0 {
 		w.m.Write(p[:n], at)
+	}
+	if err != nil {
+		w.clientGone = true
 	}
 	return n, err
 }

@@ -4,6 +4,8 @@
 // their verdicts with the event times.
 package decode
 
+import "time"
+
 // Kind classifies one response event for the metric contract in DESIGN.md.
 type Kind uint8
 
@@ -52,6 +54,26 @@ type Usage struct {
 	CachedTokens    int64
 }
 
+// ServerTimings is what a server reported about its own work on one response, on top of the
+// token usage: Ollama's native API ends every response with the time it spent loading the model,
+// evaluating the prompt and generating, measured inside the server. Set beside the times llmtap
+// measures at the proxy, they separate the server's own latency from queueing and transport. A
+// zero field was not reported; a zero ServerTimings means the API reports none.
+type ServerTimings struct {
+	// PromptEvalCount and EvalCount are the prompt and generated token counts the timings
+	// refer to (Ollama's prompt_eval_count and eval_count).
+	PromptEvalCount int64
+	EvalCount       int64
+	// LoadDuration is the time spent loading the model before the request could run.
+	LoadDuration time.Duration
+	// PromptEvalDuration is the time spent evaluating the prompt (prefill).
+	PromptEvalDuration time.Duration
+	// EvalDuration is the time spent generating the output tokens (decode).
+	EvalDuration time.Duration
+	// TotalDuration is the server's whole time on the request, loading included.
+	TotalDuration time.Duration
+}
+
 // NoUsage is a Usage with every count unknown.
 var NoUsage = Usage{InputTokens: -1, OutputTokens: -1, ReasoningTokens: -1, CachedTokens: -1}
 
@@ -90,6 +112,16 @@ type Result struct {
 	ErrorMessage string
 	// Malformed counts events (or bodies) the decoder could not parse.
 	Malformed int
+	// Ended reports whether the decoder saw the event that ends a complete response of its API:
+	// the event it returned Done for, or a final event that also carried generated text (TGI's
+	// last token next to its details, an Ollama "done" line with text) and was returned as
+	// Content so that its time counts. A stream of an API for which ExpectsDone is true was cut
+	// short when it ended without Done and without Ended. The OpenAI decoders do not set it;
+	// their "[DONE]" is always an event of its own.
+	Ended bool
+	// ServerTimings holds the timings the server reported about its own work (Ollama's native
+	// API), zero when it reported none.
+	ServerTimings ServerTimings
 }
 
 // ResponseDecoder interprets one response. Implementations are not safe for concurrent use; one

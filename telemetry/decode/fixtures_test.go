@@ -127,13 +127,14 @@ func TestOllamaFixtures(t *testing.T) {
 	}
 }
 
-// TestOllamaNativeFixtureIsTimedOnly checks that the NDJSON /api/chat capture, for which no
-// decoder exists yet, goes to the unknown decoder and is timed line by line.
-func TestOllamaNativeFixtureIsTimedOnly(t *testing.T) {
-	api, dec := ForPath("/api/chat", "application/x-ndjson")
+// TestUnknownTimesNativeFixture checks that the unknown decoder, which ForPath gives a stream in
+// a framing the path's API does not use, times the NDJSON /api/chat capture line by line. The
+// Ollama decoder's own test of this capture is TestOllamaNativeGolden.
+func TestUnknownTimesNativeFixture(t *testing.T) {
+	api, dec := ForPath("/api/chat", "text/event-stream")
 	defer Put(dec)
 	if api != APIUnknown {
-		t.Fatalf("api = %q, want %q until an Ollama-native decoder is registered", api, APIUnknown)
+		t.Fatalf("api = %q, want %q for an SSE stream on an NDJSON route", api, APIUnknown)
 	}
 	lines := strings.Split(string(readTestdata(t, "native-api-chat.txt")), "\n")
 	n := 0

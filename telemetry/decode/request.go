@@ -6,7 +6,8 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// RequestParser reads OpenAI chat and completions request bodies. It keeps its fastjson parser
+// RequestParser reads request bodies: OpenAI chat and completions with Parse, the other APIs of
+// the decoder table with ParseFor. It keeps its fastjson parser
 // and scratch buffer between calls, so parsing into a reused Request does not allocate once
 // the buffers have grown. A RequestParser is not safe for concurrent use; ParseRequest draws
 // one from a pool.
@@ -21,12 +22,19 @@ var requestParsers = sync.Pool{New: func() any { return new(RequestParser) }}
 // of prompt text (none when maxPrompt <= 0). The returned Request owns its Prompt. See
 // RequestParser.Parse for the rules.
 func ParseRequest(body []byte, maxPrompt int) Request {
+	return ParseRequestFor("", body, maxPrompt)
+}
+
+// ParseRequestFor is ParseRequest for a request of the named API (a name ForPath or APIForPath
+// returned), read with that API's fields: see RequestParser.ParseFor. An empty or unknown name,
+// and the OpenAI chat and completions APIs, get ParseRequest's rules.
+func ParseRequestFor(api string, body []byte, maxPrompt int) Request {
 	rp := requestParsers.Get().(*RequestParser)
 	var req Request
 	if maxPrompt > 0 {
 		req.Prompt = make([]byte, 0, min(len(body), maxPrompt))
 	}
-	rp.Parse(body, maxPrompt, &req)
+	rp.ParseFor(api, body, maxPrompt, &req)
 	if len(rp.fix) > maxPooledBuffer {
 		rp.fix = nil
 	}
@@ -34,8 +42,9 @@ func ParseRequest(body []byte, maxPrompt int) Request {
 	return req
 }
 
-// Parse reads body into req, reusing req.Prompt's storage and req.Model when the model is the
-// same, and keeping at most maxPrompt bytes of prompt text (none when maxPrompt <= 0).
+// Parse reads an OpenAI chat or completions request body into req, reusing req.Prompt's storage
+// and req.Model when the model is the same, and keeping at most maxPrompt bytes of prompt text
+// (none when maxPrompt <= 0).
 //
 // Fields: model; stream; stream_options.include_usage; max_completion_tokens, else max_tokens
 // (a null or absent value falls through), else -1; n (1 unless a positive number). The prompt
@@ -50,6 +59,13 @@ func ParseRequest(body []byte, maxPrompt int) Request {
 // that arrived whole are read from it (see closeTruncated), the prompt text that arrived is
 // kept, and PromptTruncated is set: the prompt is then a lower bound.
 func (rp *RequestParser) Parse(body []byte, maxPrompt int, req *Request) {
+	rp.ParseFor("", body, maxPrompt, req)
+}
+
+// ParseFor is Parse for a request of the named API. The OpenAI rules of Parse apply to every
+// API; the other APIs then read their own fields (see nativeRequest), which replace Stream,
+// MaxTokens and the prompt where the API has them.
+func (rp *RequestParser) ParseFor(api string, body []byte, maxPrompt int, req *Request) {
 	prev := req.Model
 	*req = Request{MaxTokens: -1, N: 1, Prompt: req.Prompt[:0]}
 	v, err := rp.p.ParseBytes(body)
@@ -87,35 +103,19 @@ func (rp *RequestParser) Parse(body []byte, maxPrompt int, req *Request) {
 	if n := count(v.Get("n")); n > 0 && n <= maxChoiceIndex {
 		req.N = int(n)
 	}
+	nativeRequest(api, v, req)
 	if maxPrompt <= 0 {
 		return
 	}
 	pb := promptBuilder{buf: req.Prompt, max: maxPrompt, truncated: req.PromptTruncated}
-	for _, m := range v.GetArray("messages") {
-		c := m.Get("content")
-		if c == nil {
-			continue
-		}
-		switch c.Type() {
-		case fastjson.TypeString:
-			pb.add(c.GetStringBytes())
-		case fastjson.TypeArray:
-			for _, part := range c.GetArray() {
-				pb.add(part.GetStringBytes("text"))
-			}
-		}
-	}
-	if p := v.Get("prompt"); p != nil {
-		switch p.Type() {
-		case fastjson.TypeString:
-			pb.add(p.GetStringBytes())
-		case fastjson.TypeArray:
-			for _, s := range p.GetArray() {
-				pb.add(s.GetStringBytes())
-			}
-		}
-	}
+	nativePrompt(api, v, &pb)
 	req.Prompt, req.PromptTruncated = pb.buf, pb.truncated
+}
+
+// openAIPrompt adds the prompt texts of an OpenAI chat or completions request (see Parse).
+func openAIPrompt(v *fastjson.Value, pb *promptBuilder) {
+	pb.messages(v.GetArray("messages"))
+	pb.strings(v.Get("prompt"))
 }
 
 // promptBuilder joins prompt texts with "\n" under a byte cap.

@@ -19,27 +19,73 @@ type pooled interface {
 	shrink(limit int)
 }
 
-// api is one row of the decoder table: the request path suffix that selects it, its name and
-// how to make one, plus the pool of idle decoders.
+// framing is the stream framing an API uses, so that a stream in another framing on the same
+// path (a different server behind a familiar route) is timed by the unknown decoder instead of
+// being decoded event by event as Malformed.
+type framing uint8
+
+const (
+	framingSSE    framing = iota // text/event-stream
+	framingNDJSON                // application/x-ndjson and its aliases
+	framingNone                  // the API does not stream (embeddings, rerank)
+)
+
+// api is one decoder of the table: its name and how to make one, plus the pool of idle decoders.
 type api struct {
+	name string
+	new  func() ResponseDecoder
+	// done reports whether a complete stream of this API ends with an end event (OpenAI's
+	// "[DONE]", Anthropic's message_stop, the Responses API's response.completed, TGI's final
+	// details, Ollama's "done":true line), so a stream without one was cut short.
+	done    bool
+	framing framing
+	pool    sync.Pool
+}
+
+// route maps a request path suffix to an API. Several routes may share an API (TGI's
+// /generate and /generate_stream), and then they share its pool.
+type route struct {
 	suffix string
-	name   string
-	new    func() ResponseDecoder
-	// done reports whether a complete stream of this API ends with a sentinel event (OpenAI's
-	// "[DONE]"), so a stream without it was cut short.
-	done bool
-	pool sync.Pool
+	api    *api
 }
 
-// apis is the decoder table, searched in order: a longer suffix that ends with a shorter one
-// ("/chat/completions" and "/completions") must come first. A new API is one more row (and a
-// decoder in its own file); unknown is the fallback and is not in the table.
+// The decoders of the table. unknownAPI is the fallback and is not in it.
+var (
+	openAIChatAPI        = &api{name: APIOpenAIChat, new: NewOpenAIChat, done: true}
+	openAICompletionsAPI = &api{name: APIOpenAICompletions, new: NewOpenAICompletions, done: true}
+	responsesAPI         = &api{name: APIOpenAIResponses, new: NewResponses, done: true}
+	anthropicAPI         = &api{name: APIAnthropicMessages, new: NewAnthropic, done: true}
+	tgiAPI               = &api{name: APITGIGenerate, new: NewTGI, done: true}
+	ollamaChatAPI        = &api{name: APIOllamaChat, new: NewOllamaChat, done: true, framing: framingNDJSON}
+	ollamaGenerateAPI    = &api{name: APIOllamaGenerate, new: NewOllamaGenerate, done: true, framing: framingNDJSON}
+	embeddingsAPI        = &api{name: APIEmbeddings, new: NewEmbeddings, framing: framingNone}
+	rerankAPI            = &api{name: APIRerank, new: NewRerank, framing: framingNone}
+	unknownAPI           = &api{name: APIUnknown, new: NewUnknown}
+)
+
+// apis lists every decoder of the table once, in the order APIs reports them.
 var apis = []*api{
-	{suffix: "/chat/completions", name: APIOpenAIChat, new: NewOpenAIChat, done: true},
-	{suffix: "/completions", name: APIOpenAICompletions, new: NewOpenAICompletions, done: true},
+	openAIChatAPI, openAICompletionsAPI, responsesAPI, anthropicAPI, tgiAPI,
+	ollamaChatAPI, ollamaGenerateAPI, embeddingsAPI, rerankAPI,
 }
 
-var unknownAPI = &api{name: APIUnknown, new: NewUnknown}
+// routes is the path table, searched in order: a longer suffix that ends with a shorter one
+// ("/chat/completions" and "/completions", "/api/generate" and "/generate") must come first. A
+// new API is one more row (and a decoder in its own file).
+var routes = []route{
+	{"/chat/completions", openAIChatAPI},
+	{"/completions", openAICompletionsAPI},
+	{"/responses", responsesAPI},
+	{"/v1/messages", anthropicAPI},
+	{"/api/chat", ollamaChatAPI},
+	{"/api/generate", ollamaGenerateAPI},
+	{"/generate_stream", tgiAPI},
+	{"/generate", tgiAPI},
+	{"/api/embed", embeddingsAPI},      // Ollama
+	{"/api/embeddings", embeddingsAPI}, // Ollama, the older route
+	{"/embeddings", embeddingsAPI},     // OpenAI, vLLM, SGLang, TGI's OpenAI routes
+	{"/rerank", rerankAPI},             // /v1/rerank, /v2/rerank, TEI's /rerank
+}
 
 // ForPath chooses the decoder for a request path and returns the API name (for labels and
 // records) and a reset decoder from the pool; give the decoder back with Put when the response
@@ -47,15 +93,27 @@ var unknownAPI = &api{name: APIUnknown, new: NewUnknown}
 // prefixes such as "/v1" or "/openai/deployments/x" do not matter. A path no row matches gets
 // APIUnknown and NewUnknown's decoder, which times events without interpreting them.
 //
-// contentType is the response Content-Type. The OpenAI decoders do not need it; it is part of
-// the signature so that APIs which share a path between formats (NDJSON and SSE) can be told
-// apart without changing callers.
+// contentType is the response Content-Type, when known ("" when not). A streamed response whose
+// framing is not the one the path's API uses (SSE on Ollama's /api/chat, NDJSON on
+// /v1/chat/completions) comes from some other server behind a familiar route: it gets the
+// unknown decoder, which times its events, rather than a decoder that would call every event
+// Malformed. A non-streaming Content-Type (application/json) never changes the choice, since
+// every decoder reads bodies.
 func ForPath(path, contentType string) (name string, dec ResponseDecoder) {
-	a := lookupPath(path)
+	a := lookupResponse(path, contentType)
 	return a.name, a.get()
 }
 
-// APIForPath returns the API name ForPath would choose, without taking a decoder.
+// APIForResponse returns the API name ForPath would choose for a response with the given
+// Content-Type, without taking a decoder. A caller that picked a decoder by path before the
+// response headers arrived (APIForPath) can call it once they have, and switch decoders when
+// the answer differs.
+func APIForResponse(path, contentType string) string {
+	return lookupResponse(path, contentType).name
+}
+
+// APIForPath returns the API name ForPath would choose for a response whose Content-Type is not
+// known yet, without taking a decoder.
 func APIForPath(path string) string { return lookupPath(path).name }
 
 // Get returns a reset decoder for the named API from its pool (a new one when the pool is
@@ -93,18 +151,45 @@ func (a *api) get() ResponseDecoder {
 	return a.new()
 }
 
-// lookupPath finds the table row for a request path.
+// lookupPath finds the API for a request path.
 func lookupPath(path string) *api {
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
 	path = strings.TrimRight(path, "/")
-	for _, a := range apis {
-		if strings.HasSuffix(path, a.suffix) {
-			return a
+	for _, r := range routes {
+		if strings.HasSuffix(path, r.suffix) {
+			return r.api
 		}
 	}
 	return unknownAPI
+}
+
+// lookupResponse finds the API for a request path and the response Content-Type (see ForPath).
+func lookupResponse(path, contentType string) *api {
+	a := lookupPath(path)
+	if f, streamed := framingOf(contentType); streamed && a != unknownAPI && f != a.framing {
+		return unknownAPI
+	}
+	return a
+}
+
+// framingOf reports the stream framing a Content-Type announces; streamed is false for any
+// other type, parameters and case notwithstanding.
+func framingOf(contentType string) (f framing, streamed bool) {
+	mt := contentType
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = mt[:i]
+	}
+	mt = strings.TrimSpace(mt)
+	switch {
+	case strings.EqualFold(mt, "text/event-stream"):
+		return framingSSE, true
+	case strings.EqualFold(mt, "application/x-ndjson"), strings.EqualFold(mt, "application/ndjson"),
+		strings.EqualFold(mt, "application/jsonl"), strings.EqualFold(mt, "application/json-seq"):
+		return framingNDJSON, true
+	}
+	return framingNone, false
 }
 
 // Known reports whether name is an API this package decodes (APIUnknown included).
@@ -121,8 +206,11 @@ func APIs() []string {
 	return append(names, APIUnknown)
 }
 
-// ExpectsDone reports whether a complete stream of the named API ends with a sentinel event,
-// so that a stream without one was cut short.
+// ExpectsDone reports whether a complete stream of the named API ends with an end event, so
+// that a stream without one (no Done kind and Result.Ended false) was cut short. It is true for
+// every streaming API of the table: OpenAI chat and completions ("[DONE]"), the Responses API
+// (response.completed, response.incomplete), Anthropic (message_stop), TGI (the event with
+// details) and Ollama (the "done":true line, in NDJSON).
 func ExpectsDone(name string) bool {
 	a := lookupName(name)
 	return a != nil && a.done

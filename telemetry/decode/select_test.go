@@ -5,27 +5,48 @@ import (
 )
 
 func TestForPath(t *testing.T) {
+	const sse, ndjson, jsonCT = "text/event-stream", "application/x-ndjson", "application/json"
 	rows := []struct {
-		path, reason, api string
+		path, ctype, reason, api string
 	}{
-		{"/v1/chat/completions", "the OpenAI chat path", APIOpenAIChat},
-		{"/v1/completions", "the legacy completions path must not be taken for chat", APIOpenAICompletions},
-		{"/chat/completions", "no version prefix (some gateways strip it)", APIOpenAIChat},
-		{"/openai/deployments/gpt/chat/completions", "Azure-style prefixes do not matter", APIOpenAIChat},
-		{"/v1/chat/completions/", "a trailing slash is ignored", APIOpenAIChat},
-		{"/v1/completions?api-version=1", "a query string is ignored", APIOpenAICompletions},
-		{"/v1/chat/completionsX", "a path that only starts like an API is unknown", APIUnknown},
-		{"/v1/text_completions", "the suffix must start at a path segment", APIUnknown},
-		{"/api/chat", "Ollama native has no decoder yet", APIUnknown},
-		{"/v1/responses", "the Responses API has no decoder yet", APIUnknown},
-		{"", "an empty path is unknown", APIUnknown},
+		{"/v1/chat/completions", sse, "the OpenAI chat path", APIOpenAIChat},
+		{"/v1/completions", sse, "the legacy completions path must not be taken for chat", APIOpenAICompletions},
+		{"/chat/completions", sse, "no version prefix (some gateways strip it)", APIOpenAIChat},
+		{"/openai/deployments/gpt/chat/completions", sse, "Azure-style prefixes do not matter", APIOpenAIChat},
+		{"/v1/chat/completions/", sse, "a trailing slash is ignored", APIOpenAIChat},
+		{"/v1/completions?api-version=1", sse, "a query string is ignored", APIOpenAICompletions},
+		{"/v1/chat/completionsX", sse, "a path that only starts like an API is unknown", APIUnknown},
+		{"/v1/text_completions", sse, "the suffix must start at a path segment", APIUnknown},
+		{"/v1/responses", sse, "the Responses API", APIOpenAIResponses},
+		{"/v1/responses/resp_1", jsonCT, "retrieving a stored response is not a generation", APIUnknown},
+		{"/v1/messages", sse, "Anthropic Messages", APIAnthropicMessages},
+		{"/anthropic/v1/messages", sse, "a gateway prefix before Anthropic's path", APIAnthropicMessages},
+		{"/v1/messages/count_tokens", jsonCT, "token counting is not a generation", APIUnknown},
+		{"/generate_stream", sse, "TGI's streaming route", APITGIGenerate},
+		{"/generate", jsonCT, "TGI's non-streaming route shares the decoder", APITGIGenerate},
+		{"/api/chat", ndjson, "Ollama native chat streams NDJSON", APIOllamaChat},
+		{"/api/chat", "application/x-ndjson; charset=utf-8", "Content-Type parameters do not matter", APIOllamaChat},
+		{"/api/chat", jsonCT, "a stream:false body is still Ollama's", APIOllamaChat},
+		{"/api/chat", sse, "SSE on an NDJSON route is some other server: timed only", APIUnknown},
+		{"/api/generate", ndjson, "/api/generate must not be taken for TGI's /generate", APIOllamaGenerate},
+		{"/v1/chat/completions", ndjson, "NDJSON on an SSE route is timed only", APIUnknown},
+		{"/v1/chat/completions", "TEXT/EVENT-STREAM", "media types are case-insensitive", APIOpenAIChat},
+		{"/v1/chat/completions", "", "an unknown Content-Type keeps the path's choice", APIOpenAIChat},
+		{"/v1/embeddings", jsonCT, "OpenAI embeddings", APIEmbeddings},
+		{"/api/embed", jsonCT, "Ollama embeddings", APIEmbeddings},
+		{"/api/embeddings", jsonCT, "Ollama's older embeddings route", APIEmbeddings},
+		{"/v1/embeddings", sse, "embeddings do not stream: a stream there is timed only", APIUnknown},
+		{"/v1/rerank", jsonCT, "rerank", APIRerank},
+		{"/rerank", jsonCT, "TEI's rerank route", APIRerank},
+		{"/api/tags", jsonCT, "an Ollama route that generates nothing", APIUnknown},
+		{"", sse, "an empty path is unknown", APIUnknown},
 	}
 	for _, r := range rows {
-		t.Run(r.path, func(t *testing.T) {
-			api, dec := ForPath(r.path, "text/event-stream")
+		t.Run(r.path+" "+r.ctype, func(t *testing.T) {
+			api, dec := ForPath(r.path, r.ctype)
 			defer Put(dec)
-			if api != r.api || APIForPath(r.path) != r.api {
-				t.Errorf("%s: ForPath(%q) = %q, want %q", r.reason, r.path, api, r.api)
+			if api != r.api || APIForResponse(r.path, r.ctype) != r.api {
+				t.Errorf("%s: ForPath(%q, %q) = %q, want %q", r.reason, r.path, r.ctype, api, r.api)
 			}
 			if p, ok := dec.(pooled); !ok || p.apiName() != r.api {
 				t.Errorf("%s: the decoder for %q is not the %q decoder", r.reason, r.path, r.api)

@@ -48,6 +48,16 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	if res.Model != "" {
 		r.Model = res.Model
 	}
+	if st := res.ServerTimings; st != (decode.ServerTimings{}) {
+		r.Server = &record.ServerTimings{
+			PromptEvalCount: st.PromptEvalCount,
+			EvalCount:       st.EvalCount,
+			LoadMs:          record.Ms(st.LoadDuration),
+			PromptEvalMs:    record.Ms(st.PromptEvalDuration),
+			EvalMs:          record.Ms(st.EvalDuration),
+			TotalMs:         record.Ms(st.TotalDuration),
+		}
+	}
 
 	if m.mode == modeSSE || m.mode == modeNDJSON {
 		if m.firstContent >= 0 {
@@ -104,8 +114,8 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.Error, r.ErrorMsg = record.ErrStream, res.ErrorMessage
 	case truncated:
 		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended inside an event"
-	case m.mode == modeSSE && !m.sawDone && decode.ExpectsDone(m.api):
-		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended without its [DONE] event"
+	case r.Stream && !m.sawDone && !res.Ended && decode.ExpectsDone(m.api):
+		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended without the event that ends a complete "+m.api+" response"
 	case res.Malformed > 0 && m.contentEvents == 0:
 		r.Error, r.ErrorMsg = record.ErrMalformed, "no event of the stream could be decoded as "+m.api
 	}
@@ -118,7 +128,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 // bounded when it was captured, so the whole prompt it holds is counted.
 func Finalize(r *record.Record) {
 	if len(r.RequestBody) > 0 {
-		req := decode.ParseRequest(r.RequestBody, len(r.RequestBody))
+		req := decode.ParseRequestFor(r.API, r.RequestBody, len(r.RequestBody))
 		if r.Model == "" {
 			r.Model = req.Model
 		}

@@ -205,6 +205,14 @@ func (m *Meter) Headers(status int, h http.Header, at time.Time) {
 	if m.framer != nil {
 		m.rec.Stream = true
 	}
+	if m.opts.API == "" {
+		// The path chose a decoder before the response existed; the content type can refine
+		// it (an NDJSON stream on an OpenAI path, SSE on an Ollama path is timed only).
+		if api := decode.APIForResponse(m.rec.Path, ct); api != m.api {
+			decode.Put(m.dec)
+			m.api, m.dec = api, decode.Get(api)
+		}
+	}
 }
 
 // Write feeds the bytes the proxy wrote to the client at time at.

@@ -206,24 +206,36 @@ func streamedText(t *testing.T, name string) []string {
 	return out
 }
 
-func TestNDJSONIsTimedAsUnknown(t *testing.T) {
+func TestOllamaNativeNDJSON(t *testing.T) {
 	rec := replay(t, "native-api-chat", "/api/chat")
-	if !rec.Stream || rec.API != "unknown" {
-		t.Fatalf("stream %v api %q, want an NDJSON stream timed by the unknown decoder", rec.Stream, rec.API)
+	if !rec.Stream || rec.API != "ollama.chat" || rec.Error != "" {
+		t.Fatalf("stream %v api %q error %q, want a clean ollama.chat NDJSON stream", rec.Stream, rec.API, rec.Error)
 	}
+	// The server's own figures, read independently from the final line.
 	reads, _, _ := loadCapture(t, "native-api-chat")
-	lines := 0
+	var all strings.Builder
 	for _, r := range reads {
-		lines += strings.Count(r.Data, "\n")
+		all.WriteString(r.Data)
 	}
-	if rec.Events != lines || rec.ContentEvents != lines {
-		t.Fatalf("events %d content %d, want %d lines each", rec.Events, rec.ContentEvents, lines)
+	lines := strings.Split(strings.TrimSpace(all.String()), "\n")
+	var final struct {
+		PromptEvalCount    int64 `json:"prompt_eval_count"`
+		EvalCount          int64 `json:"eval_count"`
+		PromptEvalDuration int64 `json:"prompt_eval_duration"`
+		EvalDuration       int64 `json:"eval_duration"`
 	}
-	if rec.TTFTMs == nil || !near(*rec.TTFTMs, reads[0].TMs) {
-		t.Fatalf("ttft %v, want the first read %v", rec.TTFTMs, reads[0].TMs)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &final); err != nil {
+		t.Fatal(err)
 	}
-	if rec.OutputTokensSource != record.SourceEvents && rec.OutputTokensSource != record.SourceTokenizer {
-		t.Fatalf("source %q", rec.OutputTokensSource)
+	if rec.OutputTokens != final.EvalCount || rec.OutputTokensSource != record.SourceUsage || rec.InputTokens != final.PromptEvalCount {
+		t.Fatalf("output %d (%s) input %d; want eval_count %d and prompt_eval_count %d from the server",
+			rec.OutputTokens, rec.OutputTokensSource, rec.InputTokens, final.EvalCount, final.PromptEvalCount)
+	}
+	if rec.Server == nil || !near(rec.Server.EvalMs, float64(final.EvalDuration)/1e6) || !near(rec.Server.PromptEvalMs, float64(final.PromptEvalDuration)/1e6) {
+		t.Fatalf("server timings %+v, want eval %d ns and prompt eval %d ns", rec.Server, final.EvalDuration, final.PromptEvalDuration)
+	}
+	if rec.ContentEvents != int(final.EvalCount) {
+		t.Fatalf("content events %d, want one per generated token (%d)", rec.ContentEvents, final.EvalCount)
 	}
 }
 

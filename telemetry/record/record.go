@@ -71,6 +71,10 @@ type Record struct {
 	// UsageOutputTokens is the server-reported completion token count, -1 when none was sent.
 	UsageOutputTokens int64 `json:"usage_output_tokens"`
 
+	// Server holds the timings the server reported about its own work (Ollama's native API),
+	// to set beside the proxy's figures; null when the API reports none.
+	Server *ServerTimings `json:"server_timings,omitempty"`
+
 	ContentEvents int   `json:"content_events"`
 	Events        int   `json:"events"`
 	Malformed     int   `json:"malformed_events,omitempty"`
@@ -84,6 +88,16 @@ type Record struct {
 	OutputText    []byte `json:"-"`
 	ReasoningText []byte `json:"-"`
 	RequestBody   []byte `json:"-"`
+}
+
+// ServerTimings are a server's own figures for one response, in float milliseconds.
+type ServerTimings struct {
+	PromptEvalCount int64   `json:"prompt_eval_count"`
+	EvalCount       int64   `json:"eval_count"`
+	LoadMs          float64 `json:"load_ms"`
+	PromptEvalMs    float64 `json:"prompt_eval_ms"`
+	EvalMs          float64 `json:"eval_ms"`
+	TotalMs         float64 `json:"total_ms"`
 }
 
 // Ms converts a duration to float milliseconds, unrounded.

@@ -1,0 +1,294 @@
+package commands
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/llmtap/llmtap/shadow/trace"
+)
+
+func init() {
+	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT",
+		"Summarises and converts request traces (Mooncake, Azure, BurstGPT, llmtap records)",
+		`Works on request traces: published ones (Mooncake/AIPerf JSONL, Azure LLM inference CSV,
+BurstGPT CSV) and llmtap's own records and payload files. The format is detected from the file
+unless --format/--from names it (auto, mooncake, records, payloads, azure, burstgpt).
+
+  llmtap trace stats [--json] [--format F] [--skip-bad] FILE…
+      prints request count, span, mean and peak-minute rate, input/output token mean and
+      p50/p90/p99, inter-arrival CV, prefix-block reuse and failures of each file.
+
+  llmtap trace convert [--from F] --to mooncake [--round-ms] [--keep-sessions] IN OUT
+      writes IN as an AIPerf-compatible Mooncake JSONL trace (OUT "-" is stdout), sorted by
+      arrival, rebased to start at zero, with synthetic 512-token hash ids for requests that
+      have none. The output file is created with mode 0600.`,
+		runTrace)
+}
+
+// runTrace dispatches `llmtap trace stats|convert`.
+func runTrace(fs *flag.FlagSet, args []string) (int, error) {
+	return traceMain(os.Stdout, fs.Output(), args)
+}
+
+// traceMain is runTrace with its output streams as parameters, for in-process tests.
+func traceMain(stdout, stderr io.Writer, args []string) (int, error) {
+	if len(args) == 0 {
+		traceUsage(stderr)
+		return 2, errors.New("missing subcommand")
+	}
+	switch args[0] {
+	case "stats":
+		return traceStats(stdout, stderr, args[1:])
+	case "convert":
+		return traceConvert(stdout, stderr, args[1:])
+	case "help", "-h", "-help", "--help":
+		traceUsage(stderr)
+		return 0, nil
+	}
+	traceUsage(stderr)
+	return 2, fmt.Errorf("unknown subcommand %q", args[0])
+}
+
+func traceUsage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  llmtap trace stats [--json] [--format auto|mooncake|records|payloads|azure|burstgpt] [--skip-bad] FILE…
+  llmtap trace convert [--from FORMAT] --to mooncake [--round-ms] [--keep-sessions] IN OUT
+`)
+}
+
+// formatFlag is a flag.Value holding a trace.Format.
+type formatFlag struct{ f *trace.Format }
+
+func (v formatFlag) String() string {
+	if v.f == nil {
+		return "auto"
+	}
+	return v.f.String()
+}
+
+func (v formatFlag) Set(s string) error {
+	f, err := trace.ParseFormat(s)
+	if err == nil {
+		*v.f = f
+	}
+	return err
+}
+
+// fileStats is one file's entry in `trace stats --json`.
+type fileStats struct {
+	File         string `json:"file"`
+	Format       string `json:"format"`
+	TornLine     int    `json:"torn_line,omitempty"`
+	Skipped      int    `json:"skipped_lines,omitempty"`
+	FirstSkipped string `json:"first_skipped,omitempty"`
+	trace.Summary
+}
+
+func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
+	fs := flag.NewFlagSet("llmtap trace stats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var format trace.Format
+	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
+	asJSON := fs.Bool("json", false, "print a JSON array, one object per file")
+	skipBad := fs.Bool("skip-bad", false, "skip and count malformed lines instead of stopping at the first")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2, errors.New("no trace file given")
+	}
+	var all []fileStats
+	for _, path := range fs.Args() {
+		st, err := statsOf(path, trace.Options{Format: format, SkipBad: *skipBad})
+		if err != nil {
+			return 1, err
+		}
+		all = append(all, st)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(all); err != nil {
+			return 1, err
+		}
+		return 0, nil
+	}
+	for i, st := range all {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := printStats(stdout, st); err != nil {
+			return 1, err
+		}
+	}
+	return 0, nil
+}
+
+// statsOf streams one file through a Collector, so memory holds counts, not requests.
+func statsOf(path string, opt trace.Options) (fileStats, error) {
+	rd, err := trace.Open(path, opt)
+	if err != nil {
+		return fileStats{}, err
+	}
+	defer rd.Close()
+	c := trace.NewCollector()
+	for req, err := range rd.All() {
+		if err != nil {
+			return fileStats{}, err
+		}
+		c.Add(req)
+	}
+	info := rd.Info()
+	st := fileStats{File: path, Format: info.Format.String(), TornLine: info.Torn, Skipped: info.Skipped, Summary: c.Summary()}
+	if info.FirstSkipped != nil {
+		st.FirstSkipped = info.FirstSkipped.Error()
+	}
+	return st, nil
+}
+
+func printStats(w io.Writer, st fileStats) error {
+	s := st.Summary
+	fmt.Fprintf(w, "%s (%s)\n", st.File, st.Format)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  requests\t%d\tfailures %d\n", s.Requests, s.Failures)
+	fmt.Fprintf(tw, "  span\t%.1f s\t%d distinct timestamps\n", s.SpanSeconds, s.DistinctTimestamps)
+	fmt.Fprintf(tw, "  rate\t%s req/s\tpeak minute %s req/s at +%.0f s\n", rate(s.Rate), rate(s.PeakMinuteRate), s.PeakMinuteStart)
+	fmt.Fprintf(tw, "  inter-arrival CV\t%.2f\t\n", s.IATCV)
+	fmt.Fprintf(tw, "  input tokens\tmean %.1f\tp50 %s  p90 %s  p99 %s  (min %d, max %d)\n",
+		s.Input.Mean, num(s.Input.P50), num(s.Input.P90), num(s.Input.P99), s.Input.Min, s.Input.Max)
+	fmt.Fprintf(tw, "  output tokens\tmean %.1f\tp50 %s  p90 %s  p99 %s  (min %d, max %d)\n",
+		s.Output.Mean, num(s.Output.P50), num(s.Output.P90), num(s.Output.P99), s.Output.Min, s.Output.Max)
+	if s.HashBlocks > 0 {
+		fmt.Fprintf(tw, "  prefix reuse\t%.1f %%\tof %d blocks seen earlier\n", 100*s.PrefixReuse, s.HashBlocks)
+	} else {
+		fmt.Fprintf(tw, "  prefix reuse\tn/a\tno hash ids in this format\n")
+	}
+	if st.TornLine > 0 {
+		fmt.Fprintf(tw, "  torn last line\t%d\tignored (the writer was interrupted)\n", st.TornLine)
+	}
+	if st.Skipped > 0 {
+		fmt.Fprintf(tw, "  skipped lines\t%d\tfirst: %s\n", st.Skipped, st.FirstSkipped)
+	}
+	return tw.Flush()
+}
+
+// rate prints a rate with three decimals (the README's precision), or four significant digits
+// for traces slower than one request a second, which three decimals would flatten.
+func rate(v float64) string {
+	if v >= 1 || v == 0 {
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// num prints an interpolated percentile without trailing noise: integers plainly, others with
+// two decimals.
+func num(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}
+
+func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
+	fs := flag.NewFlagSet("llmtap trace convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var from trace.Format
+	fs.Var(formatFlag{&from}, "from", "input format: auto, mooncake, records, payloads, azure or burstgpt")
+	to := fs.String("to", "", "output format (mooncake)")
+	roundMs := fs.Bool("round-ms", false, "write whole milliseconds (for tools that want integer timestamps)")
+	keepSessions := fs.Bool("keep-sessions", false, "write session_id and delay (off by default: AIPerf would append earlier turns to prompts that may already hold them)")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed lines instead of stopping at the first")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if *to != "mooncake" {
+		return 2, fmt.Errorf("--to %q: only mooncake is written", *to)
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return 2, errors.New("want IN and OUT")
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	reqs, info, err := trace.ReadFile(in, trace.Options{Format: from, SkipBad: *skipBad})
+	if err != nil {
+		return 1, err
+	}
+	// Replayers schedule from zero in arrival order; records are written in completion order.
+	trace.SortByTime(reqs)
+	trace.Rebase(reqs)
+	var maxID int64 = -1
+	for _, r := range reqs {
+		for _, id := range r.HashIDs {
+			maxID = max(maxID, id)
+		}
+	}
+	synth := trace.NewHashSynth(maxID + 1)
+	synthesized := 0
+	for i := range reqs {
+		if len(reqs[i].HashIDs) == 0 && reqs[i].InputLength > 0 {
+			synth.Assign(&reqs[i])
+			synthesized++
+		}
+	}
+	write := func(w io.Writer) error {
+		mw := trace.NewMooncakeWriter(w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
+		for _, r := range reqs {
+			if err := mw.Write(r); err != nil {
+				return err
+			}
+		}
+		return mw.Flush()
+	}
+	if out == "-" {
+		err = write(stdout)
+	} else {
+		err = writeFile0600(out, write)
+	}
+	if err != nil {
+		return 1, err
+	}
+	fmt.Fprintf(stderr, "llmtap trace convert: %d requests from %s (%s) to %s (mooncake); %d given synthetic hash ids",
+		len(reqs), in, info.Format, out, synthesized)
+	if info.Torn > 0 {
+		fmt.Fprintf(stderr, "; torn last line %d ignored", info.Torn)
+	}
+	if info.Skipped > 0 {
+		fmt.Fprintf(stderr, "; %d malformed lines skipped (first: %v)", info.Skipped, info.FirstSkipped)
+	}
+	fmt.Fprintln(stderr)
+	return 0, nil
+}
+
+// writeFile0600 writes a file through a temporary file in the same folder, renamed into place
+// when complete: the result has mode 0600 even when it replaces an existing file, and a failed
+// conversion leaves no half-written trace behind.
+func writeFile0600(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if err = write(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,129 @@
+package trace
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fastjson"
+)
+
+// mooncakeDecoder reads Mooncake / AIPerf mooncake_trace lines.
+type mooncakeDecoder struct {
+	p   fastjson.Parser
+	num []byte
+}
+
+func (d *mooncakeDecoder) decode(line []byte, req *Request) error {
+	o, err := jsonObject(&d.p, line)
+	if err != nil {
+		return err
+	}
+	var ok bool
+	if req.Timestamp, _, err = jsonOffset(&d.num, o, "timestamp", time.Millisecond); err != nil {
+		return err
+	}
+	if req.InputLength, ok, err = jsonCount(&d.num, o, "input_length"); err != nil {
+		return err
+	}
+	if !ok {
+		if present(o, "text_input") != nil || present(o, "messages") != nil {
+			return errFieldf("input_length", "missing (text_input and messages rows are not supported)")
+		}
+		return errFieldf("input_length", "missing")
+	}
+	if req.OutputLength, _, err = jsonCount(&d.num, o, "output_length"); err != nil {
+		return err
+	}
+	if req.HashIDs, err = jsonHashIDs(&d.num, o, "hash_ids"); err != nil {
+		return err
+	}
+	if req.SessionID, err = jsonString(o, "session_id"); err != nil {
+		return err
+	}
+	if req.Delay, _, err = jsonOffset(&d.num, o, "delay", time.Millisecond); err != nil {
+		return err
+	}
+	return nil
+}
+
+// WriterOptions configures a MooncakeWriter.
+type WriterOptions struct {
+	// RoundMs writes timestamps and delays as whole milliseconds, for consumers (older AIPerf
+	// releases, the original Mooncake tools) that take an integer. By default they are written
+	// exactly, with up to six fractional digits, which current AIPerf accepts.
+	RoundMs bool
+	// OmitSessions leaves session_id and delay out. AIPerf treats rows with a session as turns
+	// it appends the previous turns to, so traces whose prompts already contain the history
+	// (BurstGPT's conversation logs) should be written without them.
+	OmitSessions bool
+}
+
+// MooncakeWriter writes requests as Mooncake / AIPerf mooncake_trace JSONL: "timestamp" and
+// "delay" in milliseconds, "input_length", "output_length", "hash_ids" (always present, empty
+// when the request has none) and "session_id" when set. It buffers; call Flush at the end.
+type MooncakeWriter struct {
+	w   *bufio.Writer
+	opt WriterOptions
+	buf []byte
+}
+
+// NewMooncakeWriter returns a writer to w.
+func NewMooncakeWriter(w io.Writer, opt WriterOptions) *MooncakeWriter {
+	return &MooncakeWriter{w: bufio.NewWriterSize(w, 64<<10), opt: opt}
+}
+
+// Write writes one request. Negative timestamps or delays are an error: replayers schedule
+// from zero. Sort and rebase a records trace first (SortByTime, Rebase).
+func (w *MooncakeWriter) Write(r Request) error {
+	if r.Timestamp < 0 || r.Delay < 0 {
+		return fmt.Errorf("negative timestamp %v or delay %v", r.Timestamp, r.Delay)
+	}
+	if r.InputLength < 0 || r.OutputLength < 0 {
+		return errors.New("negative token count")
+	}
+	b := append(w.buf[:0], `{"timestamp": `...)
+	b = w.appendTime(b, r.Timestamp)
+	b = append(b, `, "input_length": `...)
+	b = strconv.AppendInt(b, int64(r.InputLength), 10)
+	b = append(b, `, "output_length": `...)
+	b = strconv.AppendInt(b, int64(r.OutputLength), 10)
+	b = append(b, `, "hash_ids": [`...)
+	for i, id := range r.HashIDs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	b = append(b, ']')
+	if !w.opt.OmitSessions && r.SessionID != "" {
+		s, err := json.Marshal(r.SessionID)
+		if err != nil {
+			return err
+		}
+		b = append(b, `, "session_id": `...)
+		b = append(b, s...)
+		if r.Delay > 0 {
+			b = append(b, `, "delay": `...)
+			b = w.appendTime(b, r.Delay)
+		}
+	}
+	b = append(b, "}\n"...)
+	w.buf = b
+	_, err := w.w.Write(b)
+	return err
+}
+
+func (w *MooncakeWriter) appendTime(b []byte, d time.Duration) []byte {
+	if w.opt.RoundMs {
+		return strconv.AppendInt(b, int64(d.Round(time.Millisecond)/time.Millisecond), 10)
+	}
+	return appendMs(b, d)
+}
+
+// Flush writes buffered lines to the underlying writer.
+func (w *MooncakeWriter) Flush() error { return w.w.Flush() }

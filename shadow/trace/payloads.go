@@ -1,0 +1,88 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// payloadLine is one line of a payload file (see the package documentation). Numbers are
+// kept as text so they parse exactly and with the same rules as every other format.
+type payloadLine struct {
+	TimestampMs  *json.Number    `json:"timestamp_ms"`
+	RequestID    string          `json:"request_id"`
+	Path         string          `json:"path"`
+	InputTokens  *json.Number    `json:"input_tokens"`
+	OutputTokens *json.Number    `json:"output_tokens"`
+	Payload      json.RawMessage `json:"payload"`
+}
+
+// payloadBody is what the reader looks at inside a request body.
+type payloadBody struct {
+	Model               string       `json:"model"`
+	MaxCompletionTokens *json.Number `json:"max_completion_tokens"`
+	MaxTokens           *json.Number `json:"max_tokens"`
+}
+
+// payloadsDecoder reads payload files. It uses encoding/json rather than fastjson because the
+// body must be handed over byte for byte, which json.RawMessage does.
+type payloadsDecoder struct{}
+
+func (payloadsDecoder) decode(line []byte, req *Request) error {
+	var pl payloadLine
+	if err := json.Unmarshal(line, &pl); err != nil {
+		return jsonError(err)
+	}
+	if pl.TimestampMs == nil {
+		return errFieldf("timestamp_ms", "missing")
+	}
+	var err error
+	if req.Timestamp, err = parseOffset([]byte(pl.TimestampMs.String()), time.Millisecond); err != nil {
+		return errField("timestamp_ms", err)
+	}
+	body := bytes.TrimSpace(pl.Payload)
+	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
+		return errFieldf("payload", "missing")
+	}
+	if body[0] != '{' {
+		return errFieldf("payload", "want a JSON object (the request body)")
+	}
+	var pb payloadBody
+	if err := json.Unmarshal(body, &pb); err != nil {
+		return errField("payload", jsonError(err))
+	}
+	req.Payload, req.Path, req.Model = body, pl.Path, pb.Model
+	if pl.InputTokens != nil {
+		if req.InputLength, err = parseCount([]byte(pl.InputTokens.String())); err != nil {
+			return errField("input_tokens", err)
+		}
+	}
+	out, field := pl.OutputTokens, "output_tokens"
+	if out == nil {
+		out, field = pb.MaxCompletionTokens, "payload.max_completion_tokens"
+	}
+	if out == nil {
+		out, field = pb.MaxTokens, "payload.max_tokens"
+	}
+	if out != nil {
+		if req.OutputLength, err = parseCount([]byte(out.String())); err != nil {
+			return errField(field, err)
+		}
+	}
+	return nil
+}
+
+// jsonError turns encoding/json's errors into a field error where it names a field.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return errFieldf(te.Field, "want %s, got JSON %s", te.Type, te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Errorf("not valid JSON: %v", se)
+	}
+	return err
+}
