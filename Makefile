@@ -6,7 +6,7 @@ BIN       ?= bin/llmtap
 FUZZTIME  ?= 5s
 CADDY_VERSION := $(shell sed -n 's/.*"caddy_version": *"\([^"]*\)".*/\1/p' xcaddy.json)
 
-.PHONY: help build xcaddy test vet fmt-check unit fuzz-smoke demo-smoke fuzz bench demo clean
+.PHONY: help build xcaddy tools test vet fmt-check unit fuzz-smoke demo-smoke fuzz bench bench-proxy demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -19,7 +19,11 @@ xcaddy: ## build a stock Caddy with the plugin through xcaddy, as plugin users d
 		--with github.com/llmtap/llmtap@v0.0.0=./ --output bin/caddy-llmtap
 	bin/caddy-llmtap list-modules | grep llmtap
 
-test: vet fmt-check unit fuzz-smoke demo-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo
+tools: ## what the end-to-end tests need: Ollama v0.6.5 (go install, cached) and the npm openai package
+	@./bench/ollama.sh --install-only
+	cd e2e/node && npm ci --no-audit --no-fund
+
+test: tools vet fmt-check unit fuzz-smoke demo-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo
 
 vet: ## go vet
 	$(GO) vet ./...
@@ -41,6 +45,9 @@ fuzz: ## longer fuzzing (FUZZTIME=10m make fuzz)
 
 bench: ## micro-benchmarks of the hot paths (figures go to BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./telemetry/... ./shadow/...
+
+bench-proxy: ## proxy overhead: plain Caddy vs Caddy with llmtap on loopback (PROFILE=1 adds pprof)
+	@./bench/proxy.sh $(ARGS)
 
 demo: ## the two-minute tour: mock server, Caddy with llmtap, load, a summary table
 	$(GO) run ./cmd/llmtap demo

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -26,6 +25,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	_ "github.com/llmtap/llmtap/caddyfile"
 
+	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -37,6 +37,7 @@ import (
 // API on its own loopback port.
 const demoConfig = `{
 	admin %s
+	default_bind 127.0.0.1
 	auto_https off
 	persist_config off
 	log {
@@ -92,11 +93,11 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	defer stopMock()
 
 	// 2. Caddy with llmtap in front of it.
-	proxyAddr, err := freeAddr()
+	proxyAddr, err := loopback.FreeAddr()
 	if err != nil {
 		return 1, err
 	}
-	adminAddr, err := freeAddr()
+	adminAddr, err := loopback.FreeAddr()
 	if err != nil {
 		return 1, err
 	}
@@ -269,16 +270,6 @@ func get(url string) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
 	}
 	return b, nil
-}
-
-// freeAddr returns a loopback address with a port free at the time of the call.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 type sinkFunc func(r *record.Record)

@@ -86,10 +86,13 @@ type summaryBody struct {
 	// RecordsDropped counts records lost because the record pipeline's queue was full: the
 	// requests passed, but their measurements are missing from the summary.
 	RecordsDropped uint64 `json:"records_dropped"`
+	// RecorderDropped counts measured requests the recorder could not write to its files
+	// because its queue was full: they are in the summary but missing from the recording.
+	RecorderDropped uint64 `json:"recorder_dropped"`
 	// Summary holds the per-group statistics in AIPerf's layout.
 	Summary stats.Summary `json:"summary"`
 }
 
 func summaryDoc(t *tap.Tap) summaryBody {
-	return summaryBody{InFlight: t.InFlight(), RecordsDropped: t.Dropped(), Summary: t.Stats().Summary()}
+	return summaryBody{InFlight: t.InFlight(), RecordsDropped: t.Dropped(), RecorderDropped: RecorderDropped(), Summary: t.Stats().Summary()}
 }

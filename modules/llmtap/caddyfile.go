@@ -16,10 +16,14 @@ import (
 //	    max_event_size    <size>
 //	    max_request_body  <size>
 //	    max_response_body <size>
+//	    inject_usage
+//	    record            [<dir>] { … }   # see parseRecord in record.go
 //	}
 //
-// Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes. Every subdirective is
-// optional; `llmtap` alone measures with the defaults.
+// Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes. inject_usage takes no
+// value: present, it turns on usage injection for streaming chat completions (see
+// Handler.InjectUsage). Every subdirective is optional; `llmtap` alone measures with the
+// defaults.
 func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	d.Next() // consume the directive name
 	if d.NextArg() {
@@ -56,8 +60,19 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.MaxResponseBody = n
+		case "inject_usage":
+			if d.NextArg() {
+				return d.Errf("inject_usage takes no value, got %q", d.Val())
+			}
+			h.InjectUsage = true
+		case "record":
+			rc, err := parseRecord(d)
+			if err != nil {
+				return err
+			}
+			h.Record = rc
 		default:
-			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body or max_response_body", opt)
+			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage or record", opt)
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package llmtap_test
 
 import (
+	"github.com/llmtap/llmtap/internal/loopback"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -218,7 +220,7 @@ type site struct {
 // sites (listening on addrs).
 func caddyfileFor(admin, globals string, addrs []string, sites []site) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "{\n\tadmin %s\n\tauto_https off\n\tpersist_config off\n\tstorage file_system %s\n\tlog {\n\t\tlevel ERROR\n\t}\n%s\n}\n",
+	fmt.Fprintf(&b, "{\n\tadmin %s\n\tdefault_bind 127.0.0.1\n\tauto_https off\n\tpersist_config off\n\tstorage file_system %s\n\tlog {\n\t\tlevel ERROR\n\t}\n%s\n}\n",
 		admin, storageDir, globals)
 	for i, s := range sites {
 		fmt.Fprintf(&b, "\nhttp://%s {\n%s\n}\n", addrs[i], s.body)
@@ -255,12 +257,11 @@ func loadProxy(t *testing.T, globals string, sites ...site) (*proxy, string) {
 // freeAddr returns a loopback address whose port was free a moment ago.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := loopback.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // chatBody is a chat completion request for maxTokens tokens.

@@ -32,6 +32,7 @@ func acquireEngine(logger *zap.Logger) (*engine, error) {
 	}
 	e := &engine{tap: tap.New(tap.Options{})}
 	e.tap.AddSink(metricsSink{})
+	e.tap.AddSink(recordSink{})
 	current.Store(e)
 	logger.Debug("llmtap measurement engine started")
 	return e, nil

@@ -52,9 +52,27 @@ type Handler struct {
 	// usage and content. Larger bodies pass unchanged but are timed only. Default: 4 MiB.
 	MaxResponseBody int `json:"max_response_body,omitempty"`
 
-	tap    *tap.Tap
-	meters *meter.Pool
-	logger *zap.Logger
+	// InjectUsage makes streaming OpenAI chat completions report the server's token count
+	// even when the client did not ask for it. A POST to a …/chat/completions path whose JSON
+	// body (at most max_request_body bytes) streams without stream_options.include_usage is
+	// forwarded with "include_usage": true added (its Content-Length updated, every other
+	// byte unchanged), and the usage-only chunk the server then sends before data: [DONE] is
+	// measured but removed from the response, so the client receives what it would have
+	// received without llmtap. The record's output_tokens_source is then "usage" instead of
+	// "tokenizer". Requests that ask for usage themselves, do not stream, or cannot be read
+	// within max_request_body pass unchanged. Legacy completions are left alone: some servers
+	// (Ollama) change every chunk when include_usage is set, which the client would see.
+	// Default: off.
+	InjectUsage bool `json:"inject_usage,omitempty"`
+
+	// Record writes the measured requests to files (records, an AIPerf/Mooncake trace and,
+	// opt-in, the request bodies) for replay; see RecordConfig. Default: not recorded.
+	Record *RecordConfig `json:"record,omitempty"`
+
+	tap       *tap.Tap
+	meters    *meter.Pool
+	logger    *zap.Logger
+	recording *recording
 }
 
 // CaddyModule returns the Caddy module information.
@@ -83,7 +101,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
-	return nil
+	return h.provisionRecording(ctx)
 }
 
 // Validate checks the configuration.
@@ -110,6 +128,7 @@ func (h *Handler) Cleanup() error {
 	if h.tap != nil {
 		releaseEngine()
 	}
+	h.releaseRecording() // after the engine, whose last release drains records into it
 	return nil
 }
 
@@ -123,10 +142,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		rec.RequestID = newRequestID()
 	}
 	rec.Class = record.ClassLive
+	h.recording.tag(r, rec)
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 
+	w, endInject, original := h.injectUsage(w, r, m.MaxRequestBody())
+	defer endInject()
+
 	var body *captureBody
-	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+	if original != nil {
+		// The upstream reads the rewritten body; what is measured and recorded is the body
+		// the client sent.
+		body = &captureBody{buf: original}
+	} else if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 		limit := m.MaxRequestBody()
 		initial := limit
 		if r.ContentLength > 0 && r.ContentLength < int64(initial) {

@@ -163,6 +163,8 @@ func (r *runner) progress() (stop func()) {
 // openLoop releases each request at its intended time and hands it off without waiting for it.
 func (r *runner) openLoop(ctx context.Context) {
 	pacer := NewPacer(r.cfg.SpinThreshold)
+	w := newWorkers(&r.wg)
+	defer w.stop()
 	for n := 0; r.cfg.MaxRequests <= 0 || n < r.cfg.MaxRequests; n++ {
 		at := r.cfg.Arrivals.Next()
 		if at == End || (r.cfg.Duration > 0 && at >= r.cfg.Duration) {
@@ -178,7 +180,7 @@ func (r *runner) openLoop(ctx context.Context) {
 		case r.q != nil:
 			switch r.q.admit(st) {
 			case admitted:
-				r.wg.Go(func() { r.sendQueued(ctx, st) })
+				w.run(func() { r.sendQueued(ctx, st) })
 			case queued:
 				r.queued.Add(1)
 			case refused:
@@ -189,7 +191,7 @@ func (r *runner) openLoop(ctx context.Context) {
 		default:
 			// Counted here rather than in the goroutine, so the next arrival's check is exact.
 			r.inFlight.Add(1)
-			r.wg.Go(func() {
+			w.run(func() {
 				defer r.inFlight.Add(-1)
 				r.do(ctx, st)
 			})

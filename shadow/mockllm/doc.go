@@ -22,4 +22,10 @@
 //	data: [DONE]
 //
 // (Events are separated by blank lines on the wire.)
+//
+// POST /v1/messages answers Anthropic's Messages API on the same schedule:
+// message_start, content_block_start, a content_block_delta (text_delta)
+// per chunk, content_block_stop, message_delta with the cumulative
+// usage.output_tokens, message_stop; or one message body when not
+// streaming.
 package mockllm

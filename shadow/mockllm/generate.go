@@ -35,6 +35,7 @@ type responder struct {
 	sched schedule
 	timer *time.Timer
 
+	ep        endpoint // the route being answered, for the error body's shape
 	tracing   bool
 	trace     Trace
 	committed bool // the trace is stored; nothing more is recorded
@@ -104,6 +105,7 @@ func (s *Server) generate(w http.ResponseWriter, hr *http.Request, ep endpoint, 
 // serve reads, checks and answers one request.
 func (r *responder) serve(hr *http.Request, ep endpoint, id string) {
 	s, cfg := r.s, &r.s.cfg
+	r.ep = ep
 	r.body.Reset()
 	if _, err := r.body.ReadFrom(http.MaxBytesReader(r.w, hr.Body, maxBodyBytes)); err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -117,6 +119,9 @@ func (r *responder) serve(hr *http.Request, ep endpoint, id string) {
 	var lim limits
 	if err == nil {
 		lim, err = req.limits(cfg)
+	}
+	if ep == messagesEndpoint {
+		lim.n = 1 // the Messages API has no n
 	}
 	prompt := 0
 	if err == nil {
@@ -146,9 +151,17 @@ func (r *responder) serve(hr *http.Request, ep endpoint, id string) {
 		model = cfg.Model
 	}
 	r.sched.reset(cfg, r.rng)
-	if req.Stream {
+	switch {
+	case req.Stream && ep == messagesEndpoint:
+		s.streams.Add(1)
+		r.messagesStream(id, model, prompt)
+		return
+	case req.Stream:
 		s.streams.Add(1)
 		r.stream(ep, id, model, prompt, req.includeUsage(cfg.Usage))
+		return
+	case ep == messagesEndpoint:
+		r.messagesUnary(id, model, prompt)
 		return
 	}
 	r.unary(ep, id, model, prompt, cfg.Usage != UsageNever)
@@ -163,6 +176,12 @@ func (r *responder) fail(status int, typ, message string) {
 		r.trace.Status = status
 		r.mark(KindError, 0, 0, r.arrived)
 		r.commit()
+	}
+	if r.ep == messagesEndpoint {
+		r.w.Header().Set("Content-Type", "application/json")
+		r.w.WriteHeader(status)
+		r.w.Write(appendAnthropicError(nil, anthropicErrorType(status), message))
+		return
 	}
 	writeError(r.w, status, typ, message)
 }

@@ -16,14 +16,16 @@ type endpoint uint8
 const (
 	chatEndpoint       endpoint = iota // POST /v1/chat/completions
 	completionEndpoint                 // POST /v1/completions
+	messagesEndpoint                   // POST /v1/messages (Anthropic's Messages API)
 )
 
-// request is the part of an OpenAI chat or completions body the mock
-// honours. Everything else (temperature, stop, tools…) is accepted and
+// request is the part of an OpenAI chat or completions body, or of an
+// Anthropic Messages body, the mock honours. Everything else (temperature, stop, tools…) is accepted and
 // ignored, as a mock cannot act on it.
 type request struct {
 	Model               string          `json:"model"`
 	Messages            []message       `json:"messages"`
+	System              json.RawMessage `json:"system"` // Anthropic: a string or text blocks
 	Prompt              json.RawMessage `json:"prompt"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options"`
@@ -75,7 +77,7 @@ func parseRequest(body []byte, ep endpoint) (*request, error) {
 		return nil, badRequest("decoding JSON body: %v", err)
 	}
 	switch ep {
-	case chatEndpoint:
+	case chatEndpoint, messagesEndpoint:
 		if len(req.Messages) == 0 {
 			return nil, badRequest("messages: at least one message is required")
 		}
@@ -131,7 +133,8 @@ func (req *request) includeUsage(mode UsageMode) bool {
 
 // promptTokens counts the prompt with counter. Chat prompts are the texts
 // of all messages (string contents and the text parts of array contents),
-// counted without a chat template; completions prompts are a string, an
+// counted without a chat template, and for Anthropic's Messages API the
+// system prompt too; completions prompts are a string, an
 // array of one string, or an array of token ids (counted as they are).
 func (req *request) promptTokens(ep endpoint, counter PromptCounter) (int, error) {
 	count := func(s string) int {
@@ -145,27 +148,46 @@ func (req *request) promptTokens(ep endpoint, counter PromptCounter) (int, error
 		return countPrompt(req.Prompt, count)
 	}
 	total := 0
+	if ep == messagesEndpoint && len(bytes.TrimSpace(req.System)) > 0 {
+		n, err := contentTokens(req.System, count)
+		if err != nil {
+			return 0, badRequest("system: %v", err)
+		}
+		total += n
+	}
 	for i, m := range req.Messages {
-		c := bytes.TrimSpace(m.Content)
-		if len(c) == 0 || c[0] == 'n' { // absent or null (assistant tool calls)
-			continue
+		n, err := contentTokens(m.Content, count)
+		if err != nil {
+			return 0, badRequest("messages[%d].content: %v", i, err)
 		}
-		if c[0] == '"' {
-			var s string
-			if err := json.Unmarshal(c, &s); err != nil {
-				return 0, badRequest("messages[%d].content: %v", i, err)
-			}
-			total += count(s)
-			continue
+		total += n
+	}
+	return total, nil
+}
+
+// contentTokens counts a message content: a string, or an array of parts
+// (OpenAI) or blocks (Anthropic) of which the text ones count. Absent and
+// null contents (assistant tool calls) count nothing.
+func contentTokens(raw json.RawMessage, count func(string) int) (int, error) {
+	c := bytes.TrimSpace(raw)
+	if len(c) == 0 || c[0] == 'n' {
+		return 0, nil
+	}
+	if c[0] == '"' {
+		var s string
+		if err := json.Unmarshal(c, &s); err != nil {
+			return 0, err
 		}
-		var parts []contentPart
-		if err := json.Unmarshal(c, &parts); err != nil {
-			return 0, badRequest("messages[%d].content: must be a string or an array of parts: %v", i, err)
-		}
-		for _, p := range parts {
-			if p.Type == "text" {
-				total += count(p.Text)
-			}
+		return count(s), nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(c, &parts); err != nil {
+		return 0, fmt.Errorf("must be a string or an array of parts: %v", err)
+	}
+	total := 0
+	for _, p := range parts {
+		if p.Type == "text" {
+			total += count(p.Text)
 		}
 	}
 	return total, nil

@@ -12,11 +12,12 @@ import (
 	"time"
 )
 
-// Server is an OpenAI-compatible mock inference server. It implements
+// Server is an OpenAI-compatible (and Anthropic Messages) mock inference server. It implements
 // http.Handler with these routes:
 //
 //	POST /v1/chat/completions   chat, streaming (SSE) or not, n choices
 //	POST /v1/completions        legacy completions, streaming or not
+//	POST /v1/messages           Anthropic's Messages API, streaming or not
 //	GET  /v1/models             the configured model
 //	GET  /health                200, empty body (vLLM's health route)
 //
@@ -107,6 +108,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/completions":
 		if s.allow(w, r, http.MethodPost) {
 			s.generate(w, r, completionEndpoint, arrived)
+		}
+	case "/v1/messages":
+		if s.allow(w, r, http.MethodPost) {
+			s.generate(w, r, messagesEndpoint, arrived)
 		}
 	case "/v1/models":
 		if s.allow(w, r, http.MethodGet) {

@@ -10,6 +10,7 @@ import (
 const (
 	KindHeaders   = "headers"   // status line and headers flushed (streams only)
 	KindRole      = "role"      // role-only chat chunk
+	KindStart     = "start"     // Anthropic message_start or content_block_start
 	KindReasoning = "reasoning" // delta.reasoning_content chunk
 	KindContent   = "content"   // delta.content (chat) or text (completions) chunk
 	KindFinish    = "finish"    // empty delta with finish_reason

@@ -103,6 +103,13 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	}
 	r.RequestBody = m.reqBody // parsed by Finalize
 
+	// A client that closes as soon as it has read the end of the stream (the OpenAI SDKs stop
+	// at [DONE]) may do so before the proxy finished its own bookkeeping: that response was
+	// complete, not canceled.
+	if failure == record.ErrCanceled && r.Stream && (m.sawDone || res.Ended) {
+		failure, errMsg = "", ""
+	}
+
 	// The error class, most specific first.
 	switch {
 	case failure != "":
@@ -125,7 +132,8 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 // Finalize completes a record returned by Finish: it reads the request body (model, prompt),
 // counts tokens the server did not report with the tokenizer, and derives ITL. It is the
 // expensive part of measuring and runs off the request path. The request body was already
-// bounded when it was captured, so the whole prompt it holds is counted.
+// bounded when it was captured, so the whole prompt it holds is counted. It leaves RequestBody
+// in place for the sinks; the record pipeline clears it after them.
 func Finalize(r *record.Record) {
 	if len(r.RequestBody) > 0 {
 		req := decode.ParseRequestFor(r.API, r.RequestBody, len(r.RequestBody))
@@ -138,7 +146,8 @@ func Finalize(r *record.Record) {
 			}
 		}
 	}
-	r.RequestBody = nil
+	// The request body stays on the record for the sinks (the recorder writes payloads and
+	// hashes the prompt); the pipeline drops it once they have run.
 	if r.OutputTokensSource == record.SourceTokenizer && r.OutputTokens < 0 {
 		n, err := tokens.Count(r.OutputText)
 		if err != nil {

@@ -392,3 +392,17 @@ func BenchmarkMeterChatStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 }
+
+func TestCancelAfterTheEndIsNotAFailure(t *testing.T) {
+	done := "data: [DONE]\n\n"
+	r := feed("/v1/chat/completions", 200, "text/event-stream",
+		[]string{chunk(`{"content":"a"}`), chunk(`{"content":"b"}`), done}, []float64{10, 20, 21}, record.ErrCanceled)
+	if r.Error != "" {
+		t.Fatalf("error %q for a stream whose [DONE] arrived before the client left", r.Error)
+	}
+	r = feed("/v1/chat/completions", 200, "text/event-stream",
+		[]string{chunk(`{"content":"a"}`)}, []float64{10}, record.ErrCanceled)
+	if r.Error != record.ErrCanceled {
+		t.Fatalf("error %q for a stream the client left mid-way, want client_canceled", r.Error)
+	}
+}

@@ -140,5 +140,8 @@ func (p *Pipeline) handle(r *record.Record) {
 		s.Consume(r)
 	}
 	p.mu.RUnlock()
+	// The request body is for the sinks only (a recorder keeps its own reference); dropping it
+	// here keeps the ring of recent records from holding up to a body per record.
+	r.RequestBody = nil
 	p.processed.Add(1)
 }

@@ -48,6 +48,9 @@ type Record struct {
 	ErrorMsg  string    `json:"error_message,omitempty"`
 	Finish    string    `json:"finish_reason,omitempty"`
 	Start     time.Time `json:"start"`
+	// SessionID is the value of the header the recorder was told groups a conversation's
+	// turns (record's session_header), cut to 256 bytes; empty when none is configured.
+	SessionID string `json:"session_id,omitempty"`
 
 	HeadersMs        *float64  `json:"headers_ms"`
 	TTFTMs           *float64  `json:"ttft_ms"`
@@ -83,11 +86,15 @@ type Record struct {
 	ToolCalls     bool  `json:"tool_calls,omitempty"`
 	Bytes         int64 `json:"bytes"`
 
-	// OutputText, ReasoningText and RequestBody hold what the tokenizer counts until the record
-	// is finalized off the request path; they are never serialized.
+	// OutputText and ReasoningText hold what the tokenizer counts until the record is
+	// finalized off the request path; RequestBody (the captured request body) lasts until the
+	// pipeline's sinks have seen the record. They are never serialized.
 	OutputText    []byte `json:"-"`
 	ReasoningText []byte `json:"-"`
 	RequestBody   []byte `json:"-"`
+	// RecordTo names the recorder (its folder) that writes this record to disk; empty when the
+	// request is not recorded. It is routing, never serialized.
+	RecordTo string `json:"-"`
 }
 
 // ServerTimings are a server's own figures for one response, in float milliseconds.

@@ -43,6 +43,21 @@ func Count(text []byte) (int, error) {
 	return codec.Count(string(text))
 }
 
+// IDs returns the o200k_base token ids of text, for callers that need more than a count (the
+// recorder hashes prompts in blocks of tokens). It allocates the token strings too (the
+// tokenizer's only encoding call returns both), so use Count when the number is enough.
+func IDs(text []byte) ([]uint, error) {
+	if len(text) == 0 {
+		return nil, nil
+	}
+	once.Do(load)
+	if err != nil {
+		return nil, err
+	}
+	ids, _, err := codec.Encode(string(text))
+	return ids, err
+}
+
 // Warm loads the vocabulary now so the first count does not pay for it.
 func Warm() error {
 	once.Do(load)

@@ -36,3 +36,23 @@ func BenchmarkCount(b *testing.B) {
 		}
 	}
 }
+
+// TestIDsAgreeWithCount checks that IDs returns one id per counted token, and that a shared
+// prefix of words gives the same leading ids (which the recorder's prefix hashing relies on).
+func TestIDsAgreeWithCount(t *testing.T) {
+	for _, text := range []string{"", "Once upon a time", "caf\xc3", "hello world, hello world"} {
+		ids, err := IDs([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := Count([]byte(text))
+		if len(ids) != n {
+			t.Errorf("%q: %d ids, Count says %d", text, len(ids), n)
+		}
+	}
+	a, _ := IDs([]byte("The lighthouse keeper lit the lamp. Then"))
+	b, _ := IDs([]byte("The lighthouse keeper lit the lamp. Later"))
+	if len(a) < 3 || a[0] != b[0] || a[1] != b[1] {
+		t.Errorf("a shared prefix tokenized differently: %v vs %v", a, b)
+	}
+}

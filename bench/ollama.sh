@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Ollama v0.6.5 serving the tiny stories260K model on loopback, for llmtap's end-to-end tests.
+#
+#   bench/ollama.sh --install-only   install ollama v0.6.5 into $(go env GOPATH)/bin unless it is
+#                                    there already (cgo: needs gcc and g++; about 3-5 min on 2 cores)
+#   bench/ollama.sh start DIR        install if needed, serve on a free 127.0.0.1 port with HOME and
+#                                    OLLAMA_MODELS under DIR, create the model stories260k; prints
+#                                    OLLAMA_HOST=127.0.0.1:PORT and writes DIR/pid, DIR/host
+#   bench/ollama.sh stop DIR         stop the server started in DIR (by its PID)
+#
+# The model comes from the project's shared folder: $LLMTAP_SHARED, else ../shared next to the
+# repository. Nothing is downloaded at run time except the Go module on first install.
+set -euo pipefail
+
+version=v0.6.5
+bin="$(go env GOPATH)/bin/ollama"
+
+installed() {
+  [ -x "$bin" ] && go version -m "$bin" 2>/dev/null | grep -Eq "^[[:space:]]*mod[[:space:]]+github.com/ollama/ollama[[:space:]]+$version[[:space:]]"
+}
+
+install() {
+  if installed; then return 0; fi
+  if ! command -v gcc >/dev/null || ! command -v g++ >/dev/null; then
+    echo "ollama.sh: installing gcc/g++ (ollama is built with cgo)" >&2
+    sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq gcc g++ >&2
+  fi
+  echo "ollama.sh: go install github.com/ollama/ollama@$version (a few minutes, once)" >&2
+  start=$(date +%s)
+  CGO_ENABLED=1 go install "github.com/ollama/ollama@$version" >&2
+  echo "ollama.sh: built in $(( $(date +%s) - start ))s: $bin" >&2
+  installed || { echo "ollama.sh: $bin is not ollama $version after go install" >&2; exit 1; }
+}
+
+shared() {
+  if [ -n "${LLMTAP_SHARED:-}" ]; then echo "$LLMTAP_SHARED"; return; fi
+  echo "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)/../shared"
+}
+
+# freeport prints a loopback port nothing answers on (bounded tries), below Linux's ephemeral
+# range (32768+) so that no client socket of another process holds it. Another process may
+# still take it before ollama binds it: start then tries again with another port.
+freeport() {
+  for _ in $(seq 1 50); do
+    p=$(( 20000 + RANDOM % 12000 ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  echo "ollama.sh: no free port found" >&2; exit 1
+}
+
+start() {
+  dir=$1
+  install
+  model="$(shared)/models/stories260K.gguf"
+  [ -r "$model" ] || { echo "ollama.sh: model not found at $model (set LLMTAP_SHARED)" >&2; exit 1; }
+  mkdir -p "$dir/home" "$dir/models"
+  export HOME="$dir/home" OLLAMA_MODELS="$dir/models"
+  for attempt in 1 2 3; do
+    host="127.0.0.1:$(freeport)"
+    export OLLAMA_HOST="$host"
+    # setsid: the server and the runners it spawns form one process group, stopped together.
+    setsid "$bin" serve >"$dir/serve.log" 2>&1 </dev/null &
+    echo $! >"$dir/pid"
+    echo "$host" >"$dir/host"
+    for _ in $(seq 1 300); do
+      if curl -sf "http://$host/api/version" >/dev/null; then break 2; fi
+      kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
+      sleep 0.1
+    done
+    if grep -q 'address already in use' "$dir/serve.log" && [ $attempt -lt 3 ]; then
+      stop "$dir"; continue
+    fi
+    echo "ollama.sh: ollama serve did not answer on $host:" >&2; cat "$dir/serve.log" >&2; stop "$dir"; exit 1
+  done
+  printf 'FROM %s\nPARAMETER num_ctx 512\n' "$(realpath "$model")" >"$dir/Modelfile"
+  "$bin" create stories260k -f "$dir/Modelfile" >"$dir/create.log" 2>&1 || {
+    echo "ollama.sh: creating the model failed:" >&2; cat "$dir/create.log" >&2; stop "$dir"; exit 1; }
+  echo "OLLAMA_HOST=$host"
+}
+
+stop() {
+  dir=$1
+  [ -f "$dir/pid" ] || return 0
+  pid=$(cat "$dir/pid")
+  # The whole group: ollama serve and its runner subprocesses.
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -f "$dir/pid"
+}
+
+case "${1:-}" in
+  --install-only) install; echo "$bin" ;;
+  start) [ $# -eq 2 ] || { echo "usage: $0 start DIR" >&2; exit 2; }; start "$2" ;;
+  stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop "$2" ;;
+  *) echo "usage: $0 --install-only | start DIR | stop DIR" >&2; exit 2 ;;
+esac

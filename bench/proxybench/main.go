@@ -1,0 +1,143 @@
+// Command proxybench measures what llmtap costs a Caddy reverse proxy, on loopback, against the
+// llmtap mock inference server: the same binary (bin/llmtap) runs as plain Caddy and as Caddy
+// with llmtap measuring, each a separate process, and the bench drives both — and the mock
+// directly — with closed-loop load, interleaved (A B C, C B A, …) so that drifting background
+// load on a shared machine hits every variant alike. Every figure is reported as the median over
+// the repetitions and as the median of per-repetition ratios to plain Caddy.
+//
+// Proxy CPU time comes from /proc/<pid>/stat (utime+stime) around each run, memory from
+// /proc/<pid>/status and the proxy's own runtime figures (expvar on Caddy's admin listener),
+// client-observed TTFT from the bench's own clock (request sent → first body byte).
+//
+// Run it through bench/proxy.sh (or `make bench-proxy`), which builds the binary first.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// variant is one way of reaching the mock: directly, or through a proxy whose site block holds
+// snippet before reverse_proxy.
+type variant struct {
+	name    string
+	snippet string
+}
+
+// builtinVariants are the configurations the bench knows by name: plain Caddy, llmtap
+// measuring, and llmtap also recording (records only; records and trace, the default; and
+// request payloads as well). -variant adds any other, such as shadow load at a fixed rate
+// beside the measured traffic once its directive exists.
+var builtinVariants = []variant{
+	{name: "direct"},
+	{name: "caddy"},
+	{name: "llmtap", snippet: "llmtap"},
+	// Diagnostic: events framed and timed but their JSON not decoded (the "unknown" API), to
+	// split llmtap's cost between the decoder and everything else.
+	{name: "llmtap-timing-only", snippet: "llmtap {\n\t\tapi unknown\n\t}"},
+	{name: "llmtap-records", snippet: "llmtap {\n\t\trecord {dir}/rec {\n\t\t\tfiles records\n\t\t}\n\t}"},
+	{name: "llmtap-trace", snippet: "llmtap {\n\t\trecord {dir}/rec\n\t}"},
+	{name: "llmtap-payloads", snippet: "llmtap {\n\t\trecord {dir}/rec {\n\t\t\tpayloads\n\t\t}\n\t}"},
+}
+
+// scenario is one kind of load.
+type scenario struct {
+	name     string
+	upstream string
+	stream   bool
+	conc     int
+	what     string
+}
+
+type options struct {
+	bin          string
+	reps         int
+	duration     time.Duration
+	warmup       time.Duration
+	variants     []variant
+	scenarios    []string
+	satConc      int
+	tokens       int
+	idleStreams  int
+	idleReps     int
+	profileDir   string
+	profileTime  time.Duration
+	out          string
+	portBase     int
+	extraVariant multiFlag
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ", ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func main() {
+	var o options
+	var variants, scenarios string
+	flag.StringVar(&o.bin, "bin", "bin/llmtap", "the llmtap binary: runs the mock and every proxy variant")
+	flag.IntVar(&o.reps, "reps", 5, "repetitions of each scenario per variant")
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of one run (requests in flight at the end complete and count)")
+	flag.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "warm-up run per scenario and variant before the measured repetitions")
+	flag.StringVar(&variants, "variants", "direct,caddy,llmtap", "variants to compare, in order: direct, caddy, llmtap, llmtap-timing-only, llmtap-records, llmtap-trace, llmtap-payloads, or a -variant name")
+	flag.Var(&o.extraVariant, "variant", "extra variant as name=snippet: the Caddyfile lines put before reverse_proxy ({dir} is the variant's folder); repeatable")
+	flag.StringVar(&scenarios, "scenarios", "stream-sat,stream-64,stream-256,unary-sat,idle", "scenarios to run")
+	flag.IntVar(&o.satConc, "sat-conc", 64, "concurrent requests of the saturation scenarios")
+	flag.IntVar(&o.tokens, "tokens", 128, "output tokens per response")
+	flag.IntVar(&o.idleStreams, "idle-streams", 2000, "open idle streams in the memory scenario")
+	flag.IntVar(&o.idleReps, "idle-reps", 3, "repetitions of the memory scenario (a fresh proxy process each)")
+	flag.StringVar(&o.profileDir, "profile", "", "after the runs, take CPU and allocation profiles of each proxy under stream-sat load into this folder")
+	flag.DurationVar(&o.profileTime, "profile-time", 8*time.Second, "length of the CPU profile")
+	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	flag.IntVar(&o.portBase, "port-base", 19100, "first of the loopback ports used (about 100 above it)")
+	flag.Parse()
+
+	known := slices.Clone(builtinVariants)
+	for _, ev := range o.extraVariant {
+		name, snippet, ok := strings.Cut(ev, "=")
+		if !ok || name == "" {
+			fatalf("-variant %q: want name=snippet", ev)
+		}
+		known = append(known, variant{name: name, snippet: snippet})
+	}
+	for _, name := range strings.Split(variants, ",") {
+		i := slices.IndexFunc(known, func(v variant) bool { return v.name == name })
+		if i < 0 {
+			fatalf("unknown variant %q", name)
+		}
+		o.variants = append(o.variants, known[i])
+	}
+	if !slices.ContainsFunc(o.variants, func(v variant) bool { return v.name == "caddy" }) {
+		fatalf("-variants must include caddy: every figure is a ratio to it")
+	}
+	o.scenarios = strings.Split(scenarios, ",")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	report, err := run(ctx, o)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Print(report)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {
+			fatalf("writing %s: %v", o.out, err)
+		}
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "proxybench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Side by side on one mock server: the highest open-loop rate vegeta and `llmtap bench` each
+# sustain on this machine. Both send the same small non-streaming chat request at constant
+# rates, interleaved step by step (vegeta, then llmtap, at each rate) so that background load
+# affects both alike. The achieved rate is the same quantity for both: successful responses per
+# second from the first request sent to the last response received (vegeta's "throughput",
+# AIPerf's and llmtap's "request_throughput"), so a generator that falls behind and catches
+# up late is not credited with the requested rate. A rate is sustained when the achieved rate
+# is ≥ 99% of the requested one and ≥ 99% of the requests succeed, and every lower rate was
+# sustained too (no collapse). llmtap's schedule lag p99 and CPU use are shown beside it.
+#
+#   bench/vegeta-compare.sh                       # rates 2000 5000 7500 10000, 5 s each
+#   RATES="1000 3000" DURATION=3 bench/vegeta-compare.sh
+#
+# Needs go and jq; installs vegeta with `go install` when it is missing.
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+RATES=${RATES:-"2000 5000 7500 10000"}
+DURATION=${DURATION:-5}
+PORT=${PORT:-18431}
+command -v jq >/dev/null || { echo "jq is required"; exit 1; }
+
+VEGETA=$(command -v vegeta || true)
+if [ -z "$VEGETA" ]; then
+  VEGETA="$(go env GOPATH)/bin/vegeta"
+  [ -x "$VEGETA" ] || go install github.com/tsenart/vegeta/v12@latest
+fi
+
+work=$(mktemp -d)
+mock_pid=""
+cleanup() { [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+go build -o "$work/llmtap" ./cmd/llmtap
+
+"$work/llmtap" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx 2>"$work/mock.log" &
+mock_pid=$!
+for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
+
+url="http://127.0.0.1:$PORT"
+body='{"model":"mock-model","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4,"stream":false}'
+printf '%s' "$body" >"$work/body.json"
+
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $DURATION s per step"
+printf '%-8s %8s %10s %8s %9s %12s %s\n' tool rate achieved ratio success lag_p99_ms verdict
+# The highest rate each tool sustained with every lower rate sustained too (no collapse).
+best_vegeta=0 v_alive=1
+best_llmtap=0 l_alive=1
+for rate in $RATES; do
+  # vegeta: its own report's throughput and success ratio.
+  echo "POST $url/v1/chat/completions" |
+    "$VEGETA" attack -rate="$rate/s" -duration="${DURATION}s" -body="$work/body.json" \
+      -header "Content-Type: application/json" -timeout=10s >"$work/vegeta.bin"
+  "$VEGETA" report -type=json <"$work/vegeta.bin" >"$work/vegeta.json"
+  v_rate=$(jq '.throughput' "$work/vegeta.json")
+  v_ok=$(jq '.success' "$work/vegeta.json")
+  v_ratio=$(jq -n "$v_rate / $rate")
+  v_verdict=$(jq -rn "if $v_ratio >= 0.99 and $v_ok >= 0.99 then \"sustained\" else \"not sustained\" end")
+  printf '%-8s %8s %10.1f %8.3f %9.3f %12s %s\n' vegeta "$rate" "$v_rate" "$v_ratio" "$v_ok" "-" "$v_verdict"
+  if [ "$v_verdict" = sustained ] && [ $v_alive = 1 ]; then best_vegeta=$rate; else v_alive=0; fi
+
+  # llmtap bench: request throughput and the generator's self-check, from its own export.
+  dir="$work/llmtap-$rate"
+  "$work/llmtap" bench --url "$url" --model mock-model --streaming=false --request-rate "$rate" \
+    --arrival-pattern constant --benchmark-duration "$DURATION" --isl 4 --osl 4 \
+    --artifact-dir "$dir" >"$work/llmtap.out" 2>"$work/llmtap.err" || true
+  j="$dir/profile_export_aiperf.json"
+  if [ -s "$j" ]; then
+    l_sent=$(jq '.generator.sent' "$j")
+    l_good=$(jq '(.request_count.avg // 0)' "$j")
+    l_lag=$(jq '.generator.schedule_lag.p99' "$j")
+    l_cpu=$(jq '.generator.cpu_utilization' "$j")
+    l_rate=$(jq '(.request_throughput.avg // 0)' "$j")
+    l_ratio=$(jq -n "$l_rate / $rate")
+    l_ok=$(jq -n "if $l_sent > 0 then $l_good / $l_sent else 0 end")
+    l_verdict=$(jq -rn "if $l_ratio >= 0.99 and $l_ok >= 0.99 then \"sustained\" else \"not sustained\" end")
+    printf '%-8s %8s %10.1f %8.3f %9.3f %12.3f %s (cpu %.0f%%)\n' llmtap "$rate" "$l_rate" "$l_ratio" "$l_ok" "$l_lag" "$l_verdict" "$(jq -n "$l_cpu*100")"
+    if [ "$l_verdict" = sustained ] && [ $l_alive = 1 ]; then best_llmtap=$rate; else l_alive=0; fi
+  else
+    echo "llmtap   $rate   failed:"; tail -5 "$work/llmtap.err"; l_alive=0
+  fi
+done
+echo
+echo "highest sustained open-loop rate: vegeta $best_vegeta req/s, llmtap bench $best_llmtap req/s"

@@ -1,0 +1,308 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+func init() {
+	register("bench", "--model M [--url URL] [--concurrency N | --request-rate R] [--request-count N | --benchmark-duration S] […]",
+		"Benchmarks an inference server with AIPerf's flags, measured by llmtap's engine",
+		`Sends synthetic load to an OpenAI-compatible (or Anthropic, or Ollama) server and measures
+every response with the same engine the llmtap proxy uses, with AIPerf's flag names:
+
+  closed loop        --concurrency N
+  open loop          --request-rate R [--arrival-pattern constant|poisson|gamma] [--arrival-smoothness K]
+  rate with ceiling  --request-rate R --concurrency N  (waiting shows as effective − request latency)
+  stop after         --request-count N and/or --benchmark-duration S (default 10 requests)
+
+Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, cut from an
+embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
+--use-legacy-max-tokens); force it with --extra-inputs min_tokens:N --extra-inputs ignore_eos:true.
+Results go to artifacts/<model>-<endpoint>-<mode><value>/: profile_export_aiperf.json and .csv,
+profile_export.jsonl (one line per request), with the generator's own schedule lag and CPU use.`,
+		runBench)
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// clientFlags are the flags bench and replay share: where to send and how to write bodies.
+type clientFlags struct {
+	url, endpoint, endpointType, model, apiKey, artifactDir string
+	streaming, legacyMaxTokens                              bool
+	headers, extra                                          multiFlag
+	seed                                                    uint64
+	goodput                                                 string
+	cancelRate, cancelDelay                                 float64
+}
+
+func (c *clientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.url, "url", "http://localhost:8000", "server base URL")
+	fs.StringVar(&c.url, "u", "http://localhost:8000", "alias of --url")
+	fs.StringVar(&c.endpoint, "endpoint", "", "URL path, overriding the endpoint type's default")
+	fs.StringVar(&c.endpointType, "endpoint-type", workload.EndpointChat, "request format: "+strings.Join(workload.EndpointTypes, ", "))
+	fs.StringVar(&c.model, "model", "", "model name sent in each request")
+	fs.StringVar(&c.model, "m", "", "alias of --model")
+	fs.StringVar(&c.apiKey, "api-key", "", "sent as Authorization: Bearer KEY (x-api-key for messages)")
+	fs.Var(&c.headers, "header", "extra request header 'Name: value' (repeatable)")
+	fs.Var(&c.headers, "H", "alias of --header")
+	fs.BoolVar(&c.streaming, "streaming", true, "ask for streamed responses (--streaming=false for unary)")
+	fs.BoolVar(&c.legacyMaxTokens, "use-legacy-max-tokens", false, "send the output length as max_tokens instead of max_completion_tokens")
+	fs.Var(&c.extra, "extra-inputs", "key:value merged into every body, typed as JSON (min_tokens:128, ignore_eos:true), or a JSON object (repeatable)")
+	fs.Uint64Var(&c.seed, "random-seed", 0, "seed of prompts, lengths, arrivals and cancellations (0 = a fixed default, 42)")
+	fs.StringVar(&c.goodput, "goodput", "", "SLOs as metric:value pairs, e.g. 'time_to_first_token:100 inter_token_latency:5'")
+	fs.Float64Var(&c.cancelRate, "request-cancellation-rate", 0, "percentage (0-100) of requests to cancel")
+	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
+	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
+}
+
+// resolved is the validated common configuration.
+type resolved struct {
+	spec    workload.BodySpec
+	path    string
+	headers http.Header
+	slos    []stats.SLO
+	seed    uint64
+}
+
+func (c *clientFlags) resolve() (resolved, []error) {
+	var r resolved
+	var errs []error
+	r.seed = c.seed
+	if r.seed == 0 {
+		r.seed = 42
+	}
+	var extras []workload.Extra
+	for _, e := range c.extra {
+		ex, err := workload.ParseExtra(e)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		extras = append(extras, ex...)
+	}
+	r.spec = workload.BodySpec{Endpoint: c.endpointType, Model: c.model, Stream: c.streaming,
+		LegacyMaxTokens: c.legacyMaxTokens, Extra: extras}
+	if err := r.spec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	r.path = c.endpoint
+	if r.path == "" {
+		r.path = workload.DefaultPath(c.endpointType)
+	}
+	if !strings.HasPrefix(r.path, "/") {
+		r.path = "/" + r.path
+	}
+	if !strings.HasPrefix(c.url, "http://") && !strings.HasPrefix(c.url, "https://") {
+		errs = append(errs, fmt.Errorf("--url %q: want http:// or https://", c.url))
+	}
+	c.url = strings.TrimRight(c.url, "/")
+	r.headers = http.Header{}
+	for _, h := range c.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			errs = append(errs, fmt.Errorf("--header %q: want 'Name: value'", h))
+			continue
+		}
+		r.headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	if c.apiKey != "" {
+		if c.endpointType == workload.EndpointMessages {
+			r.headers.Set("X-Api-Key", c.apiKey)
+			r.headers.Set("Anthropic-Version", "2023-06-01")
+		} else {
+			r.headers.Set("Authorization", "Bearer "+c.apiKey)
+		}
+	}
+	var err error
+	if r.slos, err = stats.ParseSLOs(c.goodput); err != nil {
+		errs = append(errs, err)
+	}
+	if !(c.cancelRate >= 0 && c.cancelRate <= 100) {
+		errs = append(errs, fmt.Errorf("--request-cancellation-rate %v: want a percentage in [0, 100]", c.cancelRate))
+	}
+	if !(c.cancelDelay >= 0) || math.IsInf(c.cancelDelay, 0) {
+		errs = append(errs, fmt.Errorf("--request-cancellation-delay %v: want seconds ≥ 0", c.cancelDelay))
+	}
+	return r, errs
+}
+
+func runBench(fs *flag.FlagSet, args []string) (int, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return benchMain(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+}
+
+// benchMain is the bench command with its streams as parameters, for in-process tests; hook,
+// when set, sees the spec before it runs and the result after.
+func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*execSpec, *execResult)) (int, error) {
+	var cf clientFlags
+	cf.register(fs)
+	var arr loadgen.ArrivalSpec
+	arr.RegisterFlags(fs)
+	concurrency := fs.Int("concurrency", 0, "requests in flight: closed loop alone, a ceiling with --request-rate")
+	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
+	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
+	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
+	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration")
+	warmup := fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
+	isl := fs.Float64("isl", 550, "mean input tokens")
+	fs.Float64Var(isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
+	islSD := fs.Float64("isl-stddev", 0, "standard deviation of input tokens")
+	fs.Float64Var(islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
+	osl := fs.Float64("osl", 0, "mean output tokens, sent as the output limit (0 = none)")
+	fs.Float64Var(osl, "output-tokens-mean", 0, "alias of --osl")
+	oslSD := fs.Float64("osl-stddev", 0, "standard deviation of output tokens")
+	fs.Float64Var(oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
+	seqDist := fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
+	entries := fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
+	spin := fs.Duration("pacer-spin", loadgen.DefaultSpinThreshold, "how long before each send the pacer stops sleeping and spins (0 = timer only)")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() > 0 {
+		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	r, errs := cf.resolve()
+	if cf.model == "" {
+		errs = append(errs, errors.New("--model is required"))
+	}
+	var lengths workload.Lengths = workload.Pair{ISL: workload.Normal{Mean: *isl, Stddev: *islSD}, OSL: workload.Normal{Mean: *osl, Stddev: *oslSD}}
+	if *seqDist != "" {
+		m, err := workload.ParseMix(*seqDist)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		lengths = m
+	} else if err := errors.Join(workload.Normal{Mean: *isl, Stddev: *islSD}.Validate(), workload.Normal{Mean: *osl, Stddev: *oslSD}.Validate()); err != nil {
+		errs = append(errs, fmt.Errorf("--isl/--osl: %w", err))
+	}
+	rate := arr.Rate != 0
+	switch {
+	case *concurrency < 0:
+		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", *concurrency))
+	case !rate && *concurrency == 0:
+		errs = append(errs, errors.New("set --concurrency (closed loop) or --request-rate (open loop)"))
+	}
+	if rate {
+		if err := arr.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if *count < 0 || *duration < 0 || *warmup < 0 || *grace < 0 || *entries < 1 {
+		errs = append(errs, errors.New("--request-count, --benchmark-duration, --warmup-request-count and --benchmark-grace-period must not be negative, --num-dataset-entries must be positive"))
+	}
+	if len(errs) > 0 {
+		return 2, errors.Join(errs...)
+	}
+	if *count == 0 && *duration == 0 {
+		*count = 10
+	}
+
+	corpus, err := workload.DefaultCorpus()
+	if err != nil {
+		return 1, err
+	}
+	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
+	pool := make([][]byte, min(*entries, max(*count, 1)))
+	if *count == 0 {
+		pool = make([][]byte, *entries)
+	}
+	for i := range pool {
+		req, err := syn.Request(i)
+		if err != nil {
+			return 1, err
+		}
+		pool[i] = req.Body
+	}
+	build := func(n int) (built, error) { return built{path: r.path, body: pool[n%len(pool)]}, nil }
+
+	mode := "concurrency" + fmt.Sprint(*concurrency)
+	sched := loadgen.Config{MaxRequests: *count, Duration: seconds(*duration), MaxInFlight: -1, SpinThreshold: *spin}
+	if *spin <= 0 {
+		sched.SpinThreshold = -1
+	}
+	if rate {
+		a, err := arr.New(rand.New(rand.NewPCG(r.seed, 0xa7)))
+		if err != nil {
+			return 2, err
+		}
+		sched.Arrivals, sched.Concurrency = a, *concurrency
+		mode = "request_rate" + formatValue(arr.Rate)
+		if *concurrency > 0 {
+			mode += "-concurrency" + fmt.Sprint(*concurrency)
+		}
+	} else {
+		sched.Concurrency = *concurrency
+	}
+	dir := cf.artifactDir
+	if dir == "" {
+		dir = filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode))
+	}
+	spec := &execSpec{
+		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
+		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
+		schedule: sched, grace: seconds(*grace), total: *count, build: build,
+		maxIdle: *concurrency, stderr: stderr, terminal: terminal,
+		info: runInfo{Seed: r.seed, CLICommand: "llmtap bench " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
+	}
+	if *warmup > 0 {
+		w := sched
+		w.MaxRequests, w.Duration = *warmup, 0
+		if rate {
+			w.Arrivals, _ = arr.New(rand.New(rand.NewPCG(r.seed, 0x3a)))
+		}
+		spec.warmup = &w
+	}
+	if hook != nil {
+		hook(spec, nil)
+	}
+	res, err := execute(ctx, spec, stdout)
+	if hook != nil {
+		hook(spec, &res)
+	}
+	if err != nil {
+		return 1, err
+	}
+	if res.counters.Completed == 0 {
+		return 1, errors.New("no request completed")
+	}
+	return 0, nil
+}
+
+// seconds converts flag seconds to a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// flagValues returns every flag's value, for the export's input_config.
+func flagValues(fs *flag.FlagSet) map[string]any {
+	m := map[string]any{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "api-key" || strings.EqualFold(f.Name, "H") || f.Name == "header" {
+			return // secrets stay out of the exports
+		}
+		m[f.Name] = f.Value.String()
+	})
+	return m
+}

@@ -1,0 +1,207 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// execSpec is one benchmark or replay, ready to run.
+type execSpec struct {
+	class       string // record class: bench or replay
+	label       string // progress label
+	baseURL     string
+	headers     http.Header
+	seed        uint64
+	cancelRate  float64
+	cancelDelay time.Duration
+	slos        []stats.SLO
+	dir         string // artifact folder
+	info        runInfo
+
+	schedule loadgen.Config // Arrivals or Concurrency, MaxRequests, Duration
+	grace    time.Duration  // after Duration, how long responses in flight may take
+	total    int            // requests to send, for the progress bar (0 = unknown)
+	build    func(n int) (built, error)
+	// mapN turns loadgen's request number into the build number (replay: head → trace
+	// index); nil means the same.
+	mapN func(n int) int
+	// next returns the turn that follows request n in its session and the delay after n's
+	// response; ok false when n is the last of its session or has none.
+	next func(n int) (turn int, delay time.Duration, ok bool)
+
+	warmup  *loadgen.Config // nil: no warmup
+	keep    bool            // tests: remember what was sent
+	maxIdle int
+
+	stderr   io.Writer
+	terminal bool
+}
+
+// execResult is what a run produced.
+type execResult struct {
+	summary  stats.Summary
+	gen      generatorReport
+	counters loadgen.Counters
+	files    []string
+	sent     []sentRequest
+	lines    int
+}
+
+func (s *execSpec) transport() *http.Transport {
+	idle := max(s.maxIdle, 256)
+	return &http.Transport{
+		Proxy:               nil, // a benchmark measures the server, never a proxy from the environment
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+}
+
+// execute runs the warmup (if any) and the profiling phase, then writes the exports and the
+// console report to stdout.
+func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, error) {
+	var res execResult
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return res, fmt.Errorf("creating the artifact folder: %w", err)
+	}
+	base := s.transport()
+	defer base.CloseIdleConnections()
+
+	if s.warmup != nil {
+		tp := tap.New(tap.Options{Queue: 1 << 16})
+		col := newCollector("warmup-", "warmup", nil)
+		snd := s.sender(base, tp, col)
+		cfg := *s.warmup
+		cfg.Request, cfg.Client, cfg.OnDone = snd.loadgenRequest, snd.client, col.done
+		c := loadgen.Run(ctx, cfg)
+		tp.Flush()
+		tp.Close()
+		fmt.Fprintf(s.stderr, "warmup: %d requests, %d errors (excluded from the results)\n", c.Completed+c.Errors, c.Errors)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+
+	jp := filepath.Join(s.dir, "profile_export.jsonl")
+	jf, err := createFile(jp)
+	if err != nil {
+		return res, err
+	}
+	defer jf.Close()
+	tp := tap.New(tap.Options{Queue: 1 << 16, Stats: stats.Options{SLOs: s.slos}})
+	defer tp.Close()
+	col := newCollector(s.class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf)
+	col.keep = s.keep
+	snd := s.sender(base, tp, col)
+
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	if d := s.schedule.Duration; d > 0 {
+		// AIPerf's grace period: responses still in flight this long after the end are cut.
+		t := time.AfterFunc(d+s.grace, cancelRun)
+		defer t.Stop()
+	}
+
+	// Sessions: a turn's successor is sent after its response ends, from a goroutine of its
+	// own, so the open-loop schedule of first turns never waits for a conversation.
+	var sessions sync.WaitGroup
+	var sSent, sDone, sErrs, sFlight atomic.Int64
+	origin := time.Now()
+	var onDone func(out loadgen.Outcome)
+	onDone = func(out loadgen.Outcome) {
+		col.done(out)
+		if s.next == nil {
+			return
+		}
+		nx, delay, ok := s.next(out.N)
+		if !ok || runCtx.Err() != nil {
+			return
+		}
+		at := time.Now().Add(delay)
+		sessions.Go(func() {
+			pacer := loadgen.NewPacer(loadgen.DefaultSpinThreshold)
+			sSent.Add(1)
+			sFlight.Add(1)
+			o := snd.sendAt(runCtx, pacer, origin, nx, at)
+			sFlight.Add(-1)
+			if o.Err != nil || o.Status >= 400 {
+				sErrs.Add(1)
+			} else {
+				sDone.Add(1)
+			}
+			onDone(o)
+		})
+	}
+	prog := &progress{w: s.stderr, terminal: s.terminal, label: s.label, total: s.total, duration: s.schedule.Duration,
+		extra: func() (int64, int64, int64, int64) { return sSent.Load(), sDone.Load(), sErrs.Load(), sFlight.Load() }}
+	cfg := s.schedule
+	cfg.Request, cfg.Client = snd.loadgenRequest, snd.client
+	if s.mapN != nil {
+		cfg.Request = func(ctx context.Context, n int) (*http.Request, error) {
+			intended, _ := loadgen.IntendedTime(ctx)
+			return snd.request(ctx, s.mapN(n), intended)
+		}
+		cfg.OnDone = func(out loadgen.Outcome) { out.N = s.mapN(out.N); onDone(out) }
+	} else {
+		cfg.OnDone = onDone
+	}
+	cfg.Progress, cfg.ProgressEvery = prog.print, prog.every()
+
+	cpu0, wall0 := cpuTime(), time.Now()
+	counters := loadgen.Run(runCtx, cfg)
+	sessions.Wait()
+	wall := time.Since(wall0)
+	cpu := 0.0
+	if c := cpuTime(); c > 0 && wall > 0 {
+		cpu = float64(c-cpu0) / float64(wall)
+	}
+	counters.Sent += sSent.Load()
+	counters.Scheduled += sSent.Load()
+	counters.Completed += sDone.Load()
+	counters.Errors += sErrs.Load()
+	prog.finish(counters)
+
+	tp.Flush()
+	if err := col.flush(); err != nil {
+		return res, fmt.Errorf("writing %s: %w", jp, err)
+	}
+	if err := jf.Close(); err != nil {
+		return res, fmt.Errorf("writing %s: %w", jp, err)
+	}
+	res.counters, res.sent, res.lines = counters, col.sent, col.lines
+	res.gen = col.report(counters, cpu, tp)
+	res.summary = tp.Stats().Summary()
+	main, others, errs := splitGroups(res.summary, s.class)
+	exp := exportSummary{Group: main, Others: others, Generator: res.gen, Info: s.info,
+		Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.slos, ErrorCounts: errs}
+	files, err := writeExports(s.dir, exp)
+	if err != nil {
+		return res, err
+	}
+	res.files = append(files, jp)
+	if err := writeConsole(stdout, res.summary, s.class, res.gen, wall, res.files, s.info.CLICommand); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func (s *execSpec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *sender {
+	snd := newSender(base, tp, s.class, col)
+	snd.baseURL, snd.headers, snd.build = s.baseURL, s.headers, s.build
+	snd.cancelRate, snd.cancelDelay, snd.seed = s.cancelRate, s.cancelDelay, s.seed
+	return snd
+}

@@ -1,0 +1,227 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// built is one request ready to send: where, what, and its identity.
+type built struct {
+	path    string
+	body    []byte
+	session string
+}
+
+// sender sends the requests of one phase through a measuring client.
+type sender struct {
+	baseURL     string
+	headers     http.Header
+	client      *http.Client
+	col         *collector
+	cancelRate  float64 // fraction of requests to cancel, in [0, 1]
+	cancelDelay time.Duration
+	seed        uint64
+	build       func(n int) (built, error)
+}
+
+// newSender returns a sender whose requests are measured by tp (records of class class) and
+// collected by col, over the shared transport base.
+func newSender(base http.RoundTripper, tp *tap.Tap, class string, col *collector) *sender {
+	tp.AddSink(col)
+	return &sender{client: &http.Client{Transport: &measuringTransport{base: base, tap: tp, class: class}}, col: col}
+}
+
+// cancels reports whether request n is one of the cancelled fraction, decided by the seed so
+// that the same requests are cancelled on every run.
+func (s *sender) cancels(n int) bool {
+	if s.cancelRate <= 0 {
+		return false
+	}
+	return rand.New(rand.NewPCG(s.seed^0xca9ce1, uint64(n))).Float64() < s.cancelRate
+}
+
+// request builds the HTTP request of number n, intended for time intended.
+func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.Request, error) {
+	b, err := s.build(n)
+	if err != nil {
+		return nil, err
+	}
+	si := &sendInfo{n: n, id: s.col.id(n), session: b.session, body: b.body, intended: intended,
+		cancel: s.cancels(n), cancelAfter: s.cancelDelay}
+	s.col.begin(si)
+	req, err := http.NewRequestWithContext(withSendInfo(ctx, si), http.MethodPost, s.baseURL+b.path, bytes.NewReader(b.body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range s.headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-Id", si.id)
+	if b.session != "" {
+		req.Header.Set("X-Correlation-Id", b.session)
+	}
+	return req, nil
+}
+
+// loadgenRequest adapts request to loadgen's builder.
+func (s *sender) loadgenRequest(ctx context.Context, n int) (*http.Request, error) {
+	intended, _ := loadgen.IntendedTime(ctx)
+	return s.request(ctx, n, intended)
+}
+
+// sendAt sends request n outside loadgen's scheduler (a session's next turn): it waits for
+// intended with pacer, sends, reads the whole response and reports the stamps, as offsets
+// from start, the way loadgen does.
+func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Time, n int, intended time.Time) loadgen.Outcome {
+	out := loadgen.Outcome{Stamp: loadgen.Stamp{N: n, Intended: intended.Sub(start)}}
+	if err := pacer.Wait(ctx, intended); err != nil {
+		out.Err = err
+		out.Released, out.Sent, out.Done = time.Since(start), time.Since(start), time.Since(start)
+		return out
+	}
+	out.Released = time.Since(start)
+	out.Sent = out.Released
+	defer func() { out.Done = time.Since(start) }()
+	req, err := s.request(ctx, n, intended)
+	if err != nil {
+		out.Err = err
+		out.Done = time.Since(start)
+		return out
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		out.Err = err
+		out.Done = time.Since(start)
+		return out
+	}
+	out.Status = resp.StatusCode
+	_, out.Err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	out.Done = time.Since(start)
+	return out
+}
+
+// progress prints the live status line: on a terminal it rewrites itself in place every
+// 200 ms, in a log it is a line a second.
+type progress struct {
+	w        io.Writer
+	terminal bool
+	label    string
+	total    int           // requests to send, 0 when unknown
+	duration time.Duration // length of the run, 0 when unknown
+	extra    func() (sent, done, errs, inFlight int64)
+	last     atomic.Int64
+}
+
+func (p *progress) every() time.Duration {
+	if p.terminal {
+		return 200 * time.Millisecond
+	}
+	return time.Second
+}
+
+func (p *progress) line(c loadgen.Counters) string {
+	sent, done, errs, inFlight := c.Sent, c.Completed, c.Errors, c.InFlight
+	if p.extra != nil {
+		s, d, e, f := p.extra()
+		sent, done, errs, inFlight = sent+s, done+d, errs+e, inFlight+f
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s [%6.1fs", p.label, c.Elapsed.Seconds())
+	if p.duration > 0 {
+		fmt.Fprintf(&b, " / %v", p.duration)
+	}
+	b.WriteString("] ")
+	if p.total > 0 {
+		pct := 100 * float64(sent) / float64(p.total)
+		fmt.Fprintf(&b, "%s %3.0f%% ", bar(pct, 20), pct)
+	}
+	rate := 0.0
+	if s := c.Elapsed.Seconds(); s > 0 {
+		rate = float64(done+errs) / s
+	}
+	fmt.Fprintf(&b, "sent %d  done %d  rate %.1f/s  in flight %d  errors %d  dropped %d",
+		sent, done, rate, inFlight, errs, c.Dropped)
+	return b.String()
+}
+
+func bar(pct float64, width int) string {
+	n := min(width, max(0, int(pct/100*float64(width))))
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+func (p *progress) print(c loadgen.Counters) {
+	if p.w == nil {
+		return
+	}
+	if p.terminal {
+		fmt.Fprint(p.w, "\r", p.line(c), "   ")
+		return
+	}
+	fmt.Fprintln(p.w, p.line(c))
+}
+
+func (p *progress) finish(c loadgen.Counters) {
+	if p.w == nil {
+		return
+	}
+	if p.terminal {
+		fmt.Fprint(p.w, "\r", p.line(c), "\n")
+		return
+	}
+	fmt.Fprintln(p.w, p.line(c))
+}
+
+// generatorReport is the self-check of the load generator: whether it sent on time and had
+// the CPU to do so. A late or CPU-starved generator measures itself, not the server.
+type generatorReport struct {
+	Scheduled   int64   `json:"scheduled"`
+	Sent        int64   `json:"sent"`
+	Dropped     int64   `json:"dropped"`
+	Late        int64   `json:"late"`
+	LateAfterMs float64 `json:"late_after_ms"`
+	Cancelled   int64   `json:"cancelled"`
+	// CPUUtilization is the process's CPU time over the run's wall time: 1 is one core busy.
+	CPUUtilization float64    `json:"cpu_utilization"`
+	CPUWarning     string     `json:"cpu_warning,omitempty"`
+	ScheduleLag    stats.Stat `json:"schedule_lag"`
+	QueueWait      stats.Stat `json:"queue_wait"`
+	// EffectiveLatency is response end − intended send time: what a user arriving on
+	// schedule saw, including any queueing behind a concurrency ceiling and generator lag.
+	EffectiveLatency stats.Stat `json:"effective_latency"`
+	RecordsDropped   uint64     `json:"records_dropped"`
+}
+
+// cpuWarnAt is the CPU utilization (cores) above which the generator may be the bottleneck.
+const cpuWarnAt = 0.75
+
+func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) generatorReport {
+	now := time.Now()
+	_, eff := c.effective.Snapshot(now)
+	_, lag := c.lag.Snapshot(now)
+	_, wait := c.wait.Snapshot(now)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := generatorReport{
+		Scheduled: counters.Scheduled, Sent: counters.Sent, Dropped: counters.Dropped,
+		Late: c.late, LateAfterMs: float64(lateThreshold) / 1e6, Cancelled: c.cancelled,
+		CPUUtilization: cpu, ScheduleLag: lag, QueueWait: wait, EffectiveLatency: eff,
+		RecordsDropped: tp.Dropped(),
+	}
+	if cpu > cpuWarnAt {
+		g.CPUWarning = fmt.Sprintf("the generator used %.0f%% of a core (over %.0f%%): it may have been the bottleneck; check the schedule lag", 100*cpu, 100*cpuWarnAt)
+	}
+	return g
+}

@@ -1,0 +1,238 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/shadow/mockllm"
+)
+
+// startMock serves a mock with cfg on a loopback port for the test's lifetime.
+func startMock(t *testing.T, cfg mockllm.Config) (*mockllm.Server, string) {
+	t.Helper()
+	m, err := mockllm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := m.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stop(); m.Close() })
+	return m, url
+}
+
+func fastMock() mockllm.Config {
+	cfg := mockllm.DefaultConfig()
+	cfg.TTFT, cfg.ITL = 2*time.Millisecond, 500*time.Microsecond
+	cfg.LogEvents = true
+	return cfg
+}
+
+// runBenchArgs runs `llmtap bench` in-process and returns its exit code, stdout and result.
+func runBenchArgs(t *testing.T, args ...string) (int, string, *execResult, *execSpec) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(&errOut)
+	var res *execResult
+	var spec *execSpec
+	code, err := benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *execSpec, r *execResult) {
+		s.keep = true
+		spec, res = s, r
+	})
+	if err != nil {
+		t.Logf("bench error: %v\nstderr: %s", err, errOut.String())
+	}
+	return code, out.String(), res, spec
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+// TestBenchClosedLoop runs a closed-loop benchmark with warmup and goodput against the mock:
+// the request count is honoured, the warmup requests reach the server but not the results,
+// every output file is written privately and parses, and the input lengths are exact.
+func TestBenchClosedLoop(t *testing.T) {
+	mock, url := startMock(t, fastMock())
+	dir := t.TempDir()
+	code, out, res, _ := runBenchArgs(t, "--url", url, "--model", "mock-model", "--concurrency", "4",
+		"--request-count", "40", "--warmup-request-count", "6", "--isl", "120", "--osl", "16",
+		"--extra-inputs", "ignore_eos:true", "--goodput", "request_latency:60000 time_to_first_token:0.000001",
+		"--artifact-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if got := mock.Stats().Requests; got != 46 {
+		t.Errorf("the mock saw %d requests, want 40 + 6 warmup", got)
+	}
+	lines := readLines(t, filepath.Join(dir, "profile_export.jsonl"))
+	if len(lines) != 40 {
+		t.Fatalf("%d export lines, want 40", len(lines))
+	}
+	for _, l := range lines {
+		if l["class"] != "bench" || l["error"] != "" || l["input_tokens"].(float64) != 120 || l["output_tokens"].(float64) != 16 {
+			t.Fatalf("unexpected line %v", l)
+		}
+		if strings.HasPrefix(l["request_id"].(string), "warmup") {
+			t.Fatal("a warmup request is in the results")
+		}
+		if l["metadata"].(map[string]any)["benchmark_phase"] != "profiling" || l["effective_latency_ms"].(float64) <= 0 {
+			t.Fatalf("missing bench fields: %v", l)
+		}
+	}
+	for _, name := range []string{"profile_export.jsonl", "profile_export_aiperf.json", "profile_export_aiperf.csv"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", name, st.Mode().Perm())
+		}
+	}
+	var summary map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err := json.Unmarshal(b, &summary); err != nil {
+		t.Fatal(err)
+	}
+	if c := summary["request_count"].(map[string]any)["avg"].(float64); c != 40 {
+		t.Errorf("request_count %v, want 40", c)
+	}
+	// A TTFT objective of 1 ns cannot be met (a loopback round trip alone takes microseconds), so goodput is zero: the SLOs were applied.
+	if g := summary["good_request_count"].(map[string]any)["avg"].(float64); g != 0 {
+		t.Errorf("good_request_count %v, want 0", g)
+	}
+	if _, ok := summary["generator"].(map[string]any)["schedule_lag"]; !ok {
+		t.Error("no generator self-check in the JSON export")
+	}
+	csvb, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
+	if !bytes.HasPrefix(csvb, []byte("Metric,avg,min,max,p1,")) || !bytes.Contains(csvb, []byte("Schedule Lag p99 (ms)")) {
+		t.Errorf("CSV export:\n%s", csvb)
+	}
+	for _, want := range []string{"Time to First Token (ms)", "Load generator self-check", "JSON Export:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console output lacks %q:\n%s", want, out)
+		}
+	}
+	if res.gen.Sent != 40 {
+		t.Errorf("generator sent %d", res.gen.Sent)
+	}
+}
+
+// TestBenchGoodputAll checks the other side of goodput: generous objectives count every
+// request as good.
+func TestBenchGoodputAll(t *testing.T) {
+	_, url := startMock(t, fastMock())
+	dir := t.TempDir()
+	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "m", "--concurrency", "2", "--request-count", "10",
+		"--isl", "20", "--osl", "4", "--goodput", "request_latency:60000", "--artifact-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var summary map[string]map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	json.Unmarshal(b, &summary)
+	if g := summary["good_request_count"]["avg"]; g != 10.0 {
+		t.Errorf("good_request_count %v, want 10", g)
+	}
+}
+
+// TestBenchOpenLoopCeilingAndCancel runs a rate with a concurrency ceiling and cancels a share of
+// requests: the cancelled ones are reported as such, and the queueing under the ceiling shows
+// as effective latency above request latency.
+func TestBenchOpenLoopCeilingAndCancel(t *testing.T) {
+	cfg := fastMock()
+	cfg.ITL = 2 * time.Millisecond
+	_, url := startMock(t, cfg)
+	dir := t.TempDir()
+	code, out, res, _ := runBenchArgs(t, "--url", url, "--model", "m", "--request-rate", "400", "--arrival-pattern", "constant",
+		"--concurrency", "2", "--request-count", "30", "--isl", "10", "--osl", "20",
+		"--request-cancellation-rate", "30", "--request-cancellation-delay", "0.01", "--artifact-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	lines := readLines(t, filepath.Join(dir, "profile_export.jsonl"))
+	if len(lines) != 30 {
+		t.Fatalf("%d lines, want 30", len(lines))
+	}
+	cancelled, waited := 0, 0
+	for _, l := range lines {
+		if l["was_cancelled"] == true {
+			cancelled++
+			if l["error"] != "client_canceled" {
+				t.Errorf("cancelled request with error %q", l["error"])
+			}
+		}
+		if l["queue_wait_ms"].(float64) > 0 {
+			waited++
+		}
+	}
+	// 30% of 30 with a seeded draw; the exact number is fixed by the seed but not worth pinning.
+	if cancelled == 0 || cancelled == 30 {
+		t.Errorf("%d of 30 requests cancelled, want some", cancelled)
+	}
+	// Requests of 40 ms each at 400/s through 2 slots must queue.
+	if waited == 0 {
+		t.Error("no request waited for a slot under the concurrency ceiling")
+	}
+	if res.gen.Cancelled != int64(cancelled) {
+		t.Errorf("generator counted %d cancelled, lines %d", res.gen.Cancelled, cancelled)
+	}
+}
+
+func TestBenchFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"no model", []string{"--concurrency", "1"}},
+		{"no mode", []string{"--model", "m"}},
+		{"bad arrival pattern", []string{"--model", "m", "--request-rate", "5", "--arrival-pattern", "weird"}},
+		{"bad goodput", []string{"--model", "m", "--concurrency", "1", "--goodput", "ttft:5"}},
+		{"bad extra input", []string{"--model", "m", "--concurrency", "1", "--extra-inputs", "novalue"}},
+		{"bad endpoint type", []string{"--model", "m", "--concurrency", "1", "--endpoint-type", "grpc"}},
+		{"bad cancellation rate", []string{"--model", "m", "--concurrency", "1", "--request-cancellation-rate", "150"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			code, err := benchMain(context.Background(), io.Discard, io.Discard, false, fs, tt.args, nil)
+			if code != 2 || err == nil {
+				t.Fatalf("exit %d, error %v; want 2 and an error", code, err)
+			}
+		})
+	}
+}
+
+func TestArtifactName(t *testing.T) {
+	if got := artifactName("Qwen/Qwen3-0.6B", "openai-chat", "concurrency2"); got != "Qwen_Qwen3-0.6B-openai-chat-concurrency2" {
+		t.Errorf("got %q, want AIPerf's Qwen_Qwen3-0.6B-openai-chat-concurrency2", got)
+	}
+}

@@ -1,0 +1,275 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+func init() {
+	register("replay", "--model M [--url URL] [--speedup X] [--max-requests N] TRACE",
+		"Replays a request trace against a server with its original timing, measured by llmtap's engine",
+		`Sends the requests of a trace at their recorded times (divided by --speedup) and measures
+every response with the same engine the llmtap proxy uses. Any format the trace readers accept:
+Mooncake/AIPerf JSONL, Azure LLM inference CSV, BurstGPT CSV, llmtap records and payload files.
+
+Payload files are replayed verbatim: each body exactly as recorded, to its recorded path.
+Other formats get synthetic prompts of exactly input_length o200k tokens (shared prefixes where
+the trace has hash_ids) and output_length as the output limit. A session's turns are sent one
+after the other: each after the previous response ended plus the turn's delay (÷ --speedup).
+Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.`,
+		runReplay)
+}
+
+func runReplay(fs *flag.FlagSet, args []string) (int, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return replayMain(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+}
+
+// replayMain is the replay command with its streams as parameters, for in-process tests.
+func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*execSpec, *execResult)) (int, error) {
+	var cf clientFlags
+	cf.register(fs)
+	speedup := fs.Float64("speedup", 1, "replay this many times faster than recorded (2 = twice as fast)")
+	maxReqs := fs.Int("max-requests", 0, "replay only the first N requests (0 = all)")
+	format := trace.FormatAuto
+	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
+	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the last request is sent")
+	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
+		return 2, err
+	}
+	if fs.NArg() != 1 {
+		return 2, errors.New("want exactly one trace file")
+	}
+	path := fs.Arg(0)
+	r, errs := cf.resolve()
+	if !(*speedup > 0) || math.IsInf(*speedup, 1) {
+		errs = append(errs, fmt.Errorf("--speedup %v: want a positive number", *speedup))
+	}
+	if *maxReqs < 0 {
+		errs = append(errs, fmt.Errorf("--max-requests %d: must not be negative", *maxReqs))
+	}
+	if len(errs) > 0 {
+		return 2, errors.Join(errs...)
+	}
+	reqs, info, err := readTrace(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
+	if err != nil {
+		return 1, err
+	}
+	if len(reqs) == 0 {
+		return 1, fmt.Errorf("%s: no requests", path)
+	}
+	if cf.model == "" {
+		for _, q := range reqs {
+			if q.Model != "" {
+				cf.model = q.Model
+				break
+			}
+		}
+		if cf.model == "" && info.Format != trace.FormatPayloads {
+			return 2, errors.New("--model is required: the trace names no model")
+		}
+		r.spec.Model = cf.model
+	}
+	plan := planReplay(reqs)
+	corpus, err := workload.DefaultCorpus()
+	if err != nil {
+		return 1, err
+	}
+	build := func(i int) (built, error) {
+		q := &reqs[i]
+		b := built{path: r.path, session: q.SessionID}
+		if q.Payload != nil {
+			b.body = q.Payload
+			if q.Path != "" {
+				b.path = q.Path
+			}
+			return b, nil
+		}
+		prompt := corpus.Blocks(make([]byte, 0, q.InputLength*5), max(q.InputLength, 1), q.HashIDs)
+		if len(q.HashIDs) == 0 {
+			// No prefix information: a prompt of its own, starting where its index says.
+			prompt = corpus.Append(prompt[:0], max(q.InputLength, 1), i*7919, false)
+		}
+		body, err := r.spec.Build(string(prompt), q.OutputLength)
+		b.body = body
+		return b, err
+	}
+	// Bodies are built before the run when they fit in memory comfortably, so that the send
+	// path does no prompt building or JSON encoding and the schedule is kept to the millisecond.
+	total := 0
+	for i := range reqs {
+		total += reqs[i].InputLength
+	}
+	if total <= prebuildTokens {
+		bodies := make([]built, len(reqs))
+		for i := range reqs {
+			if bodies[i], err = build(i); err != nil {
+				return 1, err
+			}
+		}
+		build = func(i int) (built, error) { return bodies[i], nil }
+	}
+	model := cf.model
+	if model == "" {
+		model = "payloads"
+	}
+	mode := "replay_speedup" + formatValue(*speedup)
+	dir := cf.artifactDir
+	if dir == "" {
+		dir = filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode))
+	}
+	arrivals, err := loadgen.NewTrace(plan.headTimes, *speedup)
+	if err != nil {
+		return 1, err
+	}
+	last := time.Duration(0)
+	if n := len(plan.headTimes); n > 0 {
+		last = time.Duration(float64(plan.headTimes[n-1]-plan.headTimes[0]) / *speedup)
+	}
+	spec := &execSpec{
+		class: record.ClassReplay, label: "replay", baseURL: cf.url, headers: r.headers, seed: r.seed,
+		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
+		schedule: loadgen.Config{Arrivals: arrivals, MaxInFlight: -1}, total: len(reqs), build: build,
+		mapN: func(n int) int { return plan.heads[n] }, stderr: stderr, terminal: terminal,
+		info: runInfo{Seed: r.seed, CLICommand: "llmtap replay " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
+	}
+	if plan.hasSessions {
+		spec.next = func(i int) (int, time.Duration, bool) {
+			nx := plan.next[i]
+			if nx < 0 {
+				return 0, 0, false
+			}
+			return nx, time.Duration(float64(reqs[nx].Delay) / *speedup), true
+		}
+	}
+	spec.grace = seconds(*grace)
+	spec.schedule.Duration = 0
+	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
+	if hook != nil {
+		hook(spec, nil)
+	}
+	res, err := execute(ctx, spec, stdout)
+	if hook != nil {
+		hook(spec, &res)
+	}
+	if err != nil {
+		return 1, err
+	}
+	if res.counters.Completed == 0 {
+		return 1, errors.New("no request completed")
+	}
+	return 0, nil
+}
+
+// prebuildTokens bounds the prompt tokens of a trace whose bodies are all built before the
+// run: about 5 bytes a token, so 50 M tokens is 250 MB.
+const prebuildTokens = 50_000_000
+
+// reorderFlags lets flags follow the trace file name (`llmtap replay TRACE --speedup 20`), as
+// users type it: arguments that are not flags are moved to the end.
+func reorderFlags(fs *flag.FlagSet, args []string) []string {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue // flag.Parse reports it
+		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); !(ok && bf.IsBoolFlag()) && i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return append(flags, rest...)
+}
+
+// readTrace reads up to max requests (0 = all) in arrival order.
+func readTrace(path string, opt trace.Options, maxN int) ([]trace.Request, trace.Info, error) {
+	rd, err := trace.Open(path, opt)
+	if err != nil {
+		return nil, trace.Info{}, err
+	}
+	defer rd.Close()
+	var reqs []trace.Request
+	for q, err := range rd.All() {
+		if err != nil {
+			return nil, rd.Info(), err
+		}
+		reqs = append(reqs, q)
+		// Records are written as requests end, so a file's first N lines need not be its first
+		// N arrivals; every other format is in arrival order and can stop early.
+		if maxN > 0 && len(reqs) >= maxN && rd.Format() != trace.FormatRecords {
+			break
+		}
+	}
+	trace.SortByTime(reqs)
+	if maxN > 0 && len(reqs) > maxN {
+		reqs = reqs[:maxN]
+	}
+	return reqs, rd.Info(), nil
+}
+
+// replayPlan splits a trace into the requests sent on the open-loop schedule (heads: requests
+// without a session, and each session's first turn) and the chain of each session's turns.
+type replayPlan struct {
+	heads       []int           // trace indices of scheduled requests, in time order
+	headTimes   []time.Duration // their timestamps
+	next        []int           // trace index of the turn after i in its session, −1 if none
+	hasSessions bool
+}
+
+func planReplay(reqs []trace.Request) replayPlan {
+	p := replayPlan{next: make([]int, len(reqs))}
+	last := map[string]int{}
+	for i := range reqs {
+		p.next[i] = -1
+		sid := reqs[i].SessionID
+		if sid == "" {
+			p.heads = append(p.heads, i)
+			continue
+		}
+		if prev, ok := last[sid]; ok {
+			p.next[prev] = i
+			p.hasSessions = true
+		} else {
+			p.heads = append(p.heads, i)
+		}
+		last[sid] = i
+	}
+	for _, i := range p.heads {
+		p.headTimes = append(p.headTimes, reqs[i].Timestamp)
+	}
+	return p
+}

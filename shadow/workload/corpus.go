@@ -1,0 +1,157 @@
+package workload
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	"github.com/llmtap/llmtap/telemetry/tokens"
+)
+
+//go:embed corpus.txt
+var corpusText string
+
+// BlockTokens is the number of prompt tokens one hash id stands for (Mooncake's and AIPerf's
+// default block size).
+const BlockTokens = 512
+
+// Corpus is a text cut into pieces that tokenize independently of their neighbours, each with
+// its o200k_base token count. It is immutable once built and safe for concurrent use.
+type Corpus struct {
+	pieces []string // each " word": a space, then non-space characters
+	counts []int    // tokens of pieces[i], with its leading space
+	first  []int    // tokens of pieces[i] without its leading space (a prompt's first piece)
+}
+
+var (
+	defaultOnce   sync.Once
+	defaultCorpus *Corpus
+	defaultErr    error
+)
+
+// DefaultCorpus returns the embedded public-domain corpus (see the package documentation),
+// tokenized on first use: tens of milliseconds to load the vocabulary and count the pieces.
+func DefaultCorpus() (*Corpus, error) {
+	defaultOnce.Do(func() { defaultCorpus, defaultErr = NewCorpus(corpusText) })
+	return defaultCorpus, defaultErr
+}
+
+// NewCorpus cuts text into pieces at whitespace and counts each piece's tokens. It fails when
+// the text has no single-token piece, without which not every count could be reached exactly.
+func NewCorpus(text string) (*Corpus, error) {
+	words := strings.Fields(text)
+	if len(words) == 0 {
+		return nil, errors.New("workload: empty corpus")
+	}
+	c := &Corpus{
+		pieces: make([]string, len(words)),
+		counts: make([]int, len(words)),
+		first:  make([]int, len(words)),
+	}
+	cache := map[string]int{}
+	count := func(s string) (int, error) {
+		if n, ok := cache[s]; ok {
+			return n, nil
+		}
+		n, err := tokens.Count([]byte(s))
+		if err != nil {
+			return 0, fmt.Errorf("workload: counting corpus tokens: %w", err)
+		}
+		cache[s] = n
+		return n, nil
+	}
+	single := false
+	for i, w := range words {
+		c.pieces[i] = " " + w
+		var err error
+		if c.counts[i], err = count(c.pieces[i]); err != nil {
+			return nil, err
+		}
+		if c.first[i], err = count(w); err != nil {
+			return nil, err
+		}
+		single = single || c.counts[i] == 1
+	}
+	if !single {
+		return nil, errors.New("workload: corpus has no single-token word, so exact prompt lengths are not reachable")
+	}
+	return c, nil
+}
+
+// Len returns the number of pieces (words) in the corpus.
+func (c *Corpus) Len() int { return len(c.pieces) }
+
+// Append appends text of exactly n tokens to dst, made of consecutive corpus pieces starting at
+// piece start (modulo the corpus length, wrapping around at its end). When leading is true the
+// text starts with a space, so it can follow other prompt text and keep its count; otherwise
+// it starts the prompt and its first piece loses its space. n ≤ 0 appends nothing.
+func (c *Corpus) Append(dst []byte, n, start int, leading bool) []byte {
+	if n <= 0 {
+		return dst
+	}
+	i := start % len(c.pieces)
+	if i < 0 {
+		i += len(c.pieces)
+	}
+	left := n
+	for left > 0 {
+		p, k := c.pieces[i], c.counts[i]
+		if !leading {
+			p, k = p[1:], c.first[i]
+		}
+		if k <= left {
+			dst = append(dst, p...)
+			left -= k
+			leading = true
+		}
+		// A piece that would overshoot is skipped; the loop ends because single-token pieces
+		// exist (NewCorpus checks), and every pass of the corpus takes at least one of them.
+		if i++; i == len(c.pieces) {
+			i = 0
+		}
+	}
+	return dst
+}
+
+// Random appends a prompt of exactly n tokens starting at a random corpus position drawn from
+// rng (AIPerf's sonnet corpus works the same way: a random window with wraparound).
+func (c *Corpus) Random(dst []byte, n int, rng *rand.Rand) []byte {
+	return c.Append(dst, n, rng.IntN(len(c.pieces)), false)
+}
+
+// Blocks appends a prompt of exactly n tokens whose BlockTokens-token blocks are the texts of
+// hashIDs: every block but the last is BlockTokens tokens, the last holds the remainder
+// (n − (len−1)·BlockTokens). Equal ids give equal block texts, wherever they appear. When n is
+// shorter than the ids imply, only the first ceil(n/BlockTokens) ids are used; when it is
+// longer, the last block holds everything past the others. Without ids the prompt starts at
+// the corpus position of id 0.
+func (c *Corpus) Blocks(dst []byte, n int, hashIDs []int64) []byte {
+	if n <= 0 {
+		return dst
+	}
+	if len(hashIDs) == 0 {
+		return c.Append(dst, n, 0, false)
+	}
+	k := min(len(hashIDs), (n+BlockTokens-1)/BlockTokens)
+	for b := range k {
+		size := BlockTokens
+		if b == k-1 {
+			size = n - (k-1)*BlockTokens
+		}
+		dst = c.Append(dst, size, c.blockStart(hashIDs[b]), b > 0)
+	}
+	return dst
+}
+
+// blockStart maps a hash id to the corpus position its block text starts at, through
+// SplitMix64's finalizer so that neighbouring ids start far apart.
+func (c *Corpus) blockStart(id int64) int {
+	z := uint64(id) + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int(z % uint64(len(c.pieces)))
+}

@@ -1,0 +1,14 @@
+// Package inject makes an OpenAI-compatible server report token usage in a stream the client
+// did not ask it for, and hides the report from that client again.
+//
+// A streaming chat or completions request carries usage only when it sets
+// stream_options.include_usage; without it llmtap has to count output tokens with its own
+// tokenizer, which for most models is not the model's tokenizer. AddIncludeUsage rewrites such a
+// request body so the server appends its usage-only chunk (choices [] with the totals) before
+// data: [DONE]; Filter removes that chunk from the bytes sent to the client, so the client reads
+// exactly what it would have read had the request gone to the server unchanged, while the meter,
+// fed the server's bytes, reads the server's own count.
+//
+// The package knows nothing of HTTP servers: the Caddy handler wires AddIncludeUsage to the
+// request body and Filter between its measuring writer and the client.
+package inject

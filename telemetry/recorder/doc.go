@@ -1,0 +1,49 @@
+// Package recorder writes the requests llmtap measured to disk, off the request path, as files
+// that shadow/trace reads back for summaries, conversion and replay.
+//
+// A Recorder is a sink of the record pipeline. Consume never blocks: it filters (routes,
+// models, sampling), then hands the record to a bounded queue, and counts a drop when the queue
+// is full. One writer goroutine owns every file: it encodes lines, writes them through a
+// buffer, flushes the buffer to the operating system at least every Options.FlushEvery (so a
+// crash of the process loses at most that much), rotates files by size and age, and fsyncs on
+// rotation and Close.
+//
+// # Files
+//
+// One folder, one file per kind at a time, named <kind>-<UTC start>.jsonl (for example
+// trace-20260514T101502.123Z.jsonl, with -1, -2 … appended when the name is taken), created
+// 0600 in a folder created 0700:
+//
+//   - records: the per-request record (telemetry/record.Record) as JSON, one per line, the
+//     same fields GET /llmtap/requests serves.
+//   - trace: AIPerf / Mooncake mooncake_trace JSONL: "timestamp" (arrival, milliseconds from
+//     the file's start), "input_length", "output_length", "hash_ids", then "session_id" when the
+//     request carried one and "model".
+//   - payloads (opt-in): the payload format of shadow/trace: "timestamp_ms" (as the trace's
+//     timestamp), "request_id", "path", "input_tokens", "output_tokens" and "payload", the request
+//     body as the client sent it (whitespace between JSON tokens removed so it fits one line),
+//     after the redaction rules.
+//
+// Lines are written when a request completes, so within a file they are in completion order
+// and a long stream's line comes after shorter requests that arrived later: sort by timestamp
+// before replaying (shadow/trace.SortByTime). A request that arrived before its file was opened
+// (in flight across a rotation) gets timestamp 0.
+//
+// # Hash ids
+//
+// The prompt (the texts decode.ParseRequestFor extracts, joined by newlines) is tokenized with
+// o200k_base and cut into blocks of 512 tokens. Block i's hash covers block i's tokens and the
+// hash of block i-1, so two prompts get the same id for a block exactly when they share every
+// token up to its end. Hashes are numbered 0, 1, 2 … in order of first appearance in each trace
+// file (a bounded map; when it is full it starts over, which only forgets reuse). The number of
+// ids is ceil(input_length/512) as Mooncake requires: when the server's input token count
+// (which includes its chat template) spans more blocks than the tokenized text, fresh ids are
+// appended; when fewer, the list is cut.
+//
+// # Secrets
+//
+// A Recorder sees records and request bodies, never headers; the session id is the value of one
+// configured header, which must not be an authorization, API-key or cookie header (the Caddy
+// module refuses those). Request bodies are written only with Options.Payloads, after the
+// redaction rules of Options.Redact.
+package recorder

@@ -1,0 +1,99 @@
+package recorder
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Kinds of file, as they appear in file names.
+const (
+	KindRecords  = "records"
+	KindTrace    = "trace"
+	KindPayloads = "payloads"
+)
+
+// File and folder modes: recordings can hold prompts, so only their owner reads them.
+const (
+	fileMode = 0o600
+	dirMode  = 0o700
+)
+
+// nameLayout is the start time in file names: UTC, sortable, no characters that need quoting.
+const nameLayout = "20060102T150405.000Z"
+
+// file is one open recording file of a kind. The writer goroutine owns it.
+type file struct {
+	f     *os.File
+	w     *bufio.Writer
+	path  string
+	start time.Time
+	size  int64
+	dirty bool // written since the last flush
+}
+
+// makeDir creates dir 0700 when it is missing; an existing folder keeps its mode (it may be
+// shared on purpose), but must be a folder.
+func makeDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.MkdirAll(dir, dirMode)
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
+}
+
+// openFile creates dir/<kind>-<start>.jsonl 0600, never reusing an existing file: a suffix -1,
+// -2 … is added when the name is taken (two rotations within a millisecond, two recorders in
+// one folder across a reload).
+func openFile(dir, kind string, start time.Time) (*file, error) {
+	base := kind + "-" + start.UTC().Format(nameLayout)
+	for i := 0; i < 1000; i++ {
+		name := base + ".jsonl"
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d.jsonl", base, i)
+		}
+		p := filepath.Join(dir, name)
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &file{f: f, w: bufio.NewWriterSize(f, 64<<10), path: p, start: start}, nil
+	}
+	return nil, fmt.Errorf("no free file name for %s in %s", base, dir)
+}
+
+// write appends one line (with its newline).
+func (f *file) write(line []byte) error {
+	n, err := f.w.Write(line)
+	f.size += int64(n)
+	f.dirty = true
+	return err
+}
+
+// flush hands the buffered lines to the operating system, where a crash of the process no
+// longer loses them.
+func (f *file) flush() error {
+	if !f.dirty {
+		return nil
+	}
+	f.dirty = false
+	return f.w.Flush()
+}
+
+// close flushes, syncs to the disk and closes.
+func (f *file) close() error {
+	return errors.Join(f.w.Flush(), f.f.Sync(), f.f.Close())
+}

@@ -1,0 +1,125 @@
+package recorder
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/shadow/trace"
+)
+
+// toks returns n token ids starting at from.
+func toks(from, n int) []uint {
+	out := make([]uint, n)
+	for i := range out {
+		out[i] = uint(from + i)
+	}
+	return out
+}
+
+// TestPrefixChaining assigns ids to prompts sharing prefixes of various lengths after a base
+// prompt of 3 blocks (1300 tokens): ids agree exactly for the blocks the prefix covers whole.
+func TestPrefixChaining(t *testing.T) {
+	base := toks(0, 1300) // blocks [0,512) [512,1024) [1024,1300)
+	cases := []struct {
+		name   string
+		why    string
+		prompt []uint
+		want   int // leading ids shared with base
+	}{
+		{"identical", "the same prompt reuses every block, the partial last one too", base, 3},
+		{"shares 600 tokens", "only the first block is whole inside the shared prefix", append(slices.Clone(base[:600]), toks(9000, 700)...), 1},
+		{"shares exactly 1024", "two whole blocks shared, the third differs", append(slices.Clone(base[:1024]), toks(9000, 276)...), 2},
+		{"differs in the first token", "chaining: equal later blocks do not share after a difference", append([]uint{99999}, base[1:]...), 0},
+		{"longer prompt", "a prompt extending the base shares its whole blocks, not its partial last one", append(slices.Clone(base), toks(5000, 300)...), 2},
+	}
+	for _, tc := range cases {
+		p := newPrefixIDs(1 << 10)
+		a := p.assign(nil, base, blocks(int64(len(base))))
+		b := p.assign(nil, tc.prompt, blocks(int64(len(tc.prompt))))
+		shared := 0
+		for shared < min(len(a), len(b)) && a[shared] == b[shared] {
+			shared++
+		}
+		if shared != tc.want {
+			t.Errorf("%s (%s): %d leading ids shared, want %d: %v vs %v", tc.name, tc.why, shared, tc.want, a, b)
+		}
+		for i := shared; i < len(b); i++ {
+			if slices.Contains(a, b[i]) {
+				t.Errorf("%s: id %d after the shared prefix also appears in the base prompt", tc.name, b[i])
+			}
+		}
+	}
+}
+
+// TestIDCountFollowsInputLength pads with fresh ids or cuts so that len(hash_ids) is
+// ceil(input_length/512), as Mooncake replay requires.
+func TestIDCountFollowsInputLength(t *testing.T) {
+	cases := []struct {
+		name string
+		why  string
+		toks int
+		want int
+	}{
+		{"template tokens", "the server counted a block more than the text shows", 1000, 3},
+		{"fewer", "the server counted fewer tokens (a cut body): the list is cut", 1500, 1},
+		{"no text", "no body: every id fresh", 0, 2},
+		{"none", "no input tokens, no ids", 600, 0},
+	}
+	for _, tc := range cases {
+		p := newPrefixIDs(16)
+		got := p.assign(nil, toks(0, tc.toks), tc.want)
+		if len(got) != tc.want {
+			t.Errorf("%s (%s): %d ids, want %d", tc.name, tc.why, len(got), tc.want)
+		}
+		seen := map[int64]bool{}
+		for _, id := range got {
+			if seen[id] {
+				t.Errorf("%s: id %d repeated within one prompt", tc.name, id)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+// TestBoundedHashMap forgets old hashes when full but never reuses an id for a new block.
+func TestBoundedHashMap(t *testing.T) {
+	p := newPrefixIDs(4)
+	var all []int64
+	for i := range 10 {
+		all = p.assign(all, toks(i*10000, 512), 1)
+	}
+	if len(p.ids) > 4 {
+		t.Errorf("map holds %d hashes, bound 4", len(p.ids))
+	}
+	slices.Sort(all)
+	if len(slices.Compact(all)) != 10 {
+		t.Errorf("distinct blocks got repeated ids: %v", all)
+	}
+}
+
+// TestTracePrefixThroughTokenizer runs real chat bodies through the recorder: two
+// conversations with a long shared system prompt share their leading ids in the trace file.
+func TestTracePrefixThroughTokenizer(t *testing.T) {
+	r, dir := open(t, Options{Trace: true})
+	shared := strings.Repeat("You answer questions about lighthouses, briefly and exactly. ", 120)
+	for i, q := range []string{"Who keeps the lamp?", "How tall is the tower at Eddystone?"} {
+		body := chat("m", shared+q, 8)
+		rc := rec(i, time.Now(), body)
+		rc.InputTokens = 1400
+		r.Submit(rc)
+	}
+	closeRec(t, r)
+	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	if len(rs) != 2 || len(rs[0].HashIDs) != 3 {
+		t.Fatalf("trace %+v", rs)
+	}
+	a, b := rs[0].HashIDs, rs[1].HashIDs
+	if a[0] != b[0] || a[1] != b[1] {
+		t.Errorf("a shared prefix of over 1024 tokens did not share its first two ids: %v vs %v", a, b)
+	}
+	if a[2] == b[2] {
+		t.Errorf("different questions shared their last block id: %v vs %v", a, b)
+	}
+}

@@ -1,0 +1,80 @@
+package recorder
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// appendMs writes a duration as milliseconds with microsecond precision.
+func appendMs(b []byte, d time.Duration) []byte {
+	if d < 0 {
+		d = 0
+	}
+	return strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', -1, 64)
+}
+
+// appendString writes s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s) // a string always marshals
+	return append(b, q...)
+}
+
+// appendTrace writes one mooncake_trace line.
+func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []byte {
+	b = append(b, `{"timestamp": `...)
+	b = appendMs(b, ts)
+	b = append(b, `, "input_length": `...)
+	b = strconv.AppendInt(b, max(r.InputTokens, 0), 10)
+	b = append(b, `, "output_length": `...)
+	b = strconv.AppendInt(b, max(r.OutputTokens, 0), 10)
+	b = append(b, `, "hash_ids": [`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	b = append(b, ']')
+	if r.SessionID != "" {
+		b = append(b, `, "session_id": `...)
+		b = appendString(b, r.SessionID)
+	}
+	if r.Model != "" {
+		b = append(b, `, "model": `...)
+		b = appendString(b, r.Model)
+	}
+	return append(b, "}\n"...)
+}
+
+// appendPayload writes one payload-file line around body, a one-line JSON object.
+func appendPayload(b []byte, r *record.Record, ts time.Duration, body []byte) []byte {
+	b = append(b, `{"timestamp_ms": `...)
+	b = appendMs(b, ts)
+	b = append(b, `, "request_id": `...)
+	b = appendString(b, r.RequestID)
+	b = append(b, `, "path": `...)
+	b = appendString(b, r.Path)
+	b = append(b, `, "input_tokens": `...)
+	b = strconv.AppendInt(b, max(r.InputTokens, 0), 10)
+	b = append(b, `, "output_tokens": `...)
+	b = strconv.AppendInt(b, max(r.OutputTokens, 0), 10)
+	b = append(b, `, "payload": `...)
+	b = append(b, body...)
+	return append(b, "}\n"...)
+}

@@ -1,0 +1,120 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"time"
+)
+
+// Defaults of Options' zero values.
+const (
+	DefaultMaxBodyBytes = 1 << 20
+	DefaultRotateBytes  = 256 << 20
+	DefaultRotateAge    = time.Hour
+	DefaultFlushEvery   = time.Second
+	DefaultQueue        = 4096
+	// DefaultMaxHashes bounds the map from prefix hashes to the small ids of a trace file.
+	DefaultMaxHashes = 1 << 20
+)
+
+// Options configure a Recorder. The zero value of a field means its default.
+type Options struct {
+	// Dir is the folder the files are written to; it is created 0700 when missing. Required.
+	Dir string
+	// Records, Trace and Payloads choose the files written; at least one must be set.
+	Records, Trace, Payloads bool
+	// MaxBodyBytes is the largest request body written to the payload file; a larger body (or
+	// one that was cut when captured, and so is not a JSON object) is left out and counted in
+	// Stats.Skipped. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int
+	// Redact is applied to every payload before it is written.
+	Redact Redact
+	// Sample is the fraction of requests written, in (0, 1]; 0 means 1. The choice is a hash
+	// of the request id and Seed, so it is reproducible and the same on every instance that
+	// sees the same request id.
+	Sample float64
+	// Seed varies which requests sampling keeps.
+	Seed uint64
+	// Routes, when not empty, keeps only requests whose path starts with one of these prefixes.
+	Routes []string
+	// Models, when not empty, keeps only requests whose model matches one of these names or
+	// path.Match patterns ("llama-*").
+	Models []string
+	// RotateBytes starts a new file of a kind once the current one would grow past it.
+	// Default DefaultRotateBytes.
+	RotateBytes int64
+	// RotateAge starts a new file of a kind once the current one is this old. Default
+	// DefaultRotateAge.
+	RotateAge time.Duration
+	// FlushEvery is the longest a written line waits in the buffer before it reaches the
+	// operating system: what a crash of the process can lose. Default DefaultFlushEvery.
+	FlushEvery time.Duration
+	// Queue is the number of records waiting for the writer before Consume drops. Default
+	// DefaultQueue.
+	Queue int
+	// MaxHashes bounds the prefix-hash map of a trace file. Default DefaultMaxHashes.
+	MaxHashes int
+}
+
+// Redact says what is removed from request bodies before they are written.
+type Redact struct {
+	// Fields are top-level body fields dropped entirely ("user", "metadata").
+	Fields []string
+	// Text replaces the text of messages and prompts by placeholders of the same length in
+	// characters: every character but whitespace becomes "x", so word and line structure (and
+	// roughly the token count) survive but the words do not.
+	Text bool
+}
+
+// active reports whether any rule applies.
+func (r Redact) active() bool { return len(r.Fields) > 0 || r.Text }
+
+// withDefaults returns o with its zero values replaced by the defaults.
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.Sample == 0 {
+		o.Sample = 1
+	}
+	if o.RotateBytes <= 0 {
+		o.RotateBytes = DefaultRotateBytes
+	}
+	if o.RotateAge <= 0 {
+		o.RotateAge = DefaultRotateAge
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = DefaultFlushEvery
+	}
+	if o.Queue <= 0 {
+		o.Queue = DefaultQueue
+	}
+	if o.MaxHashes <= 0 {
+		o.MaxHashes = DefaultMaxHashes
+	}
+	return o
+}
+
+// Validate reports every problem of o at once.
+func (o Options) Validate() error {
+	var errs []error
+	if o.Dir == "" {
+		errs = append(errs, errors.New("a folder to record to is required"))
+	}
+	if !o.Records && !o.Trace && !o.Payloads {
+		errs = append(errs, errors.New("no file chosen: enable records, trace or payloads"))
+	}
+	if o.Sample < 0 || o.Sample > 1 {
+		errs = append(errs, fmt.Errorf("sample must be a fraction between 0 and 1, got %v", o.Sample))
+	}
+	for _, m := range o.Models {
+		if _, err := path.Match(m, ""); err != nil {
+			errs = append(errs, fmt.Errorf("model pattern %q is malformed: %v", m, err))
+		}
+	}
+	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 {
+		errs = append(errs, errors.New("sizes, durations and the queue length must not be negative"))
+	}
+	return errors.Join(errs...)
+}

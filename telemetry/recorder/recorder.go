@@ -1,0 +1,185 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// Stats count what a Recorder did with the records it was offered.
+type Stats struct {
+	// Written is the number of records written (each to every file enabled).
+	Written uint64 `json:"written"`
+	// Dropped is the number of records lost because the queue was full or the recorder was
+	// closed: the requests passed, but they are missing from the files.
+	Dropped uint64 `json:"dropped"`
+	// Filtered is the number of records left out on purpose (routes, models, sampling).
+	Filtered uint64 `json:"filtered"`
+	// SkippedPayloads counts bodies not written to the payload file: over the cap, or not a
+	// complete JSON object (cut at capture, or not JSON).
+	SkippedPayloads uint64 `json:"skipped_payloads"`
+	// Errors counts failed file operations (the record's lines may be missing).
+	Errors uint64 `json:"errors"`
+}
+
+// job is one record for the writer, with the request body it needs (the pipeline drops the
+// record's reference after the sinks ran), or a flush request.
+type job struct {
+	r     *record.Record
+	body  []byte
+	flush chan struct{}
+}
+
+// Recorder writes records to files off the request path. Submit and Consume are safe for
+// concurrent use and never block.
+//
+// Lines are written by one goroutine; a Recorder holds at most Options.Queue records (with
+// their request bodies) waiting for it.
+type Recorder struct {
+	opts   Options
+	filter *filter
+	ch     chan job
+
+	mu     sync.RWMutex // held for reading while queuing; Close takes it to stop queuing
+	closed bool
+
+	written, dropped, filtered, skipped, errs atomic.Uint64
+
+	closeOnce sync.Once
+	closing   chan struct{}
+	done      chan struct{}
+
+	w *writer // owned by the writer goroutine after New
+}
+
+// New creates the folder, opens the first files (so a folder that cannot be written to fails
+// here, not on the first request) and starts the writer goroutine; Close stops it.
+func New(opts Options) (*Recorder, error) {
+	r, err := newRecorder(opts)
+	if err != nil {
+		return nil, err
+	}
+	go r.w.run()
+	return r, nil
+}
+
+// newRecorder is New without starting the writer goroutine, so tests can fill the queue.
+func newRecorder(opts Options) (*Recorder, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if err := makeDir(opts.Dir); err != nil {
+		return nil, fmt.Errorf("creating the recording folder: %w", err)
+	}
+	r := &Recorder{
+		opts:    opts,
+		filter:  newFilter(opts),
+		ch:      make(chan job, opts.Queue),
+		closing: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	w, err := newWriter(r)
+	if err != nil {
+		return nil, err
+	}
+	r.w = w
+	return r, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (r *Recorder) Options() Options { return r.opts }
+
+// Consume is Submit without the result, for use as a record pipeline sink.
+func (r *Recorder) Consume(rec *record.Record) { r.Submit(rec) }
+
+// Submit queues a finalized record for writing without blocking. It reports false when the
+// record was dropped (queue full, recorder closed), true when it was queued or filtered out on
+// purpose; both are counted in Stats. The record must not be modified afterwards; its
+// RequestBody is kept by reference.
+func (r *Recorder) Submit(rec *record.Record) bool {
+	if !r.filter.keep(rec) {
+		r.filtered.Add(1)
+		return true
+	}
+	j := job{r: rec}
+	if r.opts.Trace || r.opts.Payloads {
+		j.body = rec.RequestBody
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		r.dropped.Add(1)
+		return false
+	}
+	select {
+	case r.ch <- j:
+		return true
+	default:
+		r.dropped.Add(1)
+		return false
+	}
+}
+
+// Flush waits until every record queued before the call is written and handed to the
+// operating system, or ctx ends. It is for tests and shutdown; it blocks.
+func (r *Recorder) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	r.mu.RLock()
+	if r.closed {
+		r.mu.RUnlock()
+		return nil
+	}
+	select {
+	case r.ch <- job{flush: done}:
+		r.mu.RUnlock()
+	case <-ctx.Done():
+		r.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats returns the counters so far.
+func (r *Recorder) Stats() Stats {
+	return Stats{
+		Written:         r.written.Load(),
+		Dropped:         r.dropped.Load(),
+		Filtered:        r.filtered.Load(),
+		SkippedPayloads: r.skipped.Load(),
+		Errors:          r.errs.Load(),
+	}
+}
+
+// Files returns the paths of the files open now, for logs and tests. It is only accurate
+// after Flush, and nil once closed.
+func (r *Recorder) Files() []string {
+	r.w.mu.Lock()
+	defer r.w.mu.Unlock()
+	return append([]string(nil), r.w.paths...)
+}
+
+// Close stops queuing, writes what is queued, syncs and closes the files, and joins the writer
+// goroutine, or gives up waiting when ctx ends (the writer still finishes). It is idempotent.
+func (r *Recorder) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		close(r.closing)
+	})
+	select {
+	case <-r.done:
+		return r.w.closeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
