@@ -64,7 +64,7 @@ start() {
     echo $! >"$dir/pid"
     echo "$host" >"$dir/host"
     for _ in $(seq 1 300); do
-      if curl -sf "http://$host/api/version" >/dev/null; then break 2; fi
+      if "$bin" list >/dev/null 2>&1; then break 2; fi  # the CLI asks the server at OLLAMA_HOST; no curl needed
       kill -0 "$(cat "$dir/pid")" 2>/dev/null || break
       sleep 0.1
     done

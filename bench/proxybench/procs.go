@@ -193,6 +193,29 @@ func cpuSeconds(pid int) (float64, error) {
 	return float64(ut+st) / clockTicks, nil
 }
 
+// syscalls is the number of read and write system calls the process has made (syscr + syscw in
+// /proc/<pid>/io): how many times the proxy touched a socket, which a wrapped writer could
+// change without costing any CPU of its own.
+func syscalls(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "syscr" && k != "syscw") {
+			continue
+		}
+		c, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc io %s: %w", k, err)
+		}
+		n += c
+	}
+	return n, nil
+}
+
 // rssBytes is the process's resident set size, from VmRSS in /proc/<pid>/status.
 func rssBytes(pid int) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))

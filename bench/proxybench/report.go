@@ -100,6 +100,9 @@ var metrics = []metric{
 	{name: "proxy CPU µs / event", proxied: true, value: func(m, _ measurement) float64 {
 		return m.cpu / float64(m.events) * 1e6
 	}},
+	{name: "proxy read+write syscalls / event", proxied: true, value: func(m, _ measurement) float64 {
+		return float64(m.syscalls) / float64(m.events)
+	}},
 	{name: "TTFT p50 (ms)", value: func(m, _ measurement) float64 { return ms(pct(m.ttfts, 50)) }},
 	{name: "TTFT p99 (ms)", value: func(m, _ measurement) float64 { return ms(pct(m.ttfts, 99)) }},
 	{name: "TTFT p50 added by the hop (ms)", proxied: true, value: func(m, d measurement) float64 {

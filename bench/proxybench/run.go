@@ -42,7 +42,8 @@ func scenarios(o options) map[string]scenario {
 // measurement is one run of one scenario against one variant.
 type measurement struct {
 	loadResult
-	cpu float64 // proxy CPU seconds during the run; NaN for direct
+	cpu      float64 // proxy CPU seconds during the run; NaN for direct
+	syscalls int64   // proxy read and write system calls during the run
 }
 
 // bench holds the processes of a whole run.
@@ -149,9 +150,13 @@ func (b *bench) once(ctx context.Context, v variant, s scenario, d time.Duration
 	l := &load{client: b.client(v, s), url: b.target(v, s), body: requestBody(s.stream, b.o.tokens), stream: s.stream, conc: s.conc}
 	p := b.proxies[v.name]
 	var cpu0 float64
+	var sys0 int64
 	if p != nil {
 		var err error
 		if cpu0, err = cpuSeconds(p.pid()); err != nil {
+			return measurement{}, err
+		}
+		if sys0, err = syscalls(p.pid()); err != nil {
 			return measurement{}, err
 		}
 	}
@@ -162,7 +167,11 @@ func (b *bench) once(ctx context.Context, v variant, s scenario, d time.Duration
 		if err != nil {
 			return measurement{}, err
 		}
-		m.cpu = cpu1 - cpu0
+		sys1, err := syscalls(p.pid())
+		if err != nil {
+			return measurement{}, err
+		}
+		m.cpu, m.syscalls = cpu1-cpu0, sys1-sys0
 	}
 	if res.requests == 0 {
 		return m, fmt.Errorf("%s %s: no request completed: %v", v.name, s.name, res.firstErr)
