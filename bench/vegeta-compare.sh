@@ -11,16 +11,19 @@
 #
 #   bench/vegeta-compare.sh                       # rates 2000 5000 7500 10000, 5 s each
 #   RATES="1000 3000" DURATION=3 bench/vegeta-compare.sh
+#   PIN="taskset -c 0,1" bench/vegeta-compare.sh    # mock and both tools on two cores of a bigger machine
 #
-# Needs go and jq; installs vegeta with `go install` when it is missing.
+# Needs go (or LLMTAP_BIN, a built llmtap) and jq; installs vegeta with `go install` when it is
+# missing (or takes VEGETA, a vegeta binary).
 set -euo pipefail
-cd "$(git rev-parse --show-toplevel)"
+cd "$(git rev-parse --show-toplevel 2>/dev/null || echo "$(dirname "$0")/..")"
+PIN=${PIN:-}
 RATES=${RATES:-"2000 5000 7500 10000"}
 DURATION=${DURATION:-5}
 PORT=${PORT:-18431}
 command -v jq >/dev/null || { echo "jq is required"; exit 1; }
 
-VEGETA=$(command -v vegeta || true)
+VEGETA=${VEGETA:-$(command -v vegeta || true)}
 if [ -z "$VEGETA" ]; then
   VEGETA="$(go env GOPATH)/bin/vegeta"
   [ -x "$VEGETA" ] || go install github.com/tsenart/vegeta/v12@latest
@@ -30,17 +33,20 @@ work=$(mktemp -d)
 mock_pid=""
 cleanup() { [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-go build -o "$work/llmtap" ./cmd/llmtap
+if [ -n "${LLMTAP_BIN:-}" ]; then cp "$LLMTAP_BIN" "$work/llmtap"; else go build -o "$work/llmtap" ./cmd/llmtap; fi
 
-"$work/llmtap" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx 2>"$work/mock.log" &
+$PIN "$work/llmtap" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx 2>"$work/mock.log" &
 mock_pid=$!
-for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 50); do
+  if command -v curl >/dev/null; then curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; fi
+  sleep 0.1
+done
 
 url="http://127.0.0.1:$PORT"
 body='{"model":"mock-model","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4,"stream":false}'
 printf '%s' "$body" >"$work/body.json"
 
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $DURATION s per step"
+echo "machine: $(nproc) cores${PIN:+ (pinned: $PIN)}, load average $(cut -d' ' -f1-3 /proc/loadavg); $DURATION s per step"
 printf '%-8s %8s %10s %8s %9s %12s %s\n' tool rate achieved ratio success lag_p99_ms verdict
 # The highest rate each tool sustained with every lower rate sustained too (no collapse).
 best_vegeta=0 v_alive=1
@@ -48,7 +54,7 @@ best_llmtap=0 l_alive=1
 for rate in $RATES; do
   # vegeta: its own report's throughput and success ratio.
   echo "POST $url/v1/chat/completions" |
-    "$VEGETA" attack -rate="$rate/s" -duration="${DURATION}s" -body="$work/body.json" \
+    $PIN "$VEGETA" attack -rate="$rate/s" -duration="${DURATION}s" -body="$work/body.json" \
       -header "Content-Type: application/json" -timeout=10s >"$work/vegeta.bin"
   "$VEGETA" report -type=json <"$work/vegeta.bin" >"$work/vegeta.json"
   v_rate=$(jq '.throughput' "$work/vegeta.json")
@@ -60,7 +66,7 @@ for rate in $RATES; do
 
   # llmtap bench: request throughput and the generator's self-check, from its own export.
   dir="$work/llmtap-$rate"
-  "$work/llmtap" bench --url "$url" --model mock-model --streaming=false --request-rate "$rate" \
+  $PIN "$work/llmtap" bench --url "$url" --model mock-model --streaming=false --request-rate "$rate" \
     --arrival-pattern constant --benchmark-duration "$DURATION" --isl 4 --osl 4 \
     --artifact-dir "$dir" >"$work/llmtap.out" 2>"$work/llmtap.err" || true
   j="$dir/profile_export_aiperf.json"

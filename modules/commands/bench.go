@@ -178,7 +178,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	fs.Float64Var(oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
 	seqDist := fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
 	entries := fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
-	spin := fs.Duration("pacer-spin", loadgen.DefaultSpinThreshold, "how long before each send the pacer stops sleeping and spins (0 = timer only)")
+	spin := fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
@@ -240,10 +240,8 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	build := func(n int) (built, error) { return built{path: r.path, body: pool[n%len(pool)]}, nil }
 
 	mode := "concurrency" + fmt.Sprint(*concurrency)
-	sched := loadgen.Config{MaxRequests: *count, Duration: seconds(*duration), MaxInFlight: -1, SpinThreshold: *spin}
-	if *spin <= 0 {
-		sched.SpinThreshold = -1
-	}
+	sched := loadgen.Config{MaxRequests: *count, Duration: seconds(*duration), MaxInFlight: -1,
+		SpinThreshold: pacerSpin(*spin, arr.Rate)}
 	if rate {
 		a, err := arr.New(rand.New(rand.NewPCG(r.seed, 0xa7)))
 		if err != nil {
@@ -290,6 +288,24 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		return 1, errors.New("no request completed")
 	}
 	return 0, nil
+}
+
+// spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then
+// shorter than the spin threshold, so it would spin without pause and take a whole core from
+// the HTTP client (and, on a small machine, from the server under test), while a runtime that
+// busy fires its timers promptly anyway. Lateness is measured either way (schedule lag).
+const spinRateLimit = 1000
+
+// pacerSpin turns --pacer-spin into loadgen's SpinThreshold: negative means the default for the
+// rate, zero means timer only.
+func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
+	switch {
+	case flagValue > 0:
+		return flagValue
+	case flagValue == 0 || rate > spinRateLimit:
+		return -1 // loadgen: timer only
+	}
+	return loadgen.DefaultSpinThreshold
 }
 
 // seconds converts flag seconds to a Duration.

@@ -68,6 +68,9 @@ func (s *execSpec) transport() *http.Transport {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
+		// A long prompt's body goes out in a few large writes rather than many 4 KB ones.
+		WriteBufferSize: 64 << 10,
+		ReadBufferSize:  64 << 10,
 	}
 }
 
