@@ -44,6 +44,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	r.Malformed = res.Malformed
 	r.Choices = res.Choices
 	r.ToolCalls = res.ToolCalls
+	r.Refusal = res.Refusal
 	r.Finish = res.FinishReason
 	if res.Model != "" {
 		r.Model = res.Model

@@ -336,6 +336,25 @@ func TestMeterRules(t *testing.T) {
 					t.Fatalf("kept %d gaps, dropped %d; want 3 and 1", len(r.InterChunkMs), r.InterChunkDropped)
 				}
 			}},
+		{"tool-call-only and refusal responses are recorded distinctly, with their finish reason", 200,
+			[]string{chunk(`{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{}"}}]}`),
+				chunk(`{"refusal":"no"}`),
+				`data: {"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n", done},
+			[]float64{10, 20, 21, 22}, "",
+			func(t *testing.T, r *record.Record) {
+				if !r.ToolCalls || !r.Refusal || r.Finish != "tool_calls" || r.ContentEvents != 2 || *r.TTFTMs != 10 {
+					t.Fatalf("tool calls %v refusal %v finish %q content %d ttft %v", r.ToolCalls, r.Refusal, r.Finish, r.ContentEvents, *r.TTFTMs)
+				}
+			}},
+		{"n=2 choices are counted and either choice's content is content", 200,
+			[]string{`data: {"model":"m","choices":[{"index":1,"delta":{"content":"x"}}]}` + "\n\n",
+				`data: {"model":"m","choices":[{"index":0,"delta":{"content":"y"}}]}` + "\n\n", done},
+			[]float64{10, 12, 13}, "",
+			func(t *testing.T, r *record.Record) {
+				if r.Choices != 2 || r.ContentEvents != 2 || *r.TTFTMs != 10 {
+					t.Fatalf("choices %d content %d ttft %v", r.Choices, r.ContentEvents, *r.TTFTMs)
+				}
+			}},
 		{"invalid JSON events are counted as malformed", 200,
 			[]string{"data: {nope\n\n", "data: [DONE]\n\n"}, []float64{10, 11}, "",
 			func(t *testing.T, r *record.Record) {

@@ -84,6 +84,7 @@ type Record struct {
 	Oversized     int   `json:"oversized_events,omitempty"`
 	Choices       int   `json:"choices,omitempty"`
 	ToolCalls     bool  `json:"tool_calls,omitempty"`
+	Refusal       bool  `json:"refusal,omitempty"`
 	Bytes         int64 `json:"bytes"`
 
 	// OutputText and ReasoningText hold what the tokenizer counts until the record is
