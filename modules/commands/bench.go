@@ -274,20 +274,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		}
 		spec.warmup = &w
 	}
-	if hook != nil {
-		hook(spec, nil)
-	}
-	res, err := execute(ctx, spec, stdout)
-	if hook != nil {
-		hook(spec, &res)
-	}
-	if err != nil {
-		return 1, err
-	}
-	if res.counters.Completed == 0 {
-		return 1, errors.New("no request completed")
-	}
-	return 0, nil
+	return executeMain(ctx, spec, stdout, hook)
 }
 
 // spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -207,4 +208,23 @@ func (s *execSpec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *
 	snd.baseURL, snd.headers, snd.build = s.baseURL, s.headers, s.build
 	snd.cancelRate, snd.cancelDelay, snd.seed = s.cancelRate, s.cancelDelay, s.seed
 	return snd
+}
+
+// executeMain runs a prepared spec for a command and turns the outcome into its exit code;
+// hook (tests only) sees the spec before the run and the result after it.
+func executeMain(ctx context.Context, spec *execSpec, stdout io.Writer, hook func(*execSpec, *execResult)) (int, error) {
+	if hook != nil {
+		hook(spec, nil)
+	}
+	res, err := execute(ctx, spec, stdout)
+	if hook != nil {
+		hook(spec, &res)
+	}
+	if err != nil {
+		return 1, err
+	}
+	if res.counters.Completed == 0 {
+		return 1, errors.New("no request completed")
+	}
+	return 0, nil
 }

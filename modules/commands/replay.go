@@ -164,20 +164,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	spec.grace = seconds(*grace)
 	spec.schedule.Duration = 0
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
-	if hook != nil {
-		hook(spec, nil)
-	}
-	res, err := execute(ctx, spec, stdout)
-	if hook != nil {
-		hook(spec, &res)
-	}
-	if err != nil {
-		return 1, err
-	}
-	if res.counters.Completed == 0 {
-		return 1, errors.New("no request completed")
-	}
-	return 0, nil
+	return executeMain(ctx, spec, stdout, hook)
 }
 
 // prebuildTokens bounds the prompt tokens of a trace whose bodies are all built before the
