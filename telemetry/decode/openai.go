@@ -46,13 +46,19 @@ func NewOpenAICompletions() ResponseDecoder { return newOpenAI(APIOpenAICompleti
 
 // openAI decodes both OpenAI-compatible response APIs. It holds one fastjson.Parser for its
 // lifetime, so parsing an event reuses the parser's buffers and value cache; text is appended
-// to Result.Text and Result.ReasoningText, which Reset truncates but keeps.
+// to Result.Text and Result.ReasoningText, which Reset truncates but keeps. Streamed events go
+// through the fast path of openai_fast.go first, which keeps its record in fast and decodes
+// escaped strings into scratch.
 type openAI struct {
 	api     string
 	p       fastjson.Parser
 	res     Result
 	maxText int
 	choices choiceSet
+	fast    chatScan
+	scratch []byte
+	// fullOnly disables the fast path, so that tests can compare the two.
+	fullOnly bool
 }
 
 func newOpenAI(api string) *openAI {
@@ -74,6 +80,11 @@ func (d *openAI) Event(typ, data []byte) Kind {
 	}
 	if string(data) == string(done) {
 		return Done
+	}
+	if !d.fullOnly {
+		if k, ok := d.fastEvent(data); ok {
+			return k
+		}
 	}
 	return d.fold(data, "delta")
 }
@@ -110,6 +121,9 @@ func (d *openAI) shrink(limit int) {
 	}
 	if cap(d.res.ReasoningText) > limit {
 		d.res.ReasoningText = nil
+	}
+	if cap(d.scratch) > limit {
+		d.scratch = nil
 	}
 	d.maxText = MaxText
 }

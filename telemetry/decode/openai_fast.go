@@ -1,0 +1,589 @@
+package decode
+
+import "math"
+
+// The OpenAI fast path. Parsing every chunk of a stream with fastjson costs more than all the
+// rest of the proxy's per-event work: it builds a value tree of the whole chunk (id, created,
+// system_fingerprint, logprobs…) to read a handful of fields. The chunks of a stream all have
+// the same few shapes, so Event first tries a single-pass scanner that walks the chunk once,
+// validating it as it goes, and records only what fold would use: per choice its index, finish
+// reason and the generated strings; the model; a usage object made of plain counts.
+//
+// The fast path is an optimisation, never a second interpretation. Whenever it meets something
+// it does not fully handle (invalid JSON, a key it would have to decode, a repeated key that
+// matters, content parts, a "message", an error, a number fastjson would read best effort, too
+// many choices or tool calls, deep nesting) it gives up before touching the result, and the
+// event goes through fold, so results are the same either way (FuzzChatFastVsFull checks this).
+// Only a complete, valid scan is committed, in the order fold would apply it.
+
+// Bounds of what one chunk may hold on the fast path. Streams send one choice per chunk (vLLM
+// and SGLang interleave the choices of n > 1 in separate chunks) and at most a few tool calls;
+// more goes through fold.
+const (
+	fastMaxChoices = 4
+	fastMaxTools   = 8
+)
+
+// fastFunction is a tool call's function (or a legacy function_call): its name and arguments.
+type fastFunction struct{ name, args span }
+
+// fastChoice is what the scanner found in one object of choices.
+type fastChoice struct {
+	idx                                 int64 // -1 for an index that is not a number
+	finish, text                        span
+	content, refusal, reasoning, reason span // reason is the "reasoning" spelling
+	fn                                  fastFunction
+	tools, ntools                       uint8 // the choice's tool calls: chatScan.tools[tools:tools+ntools]
+}
+
+// chatScan is the scanner's record of one event, reused from event to event.
+type chatScan struct {
+	choices  [fastMaxChoices]fastChoice
+	nchoices int
+	tools    [fastMaxTools]fastFunction
+	ntools   int
+	model    span
+	usage    Usage
+	usageOK  bool
+}
+
+// Bits of the keys an object may name only once on the fast path: the full path reads a
+// repeated key in one place with Visit (the last wins) and in another with Get (the first
+// wins), a difference not worth reproducing.
+const (
+	keyA = 1 << iota
+	keyB
+	keyC
+	keyD
+	keyE
+	keyF
+)
+
+// once records key bit k in seen and reports whether it was new.
+func once(seen *uint8, k uint8) bool {
+	if *seen&k != 0 {
+		return false
+	}
+	*seen |= k
+	return true
+}
+
+// fastEvent decodes a chunk on the fast path. ok is false, and the result untouched, when the
+// chunk must go through fold instead.
+func (d *openAI) fastEvent(data []byte) (Kind, bool) {
+	if !d.fast.scan(data) {
+		return 0, false
+	}
+	return d.commit(data), true
+}
+
+// scan walks the top-level object of a chunk.
+func (s *chatScan) scan(b []byte) bool {
+	s.nchoices, s.ntools, s.model, s.usageOK = 0, 0, span{}, false
+	if len(b) == 0 || b[0] != '{' || len(b) > math.MaxInt32 {
+		return false
+	}
+	i, empty := scanOpen(b, 0, '}')
+	if empty {
+		return i == len(b)
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(b, i)
+		if !ok {
+			return false
+		}
+		switch string(key) {
+		case "choices":
+			if !once(&seen, keyA) {
+				return false
+			}
+			j, ok = s.scanChoices(b, j)
+		case "model":
+			if !once(&seen, keyB) {
+				return false
+			}
+			if b[j] == '"' {
+				s.model, j, ok = scanString(b, j)
+			} else {
+				j, ok = skipValue(b, j, 1) // not a string: no model, as GetStringBytes reads it
+			}
+		case "usage":
+			if !once(&seen, keyC) {
+				return false
+			}
+			j, ok = s.scanUsage(b, j)
+		case "error":
+			// A null error is no error; any other goes through fold, which reads errors.
+			if !once(&seen, keyD) {
+				return false
+			}
+			j, ok = scanLiteral(b, j, "null")
+		case "object":
+			if !once(&seen, keyE) {
+				return false
+			}
+			if b[j] == '"' {
+				var o span
+				o, j, ok = scanString(b, j)
+				ok = ok && !o.esc && string(b[o.off:o.end]) != "error" // vLLM's error shape
+			} else {
+				j, ok = skipValue(b, j, 1)
+			}
+		default:
+			j, ok = skipValue(b, j, 1)
+		}
+		if !ok {
+			return false
+		}
+		var more bool
+		if i, more, ok = scanNext(b, j, '}'); !ok {
+			return false
+		}
+		if !more {
+			return i == len(b) // the data is trimmed: anything after the object is a tail
+		}
+	}
+}
+
+// scanChoices reads the value of "choices". A value that is not an array holds no choices, and
+// elements that are not objects are no choices, as in fold.
+func (s *chatScan) scanChoices(b []byte, i int) (int, bool) {
+	if b[i] != '[' {
+		return skipValue(b, i, 1)
+	}
+	i, empty := scanOpen(b, i, ']')
+	if empty {
+		return i, true
+	}
+	for {
+		var ok, more bool
+		if i < len(b) && b[i] == '{' {
+			if s.nchoices == fastMaxChoices {
+				return 0, false
+			}
+			c := &s.choices[s.nchoices]
+			s.nchoices++
+			i, ok = s.scanChoice(b, i, c)
+		} else {
+			i, ok = skipValue(b, i, 2)
+		}
+		if !ok {
+			return 0, false
+		}
+		if i, more, ok = scanNext(b, i, ']'); !ok || !more {
+			return i, ok
+		}
+	}
+}
+
+// scanChoice reads one choice object at b[i] into c.
+func (s *chatScan) scanChoice(b []byte, i int, c *fastChoice) (int, bool) {
+	*c = fastChoice{tools: uint8(s.ntools)}
+	i, empty := scanOpen(b, i, '}')
+	if empty {
+		return i, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(b, i)
+		if !ok {
+			return 0, false
+		}
+		switch string(key) {
+		case "index":
+			if !once(&seen, keyA) {
+				return 0, false
+			}
+			if isNumberStart(b[j]) {
+				c.idx, j, ok = scanCount(b, j)
+			} else {
+				c.idx = -1 // count reads a non-number as unknown, which add ignores
+				j, ok = skipValue(b, j, 3)
+			}
+		case "finish_reason":
+			if !once(&seen, keyB) {
+				return 0, false
+			}
+			c.finish, j, ok = stringOrSkip(b, j, 3)
+		case "text":
+			if !once(&seen, keyC) {
+				return 0, false
+			}
+			c.text, j, ok = stringOrSkip(b, j, 3)
+		case "delta":
+			if !once(&seen, keyD) {
+				return 0, false
+			}
+			if b[j] == '{' {
+				j, ok = s.scanDelta(b, j, c)
+			} else {
+				j, ok = skipValue(b, j, 3)
+			}
+		case "message":
+			return 0, false // a body's shape in a stream: fold decides which of the two it reads
+		default:
+			j, ok = skipValue(b, j, 3)
+		}
+		if !ok {
+			return 0, false
+		}
+		var more bool
+		if i, more, ok = scanNext(b, j, '}'); !ok || !more {
+			return i, ok
+		}
+	}
+}
+
+// scanDelta reads a delta object at b[i] into c.
+func (s *chatScan) scanDelta(b []byte, i int, c *fastChoice) (int, bool) {
+	i, empty := scanOpen(b, i, '}')
+	if empty {
+		return i, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(b, i)
+		if !ok {
+			return 0, false
+		}
+		switch string(key) {
+		case "content":
+			if !once(&seen, keyA) || b[j] == '[' { // content parts go through fold
+				return 0, false
+			}
+			c.content, j, ok = stringOrSkip(b, j, 4)
+		case "refusal":
+			if !once(&seen, keyB) {
+				return 0, false
+			}
+			c.refusal, j, ok = stringOrSkip(b, j, 4)
+		case "reasoning_content":
+			if !once(&seen, keyC) {
+				return 0, false
+			}
+			c.reasoning, j, ok = stringOrSkip(b, j, 4)
+		case "reasoning":
+			if !once(&seen, keyD) {
+				return 0, false
+			}
+			c.reason, j, ok = stringOrSkip(b, j, 4)
+		case "tool_calls":
+			if !once(&seen, keyE) {
+				return 0, false
+			}
+			if b[j] == '[' {
+				j, ok = s.scanTools(b, j, c)
+			} else {
+				j, ok = skipValue(b, j, 4)
+			}
+		case "function_call":
+			if !once(&seen, keyF) {
+				return 0, false
+			}
+			j, ok = scanFunction(b, j, &c.fn, 4)
+		default:
+			j, ok = skipValue(b, j, 4)
+		}
+		if !ok {
+			return 0, false
+		}
+		var more bool
+		if i, more, ok = scanNext(b, j, '}'); !ok || !more {
+			return i, ok
+		}
+	}
+}
+
+// scanTools reads the tool_calls array at b[i], appending each call's function to s.tools.
+func (s *chatScan) scanTools(b []byte, i int, c *fastChoice) (int, bool) {
+	i, empty := scanOpen(b, i, ']')
+	if empty {
+		return i, true
+	}
+	for {
+		var ok, more bool
+		if i < len(b) && b[i] == '{' {
+			i, ok = s.scanToolCall(b, i, c)
+		} else {
+			i, ok = skipValue(b, i, 5) // fold finds no function in a non-object
+		}
+		if !ok {
+			return 0, false
+		}
+		if i, more, ok = scanNext(b, i, ']'); !ok || !more {
+			return i, ok
+		}
+	}
+}
+
+// scanToolCall reads one tool call object at b[i].
+func (s *chatScan) scanToolCall(b []byte, i int, c *fastChoice) (int, bool) {
+	i, empty := scanOpen(b, i, '}')
+	if empty {
+		return i, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(b, i)
+		if !ok {
+			return 0, false
+		}
+		if string(key) == "function" {
+			if !once(&seen, keyA) || s.ntools == fastMaxTools {
+				return 0, false
+			}
+			f := &s.tools[s.ntools]
+			*f = fastFunction{}
+			s.ntools++
+			c.ntools++
+			j, ok = scanFunction(b, j, f, 6)
+		} else {
+			j, ok = skipValue(b, j, 6)
+		}
+		if !ok {
+			return 0, false
+		}
+		var more bool
+		if i, more, ok = scanNext(b, j, '}'); !ok || !more {
+			return i, ok
+		}
+	}
+}
+
+// scanFunction reads a function object ({"name": …, "arguments": …}) at b[i] into f; any other
+// value is no function, as in fold. Arguments sent as an object are ignored there too.
+func scanFunction(b []byte, i int, f *fastFunction, depth int) (int, bool) {
+	if b[i] != '{' {
+		return skipValue(b, i, depth)
+	}
+	i, empty := scanOpen(b, i, '}')
+	if empty {
+		return i, true
+	}
+	var seen uint8
+	for {
+		key, j, ok := scanKey(b, i)
+		if !ok {
+			return 0, false
+		}
+		switch string(key) {
+		case "name":
+			if !once(&seen, keyA) {
+				return 0, false
+			}
+			f.name, j, ok = stringOrSkip(b, j, depth+1)
+		case "arguments":
+			if !once(&seen, keyB) {
+				return 0, false
+			}
+			f.args, j, ok = stringOrSkip(b, j, depth+1)
+		default:
+			j, ok = skipValue(b, j, depth+1)
+		}
+		if !ok {
+			return 0, false
+		}
+		var more bool
+		if i, more, ok = scanNext(b, j, '}'); !ok || !more {
+			return i, ok
+		}
+	}
+}
+
+// scanUsage reads the value of "usage" as openAIUsage would: an object of counts (a null or any
+// other value is no usage).
+func (s *chatScan) scanUsage(b []byte, i int) (int, bool) {
+	if b[i] != '{' {
+		return skipValue(b, i, 1)
+	}
+	u, total := NoUsage, int64(-1)
+	i, empty := scanOpen(b, i, '}')
+	if !empty {
+		var seen uint8
+		for {
+			key, j, ok := scanKey(b, i)
+			if !ok {
+				return 0, false
+			}
+			switch string(key) {
+			case "prompt_tokens":
+				ok = once(&seen, keyA)
+				u.InputTokens, j, ok = countOrSkip(b, j, 2, ok)
+			case "completion_tokens":
+				ok = once(&seen, keyB)
+				u.OutputTokens, j, ok = countOrSkip(b, j, 2, ok)
+			case "total_tokens":
+				ok = once(&seen, keyC)
+				total, j, ok = countOrSkip(b, j, 2, ok)
+			case "completion_tokens_details":
+				ok = once(&seen, keyD)
+				u.ReasoningTokens, j, ok = scanDetail(b, j, "reasoning_tokens", ok)
+			case "prompt_tokens_details":
+				ok = once(&seen, keyE)
+				u.CachedTokens, j, ok = scanDetail(b, j, "cached_tokens", ok)
+			default:
+				j, ok = skipValue(b, j, 2)
+			}
+			if !ok {
+				return 0, false
+			}
+			var more bool
+			if i, more, ok = scanNext(b, j, '}'); !ok {
+				return 0, false
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	// The placeholder rule of openAIUsage: an all-zero usage is no usage.
+	if u.InputTokens > 0 || u.OutputTokens > 0 || total > 0 {
+		s.usage, s.usageOK = u, true
+	}
+	return i, true
+}
+
+// scanDetail reads a usage details object (completion_tokens_details, prompt_tokens_details) and
+// returns its count named key; a value that is not an object holds none. ok false refuses at
+// once (a repeated key).
+func scanDetail(b []byte, i int, key string, ok bool) (int64, int, bool) {
+	if !ok {
+		return 0, 0, false
+	}
+	if b[i] != '{' {
+		j, ok := skipValue(b, i, 2)
+		return -1, j, ok
+	}
+	n := int64(-1)
+	i, empty := scanOpen(b, i, '}')
+	if empty {
+		return n, i, true
+	}
+	var seen uint8
+	for {
+		k, j, ok := scanKey(b, i)
+		if !ok {
+			return 0, 0, false
+		}
+		if string(k) == key {
+			n, j, ok = countOrSkip(b, j, 3, once(&seen, keyA))
+		} else {
+			j, ok = skipValue(b, j, 3)
+		}
+		if !ok {
+			return 0, 0, false
+		}
+		var more bool
+		if i, more, ok = scanNext(b, j, '}'); !ok || !more {
+			return n, i, ok
+		}
+	}
+}
+
+// countOrSkip reads a token count as count does: a plain integer, or -1 for a value that is not
+// a number. ok false refuses at once (a repeated key).
+func countOrSkip(b []byte, i, depth int, ok bool) (int64, int, bool) {
+	if !ok {
+		return 0, 0, false
+	}
+	if isNumberStart(b[i]) {
+		return scanCount(b, i)
+	}
+	j, ok := skipValue(b, i, depth)
+	return -1, j, ok
+}
+
+// stringOrSkip reads a string, or steps over any other value, which nonEmptyString reads as no
+// string (an empty span).
+func stringOrSkip(b []byte, i, depth int) (span, int, bool) {
+	if b[i] == '"' {
+		return scanString(b, i)
+	}
+	j, ok := skipValue(b, i, depth)
+	return span{}, j, ok
+}
+
+// commit folds a scanned chunk into the result in fold's order: model, usage, then choice by
+// choice its index, finish reason, content, refusal, tool calls, function_call, reasoning and
+// text.
+func (d *openAI) commit(b []byte) Kind {
+	s := &d.fast
+	if !s.model.empty() {
+		setModel(&d.res, d.str(b, s.model))
+	}
+	if s.usageOK {
+		d.res.Usage, d.res.HasUsage = s.usage, true
+	}
+	var content, reasoning bool
+	for k := range s.nchoices {
+		c := &s.choices[k]
+		d.res.Choices = d.choices.add(c.idx)
+		if c.idx == 0 && !c.finish.empty() {
+			d.res.FinishReason = internFinish(d.str(b, c.finish))
+		}
+		if !c.content.empty() {
+			d.text(d.str(b, c.content))
+			content = true
+		}
+		if !c.refusal.empty() {
+			d.text(d.str(b, c.refusal))
+			d.res.Refusal = true
+			content = true
+		}
+		for t := c.tools; t < c.tools+c.ntools; t++ {
+			if d.fastFunction(b, &s.tools[t]) {
+				content = true
+			}
+		}
+		if d.fastFunction(b, &c.fn) {
+			content = true
+		}
+		r := c.reasoning
+		if r.empty() {
+			r = c.reason
+		}
+		if !r.empty() {
+			d.res.ReasoningText, d.res.TextTruncated = d.capped(d.res.ReasoningText, d.str(b, r))
+			reasoning = true
+		}
+		if !c.text.empty() {
+			d.text(d.str(b, c.text))
+			content = true
+		}
+	}
+	switch {
+	case content:
+		d.res.ContentEvents++
+		return Content
+	case reasoning:
+		d.res.ReasoningEvents++
+		return Reasoning
+	}
+	return Other
+}
+
+// fastFunction folds a scanned function as function does.
+func (d *openAI) fastFunction(b []byte, f *fastFunction) bool {
+	if !f.name.empty() {
+		d.text(d.str(b, f.name))
+	}
+	if !f.args.empty() {
+		d.text(d.str(b, f.args))
+	}
+	if f.name.empty() && f.args.empty() {
+		return false
+	}
+	d.res.ToolCalls = true
+	return true
+}
+
+// str returns the decoded bytes of a string of b. A string with escapes is decoded into the
+// decoder's scratch buffer, valid until the next call.
+func (d *openAI) str(b []byte, s span) []byte {
+	if !s.esc {
+		return b[s.off:s.end]
+	}
+	d.scratch = appendUnescaped(d.scratch[:0], b[s.off:s.end])
+	return d.scratch
+}
