@@ -85,7 +85,7 @@ func (s *chatScan) scan(b []byte) bool {
 	}
 	i, empty := scanOpen(b, 0, '}')
 	if empty {
-		return i == len(b)
+		return skipWS(b, i) == len(b)
 	}
 	var seen uint8
 	for {
@@ -141,7 +141,7 @@ func (s *chatScan) scan(b []byte) bool {
 			return false
 		}
 		if !more {
-			return i == len(b) // the data is trimmed: anything after the object is a tail
+			return skipWS(b, i) == len(b) // anything after the object is a tail fastjson refuses
 		}
 	}
 }
