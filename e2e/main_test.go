@@ -18,7 +18,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +27,7 @@ import (
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/tee"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -43,7 +43,7 @@ var env struct {
 	// plain and inject are llmtap sites in front of Ollama, without and with inject_usage;
 	// anthropic is an llmtap site in front of the mock's Messages mode.
 	plain, inject, anthropic string
-	ollamaTee, mockTee       *tee
+	ollamaTee, mockTee       *tee.Tee
 	mock                     *mockllm.Server
 }
 
@@ -118,7 +118,7 @@ func startServers(dir, ollamaHost string) (stop func(), err error) {
 	target, _ := url.Parse("http://" + ollamaHost)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
-	env.ollamaTee = &tee{next: rp, sent: make(map[string][]byte)}
+	env.ollamaTee = tee.New(rp)
 	ollamaTeeAddr, s, err := serve(env.ollamaTee)
 	if err != nil {
 		return stop, err
@@ -132,7 +132,7 @@ func startServers(dir, ollamaHost string) (stop func(), err error) {
 	if err != nil {
 		return stop, err
 	}
-	env.mockTee = &tee{next: env.mock, sent: make(map[string][]byte)}
+	env.mockTee = tee.New(env.mock)
 	mockAddr, s, err := serve(env.mockTee)
 	if err != nil {
 		return stop, err
@@ -205,58 +205,16 @@ func serve(h http.Handler) (string, func(), error) {
 	}, nil
 }
 
-// tee sits between Caddy and an upstream and keeps, per X-Request-Id, the exact response
-// bytes the upstream sent, so a test can compare them with what the client got from llmtap.
-type tee struct {
-	next http.Handler
-	mu   sync.Mutex
-	sent map[string][]byte
-}
-
-func (t *tee) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var buf bytes.Buffer
-	t.next.ServeHTTP(&teeWriter{ResponseWriter: w, buf: &buf}, r)
-	if id := r.Header.Get("X-Request-Id"); id != "" {
-		t.mu.Lock()
-		t.sent[id] = buf.Bytes()
-		t.mu.Unlock()
-	}
-}
-
-// body returns what the upstream sent for request id. A response with a Content-Length can
-// reach the client before the upstream's handler returns and the tee stores it, so it waits
-// (bounded) for the entry.
-func (t *tee) body(tb testing.TB, id string) []byte {
+// upstreamBody returns what an upstream behind tp sent for request id (failing tb when it
+// saw no such request within 5 s).
+func upstreamBody(tb testing.TB, tp *tee.Tee, id string) []byte {
 	tb.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		t.mu.Lock()
-		b, ok := t.sent[id]
-		t.mu.Unlock()
-		if ok {
-			return b
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the upstream saw no request %q", id)
-		}
+	b, ok := tp.Wait(id, 5*time.Second)
+	if !ok {
+		tb.Fatalf("the upstream saw no request %q", id)
 	}
+	return b
 }
-
-type teeWriter struct {
-	http.ResponseWriter
-	buf *bytes.Buffer
-}
-
-func (w *teeWriter) Write(p []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(p)
-	w.buf.Write(p[:n])
-	return n, err
-}
-
-func (w *teeWriter) FlushError() error {
-	return http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // client does not ask for compression, so bodies are the bytes the server sent.
 var client = &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 60 * time.Second}

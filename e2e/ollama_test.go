@@ -108,7 +108,7 @@ func TestOllamaThroughLlmtap(t *testing.T) {
 			}
 			direct := post(t, env.ollama+tt.path, "", body)
 			got := post(t, site+tt.path, id, body)
-			upstream := env.ollamaTee.body(t, id)
+			upstream := upstreamBody(t, env.ollamaTee, id)
 
 			injected := tt.inject && tt.stream && !tt.usage && tt.path == "/v1/chat/completions"
 			want := upstream

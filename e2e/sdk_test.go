@@ -134,7 +134,7 @@ func TestAnthropicSDK(t *testing.T) {
 	}
 
 	var want strings.Builder
-	for _, m := range textDelta.FindAllSubmatch(env.mockTee.body(t, "anthropic-sdk"), -1) {
+	for _, m := range textDelta.FindAllSubmatch(upstreamBody(t, env.mockTee, "anthropic-sdk"), -1) {
 		want.Write(m[1])
 	}
 	if len(msg.Content) != 1 || msg.Content[0].Text != want.String() || want.Len() == 0 {
