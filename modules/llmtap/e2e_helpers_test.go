@@ -1,8 +1,6 @@
 package llmtap_test
 
 import (
-	"github.com/llmtap/llmtap/internal/loopback"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -16,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +23,8 @@ import (
 	"go.uber.org/goleak"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
+	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/tee"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -124,9 +123,7 @@ const (
 type upstream struct {
 	mock *mockllm.Server
 	addr string // host:port
-
-	mu   sync.Mutex
-	sent map[string]*bytes.Buffer
+	tee  *tee.Tee
 }
 
 // startUpstream serves a mock with cfg on a free loopback port (HTTP/1.1, as reverse_proxy
@@ -137,7 +134,7 @@ func startUpstream(t *testing.T, cfg mockllm.Config) *upstream {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &upstream{mock: mock, sent: make(map[string]*bytes.Buffer)}
+	u := &upstream{mock: mock, tee: tee.New(mock)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -169,44 +166,10 @@ func startUpstream(t *testing.T, cfg mockllm.Config) *upstream {
 	return u
 }
 
-func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var buf bytes.Buffer
-	u.mock.ServeHTTP(&teeWriter{ResponseWriter: w, buf: &buf}, r)
-	if id := r.Header.Get("X-Request-Id"); id != "" {
-		u.mu.Lock()
-		u.sent[id] = &buf
-		u.mu.Unlock()
-	}
-}
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) { u.tee.ServeHTTP(w, r) }
 
 // sentBody returns the bytes the mock wrote for request id.
-func (u *upstream) sentBody(id string) ([]byte, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	b, ok := u.sent[id]
-	if !ok {
-		return nil, false
-	}
-	return b.Bytes(), true
-}
-
-// teeWriter copies every byte the mock writes; flushes go through to the real writer.
-type teeWriter struct {
-	http.ResponseWriter
-	buf *bytes.Buffer
-}
-
-func (w *teeWriter) Write(p []byte) (int, error) {
-	n, err := w.ResponseWriter.Write(p)
-	w.buf.Write(p[:n])
-	return n, err
-}
-
-func (w *teeWriter) FlushError() error {
-	return http.NewResponseController(w.ResponseWriter).Flush()
-}
-
-func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (u *upstream) sentBody(id string) ([]byte, bool) { return u.tee.Sent(id) }
 
 // proxy is one loaded Caddy config: llmtap in front of upstreams.
 type proxy struct {

@@ -25,6 +25,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.HeadersMs = record.MsPtr(time.Duration(m.headersAt))
 	}
 
+	m.endInflate()
 	truncated := false
 	switch m.mode {
 	case modeSSE, modeNDJSON:
@@ -41,7 +42,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	r.Events = m.events
 	r.ContentEvents = m.contentEvents
 	r.Oversized = m.oversized
-	r.Malformed = res.Malformed
+	r.Malformed = res.Malformed + m.inflateFails
 	r.Choices = res.Choices
 	r.ToolCalls = res.ToolCalls
 	r.Refusal = res.Refusal
@@ -120,11 +121,14 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.ErrorMsg = res.ErrorMessage
 	case m.streamErr:
 		r.Error, r.ErrorMsg = record.ErrStream, res.ErrorMessage
+	case m.inflateFails > 0 && m.contentEvents == 0:
+		// Nothing could be measured because the body did not decode in its Content-Encoding.
+		r.Error, r.ErrorMsg = record.ErrMalformed, "the body could not be decoded in its Content-Encoding"
 	case truncated:
 		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended inside an event"
 	case r.Stream && !m.sawDone && !res.Ended && decode.ExpectsDone(m.api):
 		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended without the event that ends a complete "+m.api+" response"
-	case res.Malformed > 0 && m.contentEvents == 0:
+	case r.Malformed > 0 && m.contentEvents == 0:
 		r.Error, r.ErrorMsg = record.ErrMalformed, "no event of the stream could be decoded as "+m.api
 	}
 	return r

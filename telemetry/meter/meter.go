@@ -78,6 +78,11 @@ type Meter struct {
 	ndjson  *framing.NDJSON
 	framer  framing.Framer
 	onEvent func(*framing.Event)
+	// inflate decodes a gzip- or br-encoded body for measuring (see encoding.go); nil for an
+	// unencoded one. onDecoded is its output, m.consume, allocated once per pooled meter.
+	inflate      *inflater
+	onDecoded    func([]byte, int64)
+	inflateFails int
 
 	reqBody []byte
 
@@ -111,6 +116,7 @@ func NewPool(opts Options) *Pool {
 	pl.p.New = func() any {
 		m := &Meter{opts: pl.opts, pool: pl}
 		m.onEvent = m.event
+		m.onDecoded = m.consume
 		m.sse = framing.NewSSE(pl.opts.MaxEvent, m.onEvent)
 		m.ndjson = framing.NewNDJSON(pl.opts.MaxEvent, m.onEvent)
 		return m
@@ -128,6 +134,7 @@ func (pl *Pool) Get(t0 time.Time, path string) *Meter {
 // Release returns a finished meter to its pool. The record returned by Finish stays valid; the
 // meter must not be used again.
 func (m *Meter) Release() {
+	m.endInflate()
 	decode.Put(m.dec)
 	m.dec = nil
 	m.pool.put(m)
@@ -151,6 +158,7 @@ func (m *Meter) start(t0 time.Time, path string) {
 	m.dec = decode.Get(m.api)
 	m.mode = modeNone
 	m.framer = nil
+	m.inflate, m.inflateFails = nil, 0
 	m.sse.Reset()
 	m.ndjson.Reset()
 	m.reqBody = nil
@@ -205,6 +213,10 @@ func (m *Meter) Headers(status int, h http.Header, at time.Time) {
 	if m.framer != nil {
 		m.rec.Stream = true
 	}
+	if coding := encodingOf(h.Get("Content-Encoding")); coding != "" {
+		// The client gets the encoded bytes; the meter measures what they decode to.
+		m.inflate = newInflater(coding, m.onDecoded)
+	}
 	if m.opts.API == "" {
 		// The path chose a decoder before the response existed; the content type can refine
 		// it (an NDJSON stream on an OpenAI path, SSE on an Ollama path is timed only).
@@ -221,9 +233,18 @@ func (m *Meter) Write(p []byte, at time.Time) {
 		m.Headers(http.StatusOK, http.Header{}, at)
 	}
 	m.bytes += int64(len(p))
+	if m.inflate != nil {
+		m.inflate.write(p, int64(at.Sub(m.t0)))
+		return
+	}
+	m.consume(p, int64(at.Sub(m.t0)))
+}
+
+// consume measures body bytes as they read unencoded, at time at (from t0).
+func (m *Meter) consume(p []byte, at int64) {
 	switch m.mode {
 	case modeSSE, modeNDJSON:
-		m.framer.Write(p, int64(at.Sub(m.t0)))
+		m.framer.Write(p, at)
 	case modeBody:
 		room := m.opts.MaxBody - len(m.body)
 		if len(p) > room {
