@@ -50,17 +50,9 @@ type anthropic struct {
 
 // Event implements ResponseDecoder.
 func (d *anthropic) Event(typ, data []byte) Kind {
-	data = trimSpace(data)
-	if string(typ) == "error" {
-		d.sseError(data)
-		return Error
-	}
-	if len(data) == 0 {
-		return Other
-	}
-	v := d.object(data)
+	v, k := d.parseEvent(typ, data)
 	if v == nil {
-		return Malformed
+		return k
 	}
 	t := v.GetStringBytes("type")
 	if len(t) == 0 {

@@ -196,3 +196,23 @@ func countOr(c, fallback int64) int64 {
 	}
 	return fallback
 }
+
+// parseEvent does what every JSON-event decoder does first: an SSE event of type "error" is an
+// Error (its data kept as the message), an empty event a keep-alive (Other), and anything else
+// must parse as a JSON object (else Malformed). It returns the object, or nil and the kind the
+// event already is.
+func (b *base) parseEvent(typ, data []byte) (*fastjson.Value, Kind) {
+	data = trimSpace(data)
+	if string(typ) == "error" {
+		b.sseError(data)
+		return nil, Error
+	}
+	if len(data) == 0 {
+		return nil, Other
+	}
+	v := b.object(data)
+	if v == nil {
+		return nil, Malformed
+	}
+	return v, Other
+}

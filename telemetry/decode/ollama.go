@@ -46,17 +46,9 @@ type ollama struct {
 
 // Event implements ResponseDecoder for one NDJSON line.
 func (d *ollama) Event(typ, data []byte) Kind {
-	data = trimSpace(data)
-	if string(typ) == "error" {
-		d.sseError(data)
-		return Error
-	}
-	if len(data) == 0 {
-		return Other
-	}
-	v := d.object(data)
+	v, k := d.parseEvent(typ, data)
 	if v == nil {
-		return Malformed
+		return k
 	}
 	content, reasoning, final, failed := d.fold(v)
 	switch {

@@ -39,17 +39,9 @@ type tgi struct {
 
 // Event implements ResponseDecoder.
 func (d *tgi) Event(typ, data []byte) Kind {
-	data = trimSpace(data)
-	if string(typ) == "error" {
-		d.sseError(data)
-		return Error
-	}
-	if len(data) == 0 {
-		return Other
-	}
-	v := d.object(data)
+	v, k := d.parseEvent(typ, data)
 	if v == nil {
-		return Malformed
+		return k
 	}
 	var tokenV, genV, detailsV, errV *fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
