@@ -4,6 +4,8 @@
 package caddyfile
 
 import (
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -15,6 +17,16 @@ func init() {
 	// Before reverse_proxy so the handler wraps the writer the proxy streams into; after
 	// encode (which comes earlier in Caddy's order), so llmtap sees uncompressed bytes.
 	httpcaddyfile.RegisterDirectiveOrder("llmtap", httpcaddyfile.Before, "reverse_proxy")
+	// The global option configures the llmtap app (GPU sampling, scrapes, timeline, shadow load).
+	httpcaddyfile.RegisterGlobalOption("llmtap", parseApp)
+}
+
+func parseApp(d *caddyfile.Dispenser, _ any) (any, error) {
+	var app llmtap.App
+	if err := app.UnmarshalCaddyfile(d); err != nil {
+		return nil, err
+	}
+	return httpcaddyfile.App{Name: "llmtap", Value: caddyconfig.JSON(app, nil)}, nil
 }
 
 func parseHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
