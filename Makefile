@@ -4,12 +4,13 @@
 GO        ?= go
 BIN       ?= bin/llmtap
 FUZZTIME  ?= 5s
+BUF_VERSION   := v1.75.0
 CADDY_VERSION := $(shell sed -n 's/.*"caddy_version": *"\([^"]*\)".*/\1/p' xcaddy.json)
 
-.PHONY: help build xcaddy tools test vet fmt-check unit fuzz-smoke demo-smoke fuzz bench bench-proxy demo clean
+.PHONY: help build xcaddy tools generate generate-check test vet fmt-check unit fuzz-smoke demo-smoke fuzz bench bench-proxy demo clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build the llmtap binary (Caddy + llmtap modules) into bin/
 	$(GO) build -o $(BIN) ./cmd/llmtap
@@ -23,7 +24,14 @@ tools: ## what the end-to-end tests need: Ollama v0.6.5 (go install, cached) and
 	@./bench/ollama.sh --install-only
 	cd e2e/node && npm ci --no-audit --no-fund
 
-test: tools vet fmt-check unit fuzz-smoke demo-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo
+generate: ## regenerate gen/ from proto/ with buf and the protoc-gen-go/connect-go plugins (pinned, via go run)
+	$(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION) lint
+	$(GO) run github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION) generate
+
+generate-check: generate ## fail when the committed gen/ differs from what `make generate` writes
+	@out=$$(git status --porcelain -- gen proto); if [ -n "$$out" ]; then echo "make generate changed (commit the result):"; echo "$$out"; git --no-pager diff --stat -- gen; exit 1; fi
+
+test: tools generate-check vet fmt-check unit fuzz-smoke demo-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo
 
 vet: ## go vet
 	$(GO) vet ./...
