@@ -13,6 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
 
+	"github.com/llmtap/llmtap/internal/sensitive"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
@@ -89,15 +90,7 @@ type RecordConfig struct {
 }
 
 // sensitiveHeader reports whether a header may carry credentials, which are never recorded.
-func sensitiveHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, s := range []string{"authorization", "cookie", "api-key", "api_key", "apikey", "token", "secret", "password", "session-key"} {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
+func sensitiveHeader(name string) bool { return sensitive.Header(name) }
 
 // options turns the config into recorder options, checking everything at once.
 func (c *RecordConfig) options() (recorder.Options, error) {
