@@ -1,6 +1,10 @@
 package decode
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
 
 // The OpenAI fast path. Parsing every chunk of a stream with fastjson costs more than all the
 // rest of the proxy's per-event work: it builds a value tree of the whole chunk (id, created,
@@ -45,6 +49,158 @@ type chatScan struct {
 	model    span
 	usage    Usage
 	usageOK  bool
+
+	// memo is the prefix of the last chunk up to its "choices" key, and the scanner's state
+	// there. The chunks of a stream repeat the same id, object, created, model and fingerprint
+	// byte for byte, so a chunk that starts with the same bytes resumes the scan at "choices"
+	// instead of walking them again: identical bytes give the identical state, so the result is
+	// exactly that of a full scan (FuzzChatFastVsFull feeds whole streams to check it).
+	memo struct {
+		prefix []byte
+		seen   uint8
+		model  span
+	}
+
+	// last is the last chunk decoded, when lastOK, and the fields above are its scan: the
+	// next chunk is first decoded by difference from it (see rescan).
+	last    []byte
+	lastOK  bool
+	rescans int // chunks decoded by difference, for tests
+}
+
+// memoMax bounds the remembered prefix, and lastMax the remembered chunk: longer ones are
+// scanned in full every time.
+const (
+	memoMax = 512
+	lastMax = 2048
+)
+
+// scan decodes a chunk into s: by difference from the last chunk when it can, else in full.
+func (s *chatScan) scan(b []byte) bool {
+	if s.lastOK && len(b) <= lastMax && s.rescan(b) {
+		return true
+	}
+	s.lastOK = false
+	if !s.scanFull(b) {
+		return false
+	}
+	if len(b) <= lastMax {
+		s.last = append(s.last[:0], b...)
+		s.lastOK = true
+	}
+	return true
+}
+
+// rescan decodes b by difference from the last chunk. The chunks of a stream differ from one
+// another in the token text alone: when b equals the last chunk byte for byte except inside one
+// string value that the scan recorded (content, reasoning, text, tool arguments…), and that
+// string's new value scans to the matching closing quote, then every byte around it is the
+// same and so is the scan: the result is the last one with that span replaced and the spans
+// after it shifted. It is exactly the result of a full scan (FuzzChatFastVsFull feeds whole
+// streams to check it), for about the cost of comparing the two chunks.
+func (s *chatScan) rescan(b []byte) bool {
+	old := s.last
+	p := commonPrefix(old, b)
+	if p == len(old) && p == len(b) {
+		s.rescans++
+		return true // the same chunk again
+	}
+	q := commonSuffix(old[p:], b[p:])
+	sp := s.spanAround(int32(p), int32(len(old)-q))
+	if sp == nil {
+		return false
+	}
+	delta := int32(len(b) - len(old))
+	ns, _, ok := scanString(b, int(sp.off)-1)
+	if !ok || ns.end != sp.end+delta {
+		return false
+	}
+	s.shift(sp.off, delta)
+	*sp = ns
+	s.last = append(s.last[:0], b...)
+	s.rescans++
+	return true
+}
+
+// spanAround returns the recorded string span whose value holds the bytes [from, to) of the
+// last chunk, or nil.
+func (s *chatScan) spanAround(from, to int32) *span {
+	in := func(sp *span) bool { return sp.off > 0 && sp.off <= from && to <= sp.end }
+	if in(&s.model) {
+		return &s.model
+	}
+	for k := range s.nchoices {
+		c := &s.choices[k]
+		for _, sp := range [...]*span{&c.content, &c.text, &c.reasoning, &c.reason, &c.refusal, &c.finish, &c.fn.name, &c.fn.args} {
+			if in(sp) {
+				return sp
+			}
+		}
+	}
+	for t := range s.ntools {
+		f := &s.tools[t]
+		if in(&f.args) {
+			return &f.args
+		}
+		if in(&f.name) {
+			return &f.name
+		}
+	}
+	return nil
+}
+
+// shift moves the recorded spans that start after off by delta bytes.
+func (s *chatScan) shift(off, delta int32) {
+	if delta == 0 {
+		return
+	}
+	mv := func(sp *span) {
+		if sp.off > off {
+			sp.off += delta
+			sp.end += delta
+		}
+	}
+	mv(&s.model)
+	for k := range s.nchoices {
+		c := &s.choices[k]
+		for _, sp := range [...]*span{&c.content, &c.text, &c.reasoning, &c.reason, &c.refusal, &c.finish, &c.fn.name, &c.fn.args} {
+			mv(sp)
+		}
+	}
+	for t := range s.ntools {
+		mv(&s.tools[t].name)
+		mv(&s.tools[t].args)
+	}
+}
+
+// commonPrefix returns how many leading bytes a and b share, eight at a time.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)>>3
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix returns how many trailing bytes a and b share, eight at a time.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[len(a)-i-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-i-8:]); x != 0 {
+			return i + bits.LeadingZeros64(x)>>3
+		}
+	}
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
 }
 
 // Bits of the keys an object may name only once on the fast path: the full path reads a
@@ -77,8 +233,8 @@ func (d *openAI) fastEvent(data []byte) (Kind, bool) {
 	return d.commit(data), true
 }
 
-// scan walks the top-level object of a chunk.
-func (s *chatScan) scan(b []byte) bool {
+// scanFull walks the top-level object of a chunk.
+func (s *chatScan) scanFull(b []byte) bool {
 	s.nchoices, s.ntools, s.model, s.usageOK = 0, 0, span{}, false
 	if len(b) == 0 || b[0] != '{' || len(b) > math.MaxInt32 {
 		return false
@@ -88,6 +244,10 @@ func (s *chatScan) scan(b []byte) bool {
 		return skipWS(b, i) == len(b)
 	}
 	var seen uint8
+	resumed := false
+	if m := &s.memo; len(m.prefix) > 0 && len(b) > len(m.prefix) && string(b[:len(m.prefix)]) == string(m.prefix) {
+		i, seen, s.model, resumed = len(m.prefix), m.seen, m.model, true
+	}
 	for {
 		key, j, ok := scanKey(b, i)
 		if !ok {
@@ -97,6 +257,11 @@ func (s *chatScan) scan(b []byte) bool {
 		case "choices":
 			if !once(&seen, keyA) {
 				return false
+			}
+			if !resumed && seen&keyC == 0 && i <= memoMax {
+				// Remember the state before "choices" (when no usage was read before it).
+				s.memo.prefix = append(s.memo.prefix[:0], b[:i]...)
+				s.memo.seen, s.memo.model = seen&^keyA, s.model
 			}
 			j, ok = s.scanChoices(b, j)
 		case "model":

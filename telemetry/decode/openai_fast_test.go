@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -213,4 +214,41 @@ func BenchmarkChatEventFull(b *testing.B) { benchEventsFull(b, APIOpenAIChat, "c
 // BenchmarkCompletionsEventFull is BenchmarkCompletionsEvent without the fast path.
 func BenchmarkCompletionsEventFull(b *testing.B) {
 	benchEventsFull(b, APIOpenAICompletions, "completions.txt")
+}
+
+// TestChatRescan feeds streams whose chunks differ in one string, in ways that keep or break
+// the structure around it, and checks that the decoding by difference agrees with fold after
+// every chunk and is taken where it should be.
+func TestChatRescan(t *testing.T) {
+	vllm := func(content, finish string) string {
+		return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":{"content":` + content + `},"logprobs":null,"finish_reason":` + finish + `}]}`
+	}
+	tool := func(args string) string {
+		return chunk(delta(0, `{"tool_calls":[{"index":0,"function":{"arguments":`+args+`}}]}`, "null"))
+	}
+	streams := []struct {
+		name    string
+		chunks  []string
+		rescans int // how many chunks are decoded by difference
+	}{
+		{"tokens of every length", []string{vllm(`"a"`, "null"), vllm(`" longer token"`, "null"), vllm(`""`, "null"), vllm(`"x"`, "null"), vllm(`"x"`, "null")}, 4},
+		{"escapes and quotes", []string{vllm(`"a"`, "null"), vllm(`"\"b\""`, "null"), vllm(`"\\"`, "null"), vllm(`"\u00e9\n"`, "null")}, 3},
+		{"an unescaped quote breaks the structure", []string{vllm(`"a"`, "null"), vllm(`"b"c"`, "null"), vllm(`"d"`, "null"), vllm(`"e"`, "null")}, 1},
+		{"null content and the finish", []string{vllm(`"a"`, "null"), vllm(`null`, "null"), vllm(`"b"`, "null"), vllm(`"b"`, `"stop"`), vllm(`"b"`, `"length"`), vllm(`""`, `"stop"`)}, 1},
+		{"tool arguments", []string{tool(`""`), tool(`"{\"a\":"`), tool(`"1}"`)}, 2},
+		{"created changes", []string{vllm(`"a"`, "null"), strings.Replace(vllm(`"b"`, "null"), "1700000000", "1700000001", 1), vllm(`"c"`, "null")}, 0},
+		{"truncated after the token", []string{vllm(`"a"`, "null"), vllm(`"b"`, "null")[:120], vllm(`"c"`, "null")}, 0},
+	}
+	for _, st := range streams {
+		t.Run(st.name, func(t *testing.T) {
+			fast, full := newOpenAI(APIOpenAIChat), newOpenAI(APIOpenAIChat)
+			full.fullOnly = true
+			for _, c := range st.chunks {
+				compareFastFull(t, fast, full, []byte(c))
+			}
+			if fast.fast.rescans != st.rescans {
+				t.Fatalf("%d chunks decoded by difference, want %d", fast.fast.rescans, st.rescans)
+			}
+		})
+	}
 }
