@@ -21,6 +21,7 @@ func init() {
 //	GET /llmtap/summary            AIPerf-layout summaries per (model, class, status class),
 //	                               cumulative and over the rolling window
 //	GET /llmtap/requests?limit=N   the N most recent request records as JSON lines, newest last
+//	GET /llmtap/ui/                the live dashboard (dashboard.go)
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -36,6 +37,7 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
 		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
+		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},
 	}
 }
 

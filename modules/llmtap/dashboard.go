@@ -1,0 +1,34 @@
+package llmtap
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/llmtap/llmtap/ui"
+)
+
+// dashboardPrefix is where the live dashboard is served on the admin listener.
+const dashboardPrefix = "/llmtap/ui/"
+
+// dashboardPage builds the page (package ui, assets inlined) once, on first use.
+var dashboardPage = sync.OnceValues(ui.Dashboard)
+
+// dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
+// routes of the same origin.
+func (adminAPI) dashboard(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+	}
+	if r.URL.Path != dashboardPrefix {
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)}
+	}
+	h, err := dashboardPage()
+	if err != nil {
+		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("building the dashboard page: %w", err)}
+	}
+	h.ServeHTTP(w, r)
+	return nil
+}

@@ -1,0 +1,225 @@
+// dashboard.js is the live dashboard at /llmtap/ui/: it polls the admin JSON routes of the
+// Caddy instance that served it (same origin, nothing else) and redraws the charts with LT.
+"use strict";
+
+// Source is the one place that knows where the data comes from. poll() returns one point of
+// every series: {t, groups: {key: {ttft_p50, ttft_p99, itl_p50, itl_p99, req_rate, tok_rate,
+// err_rate}}, in_flight, gpus: [{name, util, power}] | null}. It reads GET /llmtap/summary:
+// percentiles are the rolling window's (the 60 s before t), rates are differences of the
+// cumulative counts between two polls. Switching to a per-second timeline route changes only
+// this object.
+const Source = {
+  prev: null, // {t, counts: {key: {ok, err, tok}}}
+  window: "",
+
+  async poll() {
+    const res = await fetch("/llmtap/summary", {cache: "no-store"});
+    if (!res.ok) throw new Error(`GET /llmtap/summary: ${res.status} ${await res.text()}`);
+    const doc = await res.json();
+    const t = Date.parse(doc.summary.time) || Date.now();
+    this.window = doc.summary.window;
+    const models = new Set(doc.summary.groups.map((g) => g.model));
+    const keyOf = (g) => models.size > 1 ? `${g.class} · ${g.model}` : g.class;
+    const groups = {}, counts = {};
+    for (const g of doc.summary.groups) {
+      const k = keyOf(g);
+      const c = counts[k] || (counts[k] = {ok: 0, err: 0, tok: 0});
+      if (g.window === "cumulative") {
+        c.ok += val(g.request_count);
+        c.err += val(g.error_request_count);
+        c.tok += val(g.total_output_tokens);
+        continue;
+      }
+      // The rolling window: percentiles of the successful requests (the 2xx group).
+      if (g.status_class !== "2xx") continue;
+      const p = groups[k] || (groups[k] = {});
+      if (g.time_to_first_token) { p.ttft_p50 = g.time_to_first_token.p50; p.ttft_p99 = g.time_to_first_token.p99; }
+      if (g.inter_token_latency) { p.itl_p50 = g.inter_token_latency.p50; p.itl_p99 = g.inter_token_latency.p99; }
+    }
+    if (this.prev) {
+      const dt = (t - this.prev.t) / 1000;
+      for (const k in counts) {
+        const a = counts[k], b = this.prev.counts[k] || {ok: 0, err: 0, tok: 0};
+        const p = groups[k] || (groups[k] = {});
+        if (dt > 0) {
+          p.req_rate = (a.ok + a.err - b.ok - b.err) / dt;
+          p.tok_rate = (a.tok - b.tok) / dt;
+          p.err_rate = (a.err - b.err) / dt;
+        }
+      }
+    }
+    this.prev = {t, counts};
+    return {t, groups, in_flight: doc.in_flight, gpus: null, dropped: doc.records_dropped};
+  },
+
+  // recent returns the most recent request records (newest last).
+  async recent(limit) {
+    const res = await fetch(`/llmtap/requests?limit=${limit}`, {cache: "no-store"});
+    if (!res.ok) throw new Error(`GET /llmtap/requests: ${res.status}`);
+    const text = await res.text();
+    return text.split("\n").filter((l) => l).map((l) => JSON.parse(l));
+  },
+};
+
+function val(s) { return s ? s.avg : 0; }
+
+// Shadow drives the shadow-load controls through the shadow admin routes. Until those exist
+// (GET answers 404) the controls stay disabled with a note saying so.
+const Shadow = {
+  base: "/llmtap/shadow",
+  available: false,
+
+  async status() {
+    const res = await fetch(`${this.base}/status`, {cache: "no-store"});
+    if (res.status === 404) { this.available = false; return null; }
+    if (!res.ok) throw new Error(`GET ${this.base}/status: ${res.status}`);
+    this.available = true;
+    return res.json();
+  },
+
+  async send(action, body) {
+    const res = await fetch(`${this.base}/${action}`, {
+      method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body || {}),
+    });
+    if (!res.ok) throw new Error(`POST ${this.base}/${action}: ${res.status} ${await res.text()}`);
+  },
+};
+
+// History keeps the last N points for the charts.
+const MAX_POINTS = 300;
+const history = [];
+
+const CHARTS = [
+  {id: "ttft", title: "TTFT (ms), p50 solid / p99 dashed", y: "ms", lines: [["ttft_p50", ""], ["ttft_p99", " p99"]]},
+  {id: "itl", title: "ITL (ms), p50 solid / p99 dashed", y: "ms", lines: [["itl_p50", ""], ["itl_p99", " p99"]]},
+  {id: "reqrate", title: "Requests/s", y: "req/s", lines: [["req_rate", ""]]},
+  {id: "tokrate", title: "Output tokens/s", y: "tok/s", lines: [["tok_rate", ""]]},
+  {id: "errors", title: "Errors/s", y: "err/s", lines: [["err_rate", ""]]},
+];
+
+function specFor(c) {
+  const keys = [...new Set(history.flatMap((h) => Object.keys(h.groups)))].sort();
+  const series = [];
+  keys.forEach((k, i) => {
+    for (const [field, suffix] of c.lines) {
+      series.push({
+        name: k + suffix, color: LT.PALETTE[i % LT.PALETTE.length], dash: suffix !== "",
+        points: history.map((h) => [h.t, h.groups[k] && h.groups[k][field] != null ? h.groups[k][field] : null]),
+      });
+    }
+  });
+  return {id: c.id, title: c.title, kind: "line", x: {time: true}, y: {label: c.y}, series};
+}
+
+function draw() {
+  for (const c of CHARTS) LT.render(document.getElementById("chart-" + c.id), specFor(c));
+  LT.render(document.getElementById("chart-inflight"), {
+    title: "In-flight streams", kind: "line", x: {time: true}, y: {label: "streams"},
+    series: [{name: "in flight", points: history.map((h) => [h.t, h.in_flight])}],
+  });
+  const gpus = history.length ? history[history.length - 1].gpus : null;
+  document.getElementById("gpu").hidden = !gpus;
+  if (gpus) {
+    const names = gpus.map((g) => g.name);
+    const per = (field) => names.map((n) => ({name: n, points: history.map((h) => {
+      const g = (h.gpus || []).find((x) => x.name === n);
+      return [h.t, g ? g[field] : null];
+    })}));
+    LT.render(document.getElementById("chart-gpuutil"), {title: "GPU utilization (%)", kind: "line", x: {time: true}, y: {label: "%"}, series: per("util")});
+    LT.render(document.getElementById("chart-gpupower"), {title: "GPU power (W)", kind: "line", x: {time: true}, y: {label: "W"}, series: per("power")});
+  }
+}
+
+// tokenTimeline draws one request's content events as ticks on a bar from t0 to its end.
+function tokenTimeline(r) {
+  const W = 260, Hh = 18;
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("width", W); svg.setAttribute("height", Hh); svg.setAttribute("class", "timeline");
+  const end = r.duration_ms || r.request_latency_ms || 1;
+  const x = (ms) => 2 + (W - 4) * Math.min(1, ms / end);
+  const bar = document.createElementNS(svg.namespaceURI, "rect");
+  Object.entries({x: 2, y: 8, width: W - 4, height: 2, fill: "#d1d5db"}).forEach(([k, v]) => bar.setAttribute(k, v));
+  svg.appendChild(bar);
+  let d = "";
+  if (r.ttft_ms != null) {
+    let t = r.ttft_ms;
+    d += `M${x(t).toFixed(1)},3V15`;
+    for (const g of r.inter_chunk_ms || []) { t += g; d += `M${x(t).toFixed(1)},3V15`; }
+  }
+  const p = document.createElementNS(svg.namespaceURI, "path");
+  p.setAttribute("d", d); p.setAttribute("stroke", "#2563eb"); p.setAttribute("stroke-width", "1");
+  svg.appendChild(p);
+  const title = document.createElementNS(svg.namespaceURI, "title");
+  title.textContent = `${(r.inter_chunk_ms || []).length + (r.ttft_ms != null ? 1 : 0)} content events over ${end.toFixed(1)} ms`;
+  svg.appendChild(title);
+  return svg;
+}
+
+const ms = (v) => v == null ? "–" : v.toFixed(1);
+
+function drawSlowest(records) {
+  const rows = records.filter((r) => r.request_latency_ms != null || r.error)
+    .sort((a, b) => (b.request_latency_ms ?? b.duration_ms) - (a.request_latency_ms ?? a.duration_ms)).slice(0, 10);
+  const tbody = document.querySelector("#slowest tbody");
+  tbody.textContent = "";
+  for (const r of rows) {
+    const tr = tbody.insertRow();
+    const cells = [new Date(r.start).toLocaleTimeString(), r.class, r.model, r.error ? `${r.status} ${r.error}` : r.status,
+      ms(r.ttft_ms), ms(r.itl_ms), ms(r.request_latency_ms), r.output_tokens, r.request_id];
+    for (const c of cells) tr.insertCell().textContent = c;
+    tr.insertCell().appendChild(tokenTimeline(r));
+  }
+  document.getElementById("slowest-note").textContent = `${rows.length} slowest of the ${records.length} most recent requests`;
+}
+
+async function refreshShadow() {
+  const box = document.getElementById("shadow-state");
+  try {
+    const st = await Shadow.status();
+    document.querySelectorAll("#shadow button, #shadow input").forEach((b) => { b.disabled = !Shadow.available; });
+    box.textContent = st ? JSON.stringify(st) : "Shadow load control is not available on this server: its admin routes (/llmtap/shadow/…) are not mounted.";
+    box.dataset.state = st ? (st.running ? "running" : "stopped") : "unavailable";
+  } catch (e) {
+    box.textContent = String(e);
+  }
+}
+
+function setStatus(text, bad) {
+  const s = document.getElementById("status");
+  s.textContent = text;
+  s.className = bad ? "bad" : "";
+}
+
+async function tick() {
+  try {
+    const p = await Source.poll();
+    history.push(p);
+    if (history.length > MAX_POINTS) history.shift();
+    draw();
+    document.body.dataset.points = history.length;
+    setStatus(`updated ${LT.fmtTime(p.t)} · percentiles over the rolling ${Source.window} window · ${p.in_flight} in flight` +
+      (p.dropped ? ` · ${p.dropped} records dropped` : ""));
+  } catch (e) {
+    setStatus(String(e), true);
+  }
+}
+
+async function tickSlowest() {
+  try { drawSlowest(await Source.recent(1000)); } catch (e) { setStatus(String(e), true); }
+}
+
+document.getElementById("shadow-start").addEventListener("click", async () => {
+  const rate = parseFloat(document.getElementById("shadow-rate").value) || 1;
+  try { await Shadow.send("start", {rate}); } catch (e) { setStatus(String(e), true); }
+  refreshShadow();
+});
+document.getElementById("shadow-stop").addEventListener("click", async () => {
+  try { await Shadow.send("stop"); } catch (e) { setStatus(String(e), true); }
+  refreshShadow();
+});
+
+tick(); tickSlowest(); refreshShadow();
+setInterval(tick, 1000);
+setInterval(tickSlowest, 2000);
+setInterval(refreshShadow, 3000);
+window.addEventListener("resize", draw);
