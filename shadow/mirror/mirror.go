@@ -1,0 +1,459 @@
+// Package mirror sends copies of a sample of live requests to a second upstream, fire and
+// forget, and measures the copies with the same engine as the live requests (class mirror),
+// so that the two servers' TTFT and ITL can be compared on the same requests.
+//
+// A Mirror never delays or fails the live request: the decision is a hash of the request id
+// (see internal/sample), the copy starts only once the live request's body has been read in
+// full (from the bytes the proxy already captured), it runs on its own goroutine with its own
+// deadline, and when max_in_flight copies are already running a new one is skipped and
+// counted, never queued. Its response is read to the end, measured and discarded.
+//
+// A Pairer matches the finalized records of a live request and of its copy (same request id,
+// classes live and mirror) and summarizes the pairs per model.
+package mirror
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/internal/sample"
+	"github.com/llmtap/llmtap/internal/sensitive"
+	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// MarkerHeader is set on every mirror request to the live request's id. A request that
+// arrives with it is not mirrored again (skip reason "loop"), so a mirror upstream that leads
+// back to the same proxy cannot multiply traffic. A client sending it only opts its own
+// request out of mirroring.
+const MarkerHeader = "X-Llmtap-Mirror-Of"
+
+// Defaults of the Options.
+const (
+	DefaultSample      = 0.1
+	DefaultMaxBody     = 1 << 20
+	DefaultMaxInFlight = 64
+	DefaultTimeout     = 60 * time.Second
+)
+
+// Measurer begins and ends the measurement of one request: the proxy's measurement engine
+// (tap.Tap with the handler's meter pool), so that a mirror response is decoded and timed by
+// the same code as the live one.
+type Measurer interface {
+	Begin(t0 time.Time, path string) *meter.Meter
+	End(m *meter.Meter, end time.Time, failure, msg string) *record.Record
+}
+
+// Options configure a Mirror. Zero values mean the defaults.
+type Options struct {
+	// Upstream is the base URL copies are sent to: http:// or https://, a host, and an
+	// optional path prefix put before the live request's path. Required.
+	Upstream string
+	// Sample is the fraction of live requests copied, in (0, 1]. Default 0.1.
+	Sample float64
+	// Seed changes which requests the sample chooses. Default 0.
+	Seed uint64
+	// MaxBody is the largest request body copied, in bytes. Default 1 MiB.
+	MaxBody int
+	// MaxInFlight is the most copies running at once. Default 64.
+	MaxInFlight int
+	// Timeout bounds one copy, from its start to the end of its response. Default 60s.
+	Timeout time.Duration
+	// HeaderUp sets headers on every copy (after the live headers are copied); an empty value
+	// removes the header.
+	HeaderUp map[string]string
+	// ForwardSensitive names credential headers (see internal/sensitive) copied from the live
+	// request; every other credential header is removed.
+	ForwardSensitive []string
+	// Transport sends the copies. Default: a transport of this Mirror's own, closed by Close.
+	Transport http.RoundTripper
+
+	// Measure measures the copies. Required.
+	Measure Measurer
+	// Stats receives the counts. Default: a Stats of this Mirror's own.
+	Stats *Stats
+	// Gate pauses mirroring. Default: never paused.
+	Gate *Gate
+	// Pairs is told the id of every copy sent, so it can pair the live and mirror records.
+	// Default: no pairing.
+	Pairs *Pairer
+}
+
+// Validate reports every invalid option at once.
+func (o Options) Validate() error {
+	var errs []error
+	if _, err := parseUpstream(o.Upstream); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Sample < 0 || o.Sample > 1 {
+		errs = append(errs, fmt.Errorf("sample must be a fraction in (0, 1], got %v", o.Sample))
+	}
+	if o.MaxBody < 0 {
+		errs = append(errs, fmt.Errorf("max_body must not be negative, got %d", o.MaxBody))
+	}
+	if o.MaxInFlight < 0 {
+		errs = append(errs, fmt.Errorf("max_in_flight must not be negative, got %d", o.MaxInFlight))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout must not be negative, got %v", o.Timeout))
+	}
+	for name := range o.HeaderUp {
+		if name == "" || strings.ContainsAny(name, " :\r\n\t") {
+			errs = append(errs, fmt.Errorf("header_up: %q is not a header name", name))
+		} else if hopByHop(textproto.CanonicalMIMEHeaderKey(name)) {
+			errs = append(errs, fmt.Errorf("header_up: %s is a hop-by-hop header, which the mirror's own connection sets", name))
+		}
+	}
+	for _, name := range o.ForwardSensitive {
+		if !sensitive.Header(name) {
+			errs = append(errs, fmt.Errorf("forward_sensitive: %s is not a credential header; every other header is forwarded anyway", name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Sample == 0 {
+		o.Sample = DefaultSample
+	}
+	if o.MaxBody == 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Stats == nil {
+		o.Stats = new(Stats)
+	}
+	if o.Gate == nil {
+		o.Gate = new(Gate)
+	}
+	return o
+}
+
+// parseUpstream checks the upstream URL; a bare host:port means http.
+func parseUpstream(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, errors.New("the mirror upstream is required: a URL such as http://10.0.0.2:8000")
+	}
+	raw := s
+	if !strings.Contains(s, "://") {
+		raw = "http://" + s
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("mirror upstream %q is not a URL: %v", s, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("mirror upstream %q: scheme must be http or https", s)
+	case u.Host == "":
+		return nil, fmt.Errorf("mirror upstream %q has no host", s)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return nil, fmt.Errorf("mirror upstream %q: only scheme, host, port and a path prefix are allowed", s)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+// Mirror copies sampled live requests to the upstream. Offer is safe for concurrent use.
+type Mirror struct {
+	opts      Options
+	upstream  *url.URL
+	coin      sample.Coin
+	client    *http.Client
+	own       *http.Transport // closed by Close when the transport is ours
+	stats     *Stats
+	sensitive map[string]bool // credential headers to forward, canonical
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	inFlight atomic.Int64
+	mu       sync.RWMutex // guards closed against wg.Add
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// New validates o and returns a Mirror; Close stops it.
+func New(o Options) (*Mirror, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Measure == nil {
+		return nil, errors.New("mirror: no Measurer")
+	}
+	o = o.withDefaults()
+	u, _ := parseUpstream(o.Upstream)
+	m := &Mirror{opts: o, upstream: u, coin: sample.New(o.Sample, o.Seed), stats: o.Stats,
+		sensitive: make(map[string]bool)}
+	for _, h := range o.ForwardSensitive {
+		m.sensitive[textproto.CanonicalMIMEHeaderKey(h)] = true
+	}
+	rt := o.Transport
+	if rt == nil {
+		m.own = &http.Transport{
+			// Never through the environment's proxy: the mirror upstream is named in full.
+			Proxy:                 nil,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConnsPerHost:   o.MaxInFlight,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			// The copy carries the client's Accept-Encoding (or none); the meter decodes gzip
+			// and br for measuring, as it does for the live response.
+			DisableCompression: true,
+		}
+		rt = m.own
+	}
+	m.client = &http.Client{
+		Transport: rt,
+		// A redirect is the mirror upstream's answer; following it would send the copy
+		// somewhere nobody configured.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m, nil
+}
+
+// Stats returns the counters this Mirror adds to.
+func (m *Mirror) Stats() *Stats { return m.stats }
+
+// Sampled reports whether the request with this id is chosen for mirroring.
+func (m *Mirror) Sampled(id string) bool { return m.coin.Keep(id) }
+
+// Request is a live request chosen for mirroring, waiting for its body. Exactly one of Send
+// and Abandon takes effect; later calls do nothing.
+type Request struct {
+	m       *Mirror
+	id      string
+	method  string
+	url     *url.URL
+	path    string
+	header  http.Header
+	settled atomic.Bool
+}
+
+// Offer is called when a live request with id arrives, before its body is read. It returns
+// nil when the request is not mirrored (not in the sample, a mirror copy itself, or declaring
+// a body over max_body); otherwise the caller must call Send once the live body has been read
+// in full, or Abandon when it never is. Offer does not read the body.
+func (m *Mirror) Offer(r *http.Request, id string) *Request {
+	if !m.coin.Keep(id) {
+		return nil
+	}
+	m.stats.sampled.Add(1)
+	if r.Header.Get(MarkerHeader) != "" {
+		m.stats.skip(SkipLoop)
+		return nil
+	}
+	if r.ContentLength > int64(m.opts.MaxBody) {
+		m.stats.skip(SkipBodyTooLarge)
+		return nil
+	}
+	u := *m.upstream
+	u.Path = m.upstream.Path + r.URL.Path
+	if r.URL.RawPath != "" {
+		u.RawPath = m.upstream.EscapedPath() + r.URL.RawPath
+	}
+	u.RawQuery = r.URL.RawQuery
+	return &Request{m: m, id: id, method: r.Method, url: &u, path: r.URL.Path, header: m.headers(r.Header, id)}
+}
+
+// headers returns the headers of the copy: the live request's, without hop-by-hop and
+// credential headers (except those forwarded on purpose), with the request id, the marker and
+// header_up applied.
+func (m *Mirror) headers(live http.Header, id string) http.Header {
+	h := make(http.Header, len(live)+2)
+	var connection []string
+	for _, v := range live["Connection"] {
+		for f := range strings.SplitSeq(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				connection = append(connection, textproto.CanonicalMIMEHeaderKey(f))
+			}
+		}
+	}
+	for name, vals := range live {
+		switch {
+		case hopByHop(name), name == "Host", name == "Content-Length", name == "Expect":
+			continue
+		case sensitive.Header(name) && !m.sensitive[name]:
+			continue
+		}
+		skip := false
+		for _, c := range connection {
+			skip = skip || c == name
+		}
+		if !skip {
+			h[name] = append([]string(nil), vals...)
+		}
+	}
+	h.Set("X-Request-Id", id)
+	h.Set(MarkerHeader, id)
+	for name, v := range m.opts.HeaderUp {
+		if v == "" {
+			h.Del(name)
+		} else {
+			h.Set(name, v)
+		}
+	}
+	return h
+}
+
+// hopByHop reports whether a canonical header name belongs to one connection (RFC 9110 7.6.1).
+func hopByHop(name string) bool {
+	switch name {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
+// Send starts the copy with body, the live request's body read in full (truncated: only its
+// start was captured). It never blocks: the copy runs on its own goroutine, or is skipped and
+// counted. body must not change afterwards.
+func (q *Request) Send(body []byte, truncated bool) {
+	if q == nil || !q.settled.CompareAndSwap(false, true) {
+		return
+	}
+	m := q.m
+	if truncated || len(body) > m.opts.MaxBody {
+		m.stats.skip(SkipBodyTooLarge)
+		return
+	}
+	if m.opts.Gate.Paused() {
+		m.stats.skip(SkipPaused)
+		return
+	}
+	if m.inFlight.Add(1) > int64(m.opts.MaxInFlight) {
+		m.inFlight.Add(-1)
+		m.stats.skip(SkipOverCap)
+		return
+	}
+	m.mu.RLock()
+	if m.closed {
+		m.mu.RUnlock()
+		m.inFlight.Add(-1)
+		m.stats.skip(SkipStopped)
+		return
+	}
+	m.wg.Add(1)
+	m.mu.RUnlock()
+	m.stats.sent.Add(1)
+	m.stats.inFlight.Add(1)
+	if m.opts.Pairs != nil {
+		m.opts.Pairs.Expect(q.id)
+	}
+	go q.run(body)
+}
+
+// Abandon gives the request up: its body was never read in full (skip reason
+// body_incomplete). It does nothing after Send.
+func (q *Request) Abandon() {
+	if q == nil || !q.settled.CompareAndSwap(false, true) {
+		return
+	}
+	q.m.stats.skip(SkipBodyIncomplete)
+}
+
+// run sends the copy, reads its response to the end through the meter and ends the
+// measurement.
+func (q *Request) run(body []byte) {
+	m := q.m
+	defer func() {
+		m.inFlight.Add(-1)
+		m.stats.inFlight.Add(-1)
+		m.wg.Done()
+	}()
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
+	defer cancel()
+
+	t0 := time.Now()
+	mt := m.opts.Measure.Begin(t0, q.path)
+	rec := mt.Record()
+	rec.RequestID = q.id
+	rec.Class = record.ClassMirror
+	mt.RequestBody(body, false)
+
+	failure, msg := q.exchange(ctx, mt, body)
+	if failure != "" {
+		if m.ctx.Err() != nil {
+			msg = "the mirror was stopped (config unloaded) before the response completed"
+		} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			msg = fmt.Sprintf("the mirror request took longer than its timeout of %v", m.opts.Timeout)
+		}
+	}
+	if failure != "" || rec.Status >= 400 {
+		m.stats.failed.Add(1)
+	} else {
+		m.stats.completed.Add(1)
+	}
+	m.opts.Measure.End(mt, time.Now(), failure, msg)
+}
+
+// exchange does the HTTP exchange, feeding the meter; it returns a failure class and message
+// when the response could not be read to its end.
+func (q *Request) exchange(ctx context.Context, mt *meter.Meter, body []byte) (failure, msg string) {
+	req, err := http.NewRequestWithContext(ctx, q.method, q.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return record.ErrUpstream, "building the mirror request: " + err.Error()
+	}
+	req.Header = q.header
+	req.ContentLength = int64(len(body))
+	if len(body) == 0 {
+		req.Body = http.NoBody
+	}
+	if h := q.header.Get("Host"); h != "" {
+		req.Host = h
+	}
+	resp, err := q.m.client.Do(req)
+	if err != nil {
+		return record.ErrUpstream, "sending the mirror request: " + err.Error()
+	}
+	defer resp.Body.Close()
+	mt.Headers(resp.StatusCode, resp.Header, time.Now())
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			mt.Write(buf[:n], time.Now())
+		}
+		if err == io.EOF {
+			return "", ""
+		}
+		if err != nil {
+			return record.ErrUpstream, "reading the mirror response: " + err.Error()
+		}
+	}
+}
+
+// Close stops the Mirror: copies still running are canceled (their records end with
+// upstream_failure, "the mirror was stopped"), Close waits for their goroutines, and later
+// Sends are skipped (reason stopped). It is idempotent.
+func (m *Mirror) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	m.wg.Wait()
+	if m.own != nil {
+		m.own.CloseIdleConnections()
+	}
+	return nil
+}

@@ -1,0 +1,356 @@
+package mirror
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// seen is what an upstream saw of each request: its headers by X-Request-Id.
+type seen struct {
+	mu      sync.Mutex
+	headers map[string]http.Header
+	paths   map[string]string
+}
+
+// serve starts h on a loopback port, records the headers of every request on the way, and
+// stops it (closing every connection) when the test ends.
+func serve(t *testing.T, h http.Handler) (string, *seen) {
+	t.Helper()
+	s := &seen{headers: make(map[string]http.Header), paths: make(map[string]string)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.headers[r.Header.Get("X-Request-Id")] = r.Header.Clone()
+		s.paths[r.Header.Get("X-Request-Id")] = r.URL.RequestURI()
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}), ReadHeaderTimeout: 5 * time.Second}
+	base, cancel := context.WithCancel(context.Background())
+	hs.BaseContext = func(net.Listener) context.Context { return base }
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hs.Serve(ln) }()
+	t.Cleanup(func() { cancel(); _ = hs.Close(); <-done })
+	return "http://" + ln.Addr().String(), s
+}
+
+func (s *seen) get(id string) (http.Header, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.headers[id], s.paths[id]
+}
+
+func mock(t *testing.T) *mockllm.Server {
+	t.Helper()
+	cfg := mockllm.DefaultConfig()
+	cfg.TTFT, cfg.ITL, cfg.OutputTokens = 2*time.Millisecond, time.Millisecond, 8
+	m, err := mockllm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// stall is an upstream that never answers until the request is canceled. It reads the body
+// first: only then does the server watch the connection and cancel the request's context when
+// the client goes away.
+var stall = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	<-r.Context().Done()
+})
+
+const chat = `{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"hi"}]}`
+
+func liveRequest(id, body string) *http.Request {
+	r, _ := http.NewRequest(http.MethodPost, "http://proxy.example/v1/chat/completions?x=1", strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer live-secret")
+	r.Header.Set("X-Api-Key", "live-key")
+	r.Header.Set("Cookie", "session=1")
+	r.Header.Set("Connection", "keep-alive, X-Hop")
+	r.Header.Set("X-Hop", "per-connection")
+	r.Header.Set("X-Custom", "kept")
+	r.Header.Set("X-Request-Id", "client-"+id)
+	return r
+}
+
+func newMirror(t *testing.T, o Options) (*Mirror, *tap.Tap) {
+	t.Helper()
+	tp := tap.New(tap.Options{})
+	t.Cleanup(func() { _ = tp.Close() })
+	if o.Sample == 0 {
+		o.Sample = 1
+	}
+	o.Measure = tp
+	m, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m, tp
+}
+
+// idle waits (bounded) until m has no copy in flight.
+func idle(t *testing.T, m *Mirror) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Stats().Snapshot().InFlight > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("copies still in flight after 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func recordOf(t *testing.T, tp *tap.Tap, id string) record.Record {
+	t.Helper()
+	tp.Flush()
+	for _, r := range tp.Recent().Last(1000) {
+		if r.RequestID == id {
+			return *r
+		}
+	}
+	t.Fatalf("no record of %s", id)
+	return record.Record{}
+}
+
+// TestCopyIsMeasuredAsMirror sends one copy to the mock and checks what the upstream saw (the
+// path, the body's model, the headers without credentials or hop-by-hop ones) and what the
+// engine measured of it.
+func TestCopyIsMeasuredAsMirror(t *testing.T) {
+	url, saw := serve(t, http.StripPrefix("/base", mock(t)))
+	pairs := NewPairer(0, 0)
+	m, tp := newMirror(t, Options{Upstream: url + "/base/", Pairs: pairs})
+	q := m.Offer(liveRequest("1", chat), "req-1")
+	if q == nil {
+		t.Fatal("sample 1 did not offer the request")
+	}
+	q.Send([]byte(chat), false)
+	q.Send([]byte(chat), false) // a second call does nothing
+	idle(t, m)
+
+	h, path := saw.get("req-1")
+	if h == nil {
+		t.Fatal("the mirror upstream saw no request with X-Request-Id req-1 (the live id)")
+	}
+	if path != "/base/v1/chat/completions?x=1" {
+		t.Errorf("path %q, want the prefix, the live path and query", path)
+	}
+	for _, name := range []string{"Authorization", "X-Api-Key", "Cookie", "X-Hop", "Connection"} {
+		if v := h.Get(name); v != "" {
+			t.Errorf("%s forwarded (%q); credentials and hop-by-hop headers must not be", name, v)
+		}
+	}
+	if h.Get("X-Custom") != "kept" || h.Get("Content-Type") != "application/json" || h.Get(MarkerHeader) != "req-1" {
+		t.Errorf("headers %v: want X-Custom, Content-Type and the marker", h)
+	}
+	r := recordOf(t, tp, "req-1")
+	if r.Class != record.ClassMirror || r.Error != "" || r.TTFTMs == nil || r.OutputTokens != 8 || r.Model != "m" {
+		t.Errorf("record %+v: want class mirror, no error, a TTFT, 8 output tokens, model m", r)
+	}
+	c := m.Stats().Snapshot()
+	if c.Sampled != 1 || c.Sent != 1 || c.Completed != 1 || c.Failed != 0 || c.InFlight != 0 {
+		t.Errorf("counters %+v", c)
+	}
+	if s := pairs.Summary(); s.Pending != 1 {
+		t.Errorf("pending %d: the copy must be expected until its live record arrives", s.Pending)
+	}
+}
+
+// TestHeaderUpAndForwardSensitive: credentials are forwarded only when named, header_up sets
+// and removes headers.
+func TestHeaderUpAndForwardSensitive(t *testing.T) {
+	url, saw := serve(t, mock(t))
+	m, _ := newMirror(t, Options{Upstream: url, ForwardSensitive: []string{"authorization"},
+		HeaderUp: map[string]string{"X-Api-Key": "mirror-key", "X-Custom": ""}})
+	m.Offer(liveRequest("2", chat), "req-2").Send([]byte(chat), false)
+	idle(t, m)
+	h, _ := saw.get("req-2")
+	if h.Get("Authorization") != "Bearer live-secret" || h.Get("X-Api-Key") != "mirror-key" || h.Get("X-Custom") != "" || h.Get("Cookie") != "" {
+		t.Errorf("headers %v: want the live Authorization, X-Api-Key from header_up, no X-Custom, no Cookie", h)
+	}
+}
+
+// TestSkips checks every reason a sampled request is not sent, and that it is counted.
+func TestSkips(t *testing.T) {
+	url, _ := serve(t, stall)
+	gate := new(Gate)
+	m, tp := newMirror(t, Options{Upstream: url, MaxBody: 100, MaxInFlight: 2, Gate: gate})
+	big := strings.Repeat("x", 101)
+
+	declared := liveRequest("a", big) // Content-Length over max_body: refused before the body
+	if m.Offer(declared, "a") != nil {
+		t.Error("a request declaring a body over max_body was offered")
+	}
+	loop := liveRequest("b", chat)
+	loop.Header.Set(MarkerHeader, "x")
+	if m.Offer(loop, "b") != nil {
+		t.Error("a mirror copy was offered for mirroring again")
+	}
+	chunked := liveRequest("c", "")
+	chunked.ContentLength = -1
+	m.Offer(chunked, "c").Send([]byte(big), false) // larger than declared
+	m.Offer(liveRequest("d", chat), "d").Send([]byte(chat), true)
+	m.Offer(liveRequest("e", chat), "e").Abandon()
+	gate.Pause("test")
+	m.Offer(liveRequest("f", chat), "f").Send([]byte(chat), false)
+	gate.Resume()
+	for _, id := range []string{"g", "h", "i"} { // the stalling upstream holds two; the third is over the cap
+		m.Offer(liveRequest(id, chat), id).Send([]byte(chat), false)
+	}
+	q := m.Offer(liveRequest("j", chat), "j")
+	_ = m.Close() // cancels g and h
+	q.Send([]byte(chat), false)
+
+	c := m.Stats().Snapshot()
+	want := map[string]uint64{SkipBodyTooLarge: 3, SkipLoop: 1, SkipBodyIncomplete: 1, SkipPaused: 1, SkipOverCap: 1, SkipStopped: 1}
+	for reason, n := range want {
+		if c.Skipped[reason] != n {
+			t.Errorf("skipped %s = %d, want %d", reason, c.Skipped[reason], n)
+		}
+	}
+	if c.Sampled != 10 || c.Sent != 2 || c.Failed != 2 || c.Completed != 0 || c.InFlight != 0 {
+		t.Errorf("counters %+v: want 10 sampled, 2 sent and both failed (stopped)", c)
+	}
+	r := recordOf(t, tp, "g")
+	if r.Error != record.ErrUpstream || !strings.Contains(r.ErrorMsg, "stopped") {
+		t.Errorf("a copy canceled by Close: error %q %q, want upstream_failure, stopped", r.Error, r.ErrorMsg)
+	}
+}
+
+// TestFailures: a refused connection and a timeout are failed copies with records that say so.
+func TestFailures(t *testing.T) {
+	dead, err := loopback.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, tp := newMirror(t, Options{Upstream: "http://" + dead})
+	m.Offer(liveRequest("1", chat), "dead").Send([]byte(chat), false)
+	url, _ := serve(t, stall)
+	m2, tp2 := newMirror(t, Options{Upstream: url, Timeout: 50 * time.Millisecond})
+	m2.Offer(liveRequest("2", chat), "slow").Send([]byte(chat), false)
+	// The timeout fires on its own (not Close).
+	idle(t, m)
+	idle(t, m2)
+	for _, c := range []Counters{m.Stats().Snapshot(), m2.Stats().Snapshot()} {
+		if c.Failed != 1 || c.Completed != 0 {
+			t.Errorf("counters %+v: want one failed copy", c)
+		}
+	}
+	if r := recordOf(t, tp, "dead"); r.Error != record.ErrUpstream || !strings.Contains(r.ErrorMsg, "refused") {
+		t.Errorf("dead upstream: %q %q", r.Error, r.ErrorMsg)
+	}
+	if r := recordOf(t, tp2, "slow"); r.Error != record.ErrUpstream || !strings.Contains(r.ErrorMsg, "timeout of 50ms") {
+		t.Errorf("stalling upstream: %q %q", r.Error, r.ErrorMsg)
+	}
+}
+
+// TestHTTPErrorIsFailed: a copy answered with a 4xx/5xx status is failed.
+func TestHTTPErrorIsFailed(t *testing.T) {
+	url, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"no"}}`, http.StatusServiceUnavailable)
+	}))
+	m, tp := newMirror(t, Options{Upstream: url})
+	m.Offer(liveRequest("1", chat), "503").Send([]byte(chat), false)
+	idle(t, m)
+	if c := m.Stats().Snapshot(); c.Failed != 1 {
+		t.Errorf("counters %+v: want one failed copy", c)
+	}
+	if r := recordOf(t, tp, "503"); r.Status != 503 || r.Error != record.ErrHTTP {
+		t.Errorf("record status %d error %q", r.Status, r.Error)
+	}
+}
+
+func TestOfferFollowsTheSample(t *testing.T) {
+	m, _ := newMirror(t, Options{Upstream: "http://127.0.0.1:9", Sample: 0.3, Seed: 5})
+	offered := 0
+	for i := range 1000 {
+		id := "id-" + string(rune('a'+i%26)) + strings.Repeat("z", i/26)
+		r, _ := http.NewRequest(http.MethodGet, "http://x/v1/models", nil)
+		q := m.Offer(r, id)
+		if (q != nil) != m.Sampled(id) {
+			t.Fatalf("Offer and Sampled disagree on %s", id)
+		}
+		if q != nil {
+			offered++
+			q.Abandon()
+		}
+	}
+	// 4 standard deviations of Binomial(1000, 0.3) is 58.
+	if offered < 300-58 || offered > 300+58 {
+		t.Errorf("offered %d of 1000 at sample 0.3", offered)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"no upstream", Options{}, "upstream is required"},
+		{"bad scheme", Options{Upstream: "ftp://x"}, "scheme must be http or https"},
+		{"query", Options{Upstream: "http://x/?a=1"}, "only scheme, host, port and a path prefix"},
+		{"sample over 1", Options{Upstream: "x:1", Sample: 1.5}, "sample must be a fraction"},
+		{"negative body", Options{Upstream: "x:1", MaxBody: -1}, "max_body must not be negative"},
+		{"negative cap", Options{Upstream: "x:1", MaxInFlight: -1}, "max_in_flight must not be negative"},
+		{"negative timeout", Options{Upstream: "x:1", Timeout: -1}, "timeout must not be negative"},
+		{"hop-by-hop header_up", Options{Upstream: "x:1", HeaderUp: map[string]string{"connection": "x"}}, "hop-by-hop"},
+		{"bad header name", Options{Upstream: "x:1", HeaderUp: map[string]string{"a b": "x"}}, "not a header name"},
+		{"forwarding a plain header", Options{Upstream: "x:1", ForwardSensitive: []string{"X-Custom"}}, "not a credential header"},
+	}
+	for _, tc := range tests {
+		err := tc.o.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+	if err := (Options{Upstream: "127.0.0.1:8000"}).Validate(); err != nil {
+		t.Errorf("a bare host:port is valid: %v", err)
+	}
+	if _, err := New(Options{Upstream: "x:1"}); err == nil {
+		t.Error("New without a Measurer must fail")
+	}
+}
+
+// TestSendNeverBlocks: Send returns at once even when the upstream stalls and the cap is full,
+// which is what keeps the live request unaffected. It is checked by counters, not timing: all
+// Sends return while the upstream holds every copy.
+func TestSendNeverBlocks(t *testing.T) {
+	url, _ := serve(t, stall)
+	m, _ := newMirror(t, Options{Upstream: url, MaxInFlight: 4})
+	for i := range 100 {
+		id := "n" + strings.Repeat("x", i)
+		m.Offer(liveRequest(id, chat), id).Send([]byte(chat), false)
+	}
+	c := m.Stats().Snapshot()
+	if c.Sent != 4 || c.Skipped[SkipOverCap] != 96 {
+		t.Errorf("counters %+v: want 4 sent, 96 over the cap, all while the upstream held the first 4", c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { _ = m.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("Close did not stop the copies held by a stalling upstream")
+	}
+}

@@ -1,0 +1,259 @@
+package mirror
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// Defaults of the Pairer.
+const (
+	// DefaultPairWindow is how many recent pairs the summary's percentiles are over.
+	DefaultPairWindow = 16384
+	// DefaultMaxPending is how many sent copies may wait for their records before the oldest
+	// is given up (counted as unpaired).
+	DefaultMaxPending = 4096
+)
+
+// Pairer pairs the finalized record of a live request with the record of its mirror copy. Its
+// Consume goes among the measurement engine's record sinks; Expect is called by a Mirror for
+// every copy it sends, before the live request's record can exist. It is safe for concurrent
+// use.
+type Pairer struct {
+	window, maxPending int
+
+	mu      sync.Mutex
+	seq     uint64
+	pending map[string]*half
+	ring    []Pair // the most recent pairs, oldest at next once full
+	next    int
+	total   uint64 // pairs made since start
+	lost    uint64 // copies given up unpaired
+
+	expecting atomic.Int64 // len(pending), read without the lock on the hot path
+}
+
+// half is a copy waiting for its two records.
+type half struct {
+	seq          uint64
+	live, mirror *Side
+	model        string
+}
+
+// Side is what a pair keeps of one record; a nil metric did not apply (a failed or
+// non-streaming request has no TTFT).
+type Side struct {
+	OK        bool
+	TTFTMs    *float64
+	ITLMs     *float64
+	LatencyMs *float64
+}
+
+// Pair is a live request and its mirror copy.
+type Pair struct {
+	RequestID    string
+	Model        string
+	Live, Mirror Side
+}
+
+// NewPairer returns a Pairer that keeps the most recent window pairs and at most maxPending
+// unpaired copies (zero means the defaults).
+func NewPairer(window, maxPending int) *Pairer {
+	if window <= 0 {
+		window = DefaultPairWindow
+	}
+	if maxPending <= 0 {
+		maxPending = DefaultMaxPending
+	}
+	return &Pairer{window: window, maxPending: maxPending, pending: make(map[string]*half)}
+}
+
+// Expect registers a copy sent for the live request id. A second copy of the same id while the
+// first is unpaired replaces it (the first is counted as unpaired).
+func (p *Pairer) Expect(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, dup := p.pending[id]; dup {
+		p.lost++
+	} else if len(p.pending) >= p.maxPending {
+		p.evictOldest()
+	}
+	p.seq++
+	p.pending[id] = &half{seq: p.seq}
+	p.expecting.Store(int64(len(p.pending)))
+}
+
+// evictOldest gives up the oldest pending copy. It is O(pending), and only runs when records
+// go missing (dropped by a full pipeline), so pending filled up.
+func (p *Pairer) evictOldest() {
+	var oldest string
+	var min uint64
+	for id, h := range p.pending {
+		if oldest == "" || h.seq < min {
+			oldest, min = id, h.seq
+		}
+	}
+	delete(p.pending, oldest)
+	p.lost++
+}
+
+// Consume takes a finalized record: a live or mirror record of an expected id becomes one half
+// of a pair. Every other record passes at the cost of an atomic load.
+func (p *Pairer) Consume(r *record.Record) {
+	if p.expecting.Load() == 0 || (r.Class != record.ClassLive && r.Class != record.ClassMirror) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := p.pending[r.RequestID]
+	if h == nil {
+		return
+	}
+	s := &Side{OK: r.OK(), TTFTMs: r.TTFTMs, ITLMs: r.ITLMs, LatencyMs: r.RequestLatencyMs}
+	if r.Class == record.ClassLive {
+		h.live, h.model = s, r.Model
+	} else {
+		h.mirror = s
+		if h.model == "" {
+			h.model = r.Model
+		}
+	}
+	if h.live == nil || h.mirror == nil {
+		return
+	}
+	delete(p.pending, r.RequestID)
+	p.expecting.Store(int64(len(p.pending)))
+	pair := Pair{RequestID: r.RequestID, Model: h.model, Live: *h.live, Mirror: *h.mirror}
+	if len(p.ring) < p.window {
+		p.ring = append(p.ring, pair)
+	} else {
+		p.ring[p.next] = pair
+		p.next = (p.next + 1) % p.window
+	}
+	p.total++
+}
+
+// Pairs returns the pairs in the window, oldest first.
+func (p *Pairer) Pairs() []Pair {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Pair, 0, len(p.ring))
+	out = append(out, p.ring[p.next:]...)
+	return append(out, p.ring[:p.next]...)
+}
+
+// Summary compares live and mirror over the pairs in the window, per model.
+type Summary struct {
+	// Pairs counts pairs made since the process started.
+	Pairs uint64 `json:"pairs_total"`
+	// Pending is the number of copies sent whose two records have not both arrived.
+	Pending int `json:"pending"`
+	// Unpaired counts copies given up before both records arrived: their records were lost
+	// (a full record pipeline) or a copy of the same request id replaced them.
+	Unpaired uint64 `json:"unpaired"`
+	// Window is the most pairs kept for the percentiles (of all models together).
+	Window int `json:"window"`
+	// Models holds one comparison per model, sorted by model.
+	Models []ModelSummary `json:"models"`
+}
+
+// ModelSummary compares live and mirror for one model's pairs in the window.
+type ModelSummary struct {
+	// Model is the live request's model.
+	Model string `json:"model"`
+	// Pairs is the number of this model's pairs in the window.
+	Pairs int `json:"pairs"`
+	// BothOK is how many of them succeeded on both sides; the metrics are over these only.
+	BothOK int `json:"both_ok"`
+	// TTFT, ITL and Latency compare the metric over the pairs where both sides have it.
+	TTFT    Comparison `json:"ttft_ms"`
+	ITL     Comparison `json:"itl_ms"`
+	Latency Comparison `json:"request_latency_ms"`
+}
+
+// Comparison is one metric, live beside mirror, over the same requests.
+type Comparison struct {
+	// Count is the number of pairs the figures are over.
+	Count int `json:"count"`
+	// Live and Mirror are the metric's median and 99th percentile on each side, in ms.
+	Live   Quantiles `json:"live"`
+	Mirror Quantiles `json:"mirror"`
+	// DiffP50 is the median of the per-pair differences, mirror minus live, in ms: positive
+	// when the mirror upstream is slower on the same requests. It is not the difference of
+	// the medians.
+	DiffP50 float64 `json:"diff_p50"`
+}
+
+// Quantiles are the median and 99th percentile of a metric, in ms.
+type Quantiles struct {
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+}
+
+// Summary returns the comparison of the pairs in the window.
+func (p *Pairer) Summary() Summary {
+	pairs := p.Pairs()
+	p.mu.Lock()
+	s := Summary{Pairs: p.total, Pending: len(p.pending), Unpaired: p.lost, Window: p.window, Models: []ModelSummary{}}
+	p.mu.Unlock()
+	byModel := make(map[string][]Pair)
+	for _, pr := range pairs {
+		byModel[pr.Model] = append(byModel[pr.Model], pr)
+	}
+	for model, prs := range byModel {
+		ms := ModelSummary{Model: model, Pairs: len(prs)}
+		var ok []Pair
+		for _, pr := range prs {
+			if pr.Live.OK && pr.Mirror.OK {
+				ok = append(ok, pr)
+			}
+		}
+		ms.BothOK = len(ok)
+		ms.TTFT = compare(ok, func(s Side) *float64 { return s.TTFTMs })
+		ms.ITL = compare(ok, func(s Side) *float64 { return s.ITLMs })
+		ms.Latency = compare(ok, func(s Side) *float64 { return s.LatencyMs })
+		s.Models = append(s.Models, ms)
+	}
+	slices.SortFunc(s.Models, func(a, b ModelSummary) int {
+		switch {
+		case a.Model < b.Model:
+			return -1
+		case a.Model > b.Model:
+			return 1
+		}
+		return 0
+	})
+	return s
+}
+
+// compare computes one metric's comparison over the pairs where both sides have it.
+func compare(pairs []Pair, metric func(Side) *float64) Comparison {
+	var live, mirror, diff []float64
+	for _, pr := range pairs {
+		l, m := metric(pr.Live), metric(pr.Mirror)
+		if l == nil || m == nil {
+			continue
+		}
+		live, mirror, diff = append(live, *l), append(mirror, *m), append(diff, *m-*l)
+	}
+	return Comparison{
+		Count:   len(diff),
+		Live:    Quantiles{P50: quantile(live, 0.50), P99: quantile(live, 0.99)},
+		Mirror:  Quantiles{P50: quantile(mirror, 0.50), P99: quantile(mirror, 0.99)},
+		DiffP50: quantile(diff, 0.50),
+	}
+}
+
+// quantile is the q-quantile of xs by nearest rank (the smallest value with at least q of the
+// values at or below it); 0 for none. It sorts xs.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	k := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[max(0, min(k, len(xs)-1))]
+}
