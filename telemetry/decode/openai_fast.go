@@ -100,7 +100,12 @@ func (s *chatScan) scan(b []byte) bool {
 // streams to check it), for about the cost of comparing the two chunks.
 func (s *chatScan) rescan(b []byte) bool {
 	old := s.last
-	p := commonPrefix(old, b)
+	// The prefix up to "choices" is usually the same: one vectorised comparison skips it.
+	k := len(s.memo.prefix)
+	if k > len(old) || k > len(b) || string(old[:k]) != string(b[:k]) {
+		k = 0
+	}
+	p := k + commonPrefix(old[k:], b[k:])
 	if p == len(old) && p == len(b) {
 		s.rescans++
 		return true // the same chunk again
