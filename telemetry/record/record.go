@@ -96,6 +96,10 @@ type Record struct {
 	// RecordTo names the recorder (its folder) that writes this record to disk; empty when the
 	// request is not recorded. It is routing, never serialized.
 	RecordTo string `json:"-"`
+	// Span is the trace span opened for this request when trace export is on (an
+	// OpenTelemetry trace.Span, held as any so that this package imports no OTel); the OTel
+	// sink sets its attributes from the finished record and ends it. It is never serialized.
+	Span any `json:"-"`
 }
 
 // ServerTimings are a server's own figures for one response, in float milliseconds.

@@ -1,0 +1,139 @@
+package otelexport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/contrib/propagators/autoprop"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// DefaultServiceName is service.name when neither OTEL_SERVICE_NAME nor
+// OTEL_RESOURCE_ATTRIBUTES names the service.
+const DefaultServiceName = "llmtap"
+
+// Providers are the OpenTelemetry SDK providers built from the environment. A nil provider
+// means that signal is off: nothing is created for it and nothing is exported.
+type Providers struct {
+	// MeterProvider exports metrics, or is nil when metrics export is off.
+	MeterProvider metric.MeterProvider
+	// TracerProvider exports spans, or is nil when trace export is off.
+	TracerProvider trace.TracerProvider
+	// Propagator reads trace context from request headers (OTEL_PROPAGATORS; default W3C
+	// trace context and baggage).
+	Propagator propagation.TextMapPropagator
+
+	shutdown     []func(context.Context) error
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// MetricsEnabled reports whether the environment asks for metrics export: OTEL_SDK_DISABLED
+// is not "true", and OTEL_METRICS_EXPORTER names an exporter other than "none", or is unset
+// while an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
+// is set. Unlike the SDK's own default, an environment with no OTEL_* variable exports nothing:
+// llmtap should not send metrics to localhost:4318 because nobody said otherwise.
+func MetricsEnabled(getenv func(string) string) bool {
+	return signalEnabled(getenv, "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+}
+
+// TracesEnabled is MetricsEnabled for spans (OTEL_TRACES_EXPORTER,
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT).
+func TracesEnabled(getenv func(string) string) bool {
+	return signalEnabled(getenv, "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+}
+
+func signalEnabled(getenv func(string) string, exporterKey, endpointKey string) bool {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false
+	}
+	if exp := strings.TrimSpace(getenv(exporterKey)); exp != "" {
+		return exp != "none"
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv(endpointKey) != ""
+}
+
+// FromEnv builds the providers the OTEL_* environment asks for, through the contrib autoexport
+// package: OTEL_METRICS_EXPORTER and OTEL_TRACES_EXPORTER (otlp, console, prometheus, none),
+// OTEL_EXPORTER_OTLP_PROTOCOL (grpc or http/protobuf, also per signal),
+// OTEL_EXPORTER_OTLP_ENDPOINT (also per signal), OTEL_EXPORTER_OTLP_HEADERS, the export
+// interval OTEL_METRIC_EXPORT_INTERVAL, temporality and histogram aggregation preferences,
+// OTEL_TRACES_SAMPLER, and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES; service
+// name "llmtap" otherwise). A signal the environment does not enable (see MetricsEnabled) gets
+// a nil provider. The caller owns the result and calls Shutdown, which flushes what is pending.
+func FromEnv(ctx context.Context, version string) (*Providers, error) {
+	p := &Providers{Propagator: autoprop.NewTextMapPropagator()}
+	metricsOn, tracesOn := MetricsEnabled(os.Getenv), TracesEnabled(os.Getenv)
+	if !metricsOn && !tracesOn {
+		return p, nil
+	}
+	res, err := newResource(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	if metricsOn {
+		reader, err := autoexport.NewMetricReader(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("configuring the OpenTelemetry metric exporter from OTEL_* variables: %w", err)
+		}
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
+		p.MeterProvider = mp
+		p.shutdown = append(p.shutdown, mp.Shutdown)
+	}
+	if tracesOn {
+		exp, err := autoexport.NewSpanExporter(ctx)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("configuring the OpenTelemetry span exporter from OTEL_* variables: %w", err),
+				p.Shutdown(ctx))
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		p.TracerProvider = tp
+		p.shutdown = append(p.shutdown, tp.Shutdown)
+	}
+	return p, nil
+}
+
+// newResource is service.name=llmtap and service.version, overridden by OTEL_SERVICE_NAME and
+// OTEL_RESOURCE_ATTRIBUTES, plus the SDK's telemetry.sdk.* attributes.
+func newResource(ctx context.Context, version string) (*resource.Resource, error) {
+	base := []attribute.KeyValue{attribute.String("service.name", DefaultServiceName)}
+	if version != "" {
+		base = append(base, attribute.String("service.version", version))
+	}
+	fromEnv, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil && fromEnv == nil {
+		return nil, fmt.Errorf("reading OTEL_RESOURCE_ATTRIBUTES: %w", err)
+	}
+	res, err := resource.Merge(resource.NewSchemaless(base...), fromEnv)
+	if err != nil {
+		return nil, fmt.Errorf("building the OpenTelemetry resource: %w", err)
+	}
+	return res, nil
+}
+
+// Shutdown flushes and stops the providers. It is safe to call more than once; later calls
+// return the first call's error.
+func (p *Providers) Shutdown(ctx context.Context) error {
+	p.shutdownOnce.Do(func() {
+		var errs []error
+		for _, f := range p.shutdown {
+			errs = append(errs, f(ctx))
+		}
+		p.shutdownErr = errors.Join(errs...)
+	})
+	return p.shutdownErr
+}
