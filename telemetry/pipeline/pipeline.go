@@ -27,8 +27,9 @@ type Pipeline struct {
 	ch       chan *record.Record
 	finalize func(*record.Record)
 
-	mu    sync.RWMutex
-	sinks []Sink
+	mu     sync.RWMutex
+	enrich []func(*record.Record)
+	sinks  []Sink
 
 	submitted atomic.Uint64
 	dropped   atomic.Uint64
@@ -60,6 +61,15 @@ func New(size int, finalize func(*record.Record), sinks ...Sink) *Pipeline {
 func (p *Pipeline) AddSink(s Sink) {
 	p.mu.Lock()
 	p.sinks = append(p.sinks, s)
+	p.mu.Unlock()
+}
+
+// AddEnricher adds a step that runs on every record submitted from now on, after finalize and
+// before any sink, so the fields it sets (GPU figures, say) are seen by every sink. Enrichers
+// run in the order they were added, on the worker goroutine.
+func (p *Pipeline) AddEnricher(fn func(*record.Record)) {
+	p.mu.Lock()
+	p.enrich = append(p.enrich, fn)
 	p.mu.Unlock()
 }
 
@@ -136,6 +146,9 @@ func (p *Pipeline) handle(r *record.Record) {
 		p.finalize(r)
 	}
 	p.mu.RLock()
+	for _, fn := range p.enrich {
+		fn(r)
+	}
 	for _, s := range p.sinks {
 		s.Consume(r)
 	}

@@ -76,6 +76,10 @@ func (t *Tap) End(m *meter.Meter, end time.Time, failure, msg string) *record.Re
 // AddSink adds a consumer of finalized records (metrics, recorders).
 func (t *Tap) AddSink(s pipeline.Sink) { t.pipe.AddSink(s) }
 
+// AddEnricher adds a step that completes finalized records before any sink sees them (see
+// pipeline.AddEnricher).
+func (t *Tap) AddEnricher(fn func(*record.Record)) { t.pipe.AddEnricher(fn) }
+
 // InFlight is the number of requests being measured now.
 func (t *Tap) InFlight() int64 { return t.inFlight.Load() }
 
