@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"time"
 )
@@ -38,9 +39,19 @@ func NewPacer(spin time.Duration) *Pacer { return &Pacer{Spin: spin} }
 // it sleeps (the spinning phase, at most Spin long, does not look at ctx). It never returns
 // early, and returns at once for a deadline already past.
 func (p *Pacer) Wait(ctx context.Context, deadline time.Time) error {
+	return p.WaitOr(ctx, deadline, nil)
+}
+
+// ErrWoken is what [Pacer.WaitOr] returns when its wake channel fired before the deadline.
+var ErrWoken = errors.New("loadgen: pacer woken before its deadline")
+
+// WaitOr is Wait that also returns, with ErrWoken, when wake is closed (or receives) while it
+// sleeps; a nil wake never fires. It lets a schedule that changes (see [Adjustable]) abandon
+// a deadline it no longer wants.
+func (p *Pacer) WaitOr(ctx context.Context, deadline time.Time, wake <-chan struct{}) error {
 	spin := max(p.Spin, 0)
 	if d := time.Until(deadline) - spin; d > 0 {
-		if err := p.sleep(ctx, d); err != nil {
+		if err := p.sleep(ctx, d, wake); err != nil {
 			return err
 		}
 	}
@@ -57,7 +68,7 @@ func (p *Pacer) Wait(ctx context.Context, deadline time.Time) error {
 		}
 		if now.Equal(last) {
 			if stalls++; stalls >= spinStallLimit {
-				return p.sleep(ctx, deadline.Sub(now))
+				return p.sleep(ctx, deadline.Sub(now), wake)
 			}
 		} else {
 			last, stalls = now, 0
@@ -66,8 +77,8 @@ func (p *Pacer) Wait(ctx context.Context, deadline time.Time) error {
 	}
 }
 
-// sleep blocks for d on the pacer's timer, or until ctx is done.
-func (p *Pacer) sleep(ctx context.Context, d time.Duration) error {
+// sleep blocks for d on the pacer's timer, or until ctx is done or wake fires.
+func (p *Pacer) sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
 	if p.timer == nil {
 		p.timer = time.NewTimer(d)
 	} else {
@@ -79,5 +90,8 @@ func (p *Pacer) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		p.timer.Stop()
 		return ctx.Err()
+	case <-wake:
+		p.timer.Stop()
+		return ErrWoken
 	}
 }

@@ -44,6 +44,10 @@ type Config struct {
 	// SpinThreshold is how long before each intended time the pacer stops sleeping and spins
 	// (see [Pacer]). Zero means [DefaultSpinThreshold]; negative means timer only.
 	SpinThreshold time.Duration
+	// Start, when set, is the run's time origin, which every intended time is an offset from;
+	// zero means the moment Run is called. A caller that changes an [Adjustable] schedule
+	// while the run goes computes its offsets from the same origin.
+	Start time.Time
 	// OnDone, when set, is called with every finished request's timeline and result, from the
 	// goroutine that sent it: it must be safe for concurrent use, and should be quick.
 	OnDone func(Outcome)
@@ -111,7 +115,10 @@ func Run(ctx context.Context, cfg Config) Counters {
 	if cfg.Queue && cfg.MaxInFlight > 0 {
 		r.q = newSlotQueue(cfg.MaxInFlight, cfg.MaxQueue)
 	}
-	r.start = time.Now()
+	r.start = cfg.Start
+	if r.start.IsZero() {
+		r.start = time.Now()
+	}
 	stopProgress := r.progress()
 	switch {
 	case cfg.Arrivals != nil:
@@ -165,13 +172,28 @@ func (r *runner) openLoop(ctx context.Context) {
 	pacer := NewPacer(r.cfg.SpinThreshold)
 	w := newWorkers(&r.wg)
 	defer w.stop()
+	adj, _ := r.cfg.Arrivals.(Adjustable)
+	var changed <-chan struct{}
 	for n := 0; r.cfg.MaxRequests <= 0 || n < r.cfg.MaxRequests; n++ {
-		at := r.cfg.Arrivals.Next()
-		if at == End || (r.cfg.Duration > 0 && at >= r.cfg.Duration) {
-			return
+		if adj != nil {
+			changed = adj.Changed() // before Next, so that no change between them is missed
 		}
-		if pacer.Wait(ctx, r.start.Add(at)) != nil || ctx.Err() != nil {
-			return
+		at := r.cfg.Arrivals.Next()
+		for {
+			if at == End || (r.cfg.Duration > 0 && at >= r.cfg.Duration) {
+				return
+			}
+			err := pacer.WaitOr(ctx, r.start.Add(at), changed)
+			if err == ErrWoken {
+				// The schedule changed while this arrival was pending: ask for its new time.
+				changed = adj.Changed()
+				at = adj.Retime()
+				continue
+			}
+			if err != nil || ctx.Err() != nil {
+				return
+			}
+			break
 		}
 		st := Stamp{N: n, Intended: at, Released: time.Since(r.start)}
 		r.lag.record(st.Lag())
