@@ -74,6 +74,10 @@ type Record struct {
 	// UsageOutputTokens is the server-reported completion token count, -1 when none was sent.
 	UsageOutputTokens int64 `json:"usage_output_tokens"`
 
+	// GPU holds the GPU utilization, power and energy share over the request's lifetime;
+	// null when no GPU was sampled during it (see GPUUsage).
+	GPU *GPUUsage `json:"gpu,omitempty"`
+
 	// Server holds the timings the server reported about its own work (Ollama's native API),
 	// to set beside the proxy's figures; null when the API reports none.
 	Server *ServerTimings `json:"server_timings,omitempty"`

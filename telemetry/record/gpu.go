@@ -1,0 +1,25 @@
+package record
+
+// GPUUsage is what the GPUs did while one request was in flight, from the GPU samples taken
+// during its lifetime (start to response complete). It is filled in the record pipeline, off
+// the request path, when GPU sampling runs; the rules and their limits are in
+// telemetry/timeline's package documentation.
+type GPUUsage struct {
+	// UtilPercent is the GPU utilization (percent of time a kernel ran) averaged over the
+	// request's lifetime and over every sampled GPU, time-weighted.
+	UtilPercent float64 `json:"util_percent"`
+	// PowerW is the total power of every sampled GPU, averaged over the request's lifetime,
+	// in watts.
+	PowerW float64 `json:"power_w"`
+	// EnergyJ is the request's share of the energy the GPUs used during its lifetime, in
+	// joules: each sample interval's energy split equally among the requests in flight in it
+	// (the engine's in-flight count at the interval's two samples, averaged, at least 1),
+	// times the fraction of the interval the request overlapped.
+	EnergyJ float64 `json:"energy_j"`
+	// CoveredMs is how much of the request's lifetime the samples covered, in milliseconds;
+	// less than the lifetime when the request began before the oldest sample kept or ended
+	// after the newest, in which case the figures describe the covered part.
+	CoveredMs float64 `json:"covered_ms"`
+	// GPUs is the number of GPUs sampled.
+	GPUs int `json:"gpus"`
+}
