@@ -230,12 +230,14 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if *count == 0 {
 		pool = make([][]byte, *entries)
 	}
+	maxBody := 0
 	for i := range pool {
 		req, err := syn.Request(i)
 		if err != nil {
 			return 1, err
 		}
 		pool[i] = req.Body
+		maxBody = max(maxBody, len(req.Body))
 	}
 	build := func(n int) (built, error) { return built{path: r.path, body: pool[n%len(pool)]}, nil }
 
@@ -263,7 +265,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
 		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
 		schedule: sched, grace: seconds(*grace), total: *count, build: build,
-		maxIdle: *concurrency, stderr: stderr, terminal: terminal,
+		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal,
 		info: runInfo{Seed: r.seed, CLICommand: "llmtap bench " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
 	}
 	if *warmup > 0 {

@@ -45,6 +45,7 @@ type execSpec struct {
 	warmup  *loadgen.Config // nil: no warmup
 	keep    bool            // tests: remember what was sent
 	maxIdle int
+	maxBody int // the largest request body, when known, to size the connections' write buffers
 
 	stderr   io.Writer
 	terminal bool
@@ -61,7 +62,16 @@ type execResult struct {
 }
 
 func (s *execSpec) transport() *http.Transport {
-	idle := max(s.maxIdle, 256)
+	// Keep every connection for reuse, as vegeta does (its default is 10,000): an open loop that
+	// falls behind has many requests in flight, and a capped idle pool then closes connections
+	// only to dial new ones, which costs more than the requests and collapses the rate.
+	idle := max(s.maxIdle, 10000)
+	// A long prompt's body goes out in a few large writes rather than many 4 KB ones; small
+	// bodies keep small buffers, which every new connection allocates and clears.
+	wbuf := 64 << 10
+	if s.maxBody > 0 {
+		wbuf = min(max(s.maxBody+1<<10, 4<<10), 64<<10)
+	}
 	return &http.Transport{
 		Proxy:               nil, // a benchmark measures the server, never a proxy from the environment
 		MaxIdleConns:        idle,
@@ -69,9 +79,8 @@ func (s *execSpec) transport() *http.Transport {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
-		// A long prompt's body goes out in a few large writes rather than many 4 KB ones.
-		WriteBufferSize: 64 << 10,
-		ReadBufferSize:  64 << 10,
+		WriteBufferSize:     wbuf,
+		ReadBufferSize:      16 << 10,
 	}
 }
 
