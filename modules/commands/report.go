@@ -1,0 +1,95 @@
+package commands
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/llmtap/llmtap/report"
+)
+
+func init() {
+	register("report", "RUN [--compare RUN2] [-o report.html] [--png DIR] [--png-size 960x400]",
+		"Writes an HTML report (and PNG charts) of a recorded or benchmarked run",
+		`Reads a run from RUN — a folder of records written by the proxy's recorder (records-*.jsonl,
+with timeline*.jsonl when one was written), a llmtap bench artifact folder
+(profile_export.jsonl), a llmtap demo output folder (records.jsonl), or one such file — and
+writes one self-contained HTML file: summary table, charts over time (TTFT and ITL p50/p99,
+request, token and error rates, requests in flight, GPU when the timeline has it), CDFs and
+histograms of TTFT, ITL, request latency and output tokens per class and model, and the token
+timelines of the slowest requests. --compare RUN2 puts a second run beside the first (before
+and after a change, or live against mirror); --png DIR also writes every chart as a PNG image.`,
+		runReport)
+}
+
+func runReport(fs *flag.FlagSet, args []string) (int, error) {
+	compare := fs.String("compare", "", "a second run to compare with RUN")
+	out := fs.String("o", "report.html", "the HTML file to write")
+	pngDir := fs.String("png", "", "folder to write each chart to as <chart>.png")
+	pngSize := fs.String("png-size", "960x400", "size of the PNG images, WIDTHxHEIGHT pixels")
+	// Flags may come before or after RUN.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return 2, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return 2, fmt.Errorf("expected one RUN folder or file, got %d arguments", len(pos))
+	}
+	var w, h int
+	if _, err := fmt.Sscanf(strings.ToLower(*pngSize), "%dx%d", &w, &h); err != nil {
+		return 2, fmt.Errorf("--png-size %q: expected WIDTHxHEIGHT, for example 960x400", *pngSize)
+	}
+	paths := []string{pos[0]}
+	if *compare != "" {
+		paths = append(paths, *compare)
+	}
+	var runs []*report.Run
+	for _, p := range paths {
+		run, err := report.Load(p)
+		if err != nil {
+			return 1, fmt.Errorf("reading run: %w", err)
+		}
+		if run.Skipped > 0 {
+			fmt.Fprintf(os.Stderr, "%s: %d lines skipped: %s\n", p, run.Skipped, strings.Join(run.Warnings, "; "))
+		}
+		runs = append(runs, run)
+	}
+	rep, err := report.Build(runs...)
+	if err != nil {
+		return 1, err
+	}
+	if *pngDir != "" {
+		files, err := rep.WritePNGs(*pngDir, w, h)
+		if err != nil {
+			return 1, fmt.Errorf("writing PNG charts: %w", err)
+		}
+		fmt.Printf("PNG charts: %d files in %s\n", len(files), *pngDir)
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return 1, err
+	}
+	err = rep.WriteHTML(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 1, fmt.Errorf("writing %s: %w", *out, err)
+	}
+	abs, _ := filepath.Abs(*out)
+	for _, run := range runs {
+		fmt.Printf("%s: %d requests\n", run.Name, len(run.Records))
+	}
+	fmt.Printf("Report: %s\n", abs)
+	return 0, nil
+}

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/llmtap/llmtap/ui"
+)
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"f1": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"f2": func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"ratio": func(v float64) string {
+		if math.IsNaN(v) {
+			return "–"
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64) + "×"
+	},
+}).Parse(reportTemplate))
+
+// WriteHTML writes the report as one self-contained HTML document: styles, scripts and data
+// inline, a Content-Security-Policy that forbids loading anything, so it opens the same from a
+// file, a mail attachment or a web server with no network.
+func (rep *Report) WriteHTML(w io.Writer) error {
+	data, err := json.Marshal(struct {
+		Sections []Section `json:"sections"`
+	}{rep.Sections})
+	if err != nil {
+		return err
+	}
+	// The page is rendered twice: once to learn the inline blocks' hashes (the CSP lives in
+	// the page itself), then with the policy filled in.
+	var first bytes.Buffer
+	if err := tmpl.Execute(&first, struct {
+		R    *Report
+		CSP  string
+		Data template.JS
+	}{rep, "", template.JS(data)}); err != nil {
+		return err
+	}
+	_, csp, err := ui.Inline(first.String())
+	if err != nil {
+		return err
+	}
+	var doc bytes.Buffer
+	if err := tmpl.Execute(&doc, struct {
+		R    *Report
+		CSP  string
+		Data template.JS
+	}{rep, csp, template.JS(data)}); err != nil {
+		return err
+	}
+	page, _, err := ui.Inline(doc.String())
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, page)
+	return err
+}

@@ -1,0 +1,226 @@
+// Package report turns what a run left on disk — the proxy recorder's records, a `llmtap bench`
+// artifact folder, a demo's output, with the timeline when one was written — into one
+// self-contained HTML report (charts over time, latency CDFs and histograms per class and
+// model, token timelines of the slowest requests, summary tables) and PNG images of each chart.
+// Two runs compare side by side. It is plain Go: the llmtap report command is a thin wrapper.
+//
+// Charts are computed here once, as data (Chart); the HTML report draws them with the same
+// renderer as the live dashboard (ui/static/charts.js) and the PNG export rasterizes them in Go
+// (raster.go), so a PNG needs no browser.
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+// Report is everything one report shows.
+type Report struct {
+	Title     string
+	Generated time.Time
+	Runs      []*Run
+	// Summary has one row per run and cumulative group (model, class, status class).
+	Summary []SummaryRow
+	// Compare has one row per metric of every group the two runs share (empty for one run).
+	Compare  []CompareRow
+	Sections []Section
+}
+
+// Section is a titled grid of charts.
+type Section struct {
+	Title  string  `json:"title"`
+	Note   string  `json:"note,omitempty"`
+	Cols   int     `json:"cols"`
+	Charts []Chart `json:"charts"`
+}
+
+// SummaryRow is one run's figures for one group, from telemetry/stats (HdrHistogram
+// percentiles, the same numbers /llmtap/summary and llmtap bench print).
+type SummaryRow struct {
+	Run                              string
+	Key                              stats.Key
+	Requests, Errors                 int64
+	TTFT, ITL, Latency               stats.Stat
+	OutputTokensPerSec, DurationSec  float64
+	TokenSources                     string
+	HasTTFT, HasITL, HasLatency      bool
+}
+
+// CompareRow is one metric of one group in both runs.
+type CompareRow struct {
+	Key    stats.Key
+	Metric string
+	A, B   float64
+}
+
+// Ratio is B/A, NaN when A is zero.
+func (c CompareRow) Ratio() float64 {
+	if c.A == 0 {
+		return math.NaN()
+	}
+	return c.B / c.A
+}
+
+// Build computes the report of one run, or of two runs compared (the first is the baseline).
+func Build(runs ...*Run) (*Report, error) {
+	if len(runs) == 0 || len(runs) > 2 {
+		return nil, fmt.Errorf("a report covers one run or compares two, not %d", len(runs))
+	}
+	rep := &Report{Runs: runs, Generated: time.Now().UTC()}
+	rep.Title = "llmtap report: " + runs[0].Name
+	if len(runs) == 2 {
+		if runs[0].Name == runs[1].Name {
+			runs[0].Name, runs[1].Name = "A "+runs[0].Name, "B "+runs[1].Name
+		}
+		rep.Title = fmt.Sprintf("llmtap report: %s vs %s", runs[0].Name, runs[1].Name)
+	}
+	models := map[string]bool{}
+	for _, run := range runs {
+		for _, r := range run.Records {
+			models[r.Model] = true
+		}
+	}
+	multi := len(models) > 1
+	colors := map[string]int{}
+	var all [][]*group
+	for _, run := range runs {
+		prefix := ""
+		if len(runs) == 2 {
+			prefix = run.Name + ": "
+		}
+		all = append(all, groupsOf(run, prefix, multi, colors))
+	}
+	// In a comparison the two runs' groups get distinct colors: re-color the second run's.
+	if len(runs) == 2 {
+		for _, g := range all[1] {
+			g.color += len(colors)
+		}
+	}
+
+	var over, timelines []Chart
+	if len(runs) == 1 {
+		over = timeCharts(runs[0], all[0], "", "")
+		timelines = []Chart{timelineChart(runs[0], "", "")}
+	} else {
+		a := timeCharts(runs[0], all[0], "_a", " · "+runs[0].Name)
+		b := timeCharts(runs[1], all[1], "_b", " · "+runs[1].Name)
+		over = interleave(a, b)
+		timelines = []Chart{timelineChart(runs[0], "_a", " · "+runs[0].Name), timelineChart(runs[1], "_b", " · "+runs[1].Name)}
+	}
+	var groups []*group
+	for _, gs := range all {
+		groups = append(groups, gs...)
+	}
+	rep.Sections = []Section{
+		{Title: "Over time", Cols: 2, Charts: over,
+			Note: "Requests count in the window they completed in; p50 solid, p99 dashed. Failed requests count as errors and are left out of the latencies."},
+		{Title: "Distributions", Cols: 2, Charts: distCharts(groups),
+			Note: "Successful requests only, per traffic class (and model when there are several)."},
+		{Title: "Token timelines", Cols: len(timelines), Charts: timelines,
+			Note: "Content events of the slowest requests as they arrived: a flat stretch is a stall."},
+	}
+	for _, run := range runs {
+		rep.Summary = append(rep.Summary, summaryRows(run)...)
+	}
+	if len(runs) == 2 {
+		rep.Compare = compareRows(rep.Summary, runs[0].Name, runs[1].Name)
+	}
+	return rep, nil
+}
+
+// interleave pairs charts of two runs by position (A's chart beside B's). The GPU charts
+// exist only for a run with a timeline; a missing partner leaves its chart alone.
+func interleave(a, b []Chart) []Chart {
+	var out []Chart
+	for i := range max(len(a), len(b)) {
+		if i < len(a) {
+			out = append(out, a[i])
+		}
+		if i < len(b) {
+			out = append(out, b[i])
+		}
+	}
+	return out
+}
+
+// summaryRows aggregates a run with telemetry/stats and returns its cumulative groups.
+func summaryRows(run *Run) []SummaryRow {
+	agg := stats.New(stats.Options{})
+	for _, r := range run.Records {
+		agg.Add(r)
+	}
+	var rows []SummaryRow
+	for _, g := range agg.Summary().Groups {
+		if g.Window != stats.WindowCumulative {
+			continue
+		}
+		row := SummaryRow{Run: run.Name, Key: g.Key,
+			Requests: int64(g.Scalars[stats.TagRequestCount].Value), Errors: int64(g.Scalars[stats.TagErrorRequestCount].Value),
+			OutputTokensPerSec: g.Scalars[stats.TagOutputThroughput].Value, DurationSec: g.Scalars[stats.TagBenchmarkDuration].Value}
+		row.TTFT, row.HasTTFT = g.Metrics[stats.TagTTFT]
+		row.ITL, row.HasITL = g.Metrics[stats.TagITL]
+		row.Latency, row.HasLatency = g.Metrics[stats.TagRequestLatency]
+		row.TokenSources = sourcesText(g.Sources.OutputTokens)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func sourcesText(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%s %d", k, m[k])
+	}
+	return s
+}
+
+// compareRows pairs the rows of the two runs by group and lists the main figures.
+func compareRows(rows []SummaryRow, a, b string) []CompareRow {
+	byKey := map[stats.Key]*SummaryRow{}
+	for i := range rows {
+		if rows[i].Run == a {
+			byKey[rows[i].Key] = &rows[i]
+		}
+	}
+	var out []CompareRow
+	for _, rb := range rows {
+		ra := byKey[rb.Key]
+		if rb.Run != b || ra == nil {
+			continue
+		}
+		add := func(metric string, x, y float64, ok bool) {
+			if ok {
+				out = append(out, CompareRow{Key: rb.Key, Metric: metric, A: x, B: y})
+			}
+		}
+		add("TTFT p50 (ms)", ra.TTFT.P50, rb.TTFT.P50, ra.HasTTFT && rb.HasTTFT)
+		add("TTFT p99 (ms)", ra.TTFT.P99, rb.TTFT.P99, ra.HasTTFT && rb.HasTTFT)
+		add("ITL p50 (ms)", ra.ITL.P50, rb.ITL.P50, ra.HasITL && rb.HasITL)
+		add("ITL p99 (ms)", ra.ITL.P99, rb.ITL.P99, ra.HasITL && rb.HasITL)
+		add("Request latency p99 (ms)", ra.Latency.P99, rb.Latency.P99, ra.HasLatency && rb.HasLatency)
+		add("Output tokens/s", ra.OutputTokensPerSec, rb.OutputTokensPerSec, true)
+		add("Errors", float64(ra.Errors), float64(rb.Errors), true)
+	}
+	return out
+}
+
+// Charts returns every chart of the report, in order.
+func (rep *Report) Charts() []Chart {
+	var out []Chart
+	for _, s := range rep.Sections {
+		out = append(out, s.Charts...)
+	}
+	return out
+}
