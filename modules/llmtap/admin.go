@@ -22,6 +22,8 @@ func init() {
 //	                               cumulative and over the rolling window
 //	GET /llmtap/requests?limit=N   the N most recent request records as JSON lines, newest last
 //	GET /llmtap/ui/                the live dashboard (dashboard.go)
+//	GET /llmtap/timeline           fixed windows of request, GPU and server metrics
+//	                               (?since=<unix ms>&class=&model=; timeline.go)
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -38,6 +40,7 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
 		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
 		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},
+		{Pattern: "/llmtap/timeline", Handler: caddy.AdminHandlerFunc(a.timeline)},
 	}
 }
 

@@ -33,6 +33,13 @@ type App struct {
 	// Feature configuration: one field per feature, declared here (so the JSON stays one
 	// struct) and documented in full beside the feature's code.
 
+	// GPU configures GPU sampling through NVML (gpu.go); on by default.
+	GPU *GPUConfig `json:"gpu,omitempty"`
+	// Scrape lists the Prometheus pages read on an interval (scrape.go).
+	Scrape []ScrapeConfig `json:"scrape,omitempty"`
+	// Timeline configures the timeline of fixed windows (timeline.go); on by default.
+	Timeline *TimelineConfig `json:"timeline,omitempty"`
+
 	ctx    caddy.Context
 	logger *zap.Logger
 	tap    *tap.Tap

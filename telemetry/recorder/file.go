@@ -56,21 +56,28 @@ func makeDir(dir string) error {
 // -2 … is added when the name is taken (two rotations within a millisecond, two recorders in
 // one folder across a reload).
 func openFile(dir, kind string, start time.Time) (*file, error) {
+	f, err := CreateFile(dir, kind, start)
+	if err != nil {
+		return nil, err
+	}
+	return &file{f: f, w: bufio.NewWriterSize(f, 64<<10), path: f.Name(), start: start}, nil
+}
+
+// CreateFile creates a new file dir/<kind>-<start>.jsonl with mode 0600 in an existing folder,
+// named like the recorder's own files and never reusing one, for lines written beside a
+// recording by another part of llmtap (the timeline).
+func CreateFile(dir, kind string, start time.Time) (*os.File, error) {
 	base := kind + "-" + start.UTC().Format(nameLayout)
 	for i := 0; i < 1000; i++ {
 		name := base + ".jsonl"
 		if i > 0 {
 			name = fmt.Sprintf("%s-%d.jsonl", base, i)
 		}
-		p := filepath.Join(dir, name)
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		return &file{f: f, w: bufio.NewWriterSize(f, 64<<10), path: p, start: start}, nil
+		return f, err
 	}
 	return nil, fmt.Errorf("no free file name for %s in %s", base, dir)
 }

@@ -1,0 +1,404 @@
+package llmtap
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/recorder"
+	"github.com/llmtap/llmtap/telemetry/scrape"
+	"github.com/llmtap/llmtap/telemetry/timeline"
+)
+
+func init() {
+	registerAppFeature(appFeature{
+		name:          "timeline",
+		subdirectives: []string{"timeline"},
+		parse:         parseTimeline,
+		validate:      func(a *App) error { return a.Timeline.validate() },
+		start:         startTimeline,
+		stop:          stopTimeline,
+	})
+}
+
+// TimelineConfig configures the timeline (JSON `"timeline"` of the llmtap app, Caddyfile
+// `timeline { … }` in the llmtap global option): fixed windows that put the request metrics
+// of every traffic class and model beside the GPU samples and the inference server's metrics
+// of the same period. It is on whenever the llmtap app is loaded; GET /llmtap/timeline on the
+// admin listener serves it, and when a handler records (its record option) every final window
+// is also written to timeline-<UTC start>.jsonl in the recording folder (mode 0600).
+// telemetry/timeline documents which window each figure lands in.
+//
+// A reload with the same window, keep and settle keeps the running timeline and its history;
+// changing one of them starts a new, empty timeline.
+type TimelineConfig struct {
+	// Window is the length of one window. Default: 1s.
+	Window caddy.Duration `json:"window,omitempty"`
+
+	// Keep is how much history is kept and served (Keep/Window windows). Default: 15m.
+	Keep caddy.Duration `json:"keep,omitempty"`
+
+	// Settle is how long after its end a window is final: written to timeline.jsonl, and
+	// marked "final" in the route. Streams that overlapped a window and end later still
+	// revise it until then (and are counted in its "late" field after). Default: 10s.
+	Settle caddy.Duration `json:"settle,omitempty"`
+
+	// Off turns the timeline off (the route then answers 404). Default: false.
+	Off bool `json:"off,omitempty"`
+}
+
+func (c *TimelineConfig) options() timeline.Options {
+	var o timeline.Options
+	if c != nil {
+		o.Window, o.Keep, o.Settle = time.Duration(c.Window), time.Duration(c.Keep), time.Duration(c.Settle)
+	}
+	return o
+}
+
+func (c *TimelineConfig) validate() error {
+	if c == nil {
+		return nil
+	}
+	switch {
+	case c.Window < 0 || c.Keep < 0 || c.Settle < 0:
+		return fmt.Errorf("window, keep and settle must be positive")
+	case c.Window > 0 && time.Duration(c.Window) < 10*time.Millisecond:
+		return fmt.Errorf("window %v is shorter than 10ms", time.Duration(c.Window))
+	case c.Window > 0 && c.Keep > 0 && c.Keep < c.Window:
+		return fmt.Errorf("keep %v is shorter than one window (%v)", time.Duration(c.Keep), time.Duration(c.Window))
+	}
+	return nil
+}
+
+// parseTimeline reads the timeline subdirective (the dispenser is on its name):
+//
+//	timeline [off] {
+//	    window <duration>
+//	    keep   <duration>
+//	    settle <duration>
+//	    off
+//	}
+func parseTimeline(a *App, d *caddyfile.Dispenser) error {
+	if a.Timeline == nil {
+		a.Timeline = new(TimelineConfig)
+	}
+	c := a.Timeline
+	if d.NextArg() {
+		if d.Val() != "off" {
+			return d.Errf("timeline takes no argument but off, got %q", d.Val())
+		}
+		c.Off = true
+		if d.NextArg() {
+			return d.Errf("timeline off takes nothing more, got %q", d.Val())
+		}
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		var err error
+		switch opt := d.Val(); opt {
+		case "window":
+			c.Window, err = parseDurationArg(d, "timeline")
+		case "keep":
+			c.Keep, err = parseDurationArg(d, "timeline")
+		case "settle":
+			c.Settle, err = parseDurationArg(d, "timeline")
+		case "off":
+			if d.NextArg() {
+				return d.Errf("timeline off takes no value, got %q", d.Val())
+			}
+			c.Off = true
+		default:
+			return d.Errf("unknown timeline option %q; expected window, keep, settle or off", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseDurationArg reads the one positive duration of the option the dispenser is on.
+func parseDurationArg(d *caddyfile.Dispenser, feature string) (caddy.Duration, error) {
+	opt := d.Val()
+	if !d.NextArg() {
+		return 0, d.Errf("%s %s needs a duration, such as 250ms or 1s", feature, opt)
+	}
+	v := d.Val()
+	dur, err := caddy.ParseDuration(v)
+	if err != nil || dur <= 0 {
+		return 0, d.Errf("%s %s: %q is not a positive duration, such as 250ms or 1s", feature, opt, v)
+	}
+	if d.NextArg() {
+		return 0, d.Errf("%s %s takes one duration, got another: %q", feature, opt, d.Val())
+	}
+	return caddy.Duration(dur), nil
+}
+
+// hub routes GPU samples, server scrapes and finished records to the process's timeline and
+// energy attributor, whichever config's runners produced them.
+var hub = &corrHub{attr: timeline.NewAttributor(0)}
+
+type corrHub struct {
+	attr    *timeline.Attributor
+	tl      atomic.Pointer[timeline.Timeline]
+	gpuSeen atomic.Bool // some GPU poll has reached the attributor
+
+	mu     sync.Mutex
+	latest []gpu.Sample
+}
+
+// onGPU takes one poll of every GPU, with the engine's in-flight count at that moment.
+func (h *corrHub) onGPU(s []gpu.Sample) {
+	var inFlight int64
+	if t := activeTap(); t != nil {
+		inFlight = t.InFlight()
+	}
+	h.attr.Observe(s, inFlight)
+	h.gpuSeen.Store(true)
+	if tl := h.tl.Load(); tl != nil {
+		tl.AddGPU(s)
+	}
+	h.mu.Lock()
+	h.latest = append(h.latest[:0], s...)
+	h.mu.Unlock()
+}
+
+// clearGPU forgets the latest poll when its source stops, so exporters show no stale GPU.
+func (h *corrHub) clearGPU() {
+	h.mu.Lock()
+	h.latest = h.latest[:0]
+	h.mu.Unlock()
+}
+
+func (h *corrHub) latestGPU(dst []gpu.Sample) []gpu.Sample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(dst, h.latest...)
+}
+
+func (h *corrHub) onServer(target string, sm *scrape.ServerMetrics) {
+	if tl := h.tl.Load(); tl != nil {
+		tl.AddServer(target, sm)
+	}
+}
+
+// enrichGPU is the record pipeline step that gives each record its GPU figures (record.GPU),
+// before the stats, recorders and exporters see it.
+func enrichGPU(r *record.Record) {
+	if hub.gpuSeen.Load() {
+		hub.attr.Enrich(r)
+	}
+}
+
+// timelineSink hands finished records to the running timeline.
+type timelineSink struct{}
+
+func (timelineSink) Consume(r *record.Record) {
+	if tl := hub.tl.Load(); tl != nil {
+		tl.Add(r)
+	}
+}
+
+// ActiveTimeline returns the running timeline, or nil when no loaded config runs one.
+func ActiveTimeline() *timeline.Timeline { return hub.tl.Load() }
+
+// timelineRunner is the process's timeline with the goroutine that closes its windows.
+type timelineRunner struct {
+	key   [3]time.Duration // window, keep and settle as configured
+	tl    *timeline.Timeline
+	files *timelineFiles
+	stop  chan struct{}
+	done  chan struct{}
+	refs  int // under timelineMu
+}
+
+var (
+	timelineMu  sync.Mutex
+	timelineCur *timelineRunner
+)
+
+func startTimeline(a *App) error {
+	if a.Timeline != nil && a.Timeline.Off {
+		return nil
+	}
+	a.setFeatureState("timeline", acquireTimeline(a.Timeline.options(), a.logger))
+	return nil
+}
+
+func stopTimeline(a *App) error {
+	r, _ := a.featureState("timeline").(*timelineRunner)
+	if r == nil {
+		return nil
+	}
+	a.setFeatureState("timeline", nil)
+	releaseTimeline(r)
+	return nil
+}
+
+func acquireTimeline(opts timeline.Options, logger *zap.Logger) *timelineRunner {
+	timelineMu.Lock()
+	defer timelineMu.Unlock()
+	key := [3]time.Duration{opts.Window, opts.Keep, opts.Settle}
+	if r := timelineCur; r != nil && r.key == key {
+		r.refs++
+		return r
+	}
+	r := &timelineRunner{key: key, files: &timelineFiles{logger: logger, open: map[string]*os.File{}},
+		stop: make(chan struct{}), done: make(chan struct{}), refs: 1}
+	o := opts
+	o.InFlight = func() int64 {
+		if t := activeTap(); t != nil {
+			return t.InFlight()
+		}
+		return 0
+	}
+	o.OnFinal = r.files.write
+	r.tl = timeline.New(o)
+	go func() {
+		defer close(r.done)
+		r.tl.Run(r.stop)
+		r.files.closeAll()
+	}()
+	timelineCur = r
+	hub.tl.Store(r.tl)
+	return r
+}
+
+func releaseTimeline(r *timelineRunner) {
+	timelineMu.Lock()
+	r.refs--
+	last := r.refs == 0
+	if last && timelineCur == r {
+		timelineCur = nil
+		hub.tl.CompareAndSwap(r.tl, nil)
+	}
+	timelineMu.Unlock()
+	if last {
+		close(r.stop)
+		<-r.done
+	}
+}
+
+// timelineFiles writes final windows to timeline-<start>.jsonl in every folder being recorded
+// to. It is used by the timeline's goroutine only.
+type timelineFiles struct {
+	logger *zap.Logger
+	open   map[string]*os.File
+	failed map[string]bool // folders whose failure was logged
+	line   []byte
+}
+
+func (f *timelineFiles) write(w timeline.Window) {
+	dirs := recordingDirs()
+	for dir, file := range f.open {
+		if _, ok := dirs[dir]; !ok {
+			f.close(dir, file)
+		}
+	}
+	if len(dirs) == 0 {
+		return
+	}
+	line, err := json.Marshal(w)
+	if err != nil {
+		f.fail("", err)
+		return
+	}
+	f.line = append(append(f.line[:0], line...), '\n')
+	for dir := range dirs {
+		file := f.open[dir]
+		if file == nil {
+			if file, err = recorder.CreateFile(dir, "timeline", time.Now()); err != nil {
+				f.fail(dir, err)
+				continue
+			}
+			f.open[dir] = file
+		}
+		if _, err := file.Write(f.line); err != nil {
+			f.fail(dir, err)
+		}
+	}
+}
+
+func (f *timelineFiles) fail(dir string, err error) {
+	if f.failed == nil {
+		f.failed = map[string]bool{}
+	}
+	if !f.failed[dir] {
+		f.failed[dir] = true
+		f.logger.Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
+	}
+}
+
+func (f *timelineFiles) close(dir string, file *os.File) {
+	if err := file.Sync(); err != nil {
+		f.fail(dir, err)
+	}
+	if err := file.Close(); err != nil {
+		f.fail(dir, err)
+	}
+	delete(f.open, dir)
+}
+
+func (f *timelineFiles) closeAll() {
+	for dir, file := range f.open {
+		f.close(dir, file)
+	}
+}
+
+// recordingDirs returns the folders recorders write to now.
+func recordingDirs() map[string]struct{} {
+	recordersMu.RLock()
+	defer recordersMu.RUnlock()
+	dirs := make(map[string]struct{}, len(recorders))
+	for dir := range recorders {
+		dirs[dir] = struct{}{}
+	}
+	return dirs
+}
+
+// timelineBody is the document GET /llmtap/timeline returns.
+type timelineBody struct {
+	// WindowMs is the window length in milliseconds.
+	WindowMs float64 `json:"window_ms"`
+	// Dropped counts records, GPU samples and scrapes that fell outside the kept windows.
+	Dropped uint64 `json:"dropped"`
+	// Windows are the closed windows asked for, oldest first.
+	Windows []timeline.Window `json:"windows"`
+}
+
+// timeline serves GET /llmtap/timeline[?since=<unix ms>&class=<class>&model=<model>]: the
+// closed windows that start at or after since, with only the series of class and model when
+// given.
+func (adminAPI) timeline(w http.ResponseWriter, r *http.Request) error {
+	if r.Method != http.MethodGet {
+		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+	}
+	tl := hub.tl.Load()
+	if tl == nil {
+		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no timeline is running: load a config with the llmtap global option (and no timeline off)")}
+	}
+	q := timeline.Query{Class: r.URL.Query().Get("class"), Model: r.URL.Query().Get("model")}
+	if v := r.URL.Query().Get("since"); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("since must be a Unix time in milliseconds, got %q", v)}
+		}
+		q.Since = time.UnixMilli(ms)
+	}
+	body := timelineBody{WindowMs: float64(tl.Window()) / 1e6, Dropped: tl.Dropped(), Windows: tl.Windows(q)}
+	if body.Windows == nil {
+		body.Windows = []timeline.Window{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(body)
+}
