@@ -55,6 +55,22 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// UnmarshalJSON reads [x, y] with null as NaN.
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var v [2]*float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = Point{math.NaN(), math.NaN()}
+	if v[0] != nil {
+		p.X = *v[0]
+	}
+	if v[1] != nil {
+		p.Y = *v[1]
+	}
+	return nil
+}
+
 func num(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "null"

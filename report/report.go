@@ -41,13 +41,13 @@ type Section struct {
 // SummaryRow is one run's figures for one group, from telemetry/stats (HdrHistogram
 // percentiles, the same numbers /llmtap/summary and llmtap bench print).
 type SummaryRow struct {
-	Run                              string
-	Key                              stats.Key
-	Requests, Errors                 int64
-	TTFT, ITL, Latency               stats.Stat
-	OutputTokensPerSec, DurationSec  float64
-	TokenSources                     string
-	HasTTFT, HasITL, HasLatency      bool
+	Run                             string
+	Key                             stats.Key
+	Requests, Errors                int64
+	TTFT, ITL, Latency              stats.Stat
+	OutputTokensPerSec, DurationSec float64
+	TokenSources                    string
+	HasTTFT, HasITL, HasLatency     bool
 }
 
 // CompareRow is one metric of one group in both runs.

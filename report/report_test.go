@@ -1,0 +1,313 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// rec builds a successful streamed record starting at off from base.
+func rec(base time.Time, id string, off time.Duration, class, model string, ttft, itl float64, tokens int) *record.Record {
+	gaps := make([]float64, tokens-1)
+	for i := range gaps {
+		gaps[i] = itl
+	}
+	lat := ttft + itl*float64(tokens-1)
+	return &record.Record{RequestID: id, Class: class, Model: model, Status: 200, Start: base.Add(off), Stream: true,
+		TTFTMs: &ttft, ITLMs: &itl, RequestLatencyMs: &lat, DurationMs: lat + 1, InterChunkMs: gaps,
+		OutputTokens: int64(tokens), OutputTokensSource: record.SourceUsage, UsageOutputTokens: int64(tokens)}
+}
+
+func writeRecords(t *testing.T, dir, name string, recs []*record.Record, extra ...string) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	for _, e := range extra {
+		b.WriteString(e + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sampleRun writes three seconds of traffic: live requests each second and one failed shadow
+// request, and returns the folder.
+func sampleRun(t *testing.T) string {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var recs []*record.Record
+	for i := range 30 {
+		recs = append(recs, rec(base, fmt.Sprintf("live-%d", i), time.Duration(i)*100*time.Millisecond, record.ClassLive, "m1", 20+float64(i), 5, 10))
+	}
+	bad := rec(base, "shadow-0", 500*time.Millisecond, record.ClassShadow, "m1", 10, 5, 4)
+	bad.Error, bad.Status = record.ErrHTTP, 503
+	recs = append(recs, bad)
+	writeRecords(t, dir, "records-20260501T100000.000Z.jsonl", recs, `{"start": "not json`, `{"class":"live"}`)
+	return dir
+}
+
+func TestLoadCountsBadLines(t *testing.T) {
+	dir := sampleRun(t)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Records) != 31 {
+		t.Errorf("read %d records, want 31", len(run.Records))
+	}
+	if run.Skipped != 2 || len(run.Warnings) != 2 {
+		t.Fatalf("skipped %d lines (%q), want the 2 bad ones", run.Skipped, run.Warnings)
+	}
+	// The warnings say where: file:line.
+	if want := "records-20260501T100000.000Z.jsonl:32:"; !strings.Contains(run.Warnings[0], want) {
+		t.Errorf("warning %q does not name %s", run.Warnings[0], want)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	empty := t.TempDir()
+	if _, err := Load(empty); err == nil || !strings.Contains(err.Error(), "no record file") {
+		t.Errorf("a folder without record files: %v", err)
+	}
+	onlyBad := t.TempDir()
+	writeRecords(t, onlyBad, "records.jsonl", nil, "garbage")
+	if _, err := Load(onlyBad); err == nil || !strings.Contains(err.Error(), "1 lines skipped") {
+		t.Errorf("a folder with only bad lines: %v", err)
+	}
+	if _, err := Load(filepath.Join(empty, "missing")); err == nil {
+		t.Error("a missing path loaded")
+	}
+}
+
+func chart(t *testing.T, rep *Report, id string) Chart {
+	t.Helper()
+	for _, c := range rep.Charts() {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("no chart %s", id)
+	return Chart{}
+}
+
+func series(t *testing.T, c Chart, name string) Series {
+	t.Helper()
+	for _, s := range c.Series {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("chart %s has no series %q", c.ID, name)
+	return Series{}
+}
+
+func TestBuildFigures(t *testing.T) {
+	run, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten live requests complete in each of the three seconds (start i*100 ms, ~66 ms long).
+	rate := series(t, chart(t, rep, "request_rate"), "live")
+	var total float64
+	for _, p := range rate.Points {
+		total += p.Y
+	}
+	if total != 30 {
+		t.Errorf("live request rate sums to %v over 1 s windows, want 30 requests: %v", total, rate.Points)
+	}
+	errs := series(t, chart(t, rep, "error_rate"), "shadow")
+	if errs.Points[0].Y != 1 {
+		t.Errorf("the failed shadow request is not in the first window's errors: %v", errs.Points)
+	}
+	// TTFT p50 of the first second: TTFTs 20..29 (nearest rank: 24); p99: 29.
+	p50 := series(t, chart(t, rep, "ttft_time"), "live p50").Points[0].Y
+	p99 := series(t, chart(t, rep, "ttft_time"), "live p99").Points[0].Y
+	if p50 != 24 || p99 != 29 {
+		t.Errorf("first window TTFT p50 %v p99 %v, want 24 and 29", p50, p99)
+	}
+	// Failed requests are not latencies: the shadow class has no TTFT CDF.
+	cdf := chart(t, rep, "ttft_cdf")
+	if len(cdf.Series) != 1 || cdf.Series[0].Name != "live" {
+		t.Errorf("TTFT CDF series %v, want live only", cdf.Series)
+	}
+	last := cdf.Series[0].Points[len(cdf.Series[0].Points)-1]
+	if last.X != 49 || last.Y != 1 {
+		t.Errorf("CDF ends at %v, want (49, 1)", last)
+	}
+	// Every successful live request is in the histogram once.
+	var n float64
+	for _, p := range series(t, chart(t, rep, "ttft_hist"), "live").Points {
+		n += p.Y
+	}
+	if n != 30 {
+		t.Errorf("TTFT histogram holds %v requests, want 30", n)
+	}
+	// The token timeline of the slowest request: its content events, last at its latency.
+	tl := chart(t, rep, "token_timelines").Series[0]
+	end := tl.Points[len(tl.Points)-1]
+	if !strings.HasPrefix(tl.Name, "live-29 ") || end.Y != 10 || math.Abs(end.X-(49+45)) > 1e-9 {
+		t.Errorf("slowest timeline %s ends at %v, want live-29 with 10 events at 94 ms", tl.Name, end)
+	}
+	// The summary comes from telemetry/stats.
+	var live *SummaryRow
+	for i := range rep.Summary {
+		if rep.Summary[i].Key.Class == "live" {
+			live = &rep.Summary[i]
+		}
+	}
+	if live == nil || live.Requests != 30 || math.Abs(live.TTFT.P50-34.5) > 0.1 || live.Errors != 0 {
+		t.Errorf("live summary row %+v, want 30 requests with TTFT p50 34.5 (HdrHistogram)", live)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	a, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name == b.Name {
+		t.Errorf("two runs of the same name keep it: %q", a.Name)
+	}
+	for _, id := range []string{"ttft_time_a", "ttft_time_b", "token_timelines_a", "token_timelines_b"} {
+		chart(t, rep, id)
+	}
+	// The distributions overlay both runs, in different colors.
+	cdf := chart(t, rep, "ttft_cdf")
+	if len(cdf.Series) != 2 || cdf.Series[0].Color == cdf.Series[1].Color {
+		t.Errorf("compared CDF series %v", cdf.Series)
+	}
+	if len(rep.Compare) == 0 {
+		t.Fatal("no comparison rows")
+	}
+	for _, c := range rep.Compare {
+		if c.Metric == "TTFT p50 (ms)" && c.Ratio() != 1 {
+			t.Errorf("identical runs compare at %v", c.Ratio())
+		}
+	}
+	if _, err := Build(); err == nil {
+		t.Error("a report of no run built")
+	}
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	run, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, bad := range []string{`<script src=`, `<link rel="stylesheet"`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the report holds %q: it must not load anything", bad)
+		}
+	}
+	if m := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|url\(|@import`).FindString(page); m != "" {
+		t.Errorf("the report references another resource: %q", m)
+	}
+	csp := regexp.MustCompile(`http-equiv="Content-Security-Policy" content="([^"]+)"`).FindStringSubmatch(html.UnescapeString(page))
+	if csp == nil || !strings.Contains(csp[1], "script-src 'sha256-") || !strings.Contains(csp[1], "default-src 'none'") {
+		t.Errorf("the report's CSP is %q", csp)
+	}
+	data := regexp.MustCompile(`(?s)<script type="application/json" id="report-data">(.*?)</script>`).FindStringSubmatch(page)
+	if data == nil {
+		t.Fatal("no embedded data")
+	}
+	var doc struct {
+		Sections []Section `json:"sections"`
+	}
+	if err := json.Unmarshal([]byte(data[1]), &doc); err != nil {
+		t.Fatalf("embedded data: %v", err)
+	}
+	if len(doc.Sections) != 3 || len(doc.Sections[0].Charts) != 6 {
+		t.Errorf("embedded sections: %d, first with %d charts", len(doc.Sections), len(doc.Sections[0].Charts))
+	}
+}
+
+func TestPNG(t *testing.T) {
+	run, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := rep.WritePNGs(dir, 640, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(rep.Charts()) {
+		t.Fatalf("%d files for %d charts", len(files), len(rep.Charts()))
+	}
+	for _, f := range files {
+		checkPNG(t, f, 640, 300)
+	}
+	if _, err := PNG(rep.Charts()[0], 10, 10); err == nil {
+		t.Error("a 10×10 chart image was drawn")
+	}
+}
+
+// checkPNG decodes file and checks its size and that it is not one flat color.
+func checkPNG(t *testing.T, file string, w, h int) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("%s is %dx%d, want %dx%d", file, b.Dx(), b.Dy(), w, h)
+	}
+	colors := map[[4]uint32]bool{}
+	for y := 0; y < h; y += 2 {
+		for x := 0; x < w; x += 2 {
+			r, g, b, a := img.At(x, y).RGBA()
+			colors[[4]uint32{r, g, b, a}] = true
+		}
+	}
+	if len(colors) < 3 {
+		t.Errorf("%s has %d colors: nothing was drawn", file, len(colors))
+	}
+}
