@@ -234,6 +234,10 @@ type counts struct {
 	byError                           [len(errorClasses)]int64
 	outTokens, inTokens, reasonTokens int64
 	outSources, inSources             [len(sourceNames)]int64
+	// energyJ is the GPU energy share of the successful records that carry one, and
+	// energyOut their output tokens: the basis of tokens per joule.
+	energyJ   float64
+	energyOut int64
 }
 
 func (c *counts) add(r *record.Record, ok, good bool) {
@@ -251,6 +255,10 @@ func (c *counts) add(r *record.Record, ok, good bool) {
 	c.reasonTokens += max(r.ReasoningTokens, 0)
 	c.outSources[sourceIndex(r.OutputTokensSource)]++
 	c.inSources[sourceIndex(r.InputTokensSource)]++
+	if r.GPU != nil && r.GPU.EnergyJ > 0 {
+		c.energyJ += r.GPU.EnergyJ
+		c.energyOut += max(r.OutputTokens, 0)
+	}
 }
 
 func (c *counts) merge(o *counts) {
@@ -267,6 +275,8 @@ func (c *counts) merge(o *counts) {
 		c.outSources[i] += o.outSources[i]
 		c.inSources[i] += o.inSources[i]
 	}
+	c.energyJ += o.energyJ
+	c.energyOut += o.energyOut
 }
 
 // countSlot is the counters of one sub-window.
@@ -404,6 +414,15 @@ func scalarValues(c *counts, d time.Duration, withSLOs bool) map[string]Scalar {
 	}
 	if c.reasonTokens > 0 {
 		m[TagTotalReasoning] = Scalar{unitTokens, float64(c.reasonTokens)}
+	}
+	// Energy per token, over the successful requests that got a GPU energy share (see
+	// record.GPUUsage for how a request's share is attributed).
+	if c.energyJ > 0 {
+		m[TagGPUEnergy] = Scalar{unitJoules, c.energyJ}
+		if c.energyOut > 0 {
+			m[TagTokensPerJoule] = Scalar{unitTokensPerJoule, float64(c.energyOut) / c.energyJ}
+			m[TagJoulesPerOutputToken] = Scalar{unitJoulesPerToken, c.energyJ / float64(c.energyOut)}
+		}
 	}
 	sec := d.Seconds()
 	if sec > 0 {

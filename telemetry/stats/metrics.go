@@ -31,6 +31,10 @@ const (
 	TagTotalISL          = "total_isl"
 	TagTotalReasoning    = "total_reasoning_tokens"
 	TagBenchmarkDuration = "benchmark_duration"
+	// llmtap's energy figures, present when GPU sampling gave the records an energy share.
+	TagGPUEnergy            = "gpu_energy"
+	TagTokensPerJoule       = "output_tokens_per_joule"
+	TagJoulesPerOutputToken = "joules_per_output_token"
 )
 
 // Display units (AIPerf's names) and histogram ranges.
@@ -43,6 +47,9 @@ const (
 	unitRequestsPerSec    = "requests/sec"
 	unitRatio             = "ratio"
 	unitSec               = "sec"
+	unitJoules            = "J"
+	unitTokensPerJoule    = "tokens/J"
+	unitJoulesPerToken    = "J/token"
 	maxMicros             = int64(3600 * 1e6) // one hour in µs: the longest time a histogram resolves
 	maxTokens             = int64(1<<24 - 1)  // 16.7 M tokens: beyond every context window in use
 	maxMilliTokensPerSec  = int64(1e9)        // 1 M tokens/s in milli-tokens/s
@@ -145,6 +152,9 @@ var scalars = []scalarSpec{
 	{TagTotalISL, "Total Input Sequence Length", unitTokens},
 	{TagTotalReasoning, "Total Reasoning Tokens", unitTokens},
 	{TagBenchmarkDuration, "Benchmark Duration", unitSec},
+	{TagGPUEnergy, "GPU Energy", unitJoules},
+	{TagTokensPerJoule, "Output Tokens Per Joule", unitTokensPerJoule},
+	{TagJoulesPerOutputToken, "Joules Per Output Token", unitJoulesPerToken},
 }
 
 // values holds the per-request values of the single-valued distribution metrics of one
