@@ -70,7 +70,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if len(errs) > 0 {
 		return 2, errors.Join(errs...)
 	}
-	reqs, info, err := readTrace(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
+	reqs, info, err := trace.ReadSorted(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
 	if err != nil {
 		return 1, err
 	}
@@ -104,11 +104,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 			}
 			return b, nil
 		}
-		prompt := corpus.Blocks(make([]byte, 0, q.InputLength*5), max(q.InputLength, 1), q.HashIDs)
-		if len(q.HashIDs) == 0 {
-			// No prefix information: a prompt of its own, starting where its index says.
-			prompt = corpus.Append(prompt[:0], max(q.InputLength, 1), i*7919, false)
-		}
+		prompt := corpus.TracePrompt(make([]byte, 0, q.InputLength*5), q.InputLength, q.HashIDs, i)
 		body, err := r.spec.Build(string(prompt), q.OutputLength)
 		b.body = body
 		return b, err
@@ -200,32 +196,6 @@ func reorderFlags(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return append(flags, rest...)
-}
-
-// readTrace reads up to max requests (0 = all) in arrival order.
-func readTrace(path string, opt trace.Options, maxN int) ([]trace.Request, trace.Info, error) {
-	rd, err := trace.Open(path, opt)
-	if err != nil {
-		return nil, trace.Info{}, err
-	}
-	defer rd.Close()
-	var reqs []trace.Request
-	for q, err := range rd.All() {
-		if err != nil {
-			return nil, rd.Info(), err
-		}
-		reqs = append(reqs, q)
-		// Records are written as requests end, so a file's first N lines need not be its first
-		// N arrivals; every other format is in arrival order and can stop early.
-		if maxN > 0 && len(reqs) >= maxN && rd.Format() != trace.FormatRecords {
-			break
-		}
-	}
-	trace.SortByTime(reqs)
-	if maxN > 0 && len(reqs) > maxN {
-		reqs = reqs[:maxN]
-	}
-	return reqs, rd.Info(), nil
 }
 
 // replayPlan splits a trace into the requests sent on the open-loop schedule (heads: requests

@@ -155,3 +155,15 @@ func (c *Corpus) blockStart(id int64) int {
 	z ^= z >> 31
 	return int(z % uint64(len(c.pieces)))
 }
+
+// TracePrompt appends the synthetic prompt of a trace request: exactly n tokens (at least 1)
+// built from its prefix blocks when it has hashIDs, so that requests sharing a prefix in the
+// trace share it in the prompts; without ids a prompt of its own, starting where its index in
+// the trace says. `llmtap replay` and the proxy's trace shadow load both build prompts so.
+func (c *Corpus) TracePrompt(dst []byte, n int, hashIDs []int64, index int) []byte {
+	n = max(n, 1)
+	if len(hashIDs) == 0 {
+		return c.Append(dst, n, index*7919, false)
+	}
+	return c.Blocks(dst, n, hashIDs)
+}
