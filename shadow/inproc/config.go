@@ -66,7 +66,7 @@ type Config struct {
 	// StartAfter delays the load after the runner starts; Duration ends it (0: runs until
 	// stopped). Window, when set, restricts it to a daily UTC time window.
 	StartAfter, Duration time.Duration
-	Window           *Window
+	Window               *Window
 	// Headroom, when set, makes the runner a headroom probe (see HeadroomConfig); the rate
 	// then comes from its steps.
 	Headroom *HeadroomConfig
