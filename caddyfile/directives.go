@@ -13,6 +13,7 @@ import (
 )
 
 func init() {
+	registerAPIDirective() // llmtap_api, which must come before llmtap (api.go)
 	httpcaddyfile.RegisterHandlerDirective("llmtap", parseHandler)
 	// Before reverse_proxy so the handler wraps the writer the proxy streams into; after
 	// encode (which comes earlier in Caddy's order), so llmtap sees uncompressed bytes.

@@ -93,6 +93,7 @@ func releaseRecorder(e *recorderEntry, logger *zap.Logger) {
 type recordSink struct{}
 
 func (recordSink) Consume(r *record.Record) {
+	submitRuntime(r) // the recording started through the API, if any (connect_recording.go)
 	if r.RecordTo == "" {
 		return
 	}

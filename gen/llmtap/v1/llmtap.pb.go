@@ -1046,7 +1046,8 @@ func (x *StreamTimelineResponse) GetWindow() *TimelineWindow {
 // TimelineWindow is one period of the timeline.
 type TimelineWindow struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Seq numbers the windows of one stream from 1.
+	// Seq numbers the source's windows: one more per window, so a gap means windows were
+	// skipped (an interval longer than the window, or a client that reads too slowly).
 	Seq      int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	Start    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
 	Duration *durationpb.Duration   `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`

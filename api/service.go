@@ -1,0 +1,370 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// Options wire a Service to what it reads and controls. Only Tap is required.
+type Options struct {
+	// Tap returns the measurement engine to read, or nil when there is none (no loaded config
+	// uses the llmtap handler): the read RPCs then answer Unavailable with NoTap.
+	Tap func() *tap.Tap
+	// NoTap is the message of that Unavailable error.
+	NoTap string
+	// Timeline is where StreamTimeline's windows come from; nil means a StatsTimeline over Tap.
+	// It is a function so a host can swap the source while the service runs.
+	Timeline func() Timeline
+	// Shadow controls the shadow load; nil answers the shadow RPCs Unimplemented with
+	// NoShadow.
+	Shadow func() Shadow
+	// NoShadow says why there is no shadow load control here.
+	NoShadow string
+	// Recording controls recording; nil answers the recording RPCs Unimplemented with
+	// NoRecording.
+	Recording Recording
+	// NoRecording says why there is no recording control here.
+	NoRecording string
+	// RecorderDropped returns the records the recorders lost, for Summary (nil: 0).
+	RecorderDropped func() uint64
+	// ReadOnly refuses every control RPC (PermissionDenied), for endpoints outside the admin
+	// listener.
+	ReadOnly bool
+}
+
+// Service implements llmtap.v1.TapService.
+type Service struct {
+	opts  Options
+	stats Timeline
+}
+
+// New returns a service over opts.
+func New(opts Options) *Service {
+	if opts.NoTap == "" {
+		opts.NoTap = "no loaded config uses the llmtap handler"
+	}
+	if opts.NoShadow == "" {
+		opts.NoShadow = "shadow load is not available here"
+	}
+	if opts.NoRecording == "" {
+		opts.NoRecording = "recording cannot be controlled here"
+	}
+	return &Service{opts: opts, stats: &StatsTimeline{Tap: opts.Tap}}
+}
+
+// Handler returns the service's path prefix ("/llmtap.v1.TapService/") and its HTTP handler,
+// which speaks the Connect, gRPC and gRPC-Web protocols.
+func (s *Service) Handler(opts ...connect.HandlerOption) (string, http.Handler) {
+	return llmtapv1connect.NewTapServiceHandler(s, opts...)
+}
+
+// StreamProcedure is the path of the streaming RPC, which hosts may need to treat apart (no
+// read deadline).
+const StreamProcedure = llmtapv1connect.TapServiceStreamTimelineProcedure
+
+func (s *Service) tap() (*tap.Tap, error) {
+	var t *tap.Tap
+	if s.opts.Tap != nil {
+		t = s.opts.Tap()
+	}
+	if t == nil {
+		return nil, connect.NewError(connect.CodeUnavailable, errors.New(s.opts.NoTap))
+	}
+	return t, nil
+}
+
+// Summary returns the statistics per (model, class, status class).
+func (s *Service) Summary(ctx context.Context, req *connect.Request[llmtapv1.SummaryRequest]) (*connect.Response[llmtapv1.SummaryResponse], error) {
+	keep := func(string) bool { return true }
+	switch w := req.Msg.GetWindow(); w {
+	case "":
+	case stats.WindowCumulative:
+		keep = func(g string) bool { return g == stats.WindowCumulative }
+	case "window":
+		keep = func(g string) bool { return g != stats.WindowCumulative }
+	default:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("window %q: want \"\" (all), \"cumulative\" or \"window\"", w))
+	}
+	t, err := s.tap()
+	if err != nil {
+		return nil, err
+	}
+	sum := t.Stats().Summary()
+	res := &llmtapv1.SummaryResponse{
+		Time: timeProto(sum.Time), Window: sum.Window, InFlight: t.InFlight(),
+		RecordsDropped: t.Dropped(), FoldedRecords: sum.Folded,
+	}
+	if s.opts.RecorderDropped != nil {
+		res.RecorderDropped = s.opts.RecorderDropped()
+	}
+	for i := range sum.Groups {
+		if keep(sum.Groups[i].Window) {
+			res.Groups = append(res.Groups, groupProto(&sum.Groups[i]))
+		}
+	}
+	return connect.NewResponse(res), nil
+}
+
+// maxRecords bounds RecentRecords' limit.
+const maxRecords = 100_000
+
+// RecentRecords returns the newest records, newest last.
+func (s *Service) RecentRecords(ctx context.Context, req *connect.Request[llmtapv1.RecentRecordsRequest]) (*connect.Response[llmtapv1.RecentRecordsResponse], error) {
+	limit := int(req.Msg.GetLimit())
+	switch {
+	case limit == 0:
+		limit = 100
+	case limit < 0 || limit > maxRecords:
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("limit %d: want 1 to %d (0 means 100)", limit, maxRecords))
+	}
+	t, err := s.tap()
+	if err != nil {
+		return nil, err
+	}
+	class, model := req.Msg.GetClass(), req.Msg.GetModel()
+	n := limit
+	if class != "" || model != "" {
+		n = 0 // filter all, then keep the newest
+	}
+	res := &llmtapv1.RecentRecordsResponse{}
+	for _, r := range t.Recent().Last(n) {
+		if (class == "" || r.Class == class) && (model == "" || r.Model == model) {
+			res.Records = append(res.Records, recordProto(r))
+		}
+	}
+	if len(res.Records) > limit {
+		res.Records = res.Records[len(res.Records)-limit:]
+	}
+	return connect.NewResponse(res), nil
+}
+
+// maxInterval bounds StreamTimeline's interval.
+const maxInterval = time.Hour
+
+// StreamTimeline sends timeline windows until the client goes away.
+func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmtapv1.StreamTimelineRequest], stream *connect.ServerStream[llmtapv1.StreamTimelineResponse]) error {
+	tl := s.stats
+	if s.opts.Timeline != nil {
+		if t := s.opts.Timeline(); t != nil {
+			tl = t
+		}
+	}
+	period := tl.Period()
+	interval := period
+	if iv := req.Msg.GetInterval(); iv != nil {
+		if err := iv.CheckValid(); err != nil || iv.AsDuration() < 0 || iv.AsDuration() > maxInterval {
+			return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("interval %v: want a duration from 0 to %v", iv.AsDuration(), maxInterval))
+		}
+		interval = max(interval, iv.AsDuration())
+	}
+	class, model := req.Msg.GetClass(), req.Msg.GetModel()
+	var last int64
+	send := func() error {
+		ws := tl.Windows(last)
+		if len(ws) == 0 {
+			return nil
+		}
+		if interval > period {
+			ws = ws[len(ws)-1:]
+		}
+		for _, w := range ws {
+			last = w.GetSeq()
+			w = s.decorate(ctx, w, class, model)
+			if err := stream.Send(&llmtapv1.StreamTimelineResponse{Window: w}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := send(); err != nil {
+		return err
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// decorate returns w filtered to class and model, with the shadow state added, copying the
+// shared window first when it changes anything.
+func (s *Service) decorate(ctx context.Context, w *llmtapv1.TimelineWindow, class, model string) *llmtapv1.TimelineWindow {
+	var sh Shadow
+	if s.opts.Shadow != nil {
+		sh = s.opts.Shadow()
+	}
+	if class == "" && model == "" && (sh == nil || w.GetShadow() != nil) {
+		return w
+	}
+	w = proto.Clone(w).(*llmtapv1.TimelineWindow)
+	if class != "" || model != "" {
+		kept := w.Series[:0]
+		for _, se := range w.Series {
+			if (class == "" || se.Class == class) && (model == "" || se.Model == model) {
+				kept = append(kept, se)
+			}
+		}
+		w.Series = kept
+	}
+	if sh != nil && w.Shadow == nil {
+		if st, err := sh.Status(ctx); err == nil {
+			w.Shadow = st
+		}
+	}
+	return w
+}
+
+// shadow returns the shadow control, or the error that there is none (or that this endpoint
+// is read-only when write is set).
+func (s *Service) shadow(write bool) (Shadow, error) {
+	if write && s.opts.ReadOnly {
+		return nil, errReadOnly
+	}
+	if s.opts.Shadow != nil {
+		if sh := s.opts.Shadow(); sh != nil {
+			return sh, nil
+		}
+	}
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New(s.opts.NoShadow))
+}
+
+var errReadOnly = connect.NewError(connect.CodePermissionDenied, errors.New("this endpoint is read-only; control shadow load and recording through Caddy's admin listener"))
+
+// ShadowStart starts the shadow load.
+func (s *Service) ShadowStart(ctx context.Context, req *connect.Request[llmtapv1.ShadowStartRequest]) (*connect.Response[llmtapv1.ShadowStartResponse], error) {
+	sh, err := s.shadow(true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sh.Start(ctx, req.Msg)
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.ShadowStartResponse{State: st}), nil
+}
+
+// ShadowStop stops the shadow load.
+func (s *Service) ShadowStop(ctx context.Context, req *connect.Request[llmtapv1.ShadowStopRequest]) (*connect.Response[llmtapv1.ShadowStopResponse], error) {
+	sh, err := s.shadow(true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sh.Stop(ctx)
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.ShadowStopResponse{State: st}), nil
+}
+
+// ShadowSetRate changes the shadow load's rate.
+func (s *Service) ShadowSetRate(ctx context.Context, req *connect.Request[llmtapv1.ShadowSetRateRequest]) (*connect.Response[llmtapv1.ShadowSetRateResponse], error) {
+	sh, err := s.shadow(true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sh.SetRate(ctx, req.Msg.GetRate())
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.ShadowSetRateResponse{State: st}), nil
+}
+
+// ShadowStatus reports the shadow load's state.
+func (s *Service) ShadowStatus(ctx context.Context, req *connect.Request[llmtapv1.ShadowStatusRequest]) (*connect.Response[llmtapv1.ShadowStatusResponse], error) {
+	sh, err := s.shadow(false)
+	if err != nil {
+		return nil, err
+	}
+	st, err := sh.Status(ctx)
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.ShadowStatusResponse{State: st}), nil
+}
+
+func (s *Service) recording(write bool) (Recording, error) {
+	if write && s.opts.ReadOnly {
+		return nil, errReadOnly
+	}
+	if s.opts.Recording == nil {
+		return nil, connect.NewError(connect.CodeUnimplemented, errors.New(s.opts.NoRecording))
+	}
+	return s.opts.Recording, nil
+}
+
+// RecordingStart starts the runtime recording.
+func (s *Service) RecordingStart(ctx context.Context, req *connect.Request[llmtapv1.RecordingStartRequest]) (*connect.Response[llmtapv1.RecordingStartResponse], error) {
+	rc, err := s.recording(true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := rc.Start(ctx, req.Msg)
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.RecordingStartResponse{Recording: r}), nil
+}
+
+// RecordingStop stops the runtime recording.
+func (s *Service) RecordingStop(ctx context.Context, req *connect.Request[llmtapv1.RecordingStopRequest]) (*connect.Response[llmtapv1.RecordingStopResponse], error) {
+	rc, err := s.recording(true)
+	if err != nil {
+		return nil, err
+	}
+	r, err := rc.Stop(ctx)
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.RecordingStopResponse{Stopped: r}), nil
+}
+
+// RecordingStatus lists the recordings.
+func (s *Service) RecordingStatus(ctx context.Context, req *connect.Request[llmtapv1.RecordingStatusRequest]) (*connect.Response[llmtapv1.RecordingStatusResponse], error) {
+	rc, err := s.recording(false)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := rc.Status(ctx)
+	if err != nil {
+		return nil, codeOf(err)
+	}
+	return connect.NewResponse(&llmtapv1.RecordingStatusResponse{Recordings: rs}), nil
+}
+
+// codeOf gives a control error its Connect code.
+func codeOf(err error) error {
+	var ce *connect.Error
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, ErrInvalid):
+		return connect.NewError(connect.CodeInvalidArgument, err)
+	case errors.Is(err, ErrState):
+		return connect.NewError(connect.CodeFailedPrecondition, err)
+	case errors.Is(err, context.Canceled):
+		return connect.NewError(connect.CodeCanceled, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return connect.NewError(connect.CodeDeadlineExceeded, err)
+	}
+	return connect.NewError(connect.CodeInternal, err)
+}
+
+var _ llmtapv1connect.TapServiceHandler = (*Service)(nil)

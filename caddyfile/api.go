@@ -1,0 +1,23 @@
+package caddyfile
+
+import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/llmtap/llmtap/modules/llmtap"
+)
+
+// registerAPIDirective registers llmtap_api, the Connect API on a site route. It must end up
+// before llmtap, so the API's own requests are not measured as inference traffic; Caddy only
+// orders against standard directives, so it goes before reverse_proxy first and llmtap,
+// registered after it the same way, lands between the two.
+func registerAPIDirective() {
+	httpcaddyfile.RegisterHandlerDirective("llmtap_api", parseAPIHandler)
+	httpcaddyfile.RegisterDirectiveOrder("llmtap_api", httpcaddyfile.Before, "reverse_proxy")
+}
+
+func parseAPIHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
+	var handler llmtap.APIHandler
+	err := handler.UnmarshalCaddyfile(h.Dispenser)
+	return &handler, err
+}

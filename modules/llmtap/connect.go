@@ -1,0 +1,149 @@
+package llmtap
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+
+	"github.com/llmtap/llmtap/api"
+)
+
+func init() {
+	caddy.RegisterModule(connectAdmin{})
+	caddy.RegisterModule(APIHandler{})
+}
+
+// newService returns the TapService of this process: the running measurement engine, the
+// recorders and (when the app runs them) the timeline and shadow load. readOnly refuses the
+// control RPCs.
+func newService(readOnly bool) *api.Service {
+	return api.New(api.Options{
+		Tap:             activeTap,
+		RecorderDropped: RecorderDropped,
+		Recording:       runtimeRecording{},
+		NoShadow:        "shadow load is not available in this build of llmtap",
+		ReadOnly:        readOnly,
+	})
+}
+
+// connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin
+// listener beside the JSON routes, at /llmtap.v1.TapService/<Method>. The admin listener
+// speaks HTTP/1.1 only (Caddy gives it no HTTP/2, cleartext or not), so it serves the Connect
+// protocol (JSON and binary) and gRPC-Web; native gRPC clients, which need HTTP/2, use the
+// llmtap_api handler on a site with h2c or TLS.
+type connectAdmin struct{}
+
+// CaddyModule returns the Caddy module information.
+func (connectAdmin) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "admin.api.llmtap_connect",
+		New: func() caddy.Module { return new(connectAdmin) },
+	}
+}
+
+// Routes returns the admin route of the service.
+func (connectAdmin) Routes() []caddy.AdminRoute {
+	path, h := newService(false).Handler()
+	return []caddy.AdminRoute{{Pattern: path, Handler: caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		serveConnect(h, w, r)
+		return nil
+	})}}
+}
+
+// serveConnect serves one request of the service. Caddy's admin server reads requests under
+// a 10 s deadline that stays on the connection and would end a timeline stream after 10 s,
+// so the stream's deadline is lifted once its request is in; and admin routes get a writer
+// without Flush, which Connect needs for streams, so one is added that flushes through
+// http.ResponseController.
+func serveConnect(h http.Handler, w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == api.StreamProcedure {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
+	h.ServeHTTP(flushWriter{w}, r)
+}
+
+// flushWriter adds Flush to a ResponseWriter whose wrappers hide it.
+type flushWriter struct{ http.ResponseWriter }
+
+func (f flushWriter) Flush() { _ = http.NewResponseController(f.ResponseWriter).Flush() }
+
+func (f flushWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// APIHandler serves the Connect API on a site route (http.handlers.llmtap_api, Caddyfile
+// directive llmtap_api): requests whose path starts with /llmtap.v1.TapService/ are answered,
+// every other request goes on to the next handler. A site can speak HTTP/2 (TLS, or h2c with
+// `servers { protocols h1 h2 h2c }`), which native gRPC clients need; the admin listener
+// cannot.
+//
+// A site may be reachable from other hosts, unlike the admin listener, so the handler is
+// read-only unless Control is set: Summary, RecentRecords, StreamTimeline and the status RPCs
+// answer, the shadow and recording controls are refused (PermissionDenied).
+type APIHandler struct {
+	// Control allows the RPCs that start and stop shadow load and recording. Only set it on a
+	// site bound to loopback or otherwise protected (authentication, a private network):
+	// anyone who reaches the site can then send load to the upstreams and write files.
+	// Default: false (read-only).
+	Control bool `json:"control,omitempty"`
+
+	prefix  string
+	handler http.Handler
+}
+
+// CaddyModule returns the Caddy module information.
+func (APIHandler) CaddyModule() caddy.ModuleInfo {
+	return caddy.ModuleInfo{
+		ID:  "http.handlers.llmtap_api",
+		New: func() caddy.Module { return new(APIHandler) },
+	}
+}
+
+// Provision builds the service handler.
+func (h *APIHandler) Provision(caddy.Context) error {
+	h.prefix, h.handler = newService(!h.Control).Handler()
+	return nil
+}
+
+// ServeHTTP answers the API's requests and passes the others on.
+func (h *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if !strings.HasPrefix(r.URL.Path, h.prefix) {
+		return next.ServeHTTP(w, r)
+	}
+	serveConnect(h.handler, w, r)
+	return nil
+}
+
+// UnmarshalCaddyfile sets up the handler:
+//
+//	llmtap_api {
+//	    control    # allow shadow and recording control (default: read-only)
+//	}
+func (h *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
+	d.Next() // the directive name
+	if d.NextArg() {
+		return d.Errf("llmtap_api takes no arguments on its line (got %q)", d.Val())
+	}
+	for d.NextBlock(0) {
+		switch d.Val() {
+		case "control":
+			if d.NextArg() {
+				return d.Errf("control takes no value, got %q", d.Val())
+			}
+			h.Control = true
+		default:
+			return d.Errf("unknown llmtap_api option %q; expected control", d.Val())
+		}
+	}
+	return nil
+}
+
+// Interface guards.
+var (
+	_ caddy.AdminRouter           = connectAdmin{}
+	_ caddy.Provisioner           = (*APIHandler)(nil)
+	_ caddyhttp.MiddlewareHandler = (*APIHandler)(nil)
+	_ caddyfile.Unmarshaler       = (*APIHandler)(nil)
+)
