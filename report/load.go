@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 // maxLine is the longest record line read; a record with a full inter-chunk list is a few
@@ -35,8 +34,8 @@ type Run struct {
 	// first few by file:line.
 	Skipped  int
 	Warnings []string
-	// Timeline holds the windows of timeline.jsonl when the run wrote one.
-	Timeline []TimelineWindow
+	// Timeline holds the windows with GPU figures of the timeline files the run wrote, if any.
+	Timeline []timeline.Window
 }
 
 // recordFiles reports whether a file name is one of the record files llmtap writes: the
@@ -152,86 +151,23 @@ func (run *Run) readRecords(file string) error {
 	})
 }
 
-// TimelineWindow is the part of a timeline window the report draws: its start and the GPU
-// samples taken in it. Request figures are computed from the records, which hold every
-// request, so a report reads the same whether or not a timeline was written.
-type TimelineWindow struct {
-	Start time.Time
-	GPUs  []GPUSample
-}
-
-// GPUSample is one GPU's utilization (percent) and power (watts) in a window.
-type GPUSample struct {
-	Name        string
-	Utilization float64
-	PowerW      float64
-}
-
-// readTimeline reads the GPU samples of a timeline file. It accepts the field names of the
-// timeline writer ("start" or "time"; "gpus" or "gpu" as a list of objects with a name or
-// index, "utilization"/"util"/"gpu_utilization" and "power_w"/"power"/"power_watts"), and
-// ignores windows without GPU samples.
+// readTimeline reads the windows of a timeline file the proxy wrote beside its records
+// (telemetry/timeline.Window per line); the report draws their GPU figures.
 func (run *Run) readTimeline(file string) error {
 	run.Files = append(run.Files, file)
 	return eachLine(file, func(n int, line []byte) error {
-		var w map[string]json.RawMessage
+		var w timeline.Window
 		if err := json.Unmarshal(line, &w); err != nil {
 			run.skip(file, n, "not a timeline window: "+err.Error())
 			return nil
 		}
-		var start time.Time
-		for _, k := range []string{"start", "time", "t"} {
-			if raw, ok := w[k]; ok && json.Unmarshal(raw, &start) == nil {
-				break
-			}
-		}
-		if start.IsZero() {
+		if w.Start.IsZero() {
 			run.skip(file, n, "timeline window without a start time")
 			return nil
 		}
-		var gpus []map[string]any
-		for _, k := range []string{"gpus", "gpu"} {
-			if raw, ok := w[k]; ok {
-				if err := json.Unmarshal(raw, &gpus); err != nil {
-					var one map[string]any
-					if json.Unmarshal(raw, &one) == nil && one != nil {
-						gpus = []map[string]any{one}
-					}
-				}
-				break
-			}
-		}
-		tw := TimelineWindow{Start: start}
-		for i, g := range gpus {
-			s := GPUSample{Name: fmt.Sprintf("gpu%d", i)}
-			if v, ok := g["name"].(string); ok && v != "" {
-				s.Name = v
-			} else if v, ok := g["index"].(float64); ok {
-				s.Name = fmt.Sprintf("gpu%d", int(v))
-			}
-			util, uok := firstNumber(g, "utilization", "util", "gpu_utilization", "utilization_pct")
-			pow, pok := firstNumber(g, "power_w", "power", "power_watts")
-			if !uok && !pok {
-				continue
-			}
-			s.Utilization, s.PowerW = util, pow
-			tw.GPUs = append(tw.GPUs, s)
-		}
-		if len(tw.GPUs) > 0 {
-			run.Timeline = append(run.Timeline, tw)
+		if len(w.GPUs) > 0 {
+			run.Timeline = append(run.Timeline, w)
 		}
 		return nil
 	})
 }
-
-func firstNumber(m map[string]any, keys ...string) (float64, bool) {
-	for _, k := range keys {
-		if v, ok := m[k].(float64); ok {
-			return v, true
-		}
-	}
-	return 0, false
-}
-
-// errNoRuns is returned by Build without a run.
-var errNoRuns = errors.New("no run to report")

@@ -103,11 +103,11 @@ func Build(runs ...*Run) (*Report, error) {
 
 	var over, timelines []Chart
 	if len(runs) == 1 {
-		over = timeCharts(runs[0], all[0], "", "")
+		over = timeCharts(runs[0], all[0], multi, "", "")
 		timelines = []Chart{timelineChart(runs[0], "", "")}
 	} else {
-		a := timeCharts(runs[0], all[0], "_a", " · "+runs[0].Name)
-		b := timeCharts(runs[1], all[1], "_b", " · "+runs[1].Name)
+		a := timeCharts(runs[0], all[0], multi, "_a", " · "+runs[0].Name)
+		b := timeCharts(runs[1], all[1], multi, "_b", " · "+runs[1].Name)
 		over = interleave(a, b)
 		timelines = []Chart{timelineChart(runs[0], "_a", " · "+runs[0].Name), timelineChart(runs[1], "_b", " · "+runs[1].Name)}
 	}
@@ -117,7 +117,7 @@ func Build(runs ...*Run) (*Report, error) {
 	}
 	rep.Sections = []Section{
 		{Title: "Over time", Cols: 2, Charts: over,
-			Note: "Requests count in the window they completed in; p50 solid, p99 dashed. Failed requests count as errors and are left out of the latencies."},
+			Note: "The proxy timeline's windows, computed from the records: TTFT in the window of the first token, requests, errors and ITL in the window the response completed, output tokens where they were streamed. p50 solid, p99 dashed; failed requests count as errors and are left out of the latencies."},
 		{Title: "Distributions", Cols: 2, Charts: distCharts(groups),
 			Note: "Successful requests only, per traffic class (and model when there are several)."},
 		{Title: "Token timelines", Cols: len(timelines), Charts: timelines,

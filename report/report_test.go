@@ -141,11 +141,12 @@ func TestBuildFigures(t *testing.T) {
 	if errs.Points[0].Y != 1 {
 		t.Errorf("the failed shadow request is not in the first window's errors: %v", errs.Points)
 	}
-	// TTFT p50 of the first second: TTFTs 20..29 (nearest rank: 24); p99: 29.
+	// TTFT p50 of the first second: the first tokens of requests 0..9 (TTFT 20..29 ms) land
+	// in it; the timeline interpolates linearly (p50 24.5, p99 28.91).
 	p50 := series(t, chart(t, rep, "ttft_time"), "live p50").Points[0].Y
 	p99 := series(t, chart(t, rep, "ttft_time"), "live p99").Points[0].Y
-	if p50 != 24 || p99 != 29 {
-		t.Errorf("first window TTFT p50 %v p99 %v, want 24 and 29", p50, p99)
+	if math.Abs(p50-24.5) > 1e-3 || math.Abs(p99-28.91) > 1e-3 {
+		t.Errorf("first window TTFT p50 %v p99 %v, want 24.5 and 28.91", p50, p99)
 	}
 	// Failed requests are not latencies: the shadow class has no TTFT CDF.
 	cdf := chart(t, rep, "ttft_cdf")
@@ -309,5 +310,49 @@ func checkPNG(t *testing.T, file string, w, h int) {
 	}
 	if len(colors) < 3 {
 		t.Errorf("%s has %d colors: nothing was drawn", file, len(colors))
+	}
+}
+
+func TestGPUFromRecordedTimeline(t *testing.T) {
+	dir := sampleRun(t)
+	tl := `{"seq":1,"start":"2026-05-01T10:00:01Z","start_ms":1777629601000,"duration_ms":1000,"final":true,"series":[],"gpus":[{"index":0,"uuid":"GPU-1","name":"H200","samples":10,"util_percent":55,"power_w":310.5}]}
+{"seq":2,"start":"2026-05-01T10:00:02Z","start_ms":1777629602000,"duration_ms":1000,"final":true,"series":[]}
+not a window`
+	if err := os.WriteFile(filepath.Join(dir, "timeline-20260501T100000.000Z.jsonl"), []byte(tl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two bad record lines and the bad timeline line; the window without GPUs is not kept.
+	if run.Skipped != 3 || len(run.Timeline) != 1 {
+		t.Fatalf("skipped %d, %d timeline windows", run.Skipped, len(run.Timeline))
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := series(t, chart(t, rep, "gpu_power"), "0: H200").Points
+	util := series(t, chart(t, rep, "gpu_utilization"), "0: H200").Points
+	// x is the window's end in seconds since the first request (10:00:00).
+	if len(pw) != 1 || pw[0] != (Point{2, 310.5}) || util[0].Y != 55 {
+		t.Errorf("GPU points: power %v, utilization %v", pw, util)
+	}
+}
+
+func TestNoGPUChartsWithoutTimeline(t *testing.T) {
+	run, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Charts() {
+		if strings.HasPrefix(c.ID, "gpu_") {
+			t.Errorf("chart %s drawn without GPU samples", c.ID)
+		}
 	}
 }

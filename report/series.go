@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 // Limits that keep a report small and its charts legible whatever the run's size.
@@ -43,7 +44,8 @@ var distMetrics = []metricDef{
 // group names a set of records drawn as one series: a traffic class, with the model when the
 // runs hold more than one, and the run's name when there are two runs.
 type group struct {
-	name  string
+	key   string // class, or "class model"
+	name  string // key, prefixed by the run's name in a comparison
 	color int
 	recs  []*record.Record
 }
@@ -64,7 +66,7 @@ func groupsOf(run *Run, prefix string, multiModel bool, colors map[string]int) [
 				c = len(colors)
 				colors[k] = c
 			}
-			g = &group{name: prefix + k, color: c}
+			g = &group{key: k, name: prefix + k, color: c}
 			byKey[k] = g
 			keys = append(keys, k)
 		}
@@ -118,15 +120,31 @@ func quantile(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-// timeCharts draws one run over time, in windows: TTFT and ITL p50/p99 per group, request,
-// token and error rates, in-flight requests, and the GPU when the run has a timeline. Requests
-// count in the window they completed in; x is seconds since the run's first request.
-func timeCharts(run *Run, groups []*group, idSuffix, titleSuffix string) []Chart {
+// windowsOf runs the run's records through a telemetry/timeline of window w, as the proxy's
+// timeline would have cut them live, and returns its windows.
+func windowsOf(recs []*record.Record, w time.Duration) []timeline.Window {
+	t0, t1 := span(recs)
+	done := t1.Add(2 * w)
+	tl := timeline.New(timeline.Options{
+		Window: w, Keep: done.Sub(t0) + 4*w, Settle: w,
+		MaxSeries: 1024, MaxValues: 1 << 16, // a report has the time to be exact
+		Now: func() time.Time { return done },
+	})
+	for _, r := range recs {
+		tl.Add(r)
+	}
+	tl.Close(done)
+	return tl.Windows(timeline.Query{})
+}
+
+// timeCharts draws one run over time, in the timeline's windows (telemetry/timeline documents
+// which window each figure lands in): TTFT and ITL p50/p99 per group, request, token and error
+// rates, requests in flight, and the GPU when the run recorded a timeline. x is the end of the
+// window in seconds since the run's first request.
+func timeCharts(run *Run, groups []*group, multiModel bool, idSuffix, titleSuffix string) []Chart {
 	t0, t1 := span(run.Records)
 	w := windowFor(t1.Sub(t0))
-	n := int(t1.Sub(t0)/w) + 1
 	ws := w.Seconds()
-	xOf := func(i int) float64 { return float64(i+1) * ws }
 	x := Axis{Label: "s since start"}
 	win := fmt.Sprintf(" (%s windows)%s", w, titleSuffix)
 
@@ -135,100 +153,102 @@ func timeCharts(run *Run, groups []*group, idSuffix, titleSuffix string) []Chart
 	reqs := Chart{ID: "request_rate" + idSuffix, Title: "Requests/s" + win, Kind: KindLine, X: x, Y: Axis{Label: "req/s"}}
 	toks := Chart{ID: "token_rate" + idSuffix, Title: "Output tokens/s" + win, Kind: KindLine, X: x, Y: Axis{Label: "tok/s"}}
 	errs := Chart{ID: "error_rate" + idSuffix, Title: "Errors/s" + win, Kind: KindLine, X: x, Y: Axis{Label: "err/s"}}
-	infl := Chart{ID: "in_flight" + idSuffix, Title: "Requests in flight" + titleSuffix, Kind: KindLine, X: x, Y: Axis{Label: "requests"}}
+	infl := Chart{ID: "in_flight" + idSuffix, Title: "Requests in flight at window ends" + titleSuffix, Kind: KindLine, X: x, Y: Axis{Label: "requests"}}
 
-	for _, g := range groups {
-		ttftW := make([][]float64, n)
-		itlW := make([][]float64, n)
-		done, failed, tokens := make([]float64, n), make([]float64, n), make([]float64, n)
-		for _, r := range g.recs {
-			i := min(n-1, max(0, int(end(r).Sub(t0)/w)))
-			done[i]++
-			if !r.OK() {
-				failed[i]++
+	windows := windowsOf(run.Records, w)
+	byName := map[string]int{}
+	for i, g := range groups {
+		byName[g.key] = i
+	}
+	type line struct{ ttft50, ttft99, itl50, itl99, req, tok, err, infl []Point }
+	lines := make([]line, len(groups))
+	nan := math.NaN()
+	for _, win := range windows {
+		xv := win.Start.Add(w).Sub(t0).Seconds()
+		seen := make([]bool, len(groups))
+		for _, s := range win.Series {
+			k := s.Class
+			if multiModel {
+				k += " " + s.Model
+			}
+			i, ok := byName[k]
+			if !ok {
 				continue
 			}
-			tokens[i] += float64(r.OutputTokens)
-			if v, ok := ptr(r.TTFTMs); ok {
-				ttftW[i] = append(ttftW[i], v)
+			seen[i] = true
+			l := &lines[i]
+			q := func(v *timeline.Quantiles) (float64, float64) {
+				if v == nil {
+					return nan, nan
+				}
+				return v.P50, v.P99
 			}
-			if v, ok := ptr(r.ITLMs); ok {
-				itlW[i] = append(itlW[i], v)
+			a, b := q(s.TTFTMs)
+			l.ttft50, l.ttft99 = append(l.ttft50, Point{xv, a}), append(l.ttft99, Point{xv, b})
+			a, b = q(s.ITLMs)
+			l.itl50, l.itl99 = append(l.itl50, Point{xv, a}), append(l.itl99, Point{xv, b})
+			l.req = append(l.req, Point{xv, s.RequestRate})
+			l.tok = append(l.tok, Point{xv, s.OutputTokensPerSecond})
+			l.err = append(l.err, Point{xv, float64(s.Errors) / ws})
+			l.infl = append(l.infl, Point{xv, float64(s.InFlight)})
+		}
+		// A window where a group had nothing: no latency, zero rates.
+		for i, ok := range seen {
+			if ok {
+				continue
+			}
+			l := &lines[i]
+			l.ttft50, l.ttft99 = append(l.ttft50, Point{xv, nan}), append(l.ttft99, Point{xv, nan})
+			l.itl50, l.itl99 = append(l.itl50, Point{xv, nan}), append(l.itl99, Point{xv, nan})
+			for _, p := range []*[]Point{&l.req, &l.tok, &l.err, &l.infl} {
+				*p = append(*p, Point{xv, 0})
 			}
 		}
-		pct := func(vals [][]float64) (p50, p99 []Point) {
-			for i, v := range vals {
-				slices.Sort(v)
-				p50 = append(p50, Point{xOf(i), quantile(v, 0.50)})
-				p99 = append(p99, Point{xOf(i), quantile(v, 0.99)})
-			}
-			return p50, p99
-		}
-		a, b := pct(ttftW)
-		ttft.Series = append(ttft.Series, Series{Name: g.name + " p50", Color: g.color, Points: a}, Series{Name: g.name + " p99", Color: g.color, Dash: true, Points: b})
-		a, b = pct(itlW)
-		itl.Series = append(itl.Series, Series{Name: g.name + " p50", Color: g.color, Points: a}, Series{Name: g.name + " p99", Color: g.color, Dash: true, Points: b})
-		rate := func(v []float64) []Point {
-			out := make([]Point, n)
-			for i := range v {
-				out[i] = Point{xOf(i), v[i] / ws}
-			}
-			return out
-		}
-		reqs.Series = append(reqs.Series, Series{Name: g.name, Color: g.color, Points: rate(done)})
-		toks.Series = append(toks.Series, Series{Name: g.name, Color: g.color, Points: rate(tokens)})
-		errs.Series = append(errs.Series, Series{Name: g.name, Color: g.color, Points: rate(failed)})
-		infl.Series = append(infl.Series, Series{Name: g.name, Color: g.color, Points: inFlight(g.recs, t0, w, n)})
+	}
+	for i, g := range groups {
+		l := lines[i]
+		ttft.Series = append(ttft.Series, Series{Name: g.name + " p50", Color: g.color, Points: l.ttft50}, Series{Name: g.name + " p99", Color: g.color, Dash: true, Points: l.ttft99})
+		itl.Series = append(itl.Series, Series{Name: g.name + " p50", Color: g.color, Points: l.itl50}, Series{Name: g.name + " p99", Color: g.color, Dash: true, Points: l.itl99})
+		reqs.Series = append(reqs.Series, Series{Name: g.name, Color: g.color, Points: l.req})
+		toks.Series = append(toks.Series, Series{Name: g.name, Color: g.color, Points: l.tok})
+		errs.Series = append(errs.Series, Series{Name: g.name, Color: g.color, Points: l.err})
+		infl.Series = append(infl.Series, Series{Name: g.name, Color: g.color, Points: l.infl})
 	}
 	charts := []Chart{ttft, itl, reqs, toks, errs, infl}
 	return append(charts, gpuCharts(run, t0, idSuffix, titleSuffix)...)
 }
 
-// inFlight counts, at the end of every window, the requests that had started and not ended.
-func inFlight(recs []*record.Record, t0 time.Time, w time.Duration, n int) []Point {
-	type edge struct {
-		at time.Time
-		d  int
-	}
-	edges := make([]edge, 0, 2*len(recs))
-	for _, r := range recs {
-		edges = append(edges, edge{r.Start, +1}, edge{end(r), -1})
-	}
-	sort.Slice(edges, func(i, j int) bool { return edges[i].at.Before(edges[j].at) })
-	out := make([]Point, n)
-	cur, k := 0, 0
-	for i := range n {
-		at := t0.Add(time.Duration(i+1) * w)
-		for k < len(edges) && !edges[k].at.After(at) {
-			cur += edges[k].d
-			k++
-		}
-		out[i] = Point{float64(i+1) * w.Seconds(), float64(cur)}
-	}
-	return out
-}
-
-// gpuCharts draws the GPU samples of the run's timeline, if any.
+// gpuCharts draws the GPU figures of the timeline the run recorded, if any.
 func gpuCharts(run *Run, t0 time.Time, idSuffix, titleSuffix string) []Chart {
-	if len(run.Timeline) == 0 {
-		return nil
-	}
 	util := Chart{ID: "gpu_utilization" + idSuffix, Title: "GPU utilization (%)" + titleSuffix, Kind: KindLine, X: Axis{Label: "s since start"}, Y: Axis{Label: "%"}}
 	power := Chart{ID: "gpu_power" + idSuffix, Title: "GPU power (W)" + titleSuffix, Kind: KindLine, X: Axis{Label: "s since start"}, Y: Axis{Label: "W"}}
-	idx := map[string]int{}
+	idx := map[int]int{}
 	for _, tw := range run.Timeline {
-		x := tw.Start.Sub(t0).Seconds()
+		x := tw.Start.Add(time.Duration(tw.DurationMs * float64(time.Millisecond))).Sub(t0).Seconds()
 		for _, g := range tw.GPUs {
-			i, ok := idx[g.Name]
+			i, ok := idx[g.Index]
 			if !ok {
 				i = len(util.Series)
-				idx[g.Name] = i
-				util.Series = append(util.Series, Series{Name: g.Name, Color: i})
-				power.Series = append(power.Series, Series{Name: g.Name, Color: i})
+				idx[g.Index] = i
+				name := fmt.Sprintf("gpu %d", g.Index)
+				if g.Name != "" {
+					name = fmt.Sprintf("%d: %s", g.Index, g.Name)
+				}
+				util.Series = append(util.Series, Series{Name: name, Color: i})
+				power.Series = append(power.Series, Series{Name: name, Color: i})
 			}
-			util.Series[i].Points = append(util.Series[i].Points, Point{x, g.Utilization})
-			power.Series[i].Points = append(power.Series[i].Points, Point{x, g.PowerW})
+			val := func(p *float64) float64 {
+				if p == nil {
+					return math.NaN()
+				}
+				return *p
+			}
+			util.Series[i].Points = append(util.Series[i].Points, Point{x, val(g.UtilPercent)})
+			power.Series[i].Points = append(power.Series[i].Points, Point{x, val(g.PowerW)})
 		}
+	}
+	if len(util.Series) == 0 {
+		return nil
 	}
 	return []Chart{util, power}
 }
