@@ -211,6 +211,9 @@ func releaseGPU(r *gpuRunner) error {
 	}
 	r.unsub()
 	r.sampler.Stop()
+	if gpuFeed.Load() == nil {
+		hub.clearGPU()
+	}
 	return r.src.Close()
 }
 
