@@ -71,7 +71,9 @@ func newSteppingH100(p *powerStep) *server.Server {
 
 // switchable serves whichever mock is current: switching is restarting the upstream with a
 // new config, on the same address.
-type switchable struct{ cur atomic.Pointer[mockllm.Server] }
+type switchable struct {
+	cur atomic.Pointer[mockllm.Server]
+}
 
 func (s *switchable) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.cur.Load().ServeHTTP(w, r) }
 
