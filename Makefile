@@ -20,8 +20,9 @@ xcaddy: ## build a stock Caddy with the plugin through xcaddy, as plugin users d
 		--with github.com/llmtap/llmtap@v0.0.0=./ --output bin/caddy-llmtap
 	bin/caddy-llmtap list-modules | grep llmtap
 
-tools: ## what the end-to-end tests need: Ollama v0.6.5 (go install, cached) and the npm openai package
+tools: ## what the end-to-end tests need: Ollama v0.6.5 (go install, cached), the npm openai package, Debian's chromium
 	@./bench/ollama.sh --install-only
+	@./bench/chromium.sh
 	cd e2e/node && npm ci --no-audit --no-fund
 
 generate: ## regenerate gen/ from proto/ with buf and the protoc-gen-go/connect-go plugins (pinned, via go run)

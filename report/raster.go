@@ -273,7 +273,12 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 			continue
 		}
 		cv.rect(x, marginT+ph, x+1, marginT+ph+4, axis)
-		cv.write(cv.text, tickLabel(v), x, marginT+ph+16, 0, ink)
+		// A label at the right edge ends there instead of running past it (as in charts.js).
+		if lbl := tickLabel(v); x+textWidth(cv.text, lbl)/2 > float64(w)-2 {
+			cv.write(cv.text, lbl, float64(w)-2, marginT+ph+16, -1, ink)
+		} else {
+			cv.write(cv.text, lbl, x, marginT+ph+16, 0, ink)
+		}
 	}
 	cv.rect(marginL, marginT+ph, marginL+pw, marginT+ph+1, axis)
 	cv.rect(marginL, marginT, marginL+1, marginT+ph, axis)

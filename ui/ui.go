@@ -9,6 +9,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"fmt"
+	"html"
 	"io/fs"
 	"net/http"
 	"regexp"
@@ -61,7 +62,7 @@ func Inline(doc string) (page, csp string, err error) {
 		}
 		return open + body + end
 	})
-	csp = "default-src 'none'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'" +
+	csp = "default-src 'none'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'" +
 		"; style-src " + sources(styles) + "; script-src " + sources(scripts)
 	return page, csp, err
 }
@@ -75,12 +76,15 @@ func sources(hashes []string) string {
 }
 
 // Dashboard returns an http.Handler that serves the live dashboard page (dashboard.html with
-// its assets inlined). It fails at startup, not per request, when an asset is missing.
-func Dashboard() (http.Handler, error) {
+// its assets inlined). routes are the admin routes the server has (their patterns): the page
+// reads only those, so a server without, say, shadow control shows its controls disabled
+// instead of asking for a route that is not there. It fails when an asset is missing.
+func Dashboard(routes []string) (http.Handler, error) {
 	doc, err := Asset("dashboard.html")
 	if err != nil {
 		return nil, err
 	}
+	doc = strings.Replace(doc, "<body>", `<body data-routes="`+html.EscapeString(strings.Join(routes, " "))+`">`, 1)
 	page, csp, err := Inline(doc)
 	if err != nil {
 		return nil, err
@@ -89,7 +93,7 @@ func Dashboard() (http.Handler, error) {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Security-Policy", csp)
+		h.Set("Content-Security-Policy", csp+"; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("Referrer-Policy", "same-origin")

@@ -13,8 +13,20 @@ import (
 // dashboardPrefix is where the live dashboard is served on the admin listener.
 const dashboardPrefix = "/llmtap/ui/"
 
-// dashboardPage builds the page (package ui, assets inlined) once, on first use.
-var dashboardPage = sync.OnceValues(ui.Dashboard)
+// dashboardPage is the page (package ui, assets inlined), built once on first use with the list
+// of llmtap's admin routes so that it asks only for routes this binary serves. (Set in init:
+// it refers to Routes, which refers back to the dashboard route.)
+var dashboardPage func() (http.Handler, error)
+
+func init() {
+	dashboardPage = sync.OnceValues(func() (http.Handler, error) {
+		var routes []string
+		for _, r := range (adminAPI{}).Routes() {
+			routes = append(routes, r.Pattern)
+		}
+		return ui.Dashboard(routes)
+	})
+}
 
 // dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
 // routes of the same origin.

@@ -96,7 +96,9 @@ const LT = (() => {
       const x = X(v);
       if (x < M.l - 0.5 || x > M.l + pw + 0.5) continue;
       el("line", {x1: x, x2: x, y1: M.t + ph, y2: M.t + ph + 4, class: "axis"}, svg);
-      el("text", {x, y: M.t + ph + 16, class: "tick", "text-anchor": "middle"}, svg).textContent = xs.time ? fmtTime(v) : fmt(v);
+      // A label at the right edge ends there instead of running past it.
+      const anchor = x > W - M.r - 24 ? "end" : "middle";
+      el("text", {x: anchor === "end" ? W - 2 : x, y: M.t + ph + 16, class: "tick", "text-anchor": anchor}, svg).textContent = xs.time ? fmtTime(v) : fmt(v);
     }
     el("line", {x1: M.l, x2: M.l + pw, y1: M.t + ph, y2: M.t + ph, class: "axis"}, svg);
     el("line", {x1: M.l, x2: M.l, y1: M.t, y2: M.t + ph, class: "axis"}, svg);

@@ -2,22 +2,73 @@
 // Caddy instance that served it (same origin, nothing else) and redraws the charts with LT.
 "use strict";
 
-// Source is the one place that knows where the data comes from. poll() returns one point of
-// every series: {t, groups: {key: {ttft_p50, ttft_p99, itl_p50, itl_p99, req_rate, tok_rate,
-// err_rate}}, in_flight, gpus: [{name, util, power}] | null}. It reads GET /llmtap/summary:
-// percentiles are the rolling window's (the 60 s before t), rates are differences of the
-// cumulative counts between two polls. Switching to a per-second timeline route changes only
-// this object.
+// Source is the one place that knows where the data comes from. poll() returns the points to
+// draw, oldest first: {t (ms), groups: {key: {ttft_p50, ttft_p99, itl_p50, itl_p99, req_rate,
+// tok_rate, err_rate}}, in_flight, gpus: [{name, util, power}] | null}. It reads the timeline
+// (GET /llmtap/timeline: fixed windows, revised until final) when the server runs one, and
+// otherwise derives points from GET /llmtap/summary (percentiles over the rolling window,
+// rates from differences of the cumulative counts between two polls).
 const Source = {
-  prev: null, // {t, counts: {key: {ok, err, tok}}}
-  window: "",
+  kind: "",           // "timeline" or "summary", once known
+  note: "",           // what the figures are, for the status line
+  windows: new Map(), // timeline: seq -> window
+  points: [],         // summary: the points so far
+  prev: null,         // summary: {t, counts} of the previous poll
 
   async poll() {
+    if (this.kind !== "summary" && ROUTES.has("/llmtap/timeline")) {
+      const res = await fetch(`/llmtap/timeline?since=${this.since()}`, {cache: "no-store"});
+      if (res.ok) { this.kind = "timeline"; return this.fromTimeline(await res.json()); }
+      if (res.status !== 404 || this.kind === "timeline") throw new Error(`GET /llmtap/timeline: ${res.status} ${await res.text()}`);
+      this.kind = "summary"; // no timeline runs on this server
+    }
+    this.kind = "summary";
+    return this.fromSummary();
+  },
+
+  // since asks for the windows that may still change (not final) and the new ones.
+  since() {
+    let open = Infinity, newest = -Infinity;
+    for (const w of this.windows.values()) {
+      if (!w.final) open = Math.min(open, w.start_ms);
+      newest = Math.max(newest, w.start_ms);
+    }
+    if (open < Infinity) return open;
+    if (newest > -Infinity) return newest + 1;
+    return Date.now() - MAX_POINTS * 1000;
+  },
+
+  fromTimeline(doc) {
+    for (const w of doc.windows) this.windows.set(w.seq, w);
+    const seqs = [...this.windows.keys()].sort((a, b) => a - b);
+    for (const s of seqs.slice(0, Math.max(0, seqs.length - MAX_POINTS))) this.windows.delete(s);
+    const wins = seqs.slice(-MAX_POINTS).map((s) => this.windows.get(s));
+    const models = new Set(wins.flatMap((w) => w.series.map((s) => s.model)));
+    this.note = `${doc.window_ms} ms windows from /llmtap/timeline` + (doc.dropped ? ` · ${doc.dropped} contributions dropped` : "");
+    return wins.map((w) => {
+      const groups = {};
+      let inFlight = 0;
+      for (const s of w.series) {
+        const k = models.size > 1 ? `${s.class} · ${s.model}` : s.class;
+        groups[k] = {
+          ttft_p50: s.ttft_ms ? s.ttft_ms.p50 : null, ttft_p99: s.ttft_ms ? s.ttft_ms.p99 : null,
+          itl_p50: s.itl_ms ? s.itl_ms.p50 : null, itl_p99: s.itl_ms ? s.itl_ms.p99 : null,
+          req_rate: s.request_rate, tok_rate: s.output_tokens_per_second, err_rate: s.errors / (w.duration_ms / 1000),
+        };
+        inFlight += s.in_flight;
+      }
+      const gpus = (w.gpus || []).map((g) => ({name: g.name ? `${g.index}: ${g.name}` : `gpu ${g.index}`, util: g.util_percent, power: g.power_w}));
+      return {t: w.start_ms + w.duration_ms, groups, in_flight: w.in_flight ?? inFlight, gpus: gpus.length ? gpus : null};
+    });
+  },
+
+  async fromSummary() {
     const res = await fetch("/llmtap/summary", {cache: "no-store"});
     if (!res.ok) throw new Error(`GET /llmtap/summary: ${res.status} ${await res.text()}`);
     const doc = await res.json();
     const t = Date.parse(doc.summary.time) || Date.now();
-    this.window = doc.summary.window;
+    this.note = `percentiles over the rolling ${doc.summary.window} window of /llmtap/summary (no timeline runs)` +
+      (doc.records_dropped ? ` · ${doc.records_dropped} records dropped` : "");
     const models = new Set(doc.summary.groups.map((g) => g.model));
     const keyOf = (g) => models.size > 1 ? `${g.class} · ${g.model}` : g.class;
     const groups = {}, counts = {};
@@ -49,7 +100,9 @@ const Source = {
       }
     }
     this.prev = {t, counts};
-    return {t, groups, in_flight: doc.in_flight, gpus: null, dropped: doc.records_dropped};
+    this.points.push({t, groups, in_flight: doc.in_flight, gpus: null});
+    if (this.points.length > MAX_POINTS) this.points.shift();
+    return this.points;
   },
 
   // recent returns the most recent request records (newest last).
@@ -61,17 +114,22 @@ const Source = {
   },
 };
 
+// ROUTES are the admin routes this server has (the page is served with their list), so the
+// page asks only for routes that exist.
+const ROUTES = new Set((document.body.dataset.routes || "").split(" ").filter((r) => r));
+
 function val(s) { return s ? s.avg : 0; }
 
-// Shadow drives the shadow-load controls through the shadow admin routes. Until those exist
-// (GET answers 404) the controls stay disabled with a note saying so.
+// Shadow drives the shadow-load controls through the shadow admin routes. Where the server has
+// none the controls stay disabled with a note saying so.
 const Shadow = {
   base: "/llmtap/shadow",
   available: false,
 
   async status() {
+    this.available = ROUTES.has(`${this.base}/status`);
+    if (!this.available) return null;
     const res = await fetch(`${this.base}/status`, {cache: "no-store"});
-    if (res.status === 404) { this.available = false; return null; }
     if (!res.ok) throw new Error(`GET ${this.base}/status: ${res.status}`);
     this.available = true;
     return res.json();
@@ -85,9 +143,9 @@ const Shadow = {
   },
 };
 
-// History keeps the last N points for the charts.
+// MAX_POINTS is how many points (windows, or polls) the charts keep.
 const MAX_POINTS = 300;
-const history = [];
+let shown = [];
 
 const CHARTS = [
   {id: "ttft", title: "TTFT (ms), p50 solid / p99 dashed", y: "ms", lines: [["ttft_p50", ""], ["ttft_p99", " p99"]]},
@@ -98,13 +156,13 @@ const CHARTS = [
 ];
 
 function specFor(c) {
-  const keys = [...new Set(history.flatMap((h) => Object.keys(h.groups)))].sort();
+  const keys = [...new Set(shown.flatMap((h) => Object.keys(h.groups)))].sort();
   const series = [];
   keys.forEach((k, i) => {
     for (const [field, suffix] of c.lines) {
       series.push({
         name: k + suffix, color: LT.PALETTE[i % LT.PALETTE.length], dash: suffix !== "",
-        points: history.map((h) => [h.t, h.groups[k] && h.groups[k][field] != null ? h.groups[k][field] : null]),
+        points: shown.map((h) => [h.t, h.groups[k] && h.groups[k][field] != null ? h.groups[k][field] : null]),
       });
     }
   });
@@ -115,13 +173,13 @@ function draw() {
   for (const c of CHARTS) LT.render(document.getElementById("chart-" + c.id), specFor(c));
   LT.render(document.getElementById("chart-inflight"), {
     title: "In-flight streams", kind: "line", x: {time: true}, y: {label: "streams"},
-    series: [{name: "in flight", points: history.map((h) => [h.t, h.in_flight])}],
+    series: [{name: "in flight", points: shown.map((h) => [h.t, h.in_flight])}],
   });
-  const gpus = history.length ? history[history.length - 1].gpus : null;
+  const gpus = shown.length ? shown[shown.length - 1].gpus : null;
   document.getElementById("gpu").hidden = !gpus;
   if (gpus) {
     const names = gpus.map((g) => g.name);
-    const per = (field) => names.map((n) => ({name: n, points: history.map((h) => {
+    const per = (field) => names.map((n) => ({name: n, points: shown.map((h) => {
       const g = (h.gpus || []).find((x) => x.name === n);
       return [h.t, g ? g[field] : null];
     })}));
@@ -192,13 +250,12 @@ function setStatus(text, bad) {
 
 async function tick() {
   try {
-    const p = await Source.poll();
-    history.push(p);
-    if (history.length > MAX_POINTS) history.shift();
+    shown = await Source.poll();
     draw();
-    document.body.dataset.points = history.length;
-    setStatus(`updated ${LT.fmtTime(p.t)} · percentiles over the rolling ${Source.window} window · ${p.in_flight} in flight` +
-      (p.dropped ? ` · ${p.dropped} records dropped` : ""));
+    document.body.dataset.points = shown.length;
+    document.body.dataset.source = Source.kind;
+    const p = shown[shown.length - 1];
+    setStatus(p ? `updated ${LT.fmtTime(Date.now())} · ${Source.note} · ${p.in_flight} in flight` : `waiting for data · ${Source.note}`);
   } catch (e) {
     setStatus(String(e), true);
   }

@@ -1,0 +1,94 @@
+package browser
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestDashboard opens the dashboard from the admin listener while load runs through the proxy,
+// waits for its charts and table to fill, checks the figures against the server's, that
+// nothing was requested from anywhere but the admin listener and that no script failed, and
+// saves a screenshot.
+func TestDashboard(t *testing.T) {
+	p := startProxy(t, startMock(t), "")
+	ctx, stop := context.WithCancel(context.Background())
+	wait := load(ctx, t, p.site, 3, 3000)
+	defer func() { stop(); wait() }()
+
+	b := newBrowser(t)
+	tctx, cancel := context.WithTimeout(b.ctx, 25*time.Second)
+	defer cancel()
+	dash := "http://" + p.admin + "/llmtap/ui/"
+	if err := chromedp.Do(tctx, chromedp.Navigate(dash)); err != nil {
+		t.Fatalf("opening %s: %v", dash, err)
+	}
+	// Four polls (a rate needs two) and a filled table of slow requests.
+	_, err := chromedp.Run(tctx, chromedp.Poll[bool](`Number(document.body.dataset.points) >= 4 && document.querySelectorAll("#slowest tbody tr").length === 10`, chromedp.WithPollingInterval(100*time.Millisecond)))
+	if err != nil {
+		b.check(t, func(*url.URL) bool { return true })
+		t.Fatalf("the dashboard did not fill: %v", err)
+	}
+	type figures struct {
+		TTFTPaths   int     `json:"ttft_paths"`
+		RatePoints  int     `json:"rate_points"`
+		TTFTP50     float64 `json:"ttft_p50"`
+		ReqRate     float64 `json:"req_rate"`
+		TimelineSVG int     `json:"timeline_svgs"`
+		Status      string  `json:"status"`
+		Shadow      string  `json:"shadow"`
+		Source      string  `json:"source"`
+		Disabled    bool    `json:"disabled"`
+	}
+	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
+		const last = shown[shown.length - 1].groups.live || {};
+		const prev = shown[shown.length - 2].groups.live || {};
+		return {
+			ttft_paths: [...document.querySelectorAll("#chart-ttft path")].filter(p => (p.getAttribute("d") || "").includes("L")).length,
+			rate_points: (document.querySelector("#chart-reqrate path").getAttribute("d").match(/L/g) || []).length,
+			ttft_p50: last.ttft_p50, req_rate: last.req_rate ?? prev.req_rate,
+			timeline_svgs: document.querySelectorAll("#slowest svg.timeline path[d^='M']").length,
+			status: document.getElementById("status").textContent,
+			shadow: document.getElementById("shadow-state").dataset.state,
+			source: document.body.dataset.source,
+			disabled: document.getElementById("shadow-start").disabled,
+		};
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dashboard: %+v", got)
+	// p50 and p99 of the live class, each a line of several points.
+	if got.TTFTPaths < 2 {
+		t.Errorf("TTFT chart has %d lines with several points, want p50 and p99", got.TTFTPaths)
+	}
+	if got.RatePoints < 2 {
+		t.Errorf("request-rate line has %d segments", got.RatePoints)
+	}
+	// Through the proxy a first token cannot come sooner than the mock sent it (15 ms, jittered
+	// with CV 0.5: a median above 5 ms), and the median of a loopback stream is far below 5 s.
+	if !(got.TTFTP50 > 5 && got.TTFTP50 < 5000) {
+		t.Errorf("TTFT p50 on the dashboard is %v ms", got.TTFTP50)
+	}
+	if !(got.ReqRate > 0) {
+		t.Errorf("request rate on the dashboard is %v while load runs", got.ReqRate)
+	}
+	if got.TimelineSVG != 10 {
+		t.Errorf("%d token timelines drawn in the slowest-requests table, want 10", got.TimelineSVG)
+	}
+	// The server runs a timeline (the llmtap app is loaded): the charts draw its windows.
+	if got.Source != "timeline" {
+		t.Errorf("the dashboard read %q, want the timeline", got.Source)
+	}
+	// Without shadow routes the controls say so and stay disabled.
+	if got.Shadow != "unavailable" || !got.Disabled {
+		t.Errorf("shadow controls: state %q, start disabled %v", got.Shadow, got.Disabled)
+	}
+	b.screenshot(t, "dashboard.png")
+	b.check(t, func(u *url.URL) bool {
+		return u.Scheme == "data" || (u.Scheme == "http" && u.Host == p.admin)
+	})
+}

@@ -1,0 +1,161 @@
+package browser
+
+import (
+	"context"
+	"image"
+	"image/png"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/llmtap/llmtap/report"
+)
+
+// TestReport records a demo-like run through real Caddy (the handler's recorder writing
+// records to a folder), writes its report and PNG charts, opens the report from the file in
+// Chromium and checks that every chart rendered with no console error and no request, and
+// that every PNG is an image of the size asked for with something drawn on it.
+func TestReport(t *testing.T) {
+	dir := t.TempDir()
+	p := startProxy(t, startMock(t), "\t\trecord "+dir+" {\n\t\t\tflush_interval 100ms\n\t\t}")
+	const requests = 80
+	ok := load(context.Background(), t, p.site, 4, requests)()
+	if ok != requests {
+		t.Fatalf("%d of %d requests succeeded", ok, requests)
+	}
+	// Two requests the mock refuses (max_tokens past its limit): errors in the report.
+	for range 2 {
+		resp, err := http.Post("http://"+p.site+"/v1/chat/completions", "application/json", strings.NewReader(chatBody("m1", 1<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("oversized request: status %d, want 400", resp.StatusCode)
+		}
+	}
+
+	// The recorder writes off the request path: wait for every record to reach the file.
+	var run *report.Run
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := report.Load(dir)
+		if err == nil && len(r.Records) == requests+2 {
+			run = r
+			break
+		}
+		if time.Now().After(deadline) {
+			n := 0
+			if r != nil {
+				n = len(r.Records)
+			}
+			t.Fatalf("the recording holds %d records after 10 s, want %d (%v)", n, requests+2, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if run.Skipped != 0 {
+		t.Errorf("%d record lines skipped: %v", run.Skipped, run.Warnings)
+	}
+	rep, err := report.Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts := rep.Charts()
+	out := t.TempDir()
+	html := filepath.Join(out, "report.html")
+	f, err := os.Create(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.WriteHTML(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	const w, h = 800, 360
+	files, err := rep.WritePNGs(filepath.Join(out, "png"), w, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(charts) {
+		t.Errorf("%d PNG files for %d charts", len(files), len(charts))
+	}
+	for _, file := range files {
+		checkPNG(t, file, w, h)
+	}
+
+	b := newBrowser(t)
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+html)); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := chromedp.Run(ctx, chromedp.Poll[string](`document.body.dataset.rendered`, chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		b.check(t, func(*url.URL) bool { return true })
+		t.Fatalf("the report did not render: %v", err)
+	}
+	// Every chart is drawn, none of them empty.
+	empty, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("svg.chart text.empty").length`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rendered != strconv.Itoa(len(charts)) || empty != 0 {
+		t.Errorf("%s charts rendered (%d empty), want %d", rendered, empty, len(charts))
+	}
+	// The summary names the successful and the failed requests.
+	summary, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("summary").innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary, "2xx\t80\t0") || !strings.Contains(summary, "4xx\t0\t2") {
+		t.Errorf("summary table:\n%s", summary)
+	}
+	b.screenshot(t, "report.png")
+	b.check(t, func(u *url.URL) bool { return u.Scheme == "file" || u.Scheme == "data" })
+}
+
+// checkPNG decodes file and checks its size and that it is not one flat color.
+func checkPNG(t *testing.T, file string, w, h int) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("%s is %dx%d, want %dx%d", file, b.Dx(), b.Dy(), w, h)
+	}
+	if colors := distinctColors(img, 3); colors < 3 {
+		t.Errorf("%s has %d colors: nothing was drawn", file, colors)
+	}
+}
+
+// distinctColors counts the colors of img up to limit.
+func distinctColors(img image.Image, limit int) int {
+	seen := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[[4]uint32{r, g, bl, a}] = true
+			if len(seen) >= limit {
+				return len(seen)
+			}
+		}
+	}
+	return len(seen)
+}
