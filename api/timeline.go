@@ -110,26 +110,27 @@ func seriesOf(s *stats.Summary) ([]*llmtapv1.Series, time.Duration) {
 			}
 			se.ErrorsByClass[c] += n
 		}
-		se.OutputTokens += int64(g.Scalars[stats.TagTotalOutputTokens].Value)
-		se.InputTokens += int64(g.Scalars[stats.TagTotalISL].Value)
+		se.OutputTokens += g.Scalars[stats.TagTotalOutputTokens].Value
+		se.InputTokens += g.Scalars[stats.TagTotalISL].Value
 		pick(&se.TtftMs, g.Metrics, stats.TagTTFT)
 		pick(&se.ItlMs, g.Metrics, stats.TagITL)
-		pick(&se.RequestLatencyMs, g.Metrics, stats.TagRequestLatency)
 	}
 	if sec := span.Seconds(); sec > 0 {
 		for _, se := range out {
 			se.RequestRate = float64(se.Requests) / sec
-			se.OutputTokenRate = float64(se.OutputTokens) / sec
+			se.OutputTokenRate = se.OutputTokens / sec
+			se.InputTokenRate = se.InputTokens / sec
 		}
 	}
 	return out, span
 }
 
-// pick sets *dst to the distribution tag of ms when it holds more values than *dst.
-func pick(dst **llmtapv1.Stat, ms map[string]stats.Stat, tag string) {
+// pick sets *dst to the quantiles of distribution tag of ms when it holds more values than
+// *dst.
+func pick(dst **llmtapv1.Quantiles, ms map[string]stats.Stat, tag string) {
 	s, ok := ms[tag]
 	if !ok || s.Count == 0 || (*dst != nil && (*dst).Count >= s.Count) {
 		return
 	}
-	*dst = statProto(s)
+	*dst = &llmtapv1.Quantiles{P50: s.P50, P99: s.P99, Count: s.Count}
 }

@@ -18,13 +18,15 @@ func init() {
 }
 
 // newService returns the TapService of this process: the running measurement engine, the
-// recorders and (when the app runs them) the timeline and shadow load. readOnly refuses the
+// recorders and, when the llmtap app runs them, the timeline and shadow load (without the
+// app's timeline, windows come from the engine's rolling statistics). readOnly refuses the
 // control RPCs.
 func newService(readOnly bool) *api.Service {
 	return api.New(api.Options{
 		Tap:             activeTap,
 		RecorderDropped: RecorderDropped,
 		Recording:       runtimeRecording{},
+		Timeline:        activeTimelineSource,
 		NoShadow:        "shadow load is not available in this build of llmtap",
 		ReadOnly:        readOnly,
 	})

@@ -178,10 +178,11 @@ func TestConnectAPIProtocols(t *testing.T) {
 // TestConnectTimelineStream reads the timeline stream while live traffic flows through Caddy
 // to the mock: over the admin listener with the Connect protocol on HTTP/1.1, for longer
 // than the admin server's 10 s read timeout, and on the site route with gRPC over HTTP/2.
-// Windows must keep coming, numbered in order, and show the traffic.
+// Windows must keep coming, numbered in order, come from the app's timeline, and show the
+// traffic.
 func TestConnectTimelineStream(t *testing.T) {
 	up := startUpstream(t, mockllm.Config{TTFT: 10 * time.Millisecond, ITL: time.Millisecond})
-	p, _ := loadProxy(t, apiGlobals, apiSite(up, ""))
+	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu off\n\t}", apiSite(up, ""))
 	const model = "stream-model"
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -243,15 +244,16 @@ func TestConnectTimelineStream(t *testing.T) {
 			if i > 0 && w.Seq <= r.windows[i-1].Seq {
 				t.Errorf("%s: window %d has seq %d after %d", r.name, i, w.Seq, r.windows[i-1].Seq)
 			}
-			if w.Source == "" || w.Duration.AsDuration() <= 0 || w.Start == nil {
-				t.Errorf("%s: window %d lacks its source, start or duration: %v", r.name, i, w)
+			if w.Source != "timeline" || w.Duration.AsDuration() != time.Second || w.Start == nil {
+				t.Errorf("%s: window %d: want a 1 s window of the app's timeline with its start: %v", r.name, i, w)
 			}
 			for _, se := range w.Series {
 				if se.Model != model {
 					t.Errorf("%s: series of model %q in a stream for %q", r.name, se.Model, model)
 				}
 				if se.Class == "live" && se.Requests > 0 && se.RequestRate > 0 && se.OutputTokenRate > 0 &&
-					se.TtftMs.GetP50() >= 10 && se.TtftMs.GetP99() >= se.TtftMs.GetP50() && se.ItlMs.GetP50() > 0 {
+					se.TtftMs.GetP50() >= 10 && se.TtftMs.GetP99() >= se.TtftMs.GetP50() && se.ItlMs.GetP50() > 0 &&
+					se.InFlight != nil {
 					withTraffic++
 				}
 			}

@@ -1051,9 +1051,10 @@ type TimelineWindow struct {
 	Seq      int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	Start    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
 	Duration *durationpb.Duration   `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`
-	// Source says what the figures were computed from: "timeline" (fixed windows of the
-	// timeline) or "stats" (the aggregator's rolling window, whose percentiles and rates span
-	// Span, not Duration).
+	// Source says what the figures were computed from: "timeline" (the fixed windows of the
+	// llmtap app's timeline, figures placed where they happened) or "stats" (the aggregator's
+	// rolling window, where no timeline runs: percentiles and rates then span Span, not
+	// Duration, and there are no GPU or server figures).
 	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	// Span is the time the percentiles and rates of the series cover.
 	Span   *durationpb.Duration `protobuf:"bytes,5,opt,name=span,proto3" json:"span,omitempty"`
@@ -1065,7 +1066,11 @@ type TimelineWindow struct {
 	Gpus           []*GPU         `protobuf:"bytes,9,rep,name=gpus,proto3" json:"gpus,omitempty"`
 	Servers        []*ServerModel `protobuf:"bytes,10,rep,name=servers,proto3" json:"servers,omitempty"`
 	// Shadow is the shadow load's state at the window's end, when shadow load is available.
-	Shadow        *ShadowState `protobuf:"bytes,11,opt,name=shadow,proto3" json:"shadow,omitempty"`
+	Shadow *ShadowState `protobuf:"bytes,11,opt,name=shadow,proto3" json:"shadow,omitempty"`
+	// Final is true once no more records can revise the window. Windows are sent when they
+	// close; a stream that began in a window and ends later still revises it on the timeline
+	// (GET /llmtap/timeline serves the revisions).
+	Final         bool `protobuf:"varint,12,opt,name=final,proto3" json:"final,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1177,28 +1182,37 @@ func (x *TimelineWindow) GetShadow() *ShadowState {
 	return nil
 }
 
+func (x *TimelineWindow) GetFinal() bool {
+	if x != nil {
+		return x.Final
+	}
+	return false
+}
+
 // Series is one (model, class) in one window.
 type Series struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Model string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
 	Class string                 `protobuf:"bytes,2,opt,name=class,proto3" json:"class,omitempty"`
-	// Requests and Errors count requests that ended in the window (or span), OK or failed.
+	// Requests and Errors count requests that completed in the window (or span), OK or failed.
 	Requests      int64            `protobuf:"varint,3,opt,name=requests,proto3" json:"requests,omitempty"`
 	Errors        int64            `protobuf:"varint,4,opt,name=errors,proto3" json:"errors,omitempty"`
 	ErrorsByClass map[string]int64 `protobuf:"bytes,5,rep,name=errors_by_class,json=errorsByClass,proto3" json:"errors_by_class,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// InFlight is the number of this series' requests in flight at the window's end, when known.
 	InFlight *int64 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3,oneof" json:"in_flight,omitempty"`
-	// RequestRate is requests per second, OutputTokenRate output tokens per second.
+	// RequestRate is requests per second; OutputTokenRate and InputTokenRate tokens per second.
 	RequestRate     float64 `protobuf:"fixed64,7,opt,name=request_rate,json=requestRate,proto3" json:"request_rate,omitempty"`
 	OutputTokenRate float64 `protobuf:"fixed64,8,opt,name=output_token_rate,json=outputTokenRate,proto3" json:"output_token_rate,omitempty"`
-	OutputTokens    int64   `protobuf:"varint,9,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
-	InputTokens     int64   `protobuf:"varint,10,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
-	// Latency distributions in milliseconds; absent when no request of the series had one.
-	TtftMs           *Stat `protobuf:"bytes,11,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
-	ItlMs            *Stat `protobuf:"bytes,12,opt,name=itl_ms,json=itlMs,proto3" json:"itl_ms,omitempty"`
-	RequestLatencyMs *Stat `protobuf:"bytes,13,opt,name=request_latency_ms,json=requestLatencyMs,proto3" json:"request_latency_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	InputTokenRate  float64 `protobuf:"fixed64,9,opt,name=input_token_rate,json=inputTokenRate,proto3" json:"input_token_rate,omitempty"`
+	// OutputTokens and InputTokens are the tokens attributed to the window (the timeline spreads
+	// a stream's output tokens over its events, so they may be fractional).
+	OutputTokens float64 `protobuf:"fixed64,10,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	InputTokens  float64 `protobuf:"fixed64,11,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	// Latencies in milliseconds; absent when no request of the series had one.
+	TtftMs        *Quantiles `protobuf:"bytes,12,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
+	ItlMs         *Quantiles `protobuf:"bytes,13,opt,name=itl_ms,json=itlMs,proto3" json:"itl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Series) Reset() {
@@ -1287,39 +1301,101 @@ func (x *Series) GetOutputTokenRate() float64 {
 	return 0
 }
 
-func (x *Series) GetOutputTokens() int64 {
+func (x *Series) GetInputTokenRate() float64 {
+	if x != nil {
+		return x.InputTokenRate
+	}
+	return 0
+}
+
+func (x *Series) GetOutputTokens() float64 {
 	if x != nil {
 		return x.OutputTokens
 	}
 	return 0
 }
 
-func (x *Series) GetInputTokens() int64 {
+func (x *Series) GetInputTokens() float64 {
 	if x != nil {
 		return x.InputTokens
 	}
 	return 0
 }
 
-func (x *Series) GetTtftMs() *Stat {
+func (x *Series) GetTtftMs() *Quantiles {
 	if x != nil {
 		return x.TtftMs
 	}
 	return nil
 }
 
-func (x *Series) GetItlMs() *Stat {
+func (x *Series) GetItlMs() *Quantiles {
 	if x != nil {
 		return x.ItlMs
 	}
 	return nil
 }
 
-func (x *Series) GetRequestLatencyMs() *Stat {
+// Quantiles summarize one metric's values in a window.
+type Quantiles struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	P50   float64                `protobuf:"fixed64,1,opt,name=p50,proto3" json:"p50,omitempty"`
+	P99   float64                `protobuf:"fixed64,2,opt,name=p99,proto3" json:"p99,omitempty"`
+	// Count is the number of values.
+	Count         int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Quantiles) Reset() {
+	*x = Quantiles{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Quantiles) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Quantiles) ProtoMessage() {}
+
+func (x *Quantiles) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
 	if x != nil {
-		return x.RequestLatencyMs
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
 	}
-	return nil
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Quantiles.ProtoReflect.Descriptor instead.
+func (*Quantiles) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Quantiles) GetP50() float64 {
+	if x != nil {
+		return x.P50
+	}
+	return 0
+}
+
+func (x *Quantiles) GetP99() float64 {
+	if x != nil {
+		return x.P99
+	}
+	return 0
+}
+
+func (x *Quantiles) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
 }
 
 // GPU is one GPU's reading; an absent value was not read (not supported, or not sampled).
@@ -1343,7 +1419,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1431,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1444,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{12}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GPU) GetIndex() int32 {
@@ -1460,13 +1536,18 @@ type ServerModel struct {
 	PromptTokensPerSecond     *float64 `protobuf:"fixed64,6,opt,name=prompt_tokens_per_second,json=promptTokensPerSecond,proto3,oneof" json:"prompt_tokens_per_second,omitempty"`
 	GenerationTokensPerSecond *float64 `protobuf:"fixed64,7,opt,name=generation_tokens_per_second,json=generationTokensPerSecond,proto3,oneof" json:"generation_tokens_per_second,omitempty"`
 	PrefixCacheHitRate        *float64 `protobuf:"fixed64,8,opt,name=prefix_cache_hit_rate,json=prefixCacheHitRate,proto3,oneof" json:"prefix_cache_hit_rate,omitempty"`
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	// Target is the scraped URL.
+	Target string `protobuf:"bytes,9,opt,name=target,proto3" json:"target,omitempty"`
+	// TTFT and ITL as the server measured them, from its histograms, in milliseconds.
+	TtftMs        *Quantiles `protobuf:"bytes,10,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
+	ItlMs         *Quantiles `protobuf:"bytes,11,opt,name=itl_ms,json=itlMs,proto3" json:"itl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServerModel) Reset() {
 	*x = ServerModel{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1478,7 +1559,7 @@ func (x *ServerModel) String() string {
 func (*ServerModel) ProtoMessage() {}
 
 func (x *ServerModel) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1491,7 +1572,7 @@ func (x *ServerModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerModel.ProtoReflect.Descriptor instead.
 func (*ServerModel) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{13}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ServerModel) GetKind() string {
@@ -1550,6 +1631,27 @@ func (x *ServerModel) GetPrefixCacheHitRate() float64 {
 	return 0
 }
 
+func (x *ServerModel) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ServerModel) GetTtftMs() *Quantiles {
+	if x != nil {
+		return x.TtftMs
+	}
+	return nil
+}
+
+func (x *ServerModel) GetItlMs() *Quantiles {
+	if x != nil {
+		return x.ItlMs
+	}
+	return nil
+}
+
 type ShadowStartRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Rate is the arrival rate in requests per second.
@@ -1573,7 +1675,7 @@ type ShadowStartRequest struct {
 
 func (x *ShadowStartRequest) Reset() {
 	*x = ShadowStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1687,7 @@ func (x *ShadowStartRequest) String() string {
 func (*ShadowStartRequest) ProtoMessage() {}
 
 func (x *ShadowStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1700,7 @@ func (x *ShadowStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStartRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{14}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ShadowStartRequest) GetRate() float64 {
@@ -1666,7 +1768,7 @@ type ShadowStartResponse struct {
 
 func (x *ShadowStartResponse) Reset() {
 	*x = ShadowStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1780,7 @@ func (x *ShadowStartResponse) String() string {
 func (*ShadowStartResponse) ProtoMessage() {}
 
 func (x *ShadowStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1793,7 @@ func (x *ShadowStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStartResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{15}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ShadowStartResponse) GetState() *ShadowState {
@@ -1709,7 +1811,7 @@ type ShadowStopRequest struct {
 
 func (x *ShadowStopRequest) Reset() {
 	*x = ShadowStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1823,7 @@ func (x *ShadowStopRequest) String() string {
 func (*ShadowStopRequest) ProtoMessage() {}
 
 func (x *ShadowStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1836,7 @@ func (x *ShadowStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStopRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{16}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{17}
 }
 
 type ShadowStopResponse struct {
@@ -1746,7 +1848,7 @@ type ShadowStopResponse struct {
 
 func (x *ShadowStopResponse) Reset() {
 	*x = ShadowStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1860,7 @@ func (x *ShadowStopResponse) String() string {
 func (*ShadowStopResponse) ProtoMessage() {}
 
 func (x *ShadowStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1873,7 @@ func (x *ShadowStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStopResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{17}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ShadowStopResponse) GetState() *ShadowState {
@@ -1790,7 +1892,7 @@ type ShadowSetRateRequest struct {
 
 func (x *ShadowSetRateRequest) Reset() {
 	*x = ShadowSetRateRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1904,7 @@ func (x *ShadowSetRateRequest) String() string {
 func (*ShadowSetRateRequest) ProtoMessage() {}
 
 func (x *ShadowSetRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1917,7 @@ func (x *ShadowSetRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowSetRateRequest.ProtoReflect.Descriptor instead.
 func (*ShadowSetRateRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{18}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShadowSetRateRequest) GetRate() float64 {
@@ -1834,7 +1936,7 @@ type ShadowSetRateResponse struct {
 
 func (x *ShadowSetRateResponse) Reset() {
 	*x = ShadowSetRateResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1948,7 @@ func (x *ShadowSetRateResponse) String() string {
 func (*ShadowSetRateResponse) ProtoMessage() {}
 
 func (x *ShadowSetRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +1961,7 @@ func (x *ShadowSetRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowSetRateResponse.ProtoReflect.Descriptor instead.
 func (*ShadowSetRateResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{19}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShadowSetRateResponse) GetState() *ShadowState {
@@ -1877,7 +1979,7 @@ type ShadowStatusRequest struct {
 
 func (x *ShadowStatusRequest) Reset() {
 	*x = ShadowStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +1991,7 @@ func (x *ShadowStatusRequest) String() string {
 func (*ShadowStatusRequest) ProtoMessage() {}
 
 func (x *ShadowStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2004,7 @@ func (x *ShadowStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStatusRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{20}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{21}
 }
 
 type ShadowStatusResponse struct {
@@ -1914,7 +2016,7 @@ type ShadowStatusResponse struct {
 
 func (x *ShadowStatusResponse) Reset() {
 	*x = ShadowStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +2028,7 @@ func (x *ShadowStatusResponse) String() string {
 func (*ShadowStatusResponse) ProtoMessage() {}
 
 func (x *ShadowStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +2041,7 @@ func (x *ShadowStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStatusResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{21}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShadowStatusResponse) GetState() *ShadowState {
@@ -1973,7 +2075,7 @@ type ShadowState struct {
 
 func (x *ShadowState) Reset() {
 	*x = ShadowState{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1985,7 +2087,7 @@ func (x *ShadowState) String() string {
 func (*ShadowState) ProtoMessage() {}
 
 func (x *ShadowState) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1998,7 +2100,7 @@ func (x *ShadowState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowState.ProtoReflect.Descriptor instead.
 func (*ShadowState) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{22}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ShadowState) GetRunning() bool {
@@ -2114,7 +2216,7 @@ type RecordingStartRequest struct {
 
 func (x *RecordingStartRequest) Reset() {
 	*x = RecordingStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2126,7 +2228,7 @@ func (x *RecordingStartRequest) String() string {
 func (*RecordingStartRequest) ProtoMessage() {}
 
 func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2139,7 +2241,7 @@ func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RecordingStartRequest) GetDir() string {
@@ -2200,7 +2302,7 @@ type RecordingStartResponse struct {
 
 func (x *RecordingStartResponse) Reset() {
 	*x = RecordingStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2212,7 +2314,7 @@ func (x *RecordingStartResponse) String() string {
 func (*RecordingStartResponse) ProtoMessage() {}
 
 func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2225,7 +2327,7 @@ func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RecordingStartResponse) GetRecording() *Recording {
@@ -2243,7 +2345,7 @@ type RecordingStopRequest struct {
 
 func (x *RecordingStopRequest) Reset() {
 	*x = RecordingStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2357,7 @@ func (x *RecordingStopRequest) String() string {
 func (*RecordingStopRequest) ProtoMessage() {}
 
 func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2370,7 @@ func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
 }
 
 type RecordingStopResponse struct {
@@ -2281,7 +2383,7 @@ type RecordingStopResponse struct {
 
 func (x *RecordingStopResponse) Reset() {
 	*x = RecordingStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2395,7 @@ func (x *RecordingStopResponse) String() string {
 func (*RecordingStopResponse) ProtoMessage() {}
 
 func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2408,7 @@ func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RecordingStopResponse) GetStopped() *Recording {
@@ -2324,7 +2426,7 @@ type RecordingStatusRequest struct {
 
 func (x *RecordingStatusRequest) Reset() {
 	*x = RecordingStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2336,7 +2438,7 @@ func (x *RecordingStatusRequest) String() string {
 func (*RecordingStatusRequest) ProtoMessage() {}
 
 func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2349,7 +2451,7 @@ func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
 }
 
 // Recording is one recorder.
@@ -2370,7 +2472,7 @@ type Recording struct {
 
 func (x *Recording) Reset() {
 	*x = Recording{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2382,7 +2484,7 @@ func (x *Recording) String() string {
 func (*Recording) ProtoMessage() {}
 
 func (x *Recording) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2395,7 +2497,7 @@ func (x *Recording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recording.ProtoReflect.Descriptor instead.
 func (*Recording) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Recording) GetDir() string {
@@ -2464,7 +2566,7 @@ type RecordingStatusResponse struct {
 
 func (x *RecordingStatusResponse) Reset() {
 	*x = RecordingStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2578,7 @@ func (x *RecordingStatusResponse) String() string {
 func (*RecordingStatusResponse) ProtoMessage() {}
 
 func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2591,7 @@ func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecordingStatusResponse) GetRecordings() []*Recording {
@@ -2622,7 +2724,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"K\n" +
 	"\x16StreamTimelineResponse\x121\n" +
-	"\x06window\x18\x01 \x01(\v2\x19.llmtap.v1.TimelineWindowR\x06window\"\xc9\x03\n" +
+	"\x06window\x18\x01 \x01(\v2\x19.llmtap.v1.TimelineWindowR\x06window\"\xdf\x03\n" +
 	"\x0eTimelineWindow\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x120\n" +
 	"\x05start\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x125\n" +
@@ -2635,7 +2737,8 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x04gpus\x18\t \x03(\v2\x0e.llmtap.v1.GPUR\x04gpus\x120\n" +
 	"\aservers\x18\n" +
 	" \x03(\v2\x16.llmtap.v1.ServerModelR\aservers\x12.\n" +
-	"\x06shadow\x18\v \x01(\v2\x16.llmtap.v1.ShadowStateR\x06shadow\"\xd0\x04\n" +
+	"\x06shadow\x18\v \x01(\v2\x16.llmtap.v1.ShadowStateR\x06shadow\x12\x14\n" +
+	"\x05final\x18\f \x01(\bR\x05final\"\xc5\x04\n" +
 	"\x06Series\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x1a\n" +
@@ -2644,18 +2747,22 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x0ferrors_by_class\x18\x05 \x03(\v2$.llmtap.v1.Series.ErrorsByClassEntryR\rerrorsByClass\x12 \n" +
 	"\tin_flight\x18\x06 \x01(\x03H\x00R\binFlight\x88\x01\x01\x12!\n" +
 	"\frequest_rate\x18\a \x01(\x01R\vrequestRate\x12*\n" +
-	"\x11output_token_rate\x18\b \x01(\x01R\x0foutputTokenRate\x12#\n" +
-	"\routput_tokens\x18\t \x01(\x03R\foutputTokens\x12!\n" +
-	"\finput_tokens\x18\n" +
-	" \x01(\x03R\vinputTokens\x12(\n" +
-	"\attft_ms\x18\v \x01(\v2\x0f.llmtap.v1.StatR\x06ttftMs\x12&\n" +
-	"\x06itl_ms\x18\f \x01(\v2\x0f.llmtap.v1.StatR\x05itlMs\x12=\n" +
-	"\x12request_latency_ms\x18\r \x01(\v2\x0f.llmtap.v1.StatR\x10requestLatencyMs\x1a@\n" +
+	"\x11output_token_rate\x18\b \x01(\x01R\x0foutputTokenRate\x12(\n" +
+	"\x10input_token_rate\x18\t \x01(\x01R\x0einputTokenRate\x12#\n" +
+	"\routput_tokens\x18\n" +
+	" \x01(\x01R\foutputTokens\x12!\n" +
+	"\finput_tokens\x18\v \x01(\x01R\vinputTokens\x12-\n" +
+	"\attft_ms\x18\f \x01(\v2\x14.llmtap.v1.QuantilesR\x06ttftMs\x12+\n" +
+	"\x06itl_ms\x18\r \x01(\v2\x14.llmtap.v1.QuantilesR\x05itlMs\x1a@\n" +
 	"\x12ErrorsByClassEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01B\f\n" +
 	"\n" +
-	"_in_flight\"\xfc\x04\n" +
+	"_in_flight\"E\n" +
+	"\tQuantiles\x12\x10\n" +
+	"\x03p50\x18\x01 \x01(\x01R\x03p50\x12\x10\n" +
+	"\x03p99\x18\x02 \x01(\x01R\x03p99\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\xfc\x04\n" +
 	"\x03GPU\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
@@ -2678,7 +2785,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x13_memory_total_bytesB\x16\n" +
 	"\x14_temperature_celsiusB\x0f\n" +
 	"\r_sm_clock_mhzB\x10\n" +
-	"\x0e_energy_joules\"\xdf\x03\n" +
+	"\x0e_energy_joules\"\xd3\x04\n" +
 	"\vServerModel\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12)\n" +
@@ -2687,7 +2794,11 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\awaiting\x18\x05 \x01(\x01H\x02R\awaiting\x88\x01\x01\x12<\n" +
 	"\x18prompt_tokens_per_second\x18\x06 \x01(\x01H\x03R\x15promptTokensPerSecond\x88\x01\x01\x12D\n" +
 	"\x1cgeneration_tokens_per_second\x18\a \x01(\x01H\x04R\x19generationTokensPerSecond\x88\x01\x01\x126\n" +
-	"\x15prefix_cache_hit_rate\x18\b \x01(\x01H\x05R\x12prefixCacheHitRate\x88\x01\x01B\x11\n" +
+	"\x15prefix_cache_hit_rate\x18\b \x01(\x01H\x05R\x12prefixCacheHitRate\x88\x01\x01\x12\x16\n" +
+	"\x06target\x18\t \x01(\tR\x06target\x12-\n" +
+	"\attft_ms\x18\n" +
+	" \x01(\v2\x14.llmtap.v1.QuantilesR\x06ttftMs\x12+\n" +
+	"\x06itl_ms\x18\v \x01(\v2\x14.llmtap.v1.QuantilesR\x05itlMsB\x11\n" +
 	"\x0f_kv_cache_usageB\n" +
 	"\n" +
 	"\b_runningB\n" +
@@ -2788,7 +2899,7 @@ func file_llmtap_v1_llmtap_proto_rawDescGZIP() []byte {
 	return file_llmtap_v1_llmtap_proto_rawDescData
 }
 
-var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Stat)(nil),                    // 0: llmtap.v1.Stat
 	(*Scalar)(nil),                  // 1: llmtap.v1.Scalar
@@ -2802,95 +2913,97 @@ var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*StreamTimelineResponse)(nil),  // 9: llmtap.v1.StreamTimelineResponse
 	(*TimelineWindow)(nil),          // 10: llmtap.v1.TimelineWindow
 	(*Series)(nil),                  // 11: llmtap.v1.Series
-	(*GPU)(nil),                     // 12: llmtap.v1.GPU
-	(*ServerModel)(nil),             // 13: llmtap.v1.ServerModel
-	(*ShadowStartRequest)(nil),      // 14: llmtap.v1.ShadowStartRequest
-	(*ShadowStartResponse)(nil),     // 15: llmtap.v1.ShadowStartResponse
-	(*ShadowStopRequest)(nil),       // 16: llmtap.v1.ShadowStopRequest
-	(*ShadowStopResponse)(nil),      // 17: llmtap.v1.ShadowStopResponse
-	(*ShadowSetRateRequest)(nil),    // 18: llmtap.v1.ShadowSetRateRequest
-	(*ShadowSetRateResponse)(nil),   // 19: llmtap.v1.ShadowSetRateResponse
-	(*ShadowStatusRequest)(nil),     // 20: llmtap.v1.ShadowStatusRequest
-	(*ShadowStatusResponse)(nil),    // 21: llmtap.v1.ShadowStatusResponse
-	(*ShadowState)(nil),             // 22: llmtap.v1.ShadowState
-	(*RecordingStartRequest)(nil),   // 23: llmtap.v1.RecordingStartRequest
-	(*RecordingStartResponse)(nil),  // 24: llmtap.v1.RecordingStartResponse
-	(*RecordingStopRequest)(nil),    // 25: llmtap.v1.RecordingStopRequest
-	(*RecordingStopResponse)(nil),   // 26: llmtap.v1.RecordingStopResponse
-	(*RecordingStatusRequest)(nil),  // 27: llmtap.v1.RecordingStatusRequest
-	(*Recording)(nil),               // 28: llmtap.v1.Recording
-	(*RecordingStatusResponse)(nil), // 29: llmtap.v1.RecordingStatusResponse
-	nil,                             // 30: llmtap.v1.Group.MetricsEntry
-	nil,                             // 31: llmtap.v1.Group.ScalarsEntry
-	nil,                             // 32: llmtap.v1.Group.OutputTokenSourcesEntry
-	nil,                             // 33: llmtap.v1.Group.InputTokenSourcesEntry
-	nil,                             // 34: llmtap.v1.Group.ErrorsEntry
-	nil,                             // 35: llmtap.v1.Series.ErrorsByClassEntry
-	(*timestamppb.Timestamp)(nil),   // 36: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 37: google.protobuf.Duration
+	(*Quantiles)(nil),               // 12: llmtap.v1.Quantiles
+	(*GPU)(nil),                     // 13: llmtap.v1.GPU
+	(*ServerModel)(nil),             // 14: llmtap.v1.ServerModel
+	(*ShadowStartRequest)(nil),      // 15: llmtap.v1.ShadowStartRequest
+	(*ShadowStartResponse)(nil),     // 16: llmtap.v1.ShadowStartResponse
+	(*ShadowStopRequest)(nil),       // 17: llmtap.v1.ShadowStopRequest
+	(*ShadowStopResponse)(nil),      // 18: llmtap.v1.ShadowStopResponse
+	(*ShadowSetRateRequest)(nil),    // 19: llmtap.v1.ShadowSetRateRequest
+	(*ShadowSetRateResponse)(nil),   // 20: llmtap.v1.ShadowSetRateResponse
+	(*ShadowStatusRequest)(nil),     // 21: llmtap.v1.ShadowStatusRequest
+	(*ShadowStatusResponse)(nil),    // 22: llmtap.v1.ShadowStatusResponse
+	(*ShadowState)(nil),             // 23: llmtap.v1.ShadowState
+	(*RecordingStartRequest)(nil),   // 24: llmtap.v1.RecordingStartRequest
+	(*RecordingStartResponse)(nil),  // 25: llmtap.v1.RecordingStartResponse
+	(*RecordingStopRequest)(nil),    // 26: llmtap.v1.RecordingStopRequest
+	(*RecordingStopResponse)(nil),   // 27: llmtap.v1.RecordingStopResponse
+	(*RecordingStatusRequest)(nil),  // 28: llmtap.v1.RecordingStatusRequest
+	(*Recording)(nil),               // 29: llmtap.v1.Recording
+	(*RecordingStatusResponse)(nil), // 30: llmtap.v1.RecordingStatusResponse
+	nil,                             // 31: llmtap.v1.Group.MetricsEntry
+	nil,                             // 32: llmtap.v1.Group.ScalarsEntry
+	nil,                             // 33: llmtap.v1.Group.OutputTokenSourcesEntry
+	nil,                             // 34: llmtap.v1.Group.InputTokenSourcesEntry
+	nil,                             // 35: llmtap.v1.Group.ErrorsEntry
+	nil,                             // 36: llmtap.v1.Series.ErrorsByClassEntry
+	(*timestamppb.Timestamp)(nil),   // 37: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 38: google.protobuf.Duration
 }
 var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
-	36, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
-	36, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
-	30, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
-	31, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
-	32, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
-	33, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
-	34, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
-	36, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
+	37, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
+	37, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
+	31, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
+	32, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
+	33, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
+	34, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
+	35, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
+	37, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: llmtap.v1.SummaryResponse.groups:type_name -> llmtap.v1.Group
 	7,  // 9: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
-	36, // 10: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
-	37, // 11: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	37, // 10: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
+	38, // 11: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
 	10, // 12: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	36, // 13: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	37, // 14: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	37, // 15: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	37, // 13: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	38, // 14: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	38, // 15: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
 	11, // 16: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
-	12, // 17: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
-	13, // 18: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
-	22, // 19: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
-	35, // 20: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
-	0,  // 21: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Stat
-	0,  // 22: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Stat
-	0,  // 23: llmtap.v1.Series.request_latency_ms:type_name -> llmtap.v1.Stat
-	37, // 24: llmtap.v1.ShadowStartRequest.duration:type_name -> google.protobuf.Duration
-	22, // 25: llmtap.v1.ShadowStartResponse.state:type_name -> llmtap.v1.ShadowState
-	22, // 26: llmtap.v1.ShadowStopResponse.state:type_name -> llmtap.v1.ShadowState
-	22, // 27: llmtap.v1.ShadowSetRateResponse.state:type_name -> llmtap.v1.ShadowState
-	22, // 28: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	36, // 29: llmtap.v1.ShadowState.started:type_name -> google.protobuf.Timestamp
-	28, // 30: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	28, // 31: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	36, // 32: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	28, // 33: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	0,  // 34: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 35: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 36: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	5,  // 37: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	8,  // 38: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	14, // 39: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	16, // 40: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	18, // 41: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	20, // 42: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	23, // 43: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	25, // 44: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	27, // 45: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	4,  // 46: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	6,  // 47: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	9,  // 48: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	15, // 49: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	17, // 50: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	19, // 51: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	21, // 52: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	24, // 53: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	26, // 54: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	29, // 55: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	46, // [46:56] is the sub-list for method output_type
-	36, // [36:46] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	13, // 17: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
+	14, // 18: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
+	23, // 19: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
+	36, // 20: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
+	12, // 21: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
+	12, // 22: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
+	12, // 23: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
+	12, // 24: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
+	38, // 25: llmtap.v1.ShadowStartRequest.duration:type_name -> google.protobuf.Duration
+	23, // 26: llmtap.v1.ShadowStartResponse.state:type_name -> llmtap.v1.ShadowState
+	23, // 27: llmtap.v1.ShadowStopResponse.state:type_name -> llmtap.v1.ShadowState
+	23, // 28: llmtap.v1.ShadowSetRateResponse.state:type_name -> llmtap.v1.ShadowState
+	23, // 29: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
+	37, // 30: llmtap.v1.ShadowState.started:type_name -> google.protobuf.Timestamp
+	29, // 31: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	29, // 32: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	37, // 33: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	29, // 34: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	0,  // 35: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 36: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 37: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	5,  // 38: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	8,  // 39: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	15, // 40: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	17, // 41: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	19, // 42: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	21, // 43: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	24, // 44: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	26, // 45: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	28, // 46: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	4,  // 47: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	6,  // 48: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	9,  // 49: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	16, // 50: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	18, // 51: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	20, // 52: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	22, // 53: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	25, // 54: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	27, // 55: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	30, // 56: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	47, // [47:57] is the sub-list for method output_type
+	37, // [37:47] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
@@ -2900,15 +3013,15 @@ func file_llmtap_v1_llmtap_proto_init() {
 	}
 	file_llmtap_v1_llmtap_proto_msgTypes[7].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[11].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[12].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[13].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmtap_v1_llmtap_proto_rawDesc), len(file_llmtap_v1_llmtap_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

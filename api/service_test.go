@@ -1,0 +1,233 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/llmtap/llmtap/api"
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// serve starts the service on a loopback test server and returns a client of it.
+func serve(t *testing.T, opts api.Options) llmtapv1connect.TapServiceClient {
+	t.Helper()
+	path, h := api.New(opts).Handler()
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return llmtapv1connect.NewTapServiceClient(srv.Client(), srv.URL)
+}
+
+// rec is a finished streamed request of model and class.
+func rec(model, class string, ttftMs, itlMs float64, out int64, failure string) *record.Record {
+	r := &record.Record{Model: model, Class: class, Status: 200, Start: time.Now(), Error: failure,
+		OutputTokens: out, OutputTokensSource: record.SourceUsage, InputTokens: 100, InputTokensSource: record.SourceUsage,
+		TTFTMs: &ttftMs, ITLMs: &itlMs, DurationMs: ttftMs + itlMs*float64(out-1)}
+	lat := r.DurationMs
+	r.RequestLatencyMs = &lat
+	return r
+}
+
+// TestStatsTimeline checks the windows made from the aggregator's rolling window: one series
+// per model and class, counts summed over status classes, the successful requests'
+// latencies, rates over the span.
+func TestStatsTimeline(t *testing.T) {
+	tp := tap.New(tap.Options{})
+	defer tp.Close()
+	for range 3 {
+		tp.Stats().Add(rec("m", record.ClassLive, 20, 2, 10, ""))
+	}
+	bad := rec("m", record.ClassLive, 20, 2, 10, record.ErrStream)
+	tp.Stats().Add(bad)
+	tp.Stats().Add(rec("m", record.ClassShadow, 50, 5, 10, ""))
+
+	now := time.Unix(1_000_000, 500e6)
+	st := &api.StatsTimeline{Tap: func() *tap.Tap { return tp }, Now: func() time.Time { return now }}
+	ws := st.Windows(0)
+	if len(ws) != 1 {
+		t.Fatalf("%d windows, want 1", len(ws))
+	}
+	w := ws[0]
+	if w.Seq != 1_000_000 || w.Source != api.SourceStats || w.Span.AsDuration() <= 0 || !w.Start.AsTime().Equal(time.Unix(999_999, 0)) {
+		t.Errorf("window seq %d source %q span %v start %v: want seq 1000000 (Unix seconds), source stats, a span, start at the previous second",
+			w.Seq, w.Source, w.Span.AsDuration(), w.Start.AsTime())
+	}
+	if len(w.Series) != 2 {
+		t.Fatalf("series %v, want live and shadow of m", w.Series)
+	}
+	live := w.Series[0]
+	if live.Class != record.ClassLive {
+		live = w.Series[1]
+	}
+	if live.Requests != 4 || live.Errors != 1 || live.ErrorsByClass[record.ErrStream] != 1 || live.OutputTokens != 30 {
+		t.Errorf("live series %v: want 4 requests, 1 stream error, 30 output tokens (of the 3 OK ones)", live)
+	}
+	if q := live.TtftMs; q.GetCount() != 3 || q.GetP50() < 19.9 || q.GetP50() > 20.1 {
+		t.Errorf("live TTFT %v: want 3 values of 20 ms", q)
+	}
+	if live.RequestRate <= 0 || live.OutputTokenRate <= 0 {
+		t.Errorf("live rates %v and %v: want positive", live.RequestRate, live.OutputTokenRate)
+	}
+	if again := st.Windows(w.Seq); len(again) != 0 {
+		t.Errorf("Windows(%d) in the same second: %v, want none", w.Seq, again)
+	}
+	empty := (&api.StatsTimeline{Tap: func() *tap.Tap { return nil }}).Windows(0)
+	if len(empty) != 1 || len(empty[0].Series) != 0 {
+		t.Errorf("without an engine: %v, want one empty window", empty)
+	}
+}
+
+// fakeTimeline makes a window every period, numbered from 1, with one series per model.
+type fakeTimeline struct {
+	period time.Duration
+	start  time.Time
+	models []string
+}
+
+func (f *fakeTimeline) Period() time.Duration { return f.period }
+
+func (f *fakeTimeline) Windows(after int64) []*llmtapv1.TimelineWindow {
+	n := int64(time.Since(f.start) / f.period)
+	from := after + 1
+	if after == 0 {
+		from = n
+	}
+	var out []*llmtapv1.TimelineWindow
+	for s := max(from, 1); s <= n; s++ {
+		w := &llmtapv1.TimelineWindow{Seq: s, Source: "fake"}
+		for _, m := range f.models {
+			w.Series = append(w.Series, &llmtapv1.Series{Model: m, Class: record.ClassLive, Requests: s})
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// fakeShadow records calls and fails SetRate with a negative rate.
+type fakeShadow struct {
+	mu    sync.Mutex
+	state llmtapv1.ShadowState
+}
+
+func (f *fakeShadow) Start(_ context.Context, r *llmtapv1.ShadowStartRequest) (*llmtapv1.ShadowState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state.Running, f.state.Rate = true, r.Rate
+	return &llmtapv1.ShadowState{Running: true, Rate: r.Rate}, nil
+}
+
+func (f *fakeShadow) Stop(context.Context) (*llmtapv1.ShadowState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.state.Running {
+		return nil, fmt.Errorf("%w: shadow load is not running", api.ErrState)
+	}
+	f.state.Running = false
+	return &llmtapv1.ShadowState{}, nil
+}
+
+func (f *fakeShadow) SetRate(_ context.Context, rate float64) (*llmtapv1.ShadowState, error) {
+	if rate < 0 {
+		return nil, fmt.Errorf("%w: rate %v is negative", api.ErrInvalid, rate)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.state.Rate = rate
+	return &llmtapv1.ShadowState{Running: f.state.Running, Rate: rate}, nil
+}
+
+func (f *fakeShadow) Status(context.Context) (*llmtapv1.ShadowState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return &llmtapv1.ShadowState{Running: f.state.Running, Rate: f.state.Rate}, nil
+}
+
+// TestStreamTimeline checks the stream over a source: windows in order without gaps at the
+// source's period, filtered by model, with the shadow state; a longer interval skips windows.
+func TestStreamTimeline(t *testing.T) {
+	tl := &fakeTimeline{period: 20 * time.Millisecond, start: time.Now(), models: []string{"a", "b"}}
+	sh := &fakeShadow{}
+	c := serve(t, api.Options{Timeline: func() api.Timeline { return tl }, Shadow: func() api.Shadow { return sh }})
+	ctx := t.Context()
+	if _, err := c.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{Rate: 3})); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * tl.period) // a window exists
+
+	read := func(req *llmtapv1.StreamTimelineRequest, n int) []*llmtapv1.TimelineWindow {
+		st, err := c.StreamTimeline(ctx, connect.NewRequest(req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var ws []*llmtapv1.TimelineWindow
+		for len(ws) < n && st.Receive() {
+			ws = append(ws, st.Msg().Window)
+		}
+		if len(ws) < n {
+			t.Fatalf("the stream ended after %d windows: %v", len(ws), st.Err())
+		}
+		return ws
+	}
+	ws := read(&llmtapv1.StreamTimelineRequest{Model: "b"}, 5)
+	for i, w := range ws {
+		if i > 0 && w.Seq != ws[i-1].Seq+1 {
+			t.Errorf("window %d has seq %d after %d: want no gap at the source's period", i, w.Seq, ws[i-1].Seq)
+		}
+		if len(w.Series) != 1 || w.Series[0].Model != "b" {
+			t.Errorf("window %d series %v: want only model b", i, w.Series)
+		}
+		if !w.GetShadow().GetRunning() || w.GetShadow().GetRate() != 3 {
+			t.Errorf("window %d shadow %v: want running at rate 3", i, w.GetShadow())
+		}
+	}
+	ws = read(&llmtapv1.StreamTimelineRequest{Interval: durationpb.New(3 * tl.period)}, 3)
+	if len(ws[1].Series) != 2 || ws[1].Seq-ws[0].Seq < 2 {
+		t.Errorf("with an interval of 3 periods: seqs %d, %d and %d series: want gaps and both models", ws[0].Seq, ws[1].Seq, len(ws[1].Series))
+	}
+}
+
+// TestControlErrors checks the codes of the control RPCs: errors of the controls, missing
+// controls, read-only endpoints and a missing engine.
+func TestControlErrors(t *testing.T) {
+	ctx := t.Context()
+	sh := &fakeShadow{}
+	c := serve(t, api.Options{Shadow: func() api.Shadow { return sh }})
+	if _, err := c.ShadowSetRate(ctx, connect.NewRequest(&llmtapv1.ShadowSetRateRequest{Rate: -1})); connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("SetRate -1: %v, want InvalidArgument with the reason", err)
+	}
+	if _, err := c.ShadowStop(ctx, connect.NewRequest(&llmtapv1.ShadowStopRequest{})); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+		t.Errorf("Stop while stopped: %v, want FailedPrecondition", err)
+	}
+	if _, err := c.Summary(ctx, connect.NewRequest(&llmtapv1.SummaryRequest{})); connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "llmtap handler") {
+		t.Errorf("Summary without an engine: %v, want Unavailable saying why", err)
+	}
+	if _, err := c.RecordingStatus(ctx, connect.NewRequest(&llmtapv1.RecordingStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented {
+		t.Errorf("RecordingStatus without recording control: %v, want Unimplemented", err)
+	}
+
+	ro := serve(t, api.Options{Shadow: func() api.Shadow { return sh }, ReadOnly: true})
+	if _, err := ro.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{Rate: 1})); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("ShadowStart read-only: %v, want PermissionDenied", err)
+	}
+	if _, err := ro.ShadowStatus(ctx, connect.NewRequest(&llmtapv1.ShadowStatusRequest{})); err != nil {
+		t.Errorf("ShadowStatus read-only: %v, want an answer", err)
+	}
+	none := serve(t, api.Options{NoShadow: "no shadow here, for a reason"})
+	if _, err := none.ShadowStatus(ctx, connect.NewRequest(&llmtapv1.ShadowStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented || !strings.Contains(err.Error(), "for a reason") {
+		t.Errorf("ShadowStatus without shadow: %v, want Unimplemented with the host's reason", err)
+	}
+}
