@@ -7,7 +7,7 @@ FUZZTIME  ?= 5s
 BUF_VERSION   := v1.75.0
 CADDY_VERSION := $(shell sed -n 's/.*"caddy_version": *"\([^"]*\)".*/\1/p' xcaddy.json)
 
-.PHONY: help build xcaddy tools generate generate-check test vet fmt-check unit fuzz-smoke demo-smoke fuzz bench bench-proxy demo clean
+.PHONY: help build xcaddy tools generate generate-check test vet fmt-check unit fuzz-smoke demo-smoke soak-smoke soak vulncheck fuzz bench bench-proxy demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -32,7 +32,7 @@ generate: ## regenerate gen/ from proto/ with buf and the protoc-gen-go/connect-
 generate-check: generate ## fail when the committed gen/ differs from what `make generate` writes
 	@out=$$(git status --porcelain -- gen proto); if [ -n "$$out" ]; then echo "make generate changed (commit the result):"; echo "$$out"; git --no-pager diff --stat -- gen; exit 1; fi
 
-test: tools generate-check vet fmt-check unit fuzz-smoke demo-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo
+test: tools generate-check vet fmt-check unit fuzz-smoke demo-smoke soak-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo, the 2-minute soak
 
 vet: ## go vet
 	$(GO) vet ./...
@@ -48,6 +48,15 @@ fuzz-smoke: ## run every fuzz target for FUZZTIME each
 
 demo-smoke: ## build the binary and run `llmtap demo --duration 5s` as a newcomer would
 	@./bench/demo-smoke.sh
+
+soak-smoke: ## 2-minute soak: 1,000 streams through Caddy+llmtap, reloads every 10 s (no -race: see BENCHMARKS.md)
+	$(GO) test -count=1 -run '^TestSoak$$' -timeout 10m ./modules/llmtap/ -soak.duration 2m -soak.streams 1000 -soak.reload 10s
+
+soak: ## 30-minute soak, reloads every 30 s (SOAK_REPORT=soak.json keeps the samples)
+	$(GO) test -count=1 -run '^TestSoak$$' -timeout 45m -v ./modules/llmtap/ -soak.duration 30m -soak.streams 1000 -soak.reload 30s $(if $(SOAK_REPORT),-soak.report $(abspath $(SOAK_REPORT)))
+
+vulncheck: ## govulncheck over every package (needs vuln.go.dev; not part of `make test`, see SECURITY.md)
+	$(GO) run golang.org/x/vuln/cmd/govulncheck@latest ./...
 
 fuzz: ## longer fuzzing (FUZZTIME=10m make fuzz)
 	@./bench/fuzz.sh $(FUZZTIME)

@@ -198,7 +198,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		failure, msg = record.ErrUpstream, err.Error()
 	}
-	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(ctxErr, context.Canceled) {
+	// A canceled context alone does not make a cancel: a client that closes its connection as
+	// soon as it has read the whole response (no keep-alive) cancels the context while the
+	// handler chain is still returning. The response was incomplete only if the next handler
+	// failed or a write to the client did.
+	if ctxErr := r.Context().Err(); ctxErr != nil && errors.Is(ctxErr, context.Canceled) && (err != nil || tw.clientGone) {
 		failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
 	}
 	if body != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -145,6 +146,10 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 type recording struct {
 	entry         *recorderEntry
 	sessionHeader string
+	// released makes releasing idempotent without touching Handler.recording, which requests
+	// still being served by the old config read: Caddy cleans up a config as soon as its
+	// servers stop accepting, while their in-flight requests go on.
+	released atomic.Bool
 }
 
 // provisionRecording registers the recorder metric and, when the handler records, takes a hold
@@ -170,9 +175,8 @@ func (h *Handler) provisionRecording(ctx caddy.Context) error {
 
 // releaseRecording drops the handler's hold; the recorder stops when no config uses it.
 func (h *Handler) releaseRecording() {
-	if h.recording != nil {
-		releaseRecorder(h.recording.entry, h.logger)
-		h.recording = nil
+	if rc := h.recording; rc != nil && rc.released.CompareAndSwap(false, true) {
+		releaseRecorder(rc.entry, h.logger)
 	}
 }
 
