@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html"
+	"io"
 	"io/fs"
 	"net/http"
 	"regexp"
@@ -75,21 +76,28 @@ func sources(hashes []string) string {
 	return strings.Join(hashes, " ")
 }
 
+// routesMark is where Dashboard puts the server's admin routes into the page, per request.
+const routesMark = "\x00routes\x00"
+
 // Dashboard returns an http.Handler that serves the live dashboard page (dashboard.html with
-// its assets inlined). routes are the admin routes the server has (their patterns): the page
-// reads only those, so a server without, say, shadow control shows its controls disabled
-// instead of asking for a route that is not there. It fails when an asset is missing.
-func Dashboard(routes []string) (http.Handler, error) {
+// its assets inlined). routes returns the admin routes the server can answer now (their
+// patterns); the page reads only those, so a server without a timeline or shadow control shows
+// the fallback or disabled controls instead of asking for a route that is not there. It fails
+// when an asset is missing.
+func Dashboard(routes func() []string) (http.Handler, error) {
 	doc, err := Asset("dashboard.html")
 	if err != nil {
 		return nil, err
 	}
-	doc = strings.Replace(doc, "<body>", `<body data-routes="`+html.EscapeString(strings.Join(routes, " "))+`">`, 1)
+	doc = strings.Replace(doc, "<body>", `<body data-routes="`+routesMark+`">`, 1)
 	page, csp, err := Inline(doc)
 	if err != nil {
 		return nil, err
 	}
-	body := []byte(page)
+	before, after, ok := strings.Cut(page, routesMark)
+	if !ok {
+		return nil, fmt.Errorf("dashboard.html has no <body> tag")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
@@ -100,6 +108,6 @@ func Dashboard(routes []string) (http.Handler, error) {
 		if r.Method == http.MethodHead {
 			return
 		}
-		w.Write(body) //nolint:errcheck // the client went away
+		io.WriteString(w, before+html.EscapeString(strings.Join(routes(), " "))+after) //nolint:errcheck // the client went away
 	}), nil
 }

@@ -14,7 +14,18 @@ import (
 // nothing was requested from anywhere but the admin listener and that no script failed, and
 // saves a screenshot.
 func TestDashboard(t *testing.T) {
-	p := startProxy(t, startMock(t), "")
+	for _, tc := range []struct {
+		name, globals, source string
+	}{
+		{"timeline", "\tllmtap", "timeline"}, // the llmtap app runs the timeline: its windows are drawn
+		{"summary", "", "summary"},            // the handler alone: points derived from /llmtap/summary
+	} {
+		t.Run(tc.name, func(t *testing.T) { testDashboard(t, tc.globals, tc.source) })
+	}
+}
+
+func testDashboard(t *testing.T, globals, source string) {
+	p := startProxy(t, startMock(t), globals, "")
 	ctx, stop := context.WithCancel(context.Background())
 	wait := load(ctx, t, p.site, 3, 3000)
 	defer func() { stop(); wait() }()
@@ -79,15 +90,14 @@ func TestDashboard(t *testing.T) {
 	if got.TimelineSVG != 10 {
 		t.Errorf("%d token timelines drawn in the slowest-requests table, want 10", got.TimelineSVG)
 	}
-	// The server runs a timeline (the llmtap app is loaded): the charts draw its windows.
-	if got.Source != "timeline" {
-		t.Errorf("the dashboard read %q, want the timeline", got.Source)
+	if got.Source != source {
+		t.Errorf("the dashboard read %q, want %s", got.Source, source)
 	}
 	// Without shadow routes the controls say so and stay disabled.
 	if got.Shadow != "unavailable" || !got.Disabled {
 		t.Errorf("shadow controls: state %q, start disabled %v", got.Shadow, got.Disabled)
 	}
-	b.screenshot(t, "dashboard.png")
+	b.screenshot(t, "dashboard-"+source+".png")
 	b.check(t, func(u *url.URL) bool {
 		return u.Scheme == "data" || (u.Scheme == "http" && u.Host == p.admin)
 	})

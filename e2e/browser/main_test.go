@@ -194,11 +194,12 @@ type proxy struct {
 	admin, site string // host:port
 }
 
-// startProxy loads Caddy with llmtap (with the handler options in handlerBody) in front of
-// upstream, and stops it when the test ends. The admin listener also accepts requests that
+// startProxy loads Caddy with llmtap (with the handler options in handlerBody, and the global
+// options in globals, such as the llmtap app) in front of upstream, and stops it when the test
+// ends. The admin listener also accepts requests that
 // carry no Origin: that is how a browser opens a typed URL (see the README's dashboard
 // section), and Caddy refuses such requests from browsers unless told otherwise.
-func startProxy(t *testing.T, upstream, handlerBody string) *proxy {
+func startProxy(t *testing.T, upstream, globals, handlerBody string) *proxy {
 	t.Helper()
 	admin, err := loopback.FreeAddr()
 	if err != nil {
@@ -212,7 +213,7 @@ func startProxy(t *testing.T, upstream, handlerBody string) *proxy {
 	admin %[1]s {
 		origins %[1]s ""
 	}
-	llmtap
+%[6]s
 	default_bind 127.0.0.1
 	auto_https off
 	persist_config off
@@ -228,7 +229,7 @@ http://%[3]s {
 	}
 	reverse_proxy %[5]s
 }
-`, admin, t.TempDir(), site, handlerBody, upstream)
+`, admin, t.TempDir(), site, handlerBody, upstream, globals)
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "browser-test"})
 	if err != nil {
 		t.Fatalf("adapting:\n%s\n%v", cf, err)

@@ -24,7 +24,7 @@ import (
 // that every PNG is an image of the size asked for with something drawn on it.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	p := startProxy(t, startMock(t), "\t\trecord "+dir+" {\n\t\t\tflush_interval 100ms\n\t\t}")
+	p := startProxy(t, startMock(t), "", "\t\trecord "+dir+" {\n\t\t\tflush_interval 100ms\n\t\t}")
 	const requests = 80
 	ok := load(context.Background(), t, p.site, 4, requests)()
 	if ok != requests {

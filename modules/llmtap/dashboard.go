@@ -13,19 +13,25 @@ import (
 // dashboardPrefix is where the live dashboard is served on the admin listener.
 const dashboardPrefix = "/llmtap/ui/"
 
-// dashboardPage is the page (package ui, assets inlined), built once on first use with the list
-// of llmtap's admin routes so that it asks only for routes this binary serves. (Set in init:
-// it refers to Routes, which refers back to the dashboard route.)
+// dashboardPage is the page (package ui, assets inlined), built once on first use. (Set in
+// init: dashboardRoutes refers to Routes, which refers back to the dashboard route.)
 var dashboardPage func() (http.Handler, error)
 
 func init() {
-	dashboardPage = sync.OnceValues(func() (http.Handler, error) {
-		var routes []string
-		for _, r := range (adminAPI{}).Routes() {
-			routes = append(routes, r.Pattern)
+	dashboardPage = sync.OnceValues(func() (http.Handler, error) { return ui.Dashboard(dashboardRoutes) })
+}
+
+// dashboardRoutes lists the admin routes that answer now, for the page to read only those: all
+// of llmtap's, less the timeline when no loaded config runs one.
+func dashboardRoutes() []string {
+	var routes []string
+	for _, r := range (adminAPI{}).Routes() {
+		if r.Pattern == "/llmtap/timeline" && ActiveTimeline() == nil {
+			continue
 		}
-		return ui.Dashboard(routes)
-	})
+		routes = append(routes, r.Pattern)
+	}
+	return routes
 }
 
 // dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
