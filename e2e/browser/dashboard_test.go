@@ -18,7 +18,7 @@ func TestDashboard(t *testing.T) {
 		name, globals, source string
 	}{
 		{"timeline", "\tllmtap", "timeline"}, // the llmtap app runs the timeline: its windows are drawn
-		{"summary", "", "summary"},            // the handler alone: points derived from /llmtap/summary
+		{"summary", "", "summary"},           // the handler alone: points derived from /llmtap/summary
 	} {
 		t.Run(tc.name, func(t *testing.T) { testDashboard(t, tc.globals, tc.source) })
 	}
