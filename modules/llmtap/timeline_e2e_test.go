@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -315,4 +316,70 @@ func readLines(path string, fn func([]byte) error) error {
 		b = b[i:]
 	}
 	return nil
+}
+
+// TestScrapesFeedTheTimeline serves a vLLM and a dcgm-exporter page (the scrape package's
+// recorded fixtures) on loopback and configures both scrapes on a host without NVML: the
+// timeline's windows carry the server's per-model figures and the exporter's GPUs, and
+// LatestGPUSamples serves the exporter's GPUs to the exporters.
+func TestScrapesFeedTheTimeline(t *testing.T) {
+	defer llmtap.SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: test", gpu.ErrNoNVML) })()
+	pages := map[string]string{}
+	for _, name := range []string{"vllm", "dcgm"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "telemetry", "scrape", "testdata", name+".prom"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages["/"+name] = string(b)
+	}
+	mux := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		page, ok := pages[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(page))
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go hs.Serve(ln)
+	defer hs.Close()
+	base := "http://" + ln.Addr().String()
+
+	up := startUpstream(t, mockllm.DefaultConfig())
+	p, _ := loadProxy(t, fmt.Sprintf("llmtap {\n\t\tscrape %s/vllm {\n\t\t\tkind vllm\n\t\t\tinterval 100ms\n\t\t}\n\t\tscrape %s/dcgm {\n\t\t\tkind dcgm\n\t\t\tinterval 100ms\n\t\t}\n\t\ttimeline {\n\t\t\twindow 200ms\n\t\t}\n\t}", base, base),
+		site{body: "llmtap\nreverse_proxy " + up.addr})
+	time.Sleep(700 * time.Millisecond)
+
+	var doc struct {
+		Windows []timeline.Window `json:"windows"`
+	}
+	if err := json.Unmarshal(p.adminGet(t, "/llmtap/timeline"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var server *timeline.Server
+	var gpus []timeline.GPU
+	for _, w := range doc.Windows {
+		for i := range w.Servers {
+			if w.Servers[i].Model == "meta-llama/Llama-3.1-8B-Instruct" {
+				server = &w.Servers[i]
+			}
+		}
+		if len(w.GPUs) > 0 {
+			gpus = w.GPUs
+		}
+	}
+	if server == nil || server.Kind != "vllm" || server.Target != base+"/vllm" || server.KVCacheUsage == nil || server.Running == nil || *server.Running != 5 {
+		t.Errorf("server entry %+v; want the vLLM page's Llama model with KV-cache usage and 5 running (3 + 2 engines)", server)
+	}
+	if len(gpus) == 0 || gpus[0].UUID != "GPU-8fd57906-5df7-5b6f-29b0-637cdf8482ff" || gpus[0].PowerW == nil {
+		t.Errorf("GPU entries %+v; want the dcgm page's GPUs with power", gpus)
+	}
+	if got := llmtap.LatestGPUSamples(nil); len(got) == 0 || got[0].Name != "NVIDIA H200" {
+		t.Errorf("LatestGPUSamples = %+v; want the dcgm page's H200s", got)
+	}
 }
