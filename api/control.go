@@ -15,13 +15,17 @@ var (
 	// ErrState marks a request that conflicts with the current state, such as stopping what
 	// is not running (FailedPrecondition).
 	ErrState = errors.New("not possible in the current state")
+	// ErrNotFound marks a request naming something that does not exist (NotFound).
+	ErrNotFound = errors.New("not found")
 )
 
-// Shadow controls the shadow load of the host. Every method returns the state after the call.
+// Shadow controls the named shadow loads of the host. An empty name means the only load;
+// Start, Stop and SetRate return the load's state after the call.
 type Shadow interface {
-	Start(ctx context.Context, req *llmtapv1.ShadowStartRequest) (*llmtapv1.ShadowState, error)
-	Stop(ctx context.Context) (*llmtapv1.ShadowState, error)
-	SetRate(ctx context.Context, rate float64) (*llmtapv1.ShadowState, error)
+	Start(ctx context.Context, name string) (*llmtapv1.ShadowLoad, error)
+	Stop(ctx context.Context, name string) (*llmtapv1.ShadowLoad, error)
+	SetRate(ctx context.Context, name string, rate float64) (*llmtapv1.ShadowLoad, error)
+	// Status returns every load and the guard rails.
 	Status(ctx context.Context) (*llmtapv1.ShadowState, error)
 }
 

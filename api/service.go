@@ -225,7 +225,7 @@ func (s *Service) decorate(ctx context.Context, w *llmtapv1.TimelineWindow, clas
 		w.Series = kept
 	}
 	if sh != nil && w.Shadow == nil {
-		if st, err := sh.Status(ctx); err == nil {
+		if st, err := sh.Status(ctx); err == nil && (len(st.GetLoads()) > 0 || st.GetGuard() != nil) {
 			w.Shadow = st
 		}
 	}
@@ -254,11 +254,11 @@ func (s *Service) ShadowStart(ctx context.Context, req *connect.Request[llmtapv1
 	if err != nil {
 		return nil, err
 	}
-	st, err := sh.Start(ctx, req.Msg)
+	l, err := sh.Start(ctx, req.Msg.GetName())
 	if err != nil {
 		return nil, codeOf(err)
 	}
-	return connect.NewResponse(&llmtapv1.ShadowStartResponse{State: st}), nil
+	return connect.NewResponse(&llmtapv1.ShadowStartResponse{Load: l}), nil
 }
 
 // ShadowStop stops the shadow load.
@@ -267,11 +267,11 @@ func (s *Service) ShadowStop(ctx context.Context, req *connect.Request[llmtapv1.
 	if err != nil {
 		return nil, err
 	}
-	st, err := sh.Stop(ctx)
+	l, err := sh.Stop(ctx, req.Msg.GetName())
 	if err != nil {
 		return nil, codeOf(err)
 	}
-	return connect.NewResponse(&llmtapv1.ShadowStopResponse{State: st}), nil
+	return connect.NewResponse(&llmtapv1.ShadowStopResponse{Load: l}), nil
 }
 
 // ShadowSetRate changes the shadow load's rate.
@@ -280,11 +280,11 @@ func (s *Service) ShadowSetRate(ctx context.Context, req *connect.Request[llmtap
 	if err != nil {
 		return nil, err
 	}
-	st, err := sh.SetRate(ctx, req.Msg.GetRate())
+	l, err := sh.SetRate(ctx, req.Msg.GetName(), req.Msg.GetRate())
 	if err != nil {
 		return nil, codeOf(err)
 	}
-	return connect.NewResponse(&llmtapv1.ShadowSetRateResponse{State: st}), nil
+	return connect.NewResponse(&llmtapv1.ShadowSetRateResponse{Load: l}), nil
 }
 
 // ShadowStatus reports the shadow load's state.
@@ -359,6 +359,8 @@ func codeOf(err error) error {
 		return connect.NewError(connect.CodeInvalidArgument, err)
 	case errors.Is(err, ErrState):
 		return connect.NewError(connect.CodeFailedPrecondition, err)
+	case errors.Is(err, ErrNotFound):
+		return connect.NewError(connect.CodeNotFound, err)
 	case errors.Is(err, context.Canceled):
 		return connect.NewError(connect.CodeCanceled, err)
 	case errors.Is(err, context.DeadlineExceeded):

@@ -116,43 +116,59 @@ func (f *fakeTimeline) Windows(after int64) []*llmtapv1.TimelineWindow {
 	return out
 }
 
-// fakeShadow records calls and fails SetRate with a negative rate.
+// fakeShadow is one load named "s"; SetRate refuses a negative rate.
 type fakeShadow struct {
-	mu    sync.Mutex
-	state llmtapv1.ShadowState
+	mu   sync.Mutex
+	load llmtapv1.ShadowLoad
 }
 
-func (f *fakeShadow) Start(_ context.Context, r *llmtapv1.ShadowStartRequest) (*llmtapv1.ShadowState, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.state.Running, f.state.Rate = true, r.Rate
-	return &llmtapv1.ShadowState{Running: true, Rate: r.Rate}, nil
-}
-
-func (f *fakeShadow) Stop(context.Context) (*llmtapv1.ShadowState, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.state.Running {
-		return nil, fmt.Errorf("%w: shadow load is not running", api.ErrState)
+func (f *fakeShadow) find(name string) error {
+	if name != "" && name != "s" {
+		return fmt.Errorf("%w: no shadow load named %q", api.ErrNotFound, name)
 	}
-	f.state.Running = false
-	return &llmtapv1.ShadowState{}, nil
+	return nil
 }
 
-func (f *fakeShadow) SetRate(_ context.Context, rate float64) (*llmtapv1.ShadowState, error) {
+func (f *fakeShadow) Start(_ context.Context, name string) (*llmtapv1.ShadowLoad, error) {
+	if err := f.find(name); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.load.State = "running"
+	return &llmtapv1.ShadowLoad{Name: "s", State: f.load.State, Rate: f.load.Rate}, nil
+}
+
+func (f *fakeShadow) Stop(_ context.Context, name string) (*llmtapv1.ShadowLoad, error) {
+	if err := f.find(name); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.load.State != "running" {
+		return nil, fmt.Errorf("%w: shadow load s is not running", api.ErrState)
+	}
+	f.load.State = "stopped"
+	return &llmtapv1.ShadowLoad{Name: "s", State: f.load.State}, nil
+}
+
+func (f *fakeShadow) SetRate(_ context.Context, name string, rate float64) (*llmtapv1.ShadowLoad, error) {
+	if err := f.find(name); err != nil {
+		return nil, err
+	}
 	if rate < 0 {
 		return nil, fmt.Errorf("%w: rate %v is negative", api.ErrInvalid, rate)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.state.Rate = rate
-	return &llmtapv1.ShadowState{Running: f.state.Running, Rate: rate}, nil
+	f.load.Rate = rate
+	return &llmtapv1.ShadowLoad{Name: "s", State: f.load.State, Rate: rate}, nil
 }
 
 func (f *fakeShadow) Status(context.Context) (*llmtapv1.ShadowState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return &llmtapv1.ShadowState{Running: f.state.Running, Rate: f.state.Rate}, nil
+	return &llmtapv1.ShadowState{Loads: []*llmtapv1.ShadowLoad{{Name: "s", State: f.load.State, Rate: f.load.Rate}}}, nil
 }
 
 // TestStreamTimeline checks the stream over a source: windows in order without gaps at the
@@ -162,7 +178,10 @@ func TestStreamTimeline(t *testing.T) {
 	sh := &fakeShadow{}
 	c := serve(t, api.Options{Timeline: func() api.Timeline { return tl }, Shadow: func() api.Shadow { return sh }})
 	ctx := t.Context()
-	if _, err := c.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{Rate: 3})); err != nil {
+	if _, err := c.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ShadowSetRate(ctx, connect.NewRequest(&llmtapv1.ShadowSetRateRequest{Name: "s", Rate: 3})); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * tl.period) // a window exists
@@ -190,8 +209,8 @@ func TestStreamTimeline(t *testing.T) {
 		if len(w.Series) != 1 || w.Series[0].Model != "b" {
 			t.Errorf("window %d series %v: want only model b", i, w.Series)
 		}
-		if !w.GetShadow().GetRunning() || w.GetShadow().GetRate() != 3 {
-			t.Errorf("window %d shadow %v: want running at rate 3", i, w.GetShadow())
+		if l := w.GetShadow().GetLoads(); len(l) != 1 || l[0].State != "running" || l[0].Rate != 3 {
+			t.Errorf("window %d shadow %v: want load s running at rate 3", i, w.GetShadow())
 		}
 	}
 	ws = read(&llmtapv1.StreamTimelineRequest{Interval: durationpb.New(3 * tl.period)}, 3)
@@ -212,6 +231,9 @@ func TestControlErrors(t *testing.T) {
 	if _, err := c.ShadowStop(ctx, connect.NewRequest(&llmtapv1.ShadowStopRequest{})); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Errorf("Stop while stopped: %v, want FailedPrecondition", err)
 	}
+	if _, err := c.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{Name: "nope"})); connect.CodeOf(err) != connect.CodeNotFound || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("Start nope: %v, want NotFound naming it", err)
+	}
 	if _, err := c.Summary(ctx, connect.NewRequest(&llmtapv1.SummaryRequest{})); connect.CodeOf(err) != connect.CodeUnavailable || !strings.Contains(err.Error(), "llmtap handler") {
 		t.Errorf("Summary without an engine: %v, want Unavailable saying why", err)
 	}
@@ -220,7 +242,7 @@ func TestControlErrors(t *testing.T) {
 	}
 
 	ro := serve(t, api.Options{Shadow: func() api.Shadow { return sh }, ReadOnly: true})
-	if _, err := ro.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{Rate: 1})); connect.CodeOf(err) != connect.CodePermissionDenied {
+	if _, err := ro.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{})); connect.CodeOf(err) != connect.CodePermissionDenied {
 		t.Errorf("ShadowStart read-only: %v, want PermissionDenied", err)
 	}
 	if _, err := ro.ShadowStatus(ctx, connect.NewRequest(&llmtapv1.ShadowStatusRequest{})); err != nil {

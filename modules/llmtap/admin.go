@@ -21,6 +21,9 @@ func init() {
 //	GET /llmtap/summary            AIPerf-layout summaries per (model, class, status class),
 //	                               cumulative and over the rolling window
 //	GET /llmtap/requests?limit=N   the N most recent request records as JSON lines, newest last
+//	GET /llmtap/mirror             mirroring counters, the guard rails' pause state, and live
+//	                               vs mirror TTFT/ITL/latency over the same requests, per model
+//	GET /llmtap/mirror/pairs?limit=N the N most recent live/mirror pairs as JSON lines
 //	GET /llmtap/ui/                the live dashboard (dashboard.go)
 //	GET /llmtap/timeline           fixed windows of request, GPU and server metrics
 //	                               (?since=<unix ms>&class=&model=; timeline.go)
@@ -39,6 +42,8 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
 		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
+		{Pattern: "/llmtap/mirror", Handler: caddy.AdminHandlerFunc(a.mirrorSummary)},
+		{Pattern: "/llmtap/mirror/pairs", Handler: caddy.AdminHandlerFunc(a.mirrorPairList)},
 		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},
 		{Pattern: "/llmtap/timeline", Handler: caddy.AdminHandlerFunc(a.timeline)},
 	}

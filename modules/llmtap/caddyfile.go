@@ -18,6 +18,7 @@ import (
 //	    max_response_body <size>
 //	    inject_usage
 //	    record            [<dir>] { … }   # see parseRecord in record.go
+//	    mirror            <upstream> { … } # see parseMirror in mirror.go
 //	}
 //
 // Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes. inject_usage takes no
@@ -71,8 +72,14 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.Record = rc
+		case "mirror":
+			mc, err := parseMirror(d)
+			if err != nil {
+				return err
+			}
+			h.Mirror = mc
 		default:
-			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage or record", opt)
+			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage, record or mirror", opt)
 		}
 	}
 	return nil

@@ -33,6 +33,7 @@ func acquireEngine(logger *zap.Logger) (*engine, error) {
 	e := &engine{tap: tap.New(tap.Options{})}
 	e.tap.AddSink(metricsSink{})
 	e.tap.AddSink(recordSink{})
+	e.tap.AddSink(mirrorPairs)
 	e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
 	e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
 	current.Store(e)

@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -69,10 +70,16 @@ type Handler struct {
 	// opt-in, the request bodies) for replay; see RecordConfig. Default: not recorded.
 	Record *RecordConfig `json:"record,omitempty"`
 
+	// Mirror sends a copy of a sample of the live requests to a second upstream, fire and
+	// forget, and measures the copies as traffic class "mirror"; see MirrorConfig. Default:
+	// no mirror.
+	Mirror *MirrorConfig `json:"mirror,omitempty"`
+
 	tap       *tap.Tap
 	meters    *meter.Pool
 	logger    *zap.Logger
 	recording *recording
+	mirror    *mirror.Mirror
 }
 
 // CaddyModule returns the Caddy module information.
@@ -101,6 +108,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
+	if err := h.provisionMirror(); err != nil {
+		return err
+	}
 	return h.provisionRecording(ctx)
 }
 
@@ -125,6 +135,7 @@ func (h *Handler) Validate() error {
 // Cleanup releases the handler's hold on the measurement engine; the engine stops when the
 // last config using it is gone.
 func (h *Handler) Cleanup() error {
+	h.releaseMirror() // before the engine, which its copies' records go to
 	if h.tap != nil {
 		releaseEngine()
 	}
@@ -162,6 +173,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		body = &captureBody{ReadCloser: r.Body, buf: make([]byte, 0, min(initial, 64<<10)), max: limit}
 		r.Body = body
 	}
+	// The copy starts once the body is read in full; Abandon does nothing after it started.
+	mq := h.offerMirror(r, rec.RequestID, rec.Class, body)
+	defer mq.Abandon()
 
 	tw := &tapWriter{ResponseWriter: w, m: m}
 	ended := false

@@ -68,7 +68,7 @@ var (
 	})
 
 	collectors = []prometheus.Collector{metricTTFT, metricTPOT, metricDuration, metricTokens,
-		metricRequests, metricErrors, metricInFlight, metricDropped}
+		metricRequests, metricErrors, metricInFlight, metricDropped, mirrorCollector{}}
 
 	modelLabels = newLabelCap(100)
 )

@@ -93,7 +93,7 @@ type Options struct {
 // Validate reports every invalid option at once.
 func (o Options) Validate() error {
 	var errs []error
-	if _, err := parseUpstream(o.Upstream); err != nil {
+	if err := CheckUpstream(o.Upstream); err != nil {
 		errs = append(errs, err)
 	}
 	if o.Sample < 0 || o.Sample > 1 {
@@ -109,18 +109,41 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("timeout must not be negative, got %v", o.Timeout))
 	}
 	for name := range o.HeaderUp {
-		if name == "" || strings.ContainsAny(name, " :\r\n\t") {
-			errs = append(errs, fmt.Errorf("header_up: %q is not a header name", name))
-		} else if hopByHop(textproto.CanonicalMIMEHeaderKey(name)) {
-			errs = append(errs, fmt.Errorf("header_up: %s is a hop-by-hop header, which the mirror's own connection sets", name))
+		if err := CheckHeaderUp(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, name := range o.ForwardSensitive {
-		if !sensitive.Header(name) {
-			errs = append(errs, fmt.Errorf("forward_sensitive: %s is not a credential header; every other header is forwarded anyway", name))
+		if err := CheckForwardSensitive(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CheckUpstream reports why s cannot be a mirror upstream, or nil.
+func CheckUpstream(s string) error {
+	_, err := parseUpstream(s)
+	return err
+}
+
+// CheckHeaderUp reports why name cannot be set by header_up, or nil.
+func CheckHeaderUp(name string) error {
+	if name == "" || strings.ContainsAny(name, " :\r\n\t") {
+		return fmt.Errorf("header_up: %q is not a header name", name)
+	}
+	if hopByHop(textproto.CanonicalMIMEHeaderKey(name)) {
+		return fmt.Errorf("header_up: %s is a hop-by-hop header, which the mirror's own connection sets", name)
+	}
+	return nil
+}
+
+// CheckForwardSensitive reports why name cannot be in forward_sensitive, or nil.
+func CheckForwardSensitive(name string) error {
+	if !sensitive.Header(name) {
+		return fmt.Errorf("forward_sensitive: %s is not a credential header; every other header is forwarded anyway", name)
+	}
+	return nil
 }
 
 func (o Options) withDefaults() Options {

@@ -1065,7 +1065,7 @@ type TimelineWindow struct {
 	RecordsDropped uint64         `protobuf:"varint,8,opt,name=records_dropped,json=recordsDropped,proto3" json:"records_dropped,omitempty"`
 	Gpus           []*GPU         `protobuf:"bytes,9,rep,name=gpus,proto3" json:"gpus,omitempty"`
 	Servers        []*ServerModel `protobuf:"bytes,10,rep,name=servers,proto3" json:"servers,omitempty"`
-	// Shadow is the shadow load's state at the window's end, when shadow load is available.
+	// Shadow is the shadow loads' state when the window was sent, when the config has any.
 	Shadow *ShadowState `protobuf:"bytes,11,opt,name=shadow,proto3" json:"shadow,omitempty"`
 	// Final is true once no more records can revise the window. Windows are sent when they
 	// close; a stream that began in a window and ends later still revises it on the timeline
@@ -1654,21 +1654,9 @@ func (x *ServerModel) GetItlMs() *Quantiles {
 
 type ShadowStartRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Rate is the arrival rate in requests per second.
-	Rate float64 `protobuf:"fixed64,1,opt,name=rate,proto3" json:"rate,omitempty"`
-	// Arrival is the arrival process: "constant", "poisson" (default) or "gamma".
-	Arrival string `protobuf:"bytes,2,opt,name=arrival,proto3" json:"arrival,omitempty"`
-	// Smoothness is the gamma process's shape (1 is Poisson).
-	Smoothness float64 `protobuf:"fixed64,3,opt,name=smoothness,proto3" json:"smoothness,omitempty"`
-	// Model is the model named in the generated requests (default: the configured one).
-	Model string `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
-	// InputTokens and OutputTokens are the mean prompt and output lengths (default: configured).
-	InputTokens  int32 `protobuf:"varint,5,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
-	OutputTokens int32 `protobuf:"varint,6,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
-	// Duration stops the load after this long (default: until stopped).
-	Duration *durationpb.Duration `protobuf:"bytes,7,opt,name=duration,proto3" json:"duration,omitempty"`
-	// MaxInFlight caps the shadow requests in flight; arrivals past it are dropped and counted.
-	MaxInFlight   int32 `protobuf:"varint,8,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	// Name is the shadow load of the loaded config to start (or restart); it may be left empty
+	// when the config has exactly one.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1703,65 +1691,16 @@ func (*ShadowStartRequest) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{15}
 }
 
-func (x *ShadowStartRequest) GetRate() float64 {
+func (x *ShadowStartRequest) GetName() string {
 	if x != nil {
-		return x.Rate
-	}
-	return 0
-}
-
-func (x *ShadowStartRequest) GetArrival() string {
-	if x != nil {
-		return x.Arrival
+		return x.Name
 	}
 	return ""
-}
-
-func (x *ShadowStartRequest) GetSmoothness() float64 {
-	if x != nil {
-		return x.Smoothness
-	}
-	return 0
-}
-
-func (x *ShadowStartRequest) GetModel() string {
-	if x != nil {
-		return x.Model
-	}
-	return ""
-}
-
-func (x *ShadowStartRequest) GetInputTokens() int32 {
-	if x != nil {
-		return x.InputTokens
-	}
-	return 0
-}
-
-func (x *ShadowStartRequest) GetOutputTokens() int32 {
-	if x != nil {
-		return x.OutputTokens
-	}
-	return 0
-}
-
-func (x *ShadowStartRequest) GetDuration() *durationpb.Duration {
-	if x != nil {
-		return x.Duration
-	}
-	return nil
-}
-
-func (x *ShadowStartRequest) GetMaxInFlight() int32 {
-	if x != nil {
-		return x.MaxInFlight
-	}
-	return 0
 }
 
 type ShadowStartResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         *ShadowState           `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	Load          *ShadowLoad            `protobuf:"bytes,1,opt,name=load,proto3" json:"load,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1796,15 +1735,17 @@ func (*ShadowStartResponse) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{16}
 }
 
-func (x *ShadowStartResponse) GetState() *ShadowState {
+func (x *ShadowStartResponse) GetLoad() *ShadowLoad {
 	if x != nil {
-		return x.State
+		return x.Load
 	}
 	return nil
 }
 
 type ShadowStopRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name is the shadow load to stop (empty: the only one).
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1839,9 +1780,16 @@ func (*ShadowStopRequest) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{17}
 }
 
+func (x *ShadowStopRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 type ShadowStopResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         *ShadowState           `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	Load          *ShadowLoad            `protobuf:"bytes,1,opt,name=load,proto3" json:"load,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1876,16 +1824,19 @@ func (*ShadowStopResponse) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{18}
 }
 
-func (x *ShadowStopResponse) GetState() *ShadowState {
+func (x *ShadowStopResponse) GetLoad() *ShadowLoad {
 	if x != nil {
-		return x.State
+		return x.Load
 	}
 	return nil
 }
 
 type ShadowSetRateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Rate          float64                `protobuf:"fixed64,1,opt,name=rate,proto3" json:"rate,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name is the shadow load (empty: the only one).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Rate is requests per second (a trace load's speedup), at most the load's max_rate.
+	Rate          float64 `protobuf:"fixed64,2,opt,name=rate,proto3" json:"rate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1920,6 +1871,13 @@ func (*ShadowSetRateRequest) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{19}
 }
 
+func (x *ShadowSetRateRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 func (x *ShadowSetRateRequest) GetRate() float64 {
 	if x != nil {
 		return x.Rate
@@ -1929,7 +1887,7 @@ func (x *ShadowSetRateRequest) GetRate() float64 {
 
 type ShadowSetRateResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	State         *ShadowState           `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	Load          *ShadowLoad            `protobuf:"bytes,1,opt,name=load,proto3" json:"load,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1964,9 +1922,9 @@ func (*ShadowSetRateResponse) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{20}
 }
 
-func (x *ShadowSetRateResponse) GetState() *ShadowState {
+func (x *ShadowSetRateResponse) GetLoad() *ShadowLoad {
 	if x != nil {
-		return x.State
+		return x.Load
 	}
 	return nil
 }
@@ -2051,26 +2009,20 @@ func (x *ShadowStatusResponse) GetState() *ShadowState {
 	return nil
 }
 
-// ShadowState is the shadow load's configuration and counters.
+// ShadowState is every shadow load of the loaded config and the guard rails.
 type ShadowState struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Running   bool                   `protobuf:"varint,1,opt,name=running,proto3" json:"running,omitempty"`
-	Rate      float64                `protobuf:"fixed64,2,opt,name=rate,proto3" json:"rate,omitempty"`
-	Arrival   string                 `protobuf:"bytes,3,opt,name=arrival,proto3" json:"arrival,omitempty"`
-	Model     string                 `protobuf:"bytes,4,opt,name=model,proto3" json:"model,omitempty"`
-	Started   *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started,proto3" json:"started,omitempty"`
-	Sent      int64                  `protobuf:"varint,6,opt,name=sent,proto3" json:"sent,omitempty"`
-	Completed int64                  `protobuf:"varint,7,opt,name=completed,proto3" json:"completed,omitempty"`
-	Errors    int64                  `protobuf:"varint,8,opt,name=errors,proto3" json:"errors,omitempty"`
-	Dropped   int64                  `protobuf:"varint,9,opt,name=dropped,proto3" json:"dropped,omitempty"`
-	InFlight  int64                  `protobuf:"varint,10,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
-	// Paused is set while a guard rail holds the load back; Reason says which.
-	Paused bool   `protobuf:"varint,11,opt,name=paused,proto3" json:"paused,omitempty"`
-	Reason string `protobuf:"bytes,12,opt,name=reason,proto3" json:"reason,omitempty"`
-	// Upstream is where the shadow requests go.
-	Upstream      string `protobuf:"bytes,13,opt,name=upstream,proto3" json:"upstream,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Loads []*ShadowLoad          `protobuf:"bytes,1,rep,name=loads,proto3" json:"loads,omitempty"`
+	// Guard is the guard rails' state; absent when no loaded config has a guard.
+	Guard *ShadowGuard `protobuf:"bytes,2,opt,name=guard,proto3" json:"guard,omitempty"`
+	// ForgedMarkers counts requests that carried the shadow marker header with a value this
+	// process did not sign (measured as live).
+	ForgedMarkers uint64 `protobuf:"varint,3,opt,name=forged_markers,json=forgedMarkers,proto3" json:"forged_markers,omitempty"`
+	// HardMaxRate and HardMaxInFlight are the ceilings no config or API call can exceed.
+	HardMaxRate     float64 `protobuf:"fixed64,4,opt,name=hard_max_rate,json=hardMaxRate,proto3" json:"hard_max_rate,omitempty"`
+	HardMaxInFlight int32   `protobuf:"varint,5,opt,name=hard_max_in_flight,json=hardMaxInFlight,proto3" json:"hard_max_in_flight,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ShadowState) Reset() {
@@ -2103,95 +2055,358 @@ func (*ShadowState) Descriptor() ([]byte, []int) {
 	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
 }
 
-func (x *ShadowState) GetRunning() bool {
+func (x *ShadowState) GetLoads() []*ShadowLoad {
 	if x != nil {
-		return x.Running
+		return x.Loads
 	}
-	return false
+	return nil
 }
 
-func (x *ShadowState) GetRate() float64 {
+func (x *ShadowState) GetGuard() *ShadowGuard {
+	if x != nil {
+		return x.Guard
+	}
+	return nil
+}
+
+func (x *ShadowState) GetForgedMarkers() uint64 {
+	if x != nil {
+		return x.ForgedMarkers
+	}
+	return 0
+}
+
+func (x *ShadowState) GetHardMaxRate() float64 {
+	if x != nil {
+		return x.HardMaxRate
+	}
+	return 0
+}
+
+func (x *ShadowState) GetHardMaxInFlight() int32 {
+	if x != nil {
+		return x.HardMaxInFlight
+	}
+	return 0
+}
+
+// ShadowLoad is one named shadow load: its settings and counters.
+type ShadowLoad struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Mode is "synthetic", "trace" or "headroom".
+	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	// State is "running", "waiting", "paused", "stopped", "stopping" or "done".
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// PauseReason says why the guard rails paused the load, while paused.
+	PauseReason string `protobuf:"bytes,4,opt,name=pause_reason,json=pauseReason,proto3" json:"pause_reason,omitempty"`
+	// Rate is the rate asked for now (requests per second; a trace load's speedup), ConfigRate
+	// the config's, MaxRate the ceiling ShadowSetRate may set.
+	Rate       float64 `protobuf:"fixed64,5,opt,name=rate,proto3" json:"rate,omitempty"`
+	ConfigRate float64 `protobuf:"fixed64,6,opt,name=config_rate,json=configRate,proto3" json:"config_rate,omitempty"`
+	MaxRate    float64 `protobuf:"fixed64,7,opt,name=max_rate,json=maxRate,proto3" json:"max_rate,omitempty"`
+	// AchievedRate is the rate requests were sent at over the last 10 s.
+	AchievedRate float64 `protobuf:"fixed64,8,opt,name=achieved_rate,json=achievedRate,proto3" json:"achieved_rate,omitempty"`
+	InFlight     int64   `protobuf:"varint,9,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	MaxInFlight  int32   `protobuf:"varint,10,opt,name=max_in_flight,json=maxInFlight,proto3" json:"max_in_flight,omitempty"`
+	// Sent, Ok and Errors count requests since the load was made (across reloads); Dropped
+	// counts arrivals not sent because max_in_flight requests were in flight.
+	Sent    int64 `protobuf:"varint,11,opt,name=sent,proto3" json:"sent,omitempty"`
+	Ok      int64 `protobuf:"varint,12,opt,name=ok,proto3" json:"ok,omitempty"`
+	Errors  int64 `protobuf:"varint,13,opt,name=errors,proto3" json:"errors,omitempty"`
+	Dropped int64 `protobuf:"varint,14,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// Pauses and Resumes count guard-rail pauses.
+	Pauses  uint64 `protobuf:"varint,15,opt,name=pauses,proto3" json:"pauses,omitempty"`
+	Resumes uint64 `protobuf:"varint,16,opt,name=resumes,proto3" json:"resumes,omitempty"`
+	// The schedule lag (release − intended time) of the load's generator.
+	LagP50Ms      float64 `protobuf:"fixed64,17,opt,name=lag_p50_ms,json=lagP50Ms,proto3" json:"lag_p50_ms,omitempty"`
+	LagP99Ms      float64 `protobuf:"fixed64,18,opt,name=lag_p99_ms,json=lagP99Ms,proto3" json:"lag_p99_ms,omitempty"`
+	LagMaxMs      float64 `protobuf:"fixed64,19,opt,name=lag_max_ms,json=lagMaxMs,proto3" json:"lag_max_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShadowLoad) Reset() {
+	*x = ShadowLoad{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShadowLoad) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShadowLoad) ProtoMessage() {}
+
+func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShadowLoad.ProtoReflect.Descriptor instead.
+func (*ShadowLoad) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ShadowLoad) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ShadowLoad) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *ShadowLoad) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *ShadowLoad) GetPauseReason() string {
+	if x != nil {
+		return x.PauseReason
+	}
+	return ""
+}
+
+func (x *ShadowLoad) GetRate() float64 {
 	if x != nil {
 		return x.Rate
 	}
 	return 0
 }
 
-func (x *ShadowState) GetArrival() string {
+func (x *ShadowLoad) GetConfigRate() float64 {
 	if x != nil {
-		return x.Arrival
-	}
-	return ""
-}
-
-func (x *ShadowState) GetModel() string {
-	if x != nil {
-		return x.Model
-	}
-	return ""
-}
-
-func (x *ShadowState) GetStarted() *timestamppb.Timestamp {
-	if x != nil {
-		return x.Started
-	}
-	return nil
-}
-
-func (x *ShadowState) GetSent() int64 {
-	if x != nil {
-		return x.Sent
+		return x.ConfigRate
 	}
 	return 0
 }
 
-func (x *ShadowState) GetCompleted() int64 {
+func (x *ShadowLoad) GetMaxRate() float64 {
 	if x != nil {
-		return x.Completed
+		return x.MaxRate
 	}
 	return 0
 }
 
-func (x *ShadowState) GetErrors() int64 {
+func (x *ShadowLoad) GetAchievedRate() float64 {
 	if x != nil {
-		return x.Errors
+		return x.AchievedRate
 	}
 	return 0
 }
 
-func (x *ShadowState) GetDropped() int64 {
-	if x != nil {
-		return x.Dropped
-	}
-	return 0
-}
-
-func (x *ShadowState) GetInFlight() int64 {
+func (x *ShadowLoad) GetInFlight() int64 {
 	if x != nil {
 		return x.InFlight
 	}
 	return 0
 }
 
-func (x *ShadowState) GetPaused() bool {
+func (x *ShadowLoad) GetMaxInFlight() int32 {
 	if x != nil {
-		return x.Paused
+		return x.MaxInFlight
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetSent() int64 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetOk() int64 {
+	if x != nil {
+		return x.Ok
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetErrors() int64 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetDropped() int64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetPauses() uint64 {
+	if x != nil {
+		return x.Pauses
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetResumes() uint64 {
+	if x != nil {
+		return x.Resumes
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetLagP50Ms() float64 {
+	if x != nil {
+		return x.LagP50Ms
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetLagP99Ms() float64 {
+	if x != nil {
+		return x.LagP99Ms
+	}
+	return 0
+}
+
+func (x *ShadowLoad) GetLagMaxMs() float64 {
+	if x != nil {
+		return x.LagMaxMs
+	}
+	return 0
+}
+
+// ShadowGuard is the state of the guard rails that pause shadow load when live traffic suffers.
+type ShadowGuard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tripped is true while shadow load and mirroring are paused.
+	Tripped bool `protobuf:"varint,1,opt,name=tripped,proto3" json:"tripped,omitempty"`
+	// Reason is why it last tripped, with the figure ("live_ttft_p99 812ms > 500ms").
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Since         *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	ClearsAt      *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=clears_at,json=clearsAt,proto3" json:"clears_at,omitempty"`
+	Trips         uint64                 `protobuf:"varint,5,opt,name=trips,proto3" json:"trips,omitempty"`
+	Clears        uint64                 `protobuf:"varint,6,opt,name=clears,proto3" json:"clears,omitempty"`
+	TripsByReason map[string]uint64      `protobuf:"bytes,7,rep,name=trips_by_reason,json=tripsByReason,proto3" json:"trips_by_reason,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// The live figures at the last evaluation.
+	LiveRequests  int64   `protobuf:"varint,8,opt,name=live_requests,json=liveRequests,proto3" json:"live_requests,omitempty"`
+	LiveTtftP99Ms float64 `protobuf:"fixed64,9,opt,name=live_ttft_p99_ms,json=liveTtftP99Ms,proto3" json:"live_ttft_p99_ms,omitempty"`
+	LiveErrorRate float64 `protobuf:"fixed64,10,opt,name=live_error_rate,json=liveErrorRate,proto3" json:"live_error_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShadowGuard) Reset() {
+	*x = ShadowGuard{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShadowGuard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShadowGuard) ProtoMessage() {}
+
+func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShadowGuard.ProtoReflect.Descriptor instead.
+func (*ShadowGuard) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ShadowGuard) GetTripped() bool {
+	if x != nil {
+		return x.Tripped
 	}
 	return false
 }
 
-func (x *ShadowState) GetReason() string {
+func (x *ShadowGuard) GetReason() string {
 	if x != nil {
 		return x.Reason
 	}
 	return ""
 }
 
-func (x *ShadowState) GetUpstream() string {
+func (x *ShadowGuard) GetSince() *timestamppb.Timestamp {
 	if x != nil {
-		return x.Upstream
+		return x.Since
 	}
-	return ""
+	return nil
+}
+
+func (x *ShadowGuard) GetClearsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ClearsAt
+	}
+	return nil
+}
+
+func (x *ShadowGuard) GetTrips() uint64 {
+	if x != nil {
+		return x.Trips
+	}
+	return 0
+}
+
+func (x *ShadowGuard) GetClears() uint64 {
+	if x != nil {
+		return x.Clears
+	}
+	return 0
+}
+
+func (x *ShadowGuard) GetTripsByReason() map[string]uint64 {
+	if x != nil {
+		return x.TripsByReason
+	}
+	return nil
+}
+
+func (x *ShadowGuard) GetLiveRequests() int64 {
+	if x != nil {
+		return x.LiveRequests
+	}
+	return 0
+}
+
+func (x *ShadowGuard) GetLiveTtftP99Ms() float64 {
+	if x != nil {
+		return x.LiveTtftP99Ms
+	}
+	return 0
+}
+
+func (x *ShadowGuard) GetLiveErrorRate() float64 {
+	if x != nil {
+		return x.LiveErrorRate
+	}
+	return 0
 }
 
 type RecordingStartRequest struct {
@@ -2216,7 +2431,7 @@ type RecordingStartRequest struct {
 
 func (x *RecordingStartRequest) Reset() {
 	*x = RecordingStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2443,7 @@ func (x *RecordingStartRequest) String() string {
 func (*RecordingStartRequest) ProtoMessage() {}
 
 func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2456,7 @@ func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RecordingStartRequest) GetDir() string {
@@ -2302,7 +2517,7 @@ type RecordingStartResponse struct {
 
 func (x *RecordingStartResponse) Reset() {
 	*x = RecordingStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2529,7 @@ func (x *RecordingStartResponse) String() string {
 func (*RecordingStartResponse) ProtoMessage() {}
 
 func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2542,7 @@ func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RecordingStartResponse) GetRecording() *Recording {
@@ -2345,7 +2560,7 @@ type RecordingStopRequest struct {
 
 func (x *RecordingStopRequest) Reset() {
 	*x = RecordingStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2572,7 @@ func (x *RecordingStopRequest) String() string {
 func (*RecordingStopRequest) ProtoMessage() {}
 
 func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2585,7 @@ func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
 }
 
 type RecordingStopResponse struct {
@@ -2383,7 +2598,7 @@ type RecordingStopResponse struct {
 
 func (x *RecordingStopResponse) Reset() {
 	*x = RecordingStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2395,7 +2610,7 @@ func (x *RecordingStopResponse) String() string {
 func (*RecordingStopResponse) ProtoMessage() {}
 
 func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2408,7 +2623,7 @@ func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RecordingStopResponse) GetStopped() *Recording {
@@ -2426,7 +2641,7 @@ type RecordingStatusRequest struct {
 
 func (x *RecordingStatusRequest) Reset() {
 	*x = RecordingStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2653,7 @@ func (x *RecordingStatusRequest) String() string {
 func (*RecordingStatusRequest) ProtoMessage() {}
 
 func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2666,7 @@ func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
 }
 
 // Recording is one recorder.
@@ -2472,7 +2687,7 @@ type Recording struct {
 
 func (x *Recording) Reset() {
 	*x = Recording{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2484,7 +2699,7 @@ func (x *Recording) String() string {
 func (*Recording) ProtoMessage() {}
 
 func (x *Recording) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2497,7 +2712,7 @@ func (x *Recording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recording.ProtoReflect.Descriptor instead.
 func (*Recording) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Recording) GetDir() string {
@@ -2566,7 +2781,7 @@ type RecordingStatusResponse struct {
 
 func (x *RecordingStatusResponse) Reset() {
 	*x = RecordingStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2578,7 +2793,7 @@ func (x *RecordingStatusResponse) String() string {
 func (*RecordingStatusResponse) ProtoMessage() {}
 
 func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2591,7 +2806,7 @@ func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecordingStatusResponse) GetRecordings() []*Recording {
@@ -2806,45 +3021,70 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\b_waitingB\x1b\n" +
 	"\x19_prompt_tokens_per_secondB\x1f\n" +
 	"\x1d_generation_tokens_per_secondB\x18\n" +
-	"\x16_prefix_cache_hit_rate\"\x9b\x02\n" +
+	"\x16_prefix_cache_hit_rate\"(\n" +
 	"\x12ShadowStartRequest\x12\x12\n" +
-	"\x04rate\x18\x01 \x01(\x01R\x04rate\x12\x18\n" +
-	"\aarrival\x18\x02 \x01(\tR\aarrival\x12\x1e\n" +
-	"\n" +
-	"smoothness\x18\x03 \x01(\x01R\n" +
-	"smoothness\x12\x14\n" +
-	"\x05model\x18\x04 \x01(\tR\x05model\x12!\n" +
-	"\finput_tokens\x18\x05 \x01(\x05R\vinputTokens\x12#\n" +
-	"\routput_tokens\x18\x06 \x01(\x05R\foutputTokens\x125\n" +
-	"\bduration\x18\a \x01(\v2\x19.google.protobuf.DurationR\bduration\x12\"\n" +
-	"\rmax_in_flight\x18\b \x01(\x05R\vmaxInFlight\"C\n" +
-	"\x13ShadowStartResponse\x12,\n" +
-	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"\x13\n" +
-	"\x11ShadowStopRequest\"B\n" +
-	"\x12ShadowStopResponse\x12,\n" +
-	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"*\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"@\n" +
+	"\x13ShadowStartResponse\x12)\n" +
+	"\x04load\x18\x01 \x01(\v2\x15.llmtap.v1.ShadowLoadR\x04load\"'\n" +
+	"\x11ShadowStopRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"?\n" +
+	"\x12ShadowStopResponse\x12)\n" +
+	"\x04load\x18\x01 \x01(\v2\x15.llmtap.v1.ShadowLoadR\x04load\">\n" +
 	"\x14ShadowSetRateRequest\x12\x12\n" +
-	"\x04rate\x18\x01 \x01(\x01R\x04rate\"E\n" +
-	"\x15ShadowSetRateResponse\x12,\n" +
-	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"\x15\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04rate\x18\x02 \x01(\x01R\x04rate\"B\n" +
+	"\x15ShadowSetRateResponse\x12)\n" +
+	"\x04load\x18\x01 \x01(\v2\x15.llmtap.v1.ShadowLoadR\x04load\"\x15\n" +
 	"\x13ShadowStatusRequest\"D\n" +
 	"\x14ShadowStatusResponse\x12,\n" +
-	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"\xee\x02\n" +
-	"\vShadowState\x12\x18\n" +
-	"\arunning\x18\x01 \x01(\bR\arunning\x12\x12\n" +
-	"\x04rate\x18\x02 \x01(\x01R\x04rate\x12\x18\n" +
-	"\aarrival\x18\x03 \x01(\tR\aarrival\x12\x14\n" +
-	"\x05model\x18\x04 \x01(\tR\x05model\x124\n" +
-	"\astarted\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\astarted\x12\x12\n" +
-	"\x04sent\x18\x06 \x01(\x03R\x04sent\x12\x1c\n" +
-	"\tcompleted\x18\a \x01(\x03R\tcompleted\x12\x16\n" +
-	"\x06errors\x18\b \x01(\x03R\x06errors\x12\x18\n" +
-	"\adropped\x18\t \x01(\x03R\adropped\x12\x1b\n" +
-	"\tin_flight\x18\n" +
-	" \x01(\x03R\binFlight\x12\x16\n" +
-	"\x06paused\x18\v \x01(\bR\x06paused\x12\x16\n" +
-	"\x06reason\x18\f \x01(\tR\x06reason\x12\x1a\n" +
-	"\bupstream\x18\r \x01(\tR\bupstream\"\xcd\x01\n" +
+	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"\xe0\x01\n" +
+	"\vShadowState\x12+\n" +
+	"\x05loads\x18\x01 \x03(\v2\x15.llmtap.v1.ShadowLoadR\x05loads\x12,\n" +
+	"\x05guard\x18\x02 \x01(\v2\x16.llmtap.v1.ShadowGuardR\x05guard\x12%\n" +
+	"\x0eforged_markers\x18\x03 \x01(\x04R\rforgedMarkers\x12\"\n" +
+	"\rhard_max_rate\x18\x04 \x01(\x01R\vhardMaxRate\x12+\n" +
+	"\x12hard_max_in_flight\x18\x05 \x01(\x05R\x0fhardMaxInFlight\"\x85\x04\n" +
+	"\n" +
+	"ShadowLoad\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\tR\x04mode\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12!\n" +
+	"\fpause_reason\x18\x04 \x01(\tR\vpauseReason\x12\x12\n" +
+	"\x04rate\x18\x05 \x01(\x01R\x04rate\x12\x1f\n" +
+	"\vconfig_rate\x18\x06 \x01(\x01R\n" +
+	"configRate\x12\x19\n" +
+	"\bmax_rate\x18\a \x01(\x01R\amaxRate\x12#\n" +
+	"\rachieved_rate\x18\b \x01(\x01R\fachievedRate\x12\x1b\n" +
+	"\tin_flight\x18\t \x01(\x03R\binFlight\x12\"\n" +
+	"\rmax_in_flight\x18\n" +
+	" \x01(\x05R\vmaxInFlight\x12\x12\n" +
+	"\x04sent\x18\v \x01(\x03R\x04sent\x12\x0e\n" +
+	"\x02ok\x18\f \x01(\x03R\x02ok\x12\x16\n" +
+	"\x06errors\x18\r \x01(\x03R\x06errors\x12\x18\n" +
+	"\adropped\x18\x0e \x01(\x03R\adropped\x12\x16\n" +
+	"\x06pauses\x18\x0f \x01(\x04R\x06pauses\x12\x18\n" +
+	"\aresumes\x18\x10 \x01(\x04R\aresumes\x12\x1c\n" +
+	"\n" +
+	"lag_p50_ms\x18\x11 \x01(\x01R\blagP50Ms\x12\x1c\n" +
+	"\n" +
+	"lag_p99_ms\x18\x12 \x01(\x01R\blagP99Ms\x12\x1c\n" +
+	"\n" +
+	"lag_max_ms\x18\x13 \x01(\x01R\blagMaxMs\"\xe3\x03\n" +
+	"\vShadowGuard\x12\x18\n" +
+	"\atripped\x18\x01 \x01(\bR\atripped\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x127\n" +
+	"\tclears_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bclearsAt\x12\x14\n" +
+	"\x05trips\x18\x05 \x01(\x04R\x05trips\x12\x16\n" +
+	"\x06clears\x18\x06 \x01(\x04R\x06clears\x12Q\n" +
+	"\x0ftrips_by_reason\x18\a \x03(\v2).llmtap.v1.ShadowGuard.TripsByReasonEntryR\rtripsByReason\x12#\n" +
+	"\rlive_requests\x18\b \x01(\x03R\fliveRequests\x12'\n" +
+	"\x10live_ttft_p99_ms\x18\t \x01(\x01R\rliveTtftP99Ms\x12&\n" +
+	"\x0flive_error_rate\x18\n" +
+	" \x01(\x01R\rliveErrorRate\x1a@\n" +
+	"\x12TripsByReasonEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xcd\x01\n" +
 	"\x15RecordingStartRequest\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x14\n" +
 	"\x05files\x18\x02 \x03(\tR\x05files\x12\x16\n" +
@@ -2899,7 +3139,7 @@ func file_llmtap_v1_llmtap_proto_rawDescGZIP() []byte {
 	return file_llmtap_v1_llmtap_proto_rawDescData
 }
 
-var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Stat)(nil),                    // 0: llmtap.v1.Stat
 	(*Scalar)(nil),                  // 1: llmtap.v1.Scalar
@@ -2925,85 +3165,91 @@ var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*ShadowStatusRequest)(nil),     // 21: llmtap.v1.ShadowStatusRequest
 	(*ShadowStatusResponse)(nil),    // 22: llmtap.v1.ShadowStatusResponse
 	(*ShadowState)(nil),             // 23: llmtap.v1.ShadowState
-	(*RecordingStartRequest)(nil),   // 24: llmtap.v1.RecordingStartRequest
-	(*RecordingStartResponse)(nil),  // 25: llmtap.v1.RecordingStartResponse
-	(*RecordingStopRequest)(nil),    // 26: llmtap.v1.RecordingStopRequest
-	(*RecordingStopResponse)(nil),   // 27: llmtap.v1.RecordingStopResponse
-	(*RecordingStatusRequest)(nil),  // 28: llmtap.v1.RecordingStatusRequest
-	(*Recording)(nil),               // 29: llmtap.v1.Recording
-	(*RecordingStatusResponse)(nil), // 30: llmtap.v1.RecordingStatusResponse
-	nil,                             // 31: llmtap.v1.Group.MetricsEntry
-	nil,                             // 32: llmtap.v1.Group.ScalarsEntry
-	nil,                             // 33: llmtap.v1.Group.OutputTokenSourcesEntry
-	nil,                             // 34: llmtap.v1.Group.InputTokenSourcesEntry
-	nil,                             // 35: llmtap.v1.Group.ErrorsEntry
-	nil,                             // 36: llmtap.v1.Series.ErrorsByClassEntry
-	(*timestamppb.Timestamp)(nil),   // 37: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 38: google.protobuf.Duration
+	(*ShadowLoad)(nil),              // 24: llmtap.v1.ShadowLoad
+	(*ShadowGuard)(nil),             // 25: llmtap.v1.ShadowGuard
+	(*RecordingStartRequest)(nil),   // 26: llmtap.v1.RecordingStartRequest
+	(*RecordingStartResponse)(nil),  // 27: llmtap.v1.RecordingStartResponse
+	(*RecordingStopRequest)(nil),    // 28: llmtap.v1.RecordingStopRequest
+	(*RecordingStopResponse)(nil),   // 29: llmtap.v1.RecordingStopResponse
+	(*RecordingStatusRequest)(nil),  // 30: llmtap.v1.RecordingStatusRequest
+	(*Recording)(nil),               // 31: llmtap.v1.Recording
+	(*RecordingStatusResponse)(nil), // 32: llmtap.v1.RecordingStatusResponse
+	nil,                             // 33: llmtap.v1.Group.MetricsEntry
+	nil,                             // 34: llmtap.v1.Group.ScalarsEntry
+	nil,                             // 35: llmtap.v1.Group.OutputTokenSourcesEntry
+	nil,                             // 36: llmtap.v1.Group.InputTokenSourcesEntry
+	nil,                             // 37: llmtap.v1.Group.ErrorsEntry
+	nil,                             // 38: llmtap.v1.Series.ErrorsByClassEntry
+	nil,                             // 39: llmtap.v1.ShadowGuard.TripsByReasonEntry
+	(*timestamppb.Timestamp)(nil),   // 40: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 41: google.protobuf.Duration
 }
 var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
-	37, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
-	37, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
-	31, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
-	32, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
-	33, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
-	34, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
-	35, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
-	37, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
+	40, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
+	40, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
+	33, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
+	34, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
+	35, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
+	36, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
+	37, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
+	40, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: llmtap.v1.SummaryResponse.groups:type_name -> llmtap.v1.Group
 	7,  // 9: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
-	37, // 10: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
-	38, // 11: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	40, // 10: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
+	41, // 11: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
 	10, // 12: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	37, // 13: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	38, // 14: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	38, // 15: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	40, // 13: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	41, // 14: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	41, // 15: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
 	11, // 16: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
 	13, // 17: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
 	14, // 18: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
 	23, // 19: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
-	36, // 20: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
+	38, // 20: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
 	12, // 21: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
 	12, // 22: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
 	12, // 23: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
 	12, // 24: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
-	38, // 25: llmtap.v1.ShadowStartRequest.duration:type_name -> google.protobuf.Duration
-	23, // 26: llmtap.v1.ShadowStartResponse.state:type_name -> llmtap.v1.ShadowState
-	23, // 27: llmtap.v1.ShadowStopResponse.state:type_name -> llmtap.v1.ShadowState
-	23, // 28: llmtap.v1.ShadowSetRateResponse.state:type_name -> llmtap.v1.ShadowState
-	23, // 29: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	37, // 30: llmtap.v1.ShadowState.started:type_name -> google.protobuf.Timestamp
-	29, // 31: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	29, // 32: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	37, // 33: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	29, // 34: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	0,  // 35: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 36: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 37: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	5,  // 38: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	8,  // 39: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	15, // 40: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	17, // 41: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	19, // 42: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	21, // 43: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	24, // 44: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	26, // 45: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	28, // 46: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	4,  // 47: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	6,  // 48: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	9,  // 49: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	16, // 50: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	18, // 51: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	20, // 52: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	22, // 53: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	25, // 54: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	27, // 55: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	30, // 56: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	47, // [47:57] is the sub-list for method output_type
-	37, // [37:47] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	24, // 25: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
+	24, // 26: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
+	24, // 27: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
+	23, // 28: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
+	24, // 29: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
+	25, // 30: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
+	40, // 31: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	40, // 32: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	39, // 33: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
+	31, // 34: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	31, // 35: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	40, // 36: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	31, // 37: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	0,  // 38: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 39: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 40: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	5,  // 41: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	8,  // 42: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	15, // 43: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	17, // 44: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	19, // 45: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	21, // 46: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	26, // 47: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	28, // 48: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	30, // 49: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	4,  // 50: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	6,  // 51: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	9,  // 52: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	16, // 53: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	18, // 54: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	20, // 55: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	22, // 56: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	27, // 57: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	29, // 58: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	32, // 59: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	50, // [50:60] is the sub-list for method output_type
+	40, // [40:50] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
@@ -3021,7 +3267,7 @@ func file_llmtap_v1_llmtap_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmtap_v1_llmtap_proto_rawDesc), len(file_llmtap_v1_llmtap_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -78,13 +78,14 @@ type TapServiceClient interface {
 	// listens: per model and class rates, latency percentiles, errors and in-flight requests,
 	// with the GPU and inference-server samples of the same period when they are collected.
 	StreamTimeline(context.Context, *connect.Request[v1.StreamTimelineRequest]) (*connect.ServerStreamForClient[v1.StreamTimelineResponse], error)
-	// ShadowStart starts injecting synthetic load (or changes the running load to the request).
+	// ShadowStart starts (or restarts) a shadow load of the loaded config.
 	ShadowStart(context.Context, *connect.Request[v1.ShadowStartRequest]) (*connect.Response[v1.ShadowStartResponse], error)
-	// ShadowStop stops the shadow load; requests in flight finish and are measured.
+	// ShadowStop stops a shadow load; requests in flight finish and are measured.
 	ShadowStop(context.Context, *connect.Request[v1.ShadowStopRequest]) (*connect.Response[v1.ShadowStopResponse], error)
-	// ShadowSetRate changes the arrival rate of the running shadow load.
+	// ShadowSetRate changes a shadow load's rate (up to its max_rate). The config is not
+	// changed: a reload that changes the load's rate replaces the rate set here.
 	ShadowSetRate(context.Context, *connect.Request[v1.ShadowSetRateRequest]) (*connect.Response[v1.ShadowSetRateResponse], error)
-	// ShadowStatus reports the shadow load's state and counters.
+	// ShadowStatus reports every shadow load and the guard rails.
 	ShadowStatus(context.Context, *connect.Request[v1.ShadowStatusRequest]) (*connect.Response[v1.ShadowStatusResponse], error)
 	// RecordingStart starts a recording at runtime: every request llmtap measures from now on
 	// is written to files in a folder, next to any recording the configuration sets up.
@@ -249,13 +250,14 @@ type TapServiceHandler interface {
 	// listens: per model and class rates, latency percentiles, errors and in-flight requests,
 	// with the GPU and inference-server samples of the same period when they are collected.
 	StreamTimeline(context.Context, *connect.Request[v1.StreamTimelineRequest], *connect.ServerStream[v1.StreamTimelineResponse]) error
-	// ShadowStart starts injecting synthetic load (or changes the running load to the request).
+	// ShadowStart starts (or restarts) a shadow load of the loaded config.
 	ShadowStart(context.Context, *connect.Request[v1.ShadowStartRequest]) (*connect.Response[v1.ShadowStartResponse], error)
-	// ShadowStop stops the shadow load; requests in flight finish and are measured.
+	// ShadowStop stops a shadow load; requests in flight finish and are measured.
 	ShadowStop(context.Context, *connect.Request[v1.ShadowStopRequest]) (*connect.Response[v1.ShadowStopResponse], error)
-	// ShadowSetRate changes the arrival rate of the running shadow load.
+	// ShadowSetRate changes a shadow load's rate (up to its max_rate). The config is not
+	// changed: a reload that changes the load's rate replaces the rate set here.
 	ShadowSetRate(context.Context, *connect.Request[v1.ShadowSetRateRequest]) (*connect.Response[v1.ShadowSetRateResponse], error)
-	// ShadowStatus reports the shadow load's state and counters.
+	// ShadowStatus reports every shadow load and the guard rails.
 	ShadowStatus(context.Context, *connect.Request[v1.ShadowStatusRequest]) (*connect.Response[v1.ShadowStatusResponse], error)
 	// RecordingStart starts a recording at runtime: every request llmtap measures from now on
 	// is written to files in a folder, next to any recording the configuration sets up.
