@@ -226,18 +226,17 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		return 1, err
 	}
 	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
-	pool := make([][]byte, min(*entries, max(*count, 1)))
+	n := min(*entries, max(*count, 1))
 	if *count == 0 {
-		pool = make([][]byte, *entries)
+		n = *entries
+	}
+	pool, err := syn.Bodies(n)
+	if err != nil {
+		return 1, err
 	}
 	maxBody := 0
-	for i := range pool {
-		req, err := syn.Request(i)
-		if err != nil {
-			return 1, err
-		}
-		pool[i] = req.Body
-		maxBody = max(maxBody, len(req.Body))
+	for _, b := range pool {
+		maxBody = max(maxBody, len(b))
 	}
 	build := func(n int) (built, error) { return built{path: r.path, body: pool[n%len(pool)]}, nil }
 

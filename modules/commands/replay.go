@@ -104,8 +104,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 			}
 			return b, nil
 		}
-		prompt := corpus.TracePrompt(make([]byte, 0, q.InputLength*5), q.InputLength, q.HashIDs, i)
-		body, err := r.spec.Build(string(prompt), q.OutputLength)
+		body, err := r.spec.TraceBody(corpus, q.InputLength, q.OutputLength, q.HashIDs, i)
 		b.body = body
 		return b, err
 	}

@@ -42,6 +42,8 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 	return []caddy.AdminRoute{
 		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
 		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
+		{Pattern: shadowRoute, Handler: caddy.AdminHandlerFunc(a.shadow)},       // shadow_admin.go
+		{Pattern: shadowRoute + "/", Handler: caddy.AdminHandlerFunc(a.shadow)}, // shadow_admin.go
 		{Pattern: "/llmtap/mirror", Handler: caddy.AdminHandlerFunc(a.mirrorSummary)},
 		{Pattern: "/llmtap/mirror/pairs", Handler: caddy.AdminHandlerFunc(a.mirrorPairList)},
 		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},

@@ -39,6 +39,10 @@ type App struct {
 	Scrape []ScrapeConfig `json:"scrape,omitempty"`
 	// Timeline configures the timeline of fixed windows (timeline.go); on by default.
 	Timeline *TimelineConfig `json:"timeline,omitempty"`
+	// Shadows are the shadow loads run inside the proxy (shadow.go).
+	Shadows []*ShadowConfig `json:"shadows,omitempty"`
+	// Guard sets the guard rails that pause shadow load and mirroring (shadow_guard.go).
+	Guard *GuardConfig `json:"guard,omitempty"`
 
 	ctx    caddy.Context
 	logger *zap.Logger

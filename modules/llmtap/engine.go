@@ -34,6 +34,7 @@ func acquireEngine(logger *zap.Logger) (*engine, error) {
 	e.tap.AddSink(metricsSink{})
 	e.tap.AddSink(recordSink{})
 	e.tap.AddSink(mirrorPairs)
+	e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
 	e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
 	e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
 	current.Store(e)

@@ -152,7 +152,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if rec.RequestID == "" {
 		rec.RequestID = newRequestID()
 	}
-	rec.Class = record.ClassLive
+	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
 	h.recording.tag(r, rec)
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 

@@ -257,6 +257,6 @@ func (c *Config) scheduleKey() string {
 	for _, t := range c.Trace {
 		sum += t
 	}
-	return fmt.Sprintf("%s|%s|%v|%d|%d|%d|%d|%v", c.mode(), strings.ToLower(c.Arrival.Pattern), c.Arrival.Smoothness,
-		c.Seed, c.MaxInFlight, len(c.Trace), sum, c.Headroom)
+	return fmt.Sprintf("%s|%s|%v|%d|%d|%d|%d|%v|%v|%v", c.mode(), strings.ToLower(c.Arrival.Pattern), c.Arrival.Smoothness,
+		c.Seed, c.MaxInFlight, len(c.Trace), sum, c.Headroom, c.StartAfter, c.Duration)
 }

@@ -329,6 +329,11 @@ func (r *Runner) startRunLocked() error {
 			ru.counters.Store(&c)
 		},
 	}
+	if r.cfg.Duration > 0 {
+		// The schedule ends exactly at the end of the duration (the supervisor's tick would
+		// let an arrival or two past it).
+		cfg.Duration = r.began.Add(r.cfg.StartAfter + r.cfg.Duration).Sub(ru.start)
+	}
 	r.wg.Go(func() {
 		c := loadgen.Run(r.ctx, cfg)
 		ru.counters.Store(&c)

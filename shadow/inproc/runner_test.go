@@ -64,6 +64,8 @@ func TestRunnerLifecycle(t *testing.T) {
 	if !r.Pause("test") || r.Pause("again") {
 		t.Fatal("Pause should report a change once")
 	}
+	// An arrival the pacer released just before the pause may still be on its way.
+	time.Sleep(100 * time.Millisecond)
 	waitFor(t, "in-flight requests to end", 5*time.Second, func() bool { return r.Status().InFlight == 0 })
 	n := up.n.Load()
 	time.Sleep(300 * time.Millisecond)

@@ -180,7 +180,9 @@ func (r *runner) openLoop(ctx context.Context) {
 		}
 		at := r.cfg.Arrivals.Next()
 		for {
-			if at == End || (r.cfg.Duration > 0 && at >= r.cfg.Duration) {
+			// A parked arrival (an Adjustable schedule at rate zero) waits for a change even
+			// past the Duration: it has no time yet.
+			if at == End || (r.cfg.Duration > 0 && at >= r.cfg.Duration && at != Parked) {
 				return
 			}
 			err := pacer.WaitOr(ctx, r.start.Add(at), changed)

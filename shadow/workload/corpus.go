@@ -167,3 +167,9 @@ func (c *Corpus) TracePrompt(dst []byte, n int, hashIDs []int64, index int) []by
 	}
 	return c.Blocks(dst, n, hashIDs)
 }
+
+// TraceBody is the body of a trace request replayed with a synthetic prompt: TracePrompt's
+// prompt and outputLength as the output limit.
+func (s BodySpec) TraceBody(c *Corpus, inputLength, outputLength int, hashIDs []int64, index int) ([]byte, error) {
+	return s.Build(string(c.TracePrompt(make([]byte, 0, inputLength*5), inputLength, hashIDs, index)), outputLength)
+}

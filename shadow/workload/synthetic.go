@@ -48,3 +48,17 @@ func (s *Synthetic) Request(n int) (Request, error) {
 	body, err := s.Spec.Build(string(prompt), osl)
 	return Request{Body: body, ISL: isl, OSL: osl}, err
 }
+
+// Bodies builds the bodies of requests 0 … n−1, the pool a benchmark or a shadow load sends
+// in turn.
+func (s *Synthetic) Bodies(n int) ([][]byte, error) {
+	pool := make([][]byte, n)
+	for i := range pool {
+		req, err := s.Request(i)
+		if err != nil {
+			return nil, err
+		}
+		pool[i] = req.Body
+	}
+	return pool, nil
+}

@@ -230,39 +230,41 @@ func (t *Timeline) spreadOutput(r *record.Record, start, first, end time.Time, t
 		return
 	}
 	per := total / float64(events)
-	// Runs of consecutive events in one window are added at once.
-	runSeq, runTok := t.seq(first), per
-	flush := func() {
-		if s := touch(runSeq); s != nil {
-			s.outTokens += runTok
-		}
-	}
-	at := first
-	timed := min(1+len(r.InterChunkMs), events)
-	for i := 1; i < timed; i++ {
-		at = at.Add(msDur(r.InterChunkMs[i-1]))
-		if sq := t.seq(at); sq != runSeq {
-			flush()
-			runSeq, runTok = sq, 0
+	// Event times are walked in Unix nanoseconds, and a window changes when a time passes the
+	// current window's end, so the common case (another event in the same window) costs an
+	// addition and a comparison. Runs of consecutive events in one window are added at once.
+	at := first.UnixNano()
+	runSeq := t.seq(first)
+	runEnd := (runSeq + 1) * t.window
+	runTok := per
+	step := func(ns int64) {
+		at += ns
+		if at >= runEnd || at < runEnd-t.window {
+			if s := touch(runSeq); s != nil {
+				s.outTokens += runTok
+			}
+			runSeq = t.seq(time.Unix(0, at))
+			runEnd, runTok = (runSeq+1)*t.window, 0
 		}
 		runTok += per
+	}
+	timed := min(1+len(r.InterChunkMs), events)
+	for i := 1; i < timed; i++ {
+		step(int64(r.InterChunkMs[i-1] * float64(time.Millisecond)))
 	}
 	if rest := events - timed; rest > 0 {
 		last := end
 		if r.RequestLatencyMs != nil {
 			last = start.Add(msDur(*r.RequestLatencyMs))
 		}
-		step := last.Sub(at) / time.Duration(rest)
+		gap := (last.UnixNano() - at) / int64(rest)
 		for i := 0; i < rest; i++ {
-			at = at.Add(step)
-			if sq := t.seq(at); sq != runSeq {
-				flush()
-				runSeq, runTok = sq, 0
-			}
-			runTok += per
+			step(gap)
 		}
 	}
-	flush()
+	if s := touch(runSeq); s != nil {
+		s.outTokens += runTok
+	}
 }
 
 // keep adds v to a bounded value list: all of them up to MaxValues, then a uniform reservoir

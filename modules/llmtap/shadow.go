@@ -1,0 +1,809 @@
+package llmtap
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+func init() {
+	registerAppFeature(appFeature{
+		name:          "shadow",
+		subdirectives: []string{"shadow", "guard"},
+		parse:         parseShadowOrGuard,
+		provision:     provisionShadows,
+		start:         startShadows,
+		stop:          stopShadows,
+	})
+}
+
+// ShadowConfig is one shadow load: synthetic (or trace-replayed) requests that llmtap sends,
+// from inside the proxy, through a live route of the same proxy, so that the same handler
+// measures them — as traffic class "shadow" ("replay" for a trace) — beside the live traffic
+// (JSON `"shadows": [{…}]` of the llmtap app, Caddyfile `shadow <name> { … }` in the llmtap
+// global option). Responses are read to their end and discarded.
+//
+// Each request carries the Llmtap-Shadow header with a mark signed by a key this process drew
+// at startup; the handler classifies a request as shadow only when the mark verifies, and
+// removes it before proxying, so upstreams never see it. A client sending the header is live
+// traffic (counted in llmtap_shadow_marker_forged_total).
+//
+// A shadow load runs from the moment its config is loaded (after start_after, within its
+// window, for its duration) until it is stopped through the admin API (POST
+// /llmtap/shadow/<name>/stop), and pauses while the guard rails (GuardConfig) hold it. Loads
+// are kept per name across config reloads: a reload with the same config keeps the running
+// load untouched; a changed config is applied to it in place, its counters continuing.
+type ShadowConfig struct {
+	// Name identifies the load in the admin API, logs and metrics; names are unique. Required.
+	Name string `json:"name"`
+
+	// URL is where the requests go: the full URL of a live route through this proxy (for
+	// example http://127.0.0.1:8080/v1/chat/completions), so that they pass the llmtap handler
+	// and the same reverse proxy as live requests. A URL that does not pass a llmtap handler
+	// sends unmeasured load. Required.
+	URL string `json:"url"`
+
+	// Model is the "model" of every request body. Required for synthetic load; a trace load
+	// defaults to the model the trace names.
+	Model string `json:"model,omitempty"`
+
+	// EndpointType is the body format: chat (OpenAI chat completions), completions,
+	// messages (Anthropic) or ollama_chat. Default: chat.
+	EndpointType string `json:"endpoint_type,omitempty"`
+
+	// Rate is the mean request rate, in requests per second (fractions allowed). Required for
+	// synthetic load; it may be changed through the admin API up to MaxRate.
+	Rate float64 `json:"rate,omitempty"`
+
+	// Arrival is the arrival process, as AIPerf's --arrival-pattern: poisson (independent
+	// arrivals, exponential gaps), gamma (gaps with shape Smoothness) or constant (evenly
+	// spaced). Default: poisson.
+	Arrival string `json:"arrival,omitempty"`
+
+	// Smoothness is the gamma shape k (arrival gamma only): below 1 burstier than Poisson,
+	// above 1 smoother; the gaps' coefficient of variation is 1/√k. Default: 1.
+	Smoothness float64 `json:"smoothness,omitempty"`
+
+	// ISL and ISLStddev are the mean and standard deviation of the prompt length in tokens
+	// (o200k_base, exact: prompts are cut from an embedded text). Default: 550 and 0.
+	ISL       float64 `json:"isl,omitempty"`
+	ISLStddev float64 `json:"isl_stddev,omitempty"`
+
+	// OSL and OSLStddev are the mean and standard deviation of the output length, sent as
+	// max_completion_tokens (max_tokens for completions and messages). Zero means no limit.
+	// Force exact lengths with Extra min_tokens:N and ignore_eos:true where the server has
+	// them. Default: 0 and 0.
+	OSL       float64 `json:"osl,omitempty"`
+	OSLStddev float64 `json:"osl_stddev,omitempty"`
+
+	// Extra are members merged into every body, as AIPerf's --extra-inputs: "key:value" with
+	// the value typed as JSON (min_tokens:128, ignore_eos:true), or a JSON object.
+	Extra []string `json:"extra,omitempty"`
+
+	// Streaming asks for streamed responses. Default: true.
+	Streaming *bool `json:"streaming,omitempty"`
+
+	// Headers are sent with every request (for example an Authorization the route needs).
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// Seed seeds the prompts, lengths and arrivals, so a load repeats exactly. Default: 42.
+	Seed uint64 `json:"seed,omitempty"`
+
+	// Entries is how many distinct bodies are built at load time and sent in turn.
+	// Default: 100.
+	Entries int `json:"entries,omitempty"`
+
+	// StartAfter delays the first request after the config is loaded (or the load started).
+	// Default: 0.
+	StartAfter caddy.Duration `json:"start_after,omitempty"`
+
+	// Duration ends the load after it has run this long (after StartAfter); it then stays done
+	// until started again. Default: 0, no end.
+	Duration caddy.Duration `json:"duration,omitempty"`
+
+	// Window restricts the load to a daily time window in UTC, "HH:MM-HH:MM" (it may wrap past
+	// midnight, "22:00-06:00"); outside it the load waits. Default: always.
+	Window string `json:"window,omitempty"`
+
+	// MaxInFlight bounds the requests in flight; an arrival that finds it reached is dropped
+	// and counted, never queued (the schedule is not delayed). At most 4096. Default: 64.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
+
+	// MaxRate is the highest rate the admin API may set, in requests per second. At most
+	// 2000. Default: Rate (the admin API may lower the rate but not raise it above the
+	// config's), or Headroom.Max for a headroom probe.
+	MaxRate float64 `json:"max_rate,omitempty"`
+
+	// Trace replays a trace file instead of synthetic load.
+	Trace *ShadowTrace `json:"trace,omitempty"`
+
+	// Headroom makes the load a headroom probe.
+	Headroom *ShadowHeadroom `json:"headroom,omitempty"`
+
+	// Stopped loads the shadow stopped: it starts only through POST
+	// /llmtap/shadow/<name>/start. Default: false (it starts with the config).
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// ShadowTrace replays a recorded trace as shadow load: each request at its recorded time
+// (divided by Speedup), measured as class "replay". Any format `llmtap replay` reads works
+// (Mooncake/AIPerf JSONL, Azure and BurstGPT CSV, llmtap records and payloads): payload files
+// are sent verbatim, the others get synthetic prompts of the recorded input length (sharing
+// prefixes where the trace has hash_ids) and the recorded output length as the limit. Unlike
+// `llmtap replay`, a session's turns are sent at their recorded times rather than after the
+// previous turn's response. The trace ends the load when it runs out.
+type ShadowTrace struct {
+	// File is the trace file, read when the config is loaded. Required.
+	File string `json:"file"`
+	// Speedup replays this many times faster than recorded. Default: 1.
+	Speedup float64 `json:"speedup,omitempty"`
+	// Format is the trace format (auto, mooncake, records, payloads, azure, burstgpt).
+	// Default: auto.
+	Format string `json:"format,omitempty"`
+	// MaxRequests replays only the first N requests. Default: 0, all.
+	MaxRequests int `json:"max_requests,omitempty"`
+}
+
+// ShadowHeadroom is a headroom probe: the shadow rate starts at Start and rises by Step every
+// StepDuration up to Max, beside the live traffic; each step is judged a grace period after it
+// ends on the requests that started in it (half a step, at most 5 s): it passes when at least
+// Attainment of the live requests (if there were MinLive or more) and of the shadow requests met
+// every SLO. The probe stops at the first failing step, or when the guard rails pause it, and
+// reports the headroom — the shadow requests/s and output tokens/s of the last passing step —
+// with per-step live and shadow percentiles at GET /llmtap/shadow/<name>/headroom (JSON, or a
+// table with ?format=text) and in the log.
+type ShadowHeadroom struct {
+	// Start, Step and Max are shadow rates in requests per second. Required: Start > 0,
+	// Step > 0, Max ≥ Start.
+	Start float64 `json:"start"`
+	Step  float64 `json:"step"`
+	Max   float64 `json:"max"`
+	// StepDuration is how long each step runs. Default: 30s.
+	StepDuration caddy.Duration `json:"step_duration,omitempty"`
+	// SLO is the objective as AIPerf goodput metric:value pairs, e.g.
+	// "time_to_first_token:500 inter_token_latency:50" (ms). Required.
+	SLO string `json:"slo"`
+	// Attainment is the fraction of requests that must meet the SLO. Default: 0.95.
+	Attainment float64 `json:"attainment,omitempty"`
+	// MinLive is how many live requests a step needs for live traffic to be judged.
+	// Default: 5.
+	MinLive int `json:"min_live,omitempty"`
+}
+
+// shadowState is the shadow feature's state in one App.
+type shadowState struct {
+	cfgs  []inproc.Config
+	guard *guardSettings
+}
+
+func (a *App) shadowState() *shadowState {
+	st, _ := a.featureState("shadow").(*shadowState)
+	return st
+}
+
+// provisionShadows builds every shadow load's config (bodies, trace) and checks it.
+func provisionShadows(a *App, ctx caddy.Context) error {
+	if err := registerShadowMetrics(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering shadow metrics: %w", err)
+	}
+	st := &shadowState{}
+	var errs []error
+	seen := map[string]bool{}
+	for i, sc := range a.Shadows {
+		if sc == nil {
+			continue
+		}
+		if seen[sc.Name] {
+			errs = append(errs, fmt.Errorf("shadow %d: the name %q is used twice", i, sc.Name))
+			continue
+		}
+		seen[sc.Name] = true
+		c, err := sc.build()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("shadow %q: %w", sc.Name, err))
+			continue
+		}
+		st.cfgs = append(st.cfgs, c)
+	}
+	g, err := a.Guard.settings()
+	if err != nil {
+		errs = append(errs, fmt.Errorf("guard: %w", err))
+	}
+	if a.Guard != nil || len(st.cfgs) > 0 {
+		st.guard = g
+	}
+	a.setFeatureState("shadow", st)
+	return errors.Join(errs...)
+}
+
+// build turns the JSON config into the runner's config, building the bodies.
+func (sc *ShadowConfig) build() (inproc.Config, error) {
+	var errs []error
+	if sc.Name == "" || strings.ContainsAny(sc.Name, "/ ?#") {
+		errs = append(errs, fmt.Errorf("name %q: want a non-empty name without / ? # or spaces", sc.Name))
+	}
+	u, err := url.Parse(sc.URL)
+	if sc.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("url %q: want the http:// or https:// URL of a live route through this proxy", sc.URL))
+	}
+	ep := sc.EndpointType
+	if ep == "" {
+		ep = workload.EndpointChat
+	}
+	stream := sc.Streaming == nil || *sc.Streaming
+	var extras []workload.Extra
+	for _, e := range sc.Extra {
+		ex, err := workload.ParseExtra(e)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		extras = append(extras, ex...)
+	}
+	spec := workload.BodySpec{Endpoint: ep, Model: sc.Model, Stream: stream, Extra: extras}
+	if err := spec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	seed := sc.Seed
+	if seed == 0 {
+		seed = 42
+	}
+	c := inproc.Config{
+		Name: sc.Name, Seed: seed, MaxRate: sc.MaxRate, MaxInFlight: sc.MaxInFlight,
+		StartAfter: time.Duration(sc.StartAfter), Duration: time.Duration(sc.Duration),
+		Arrival: loadgen.ArrivalSpec{Pattern: sc.Arrival, Rate: sc.Rate, Smoothness: sc.Smoothness},
+	}
+	if sc.Window != "" {
+		if c.Window, err = inproc.ParseWindow(sc.Window); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if h := sc.Headroom; h != nil {
+		slos, err := stats.ParseSLOs(h.SLO)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("headroom slo: %w", err))
+		}
+		d := time.Duration(h.StepDuration)
+		if d == 0 {
+			d = 30 * time.Second
+		}
+		c.Headroom = &inproc.HeadroomConfig{Start: h.Start, Step: h.Step, Max: h.Max, StepDuration: d,
+			SLOs: slos, Attainment: h.Attainment, MinLive: h.MinLive}
+		if sc.Rate != 0 {
+			errs = append(errs, errors.New("a headroom probe takes its rates from headroom start/step/max, not rate"))
+		}
+	}
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	header := http.Header{}
+	for k, v := range sc.Headers {
+		header.Set(k, v)
+	}
+	src := &inproc.Source{URL: sc.URL, Header: header}
+	corpus, err := workload.DefaultCorpus()
+	if err != nil {
+		return c, err
+	}
+	class := record.ClassShadow
+	if sc.Trace != nil {
+		class = record.ClassReplay
+		if err := sc.buildTrace(&c, src, spec, corpus); err != nil {
+			return c, err
+		}
+	} else {
+		if sc.Model == "" {
+			return c, errors.New("model is required")
+		}
+		isl := sc.ISL
+		if isl == 0 {
+			isl = 550
+		}
+		lengths := workload.Pair{ISL: workload.Normal{Mean: isl, Stddev: sc.ISLStddev}, OSL: workload.Normal{Mean: sc.OSL, Stddev: sc.OSLStddev}}
+		if err := errors.Join(lengths.ISL.Validate(), lengths.OSL.Validate()); err != nil {
+			return c, fmt.Errorf("isl/osl: %w", err)
+		}
+		n := sc.Entries
+		if n <= 0 {
+			n = inproc.DefaultEntries
+		}
+		syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: spec, Seed: seed}
+		if src.Bodies, err = syn.Bodies(n); err != nil {
+			return c, err
+		}
+	}
+	src.Mark = func(h http.Header) { markRequest(h, class) }
+	src.Key = fmt.Sprintf("%s|%v|%v", sc.URL, sc.Headers, len(src.Bodies))
+	c.Source = src
+	return c, c.Validate()
+}
+
+func (sc *ShadowConfig) buildTrace(c *inproc.Config, src *inproc.Source, spec workload.BodySpec, corpus *workload.Corpus) error {
+	t := sc.Trace
+	if t.File == "" {
+		return errors.New("trace: a file is required")
+	}
+	format := trace.FormatAuto
+	if t.Format != "" {
+		var err error
+		if format, err = trace.ParseFormat(t.Format); err != nil {
+			return fmt.Errorf("trace: %w", err)
+		}
+	}
+	reqs, _, err := trace.ReadSorted(t.File, trace.Options{Format: format}, t.MaxRequests)
+	if err != nil {
+		return fmt.Errorf("reading the trace: %w", err)
+	}
+	if len(reqs) == 0 {
+		return fmt.Errorf("trace %s has no requests", t.File)
+	}
+	if spec.Model == "" {
+		for _, q := range reqs {
+			if q.Model != "" {
+				spec.Model = q.Model
+				break
+			}
+		}
+	}
+	c.Speedup = t.Speedup
+	if c.Speedup == 0 {
+		c.Speedup = 1
+	}
+	c.Trace = make([]time.Duration, len(reqs))
+	src.Bodies = make([][]byte, len(reqs))
+	for i := range reqs {
+		q := &reqs[i]
+		c.Trace[i] = q.Timestamp - reqs[0].Timestamp
+		if q.Payload != nil {
+			src.Bodies[i] = q.Payload
+			continue
+		}
+		if src.Bodies[i], err = spec.TraceBody(corpus, q.InputLength, q.OutputLength, q.HashIDs, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The shadow loads of the process, by name. A load outlives the configs that name it as long
+// as one of them is loaded: Caddy starts the new config before it stops the old one, so a load
+// both name is adopted (and reconfigured) by the new one before the old one lets go of it.
+var shadows = struct {
+	sync.Mutex
+	m    map[string]*shadowEntry
+	list atomic.Pointer[[]*inproc.Runner] // for the record sink, without the lock
+}{m: map[string]*shadowEntry{}}
+
+type shadowEntry struct {
+	r      *inproc.Runner
+	refs   int
+	remove func() // from the guard's targets
+	cfg    inproc.Config
+}
+
+func publishShadowsLocked() {
+	l := make([]*inproc.Runner, 0, len(shadows.m))
+	for _, e := range shadows.m {
+		l = append(l, e.r)
+	}
+	shadows.list.Store(&l)
+}
+
+// shadowRunner returns the running load of that name, or nil.
+func shadowRunner(name string) *inproc.Runner {
+	shadows.Lock()
+	defer shadows.Unlock()
+	if e := shadows.m[name]; e != nil {
+		return e.r
+	}
+	return nil
+}
+
+// shadowRunners returns every running load, sorted by name.
+func shadowRunners() []*inproc.Runner {
+	shadows.Lock()
+	defer shadows.Unlock()
+	var l []*inproc.Runner
+	for _, e := range shadows.m {
+		l = append(l, e.r)
+	}
+	slices.SortFunc(l, func(a, b *inproc.Runner) int { return strings.Compare(a.Name(), b.Name()) })
+	return l
+}
+
+func startShadows(a *App) error {
+	st := a.shadowState()
+	if st == nil {
+		return nil
+	}
+	if st.guard != nil {
+		acquireGuard(*st.guard, a.logger)
+	}
+	shadows.Lock()
+	defer shadows.Unlock()
+	var started []string
+	for i, c := range st.cfgs {
+		e := shadows.m[c.Name]
+		if e != nil {
+			e.refs++
+			if !sameShadowConfig(e.cfg, c) {
+				if err := e.r.Reconfigure(c); err != nil {
+					e.refs--
+					releaseShadowsLocked(started, a.logger)
+					return fmt.Errorf("shadow %q: %w", c.Name, err)
+				}
+				e.cfg = c
+				a.logger.Info("shadow load reconfigured", zap.String("shadow", c.Name))
+			}
+			started = append(started, c.Name)
+			continue
+		}
+		r, err := inproc.New(c)
+		if err != nil {
+			releaseShadowsLocked(started, a.logger)
+			return fmt.Errorf("shadow %q: %w", c.Name, err)
+		}
+		e = &shadowEntry{r: r, refs: 1, cfg: c}
+		e.remove = guardTargets.Add("shadow/"+c.Name, r)
+		shadows.m[c.Name] = e
+		if !a.Shadows[i].Stopped {
+			if err := r.Start(); err != nil {
+				a.logger.Error("starting shadow load", zap.String("shadow", c.Name), zap.Error(err))
+			}
+		}
+		started = append(started, c.Name)
+		a.logger.Info("shadow load started", zap.String("shadow", c.Name), zap.String("url", c.Source.URL),
+			zap.Float64("rate", c.Arrival.Rate), zap.Bool("stopped", a.Shadows[i].Stopped))
+	}
+	publishShadowsLocked()
+	return nil
+}
+
+// sameShadowConfig reports whether two built configs would run the same load.
+func sameShadowConfig(a, b inproc.Config) bool {
+	sa, sb := a.Source, b.Source
+	a.Source, b.Source = nil, nil
+	return reflect.DeepEqual(a, b) && sa.URL == sb.URL && sa.Key == sb.Key &&
+		reflect.DeepEqual(sa.Header, sb.Header) && reflect.DeepEqual(sa.Bodies, sb.Bodies)
+}
+
+func stopShadows(a *App) error {
+	st := a.shadowState()
+	if st == nil {
+		return nil
+	}
+	names := make([]string, 0, len(st.cfgs))
+	for _, c := range st.cfgs {
+		names = append(names, c.Name)
+	}
+	shadows.Lock()
+	releaseShadowsLocked(names, a.logger)
+	publishShadowsLocked()
+	shadows.Unlock()
+	if st.guard != nil {
+		releaseGuard()
+	}
+	return nil
+}
+
+// releaseShadowsLocked lets go of the named loads; a load no loaded config names any more is
+// stopped, its requests in flight cancelled.
+func releaseShadowsLocked(names []string, logger *zap.Logger) {
+	for _, n := range names {
+		e := shadows.m[n]
+		if e == nil {
+			continue
+		}
+		if e.refs--; e.refs > 0 {
+			continue
+		}
+		delete(shadows.m, n)
+		e.remove()
+		st := e.r.Status()
+		e.r.Close()
+		logger.Info("shadow load removed", zap.String("shadow", n), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
+	}
+}
+
+// shadowSink gives every finished record to the guard rails and to the headroom probes.
+type shadowSink struct{}
+
+func (shadowSink) Consume(r *record.Record) {
+	if g := currentGuard.Load(); g != nil {
+		g.observe(r)
+	}
+	if l := shadows.list.Load(); l != nil {
+		for _, rn := range *l {
+			rn.Observe(r)
+		}
+	}
+}
+
+// parseShadowOrGuard reads the shadow and guard subdirectives (the dispenser is on the name).
+func parseShadowOrGuard(a *App, d *caddyfile.Dispenser) error {
+	if d.Val() == "guard" {
+		return parseGuard(a, d)
+	}
+	return parseShadow(a, d)
+}
+
+// parseShadow reads one shadow load:
+//
+//	shadow <name> {
+//	    url           <url of a live route through this proxy>
+//	    model         <model>
+//	    endpoint_type chat|completions|messages|ollama_chat
+//	    rate          <requests/s>
+//	    arrival       poisson|gamma|constant
+//	    smoothness    <gamma shape k>
+//	    isl <tokens>  isl_stddev <tokens>  osl <tokens>  osl_stddev <tokens>
+//	    extra         <key:value>...
+//	    streaming     on|off
+//	    header        <name> <value>
+//	    seed          <n>
+//	    entries       <n>
+//	    start_after   <duration>
+//	    duration      <duration>
+//	    window        <HH:MM-HH:MM UTC>
+//	    max_in_flight <n>
+//	    max_rate      <requests/s>
+//	    stopped
+//	    trace <file> {
+//	        speedup <x>
+//	        format  auto|mooncake|records|payloads|azure|burstgpt
+//	        max_requests <n>
+//	    }
+//	    headroom {
+//	        start <requests/s>  step <requests/s>  max <requests/s>
+//	        step_duration <duration>
+//	        slo <metric:value>...
+//	        attainment <fraction>
+//	        min_live <n>
+//	    }
+//	}
+func parseShadow(a *App, d *caddyfile.Dispenser) error {
+	sc := &ShadowConfig{}
+	if !d.NextArg() {
+		return d.Err("shadow needs a name: shadow <name> { … }")
+	}
+	sc.Name = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		var err error
+		switch opt {
+		case "url":
+			sc.URL, err = oneArg(d, opt)
+		case "model":
+			sc.Model, err = oneArg(d, opt)
+		case "endpoint_type":
+			sc.EndpointType, err = oneArg(d, opt)
+		case "arrival":
+			sc.Arrival, err = oneArg(d, opt)
+		case "window":
+			sc.Window, err = oneArg(d, opt)
+		case "rate":
+			sc.Rate, err = floatArg(d, opt)
+		case "smoothness":
+			sc.Smoothness, err = floatArg(d, opt)
+		case "isl":
+			sc.ISL, err = floatArg(d, opt)
+		case "isl_stddev":
+			sc.ISLStddev, err = floatArg(d, opt)
+		case "osl":
+			sc.OSL, err = floatArg(d, opt)
+		case "osl_stddev":
+			sc.OSLStddev, err = floatArg(d, opt)
+		case "max_rate":
+			sc.MaxRate, err = floatArg(d, opt)
+		case "max_in_flight":
+			sc.MaxInFlight, err = intArg(d, opt)
+		case "entries":
+			sc.Entries, err = intArg(d, opt)
+		case "seed":
+			var s string
+			if s, err = oneArg(d, opt); err == nil {
+				if sc.Seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+					err = d.Errf("seed %q: want a non-negative integer", s)
+				}
+			}
+		case "start_after":
+			sc.StartAfter, err = parseDurationArg(d, "shadow")
+		case "duration":
+			sc.Duration, err = parseDurationArg(d, "shadow")
+		case "extra":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.Errf("extra needs key:value arguments")
+			}
+			for _, x := range args {
+				if _, perr := workload.ParseExtra(x); perr != nil {
+					return d.Errf("extra %q: %v", x, perr)
+				}
+			}
+			sc.Extra = append(sc.Extra, args...)
+		case "streaming":
+			var v string
+			if v, err = oneArg(d, opt); err == nil {
+				switch v {
+				case "on", "true":
+					sc.Streaming = ptr(true)
+				case "off", "false":
+					sc.Streaming = ptr(false)
+				default:
+					err = d.Errf("streaming %q: want on or off", v)
+				}
+			}
+		case "header":
+			args := d.RemainingArgs()
+			if len(args) != 2 {
+				return d.Errf("header needs a name and a value")
+			}
+			if sc.Headers == nil {
+				sc.Headers = map[string]string{}
+			}
+			sc.Headers[args[0]] = args[1]
+		case "stopped":
+			if d.NextArg() {
+				return d.ArgErr()
+			}
+			sc.Stopped = true
+		case "trace":
+			err = parseShadowTrace(sc, d)
+		case "headroom":
+			err = parseShadowHeadroom(sc, d)
+		default:
+			return d.Errf("unknown shadow option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	a.Shadows = append(a.Shadows, sc)
+	return nil
+}
+
+func parseShadowTrace(sc *ShadowConfig, d *caddyfile.Dispenser) error {
+	t := &ShadowTrace{}
+	if !d.NextArg() {
+		return d.Err("trace needs a file: trace <file> { speedup <x> }")
+	}
+	t.File = d.Val()
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		var err error
+		switch opt {
+		case "speedup":
+			t.Speedup, err = floatArg(d, opt)
+		case "format":
+			t.Format, err = oneArg(d, opt)
+		case "max_requests":
+			t.MaxRequests, err = intArg(d, opt)
+		default:
+			return d.Errf("unknown trace option %q; expected speedup, format or max_requests", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sc.Trace = t
+	return nil
+}
+
+func parseShadowHeadroom(sc *ShadowConfig, d *caddyfile.Dispenser) error {
+	h := &ShadowHeadroom{}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		var err error
+		switch opt {
+		case "start":
+			h.Start, err = floatArg(d, opt)
+		case "step":
+			h.Step, err = floatArg(d, opt)
+		case "max":
+			h.Max, err = floatArg(d, opt)
+		case "attainment":
+			h.Attainment, err = fractionArg(d, opt)
+		case "min_live":
+			h.MinLive, err = intArg(d, opt)
+		case "step_duration":
+			h.StepDuration, err = parseDurationArg(d, "headroom")
+		case "slo":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.Errf("slo needs metric:value pairs, e.g. time_to_first_token:500")
+			}
+			h.SLO = strings.Join(args, " ")
+			if _, perr := stats.ParseSLOs(h.SLO); perr != nil {
+				return d.Errf("slo: %v", perr)
+			}
+		default:
+			return d.Errf("unknown headroom option %q", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sc.Headroom = h
+	return nil
+}
+
+func oneArg(d *caddyfile.Dispenser, opt string) (string, error) {
+	if !d.NextArg() {
+		return "", d.Errf("%s needs a value", opt)
+	}
+	v := d.Val()
+	if d.NextArg() {
+		return "", d.Errf("%s takes one value, got %q too", opt, d.Val())
+	}
+	return v, nil
+}
+
+func floatArg(d *caddyfile.Dispenser, opt string) (float64, error) {
+	s, err := oneArg(d, opt)
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, d.Errf("%s %q: want a non-negative number", opt, s)
+	}
+	return f, nil
+}
+
+// fractionArg reads 0.05 or 5%.
+func fractionArg(d *caddyfile.Dispenser, opt string) (float64, error) {
+	s, err := oneArg(d, opt)
+	if err != nil {
+		return 0, err
+	}
+	scale := 1.0
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		s, scale = p, 0.01
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f*scale > 1 {
+		return 0, d.Errf("%s %q: want a fraction in [0, 1] or a percentage", opt, s)
+	}
+	return f * scale, nil
+}
+
+func intArg(d *caddyfile.Dispenser, opt string) (int, error) {
+	s, err := oneArg(d, opt)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, d.Errf("%s %q: want a non-negative integer", opt, s)
+	}
+	return n, nil
+}
+
+func ptr[T any](v T) *T { return &v }

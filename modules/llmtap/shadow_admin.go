@@ -1,0 +1,183 @@
+package llmtap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/shadow/guard"
+	"github.com/llmtap/llmtap/shadow/inproc"
+)
+
+// The shadow admin routes, on Caddy's admin listener:
+//
+//	GET  /llmtap/shadow                    every shadow load's status, the guard rails' state
+//	                                       and the forged-marker count (JSON)
+//	POST /llmtap/shadow/<name>/start       start (or restart) a load
+//	POST /llmtap/shadow/<name>/stop        stop it; requests in flight finish
+//	POST /llmtap/shadow/<name>/rate        {"rate": N}: set its rate (≤ its max_rate)
+//	GET  /llmtap/shadow/<name>/headroom    a headroom probe's report (JSON; ?format=text for
+//	                                       the table)
+//
+// None of them touches the config: a reload with the same config keeps what they set, a
+// changed rate in the config replaces an admin-set rate.
+const shadowRoute = "/llmtap/shadow"
+
+// shadowDoc is the document GET /llmtap/shadow returns.
+type shadowDoc struct {
+	// Shadows are the loads, by name.
+	Shadows []inproc.Status `json:"shadows"`
+	// Guard is the guard rails' state; absent when no loaded config has shadow load or a
+	// guard block.
+	Guard *guard.State `json:"guard,omitempty"`
+	// ForgedMarkers counts requests that carried the Llmtap-Shadow header with a value this
+	// process did not sign (measured as live).
+	ForgedMarkers uint64 `json:"forged_markers"`
+	// HardMaxRate and HardMaxInFlight are the ceilings no config or admin call can exceed.
+	HardMaxRate     int `json:"hard_max_rate"`
+	HardMaxInFlight int `json:"hard_max_in_flight"`
+}
+
+func shadowStatus() shadowDoc {
+	doc := shadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: forgedMarks.Load(),
+		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
+	for _, r := range shadowRunners() {
+		doc.Shadows = append(doc.Shadows, r.Status())
+	}
+	return doc
+}
+
+func apiErr(status int, format string, args ...any) error {
+	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
+}
+
+func (adminAPI) shadow(w http.ResponseWriter, r *http.Request) error {
+	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, shadowRoute), "/")
+	if rest == "" {
+		if r.Method != http.MethodGet {
+			return apiErr(http.StatusMethodNotAllowed, "method %s not allowed; use GET", r.Method)
+		}
+		return writeJSON(w, shadowStatus())
+	}
+	name, action, ok := strings.Cut(rest, "/")
+	if !ok || strings.Contains(action, "/") {
+		return apiErr(http.StatusNotFound, "want /llmtap/shadow/<name>/start|stop|rate|headroom")
+	}
+	run := shadowRunner(name)
+	if run == nil {
+		return apiErr(http.StatusNotFound, "no shadow load named %q is loaded", name)
+	}
+	want := http.MethodPost
+	if action == "headroom" {
+		want = http.MethodGet
+	}
+	if r.Method != want {
+		return apiErr(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, want)
+	}
+	switch action {
+	case "start":
+		if err := run.Start(); err != nil {
+			return apiErr(http.StatusConflict, "starting shadow load %q: %v", name, err)
+		}
+		logShadowControl(name, "started")
+	case "stop":
+		run.Stop()
+		logShadowControl(name, "stopped")
+	case "rate":
+		var body struct {
+			Rate *float64 `json:"rate"`
+		}
+		dec := json.NewDecoder(io.LimitReader(r.Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || body.Rate == nil {
+			return apiErr(http.StatusBadRequest, `want a JSON body {"rate": <requests per second>}`)
+		}
+		if err := run.SetRate(*body.Rate); err != nil {
+			status := http.StatusBadRequest
+			if errors.Is(err, inproc.ErrTraceRate) {
+				status = http.StatusConflict
+			}
+			return apiErr(status, "shadow load %q: %v", name, err)
+		}
+		logShadowControl(name, fmt.Sprintf("rate set to %v", *body.Rate))
+	case "headroom":
+		st := run.Status()
+		if st.Headroom == nil {
+			return apiErr(http.StatusNotFound, "shadow load %q is not a headroom probe", name)
+		}
+		if r.URL.Query().Get("format") == "text" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, err := io.WriteString(w, st.Headroom.Table())
+			return err
+		}
+		return writeJSON(w, st.Headroom)
+	default:
+		return apiErr(http.StatusNotFound, "unknown action %q; want start, stop, rate or headroom", action)
+	}
+	return writeJSON(w, run.Status())
+}
+
+func logShadowControl(name, what string) {
+	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
+}
+
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}
+
+// shadowCollector reports every shadow load's counters to Prometheus.
+type shadowCollector struct{}
+
+var (
+	descShadowSent     = prometheus.NewDesc("llmtap_shadow_requests_total", "Shadow requests sent by a shadow load, by result (ok, error).", []string{"shadow", "result"}, nil)
+	descShadowDropped  = prometheus.NewDesc("llmtap_shadow_dropped_total", "Shadow arrivals not sent because max_in_flight requests were in flight.", []string{"shadow"}, nil)
+	descShadowInFlight = prometheus.NewDesc("llmtap_shadow_in_flight", "Shadow requests in flight.", []string{"shadow"}, nil)
+	descShadowRate     = prometheus.NewDesc("llmtap_shadow_rate", "The rate a shadow load asks for now (requests per second; 0 while paused, waiting or stopped).", []string{"shadow"}, nil)
+	descShadowPaused   = prometheus.NewDesc("llmtap_shadow_paused", "1 while the guard rails hold the shadow load paused.", []string{"shadow"}, nil)
+)
+
+func (shadowCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descShadowSent, descShadowDropped, descShadowInFlight, descShadowRate, descShadowPaused} {
+		ch <- d
+	}
+}
+
+func (shadowCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range shadowRunners() {
+		st := r.Status()
+		ch <- prometheus.MustNewConstMetric(descShadowSent, prometheus.CounterValue, float64(st.OK), st.Name, "ok")
+		ch <- prometheus.MustNewConstMetric(descShadowSent, prometheus.CounterValue, float64(st.Errors), st.Name, "error")
+		ch <- prometheus.MustNewConstMetric(descShadowDropped, prometheus.CounterValue, float64(st.Dropped), st.Name)
+		ch <- prometheus.MustNewConstMetric(descShadowInFlight, prometheus.GaugeValue, float64(st.InFlight), st.Name)
+		ch <- prometheus.MustNewConstMetric(descShadowRate, prometheus.GaugeValue, st.Rate, st.Name)
+		paused := 0.0
+		if st.State == inproc.StatePaused {
+			paused = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descShadowPaused, prometheus.GaugeValue, paused, st.Name)
+	}
+}
+
+// registerShadowMetrics registers the shadow collectors in reg, tolerating ones already there.
+func registerShadowMetrics(reg *prometheus.Registry) error {
+	if reg == nil {
+		return nil
+	}
+	for _, c := range []prometheus.Collector{shadowCollector{}, metricGuardPauses, metricGuardResumes, metricForged} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,279 @@
+package llmtap
+
+import (
+	"errors"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/shadow/guard"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// GuardConfig sets the guard rails of llmtap's own load (JSON `"guard"` of the llmtap app,
+// Caddyfile `guard { … }` in the llmtap global option). Over a sliding window they watch the
+// live traffic's time to first token and errors, and the status of every response; when a
+// limit is crossed they pause every shadow load and mirroring, and resume them once no limit
+// has been crossed for the cool-down. Each pause and resume is logged, counted
+// (llmtap_shadow_guard_pauses_total by reason, llmtap_shadow_guard_resumes_total) and shown at
+// GET /llmtap/shadow. The guard runs whenever the app has a shadow load or a guard block;
+// without one, only the 429/503 rule with the default window and cool-down applies.
+//
+// Mirroring follows the guard through shadow/mirror.Gate (MirrorGate in mirror.go): anything
+// that implements guard.Pausable can be held by the guard with guardTargets.Add.
+type GuardConfig struct {
+	// Window is the span of the sliding window. Default: 10s.
+	Window caddy.Duration `json:"window,omitempty"`
+
+	// TTFTP99 pauses shadow load when the live requests' 99th percentile time to first token
+	// over the window exceeds it. Default: 0, no limit.
+	TTFTP99 caddy.Duration `json:"ttft_p99,omitempty"`
+
+	// ErrorRate pauses shadow load when more than this fraction of the live requests in the
+	// window failed on the server's side (5xx, broken or truncated streams, no response).
+	// Default: 0, no limit.
+	ErrorRate float64 `json:"error_rate,omitempty"`
+
+	// MinRequests is how many live requests the window must hold before the TTFT and error
+	// limits are judged. Default: 10.
+	MinRequests int `json:"min_requests,omitempty"`
+
+	// Statuses pause shadow load as soon as the upstream returns one of them to any request,
+	// live or shadow; the cool-down runs from that response. Default: [429, 503]. "off" in the
+	// Caddyfile (an empty list in JSON with StatusesOff) turns the rule off.
+	Statuses []int `json:"statuses,omitempty"`
+
+	// StatusesOff turns the status rule off.
+	StatusesOff bool `json:"statuses_off,omitempty"`
+
+	// Cooldown is how long no limit may have been crossed before shadow load resumes.
+	// Default: 30s.
+	Cooldown caddy.Duration `json:"cooldown,omitempty"`
+}
+
+// guardSettings is a validated guard config.
+type guardSettings = guard.Config
+
+func (c *GuardConfig) settings() (*guardSettings, error) {
+	g := &guard.Config{}
+	if c != nil {
+		*g = guard.Config{Window: time.Duration(c.Window), TTFTP99: time.Duration(c.TTFTP99), ErrorRate: c.ErrorRate,
+			MinRequests: c.MinRequests, Statuses: c.Statuses, Cooldown: time.Duration(c.Cooldown)}
+		if c.StatusesOff {
+			if len(c.Statuses) > 0 {
+				return nil, errors.New("statuses and statuses_off are exclusive")
+			}
+			g.Statuses = []int{}
+		}
+	}
+	return g, g.Validate()
+}
+
+// parseGuard reads the guard subdirective (the dispenser is on its name):
+//
+//	guard {
+//	    window       <duration>
+//	    ttft_p99     <duration>
+//	    error_rate   <fraction|percent>
+//	    min_requests <n>
+//	    statuses     <status>...|off
+//	    cooldown     <duration>
+//	}
+func parseGuard(a *App, d *caddyfile.Dispenser) error {
+	if a.Guard != nil {
+		return d.Err("guard is given twice")
+	}
+	c := &GuardConfig{}
+	if d.NextArg() {
+		return d.ArgErr()
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		opt := d.Val()
+		var err error
+		switch opt {
+		case "window":
+			c.Window, err = parseDurationArg(d, "guard")
+		case "ttft_p99":
+			c.TTFTP99, err = parseDurationArg(d, "guard")
+		case "cooldown":
+			c.Cooldown, err = parseDurationArg(d, "guard")
+		case "error_rate":
+			c.ErrorRate, err = fractionArg(d, opt)
+		case "min_requests":
+			c.MinRequests, err = intArg(d, opt)
+		case "statuses":
+			args := d.RemainingArgs()
+			if len(args) == 0 {
+				return d.Err("statuses needs HTTP statuses (e.g. 429 503) or off")
+			}
+			if len(args) == 1 && args[0] == "off" {
+				c.StatusesOff = true
+				continue
+			}
+			for _, s := range args {
+				n, perr := strconv.Atoi(s)
+				if perr != nil || n < 100 || n > 599 {
+					return d.Errf("statuses: %q is not an HTTP status", s)
+				}
+				c.Statuses = append(c.Statuses, n)
+			}
+		default:
+			return d.Errf("unknown guard option %q; expected window, ttft_p99, error_rate, min_requests, statuses or cooldown", opt)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	a.Guard = c
+	return nil
+}
+
+// guardTargets are what the guard pauses: every shadow load ("shadow/<name>") and mirroring
+// ("mirror").
+var guardTargets guard.Targets
+
+func init() {
+	guardTargets.Add("mirror", MirrorGate())
+}
+
+// The process-wide guard loop, held by every loaded config with shadow load or a guard
+// block; a reload with the same settings keeps it (and its window) running.
+var (
+	guardMu      sync.Mutex
+	guardRefs    int
+	currentGuard atomic.Pointer[guardLoop]
+)
+
+type guardLoop struct {
+	cfg    guard.Config
+	g      *guard.Guard
+	logger *zap.Logger
+	stop   chan struct{}
+	done   chan struct{}
+	state  atomic.Pointer[guard.State]
+}
+
+func acquireGuard(cfg guard.Config, logger *zap.Logger) {
+	guardMu.Lock()
+	defer guardMu.Unlock()
+	guardRefs++
+	old := currentGuard.Load()
+	if old != nil && sameGuard(old.cfg, cfg) {
+		return
+	}
+	l := &guardLoop{cfg: cfg, g: guard.New(cfg), logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	st, _ := l.g.Evaluate(time.Now())
+	l.state.Store(&st)
+	if old != nil {
+		old.halt()
+		if s := old.state.Load(); s != nil && s.Tripped {
+			// A new guard starts clear; what the old one paused is resumed by its first
+			// evaluation unless a limit is still crossed.
+			guardTargets.Apply(false, "")
+		}
+	}
+	currentGuard.Store(l)
+	go l.run()
+}
+
+func releaseGuard() {
+	guardMu.Lock()
+	defer guardMu.Unlock()
+	if guardRefs--; guardRefs > 0 {
+		return
+	}
+	if l := currentGuard.Swap(nil); l != nil {
+		l.halt()
+		if s := l.state.Load(); s != nil && s.Tripped {
+			guardTargets.Apply(false, "")
+		}
+	}
+}
+
+func sameGuard(a, b guard.Config) bool { return reflect.DeepEqual(a, b) }
+
+func (l *guardLoop) halt() {
+	close(l.stop)
+	<-l.done
+}
+
+func (l *guardLoop) observe(r *record.Record) {
+	o := guard.Observation{Live: r.Class == record.ClassLive, Status: r.Status}
+	switch r.Error {
+	case "", record.ErrCanceled:
+	case record.ErrHTTP:
+		o.Failed = r.Status >= 500
+	default:
+		o.Failed = true
+	}
+	if r.TTFTMs != nil {
+		o.TTFTMs, o.HasTTFT = *r.TTFTMs, true
+	}
+	l.g.Observe(time.Now(), o)
+}
+
+func (l *guardLoop) run() {
+	defer close(l.done)
+	every := min(max(l.g.Config().Window/20, 20*time.Millisecond), time.Second)
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case now := <-tk.C:
+			st, changed := l.g.Evaluate(now)
+			l.state.Store(&st)
+			if !changed {
+				continue
+			}
+			names := guardTargets.Apply(st.Tripped, st.Reason)
+			fields := []zap.Field{zap.Strings("paused", names), zap.Int64("live_requests", st.LiveRequests),
+				zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
+			if st.Tripped {
+				reason, _, _ := cutSpace(st.Reason)
+				metricGuardPauses.WithLabelValues(reason).Inc()
+				l.logger.Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
+					zap.Time("clears_at", st.ClearsAt))...)
+			} else {
+				metricGuardResumes.Inc()
+				l.logger.Info("guard rails: resuming shadow load and mirroring", fields...)
+			}
+		}
+	}
+}
+
+func cutSpace(s string) (string, string, bool) {
+	for i := range len(s) {
+		if s[i] == ' ' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// guardState returns the running guard's state, or nil.
+func guardState() *guard.State {
+	if l := currentGuard.Load(); l != nil {
+		return l.state.Load()
+	}
+	return nil
+}
+
+var (
+	metricGuardPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "llmtap_shadow_guard_pauses_total",
+		Help: "Times the guard rails paused shadow load and mirroring, by reason (live_ttft_p99, live_error_rate, upstream_status).",
+	}, []string{"reason"})
+	metricGuardResumes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "llmtap_shadow_guard_resumes_total",
+		Help: "Times the guard rails resumed shadow load and mirroring after a cool-down.",
+	})
+)
