@@ -46,17 +46,23 @@ type half struct {
 // Side is what a pair keeps of one record; a nil metric did not apply (a failed or
 // non-streaming request has no TTFT).
 type Side struct {
-	OK        bool
-	TTFTMs    *float64
-	ITLMs     *float64
-	LatencyMs *float64
+	// OK is true when the request succeeded (its record has no error class).
+	OK bool `json:"ok"`
+	// TTFTMs, ITLMs and LatencyMs are the record's ttft_ms, itl_ms and request_latency_ms.
+	TTFTMs    *float64 `json:"ttft_ms"`
+	ITLMs     *float64 `json:"itl_ms"`
+	LatencyMs *float64 `json:"request_latency_ms"`
 }
 
 // Pair is a live request and its mirror copy.
 type Pair struct {
-	RequestID    string
-	Model        string
-	Live, Mirror Side
+	// RequestID is the live request's id, which its copy carried as X-Request-Id.
+	RequestID string `json:"request_id"`
+	// Model is the live request's model.
+	Model string `json:"model"`
+	// Live and Mirror are the two measurements.
+	Live   Side `json:"live"`
+	Mirror Side `json:"mirror"`
 }
 
 // NewPairer returns a Pairer that keeps the most recent window pairs and at most maxPending
