@@ -20,7 +20,8 @@ var (
 )
 
 type engine struct {
-	tap *tap.Tap
+	tap  *tap.Tap
+	otel *otelExport // nil unless the OTEL_* environment turns export on (otel.go)
 }
 
 func acquireEngine(logger *zap.Logger) (*engine, error) {
@@ -37,6 +38,7 @@ func acquireEngine(logger *zap.Logger) (*engine, error) {
 	e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
 	e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
 	e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
+	e.otel = startOTel(e.tap, logger)
 	current.Store(e)
 	logger.Debug("llmtap measurement engine started")
 	return e, nil
@@ -51,6 +53,7 @@ func releaseEngine() {
 	}
 	if e := current.Swap(nil); e != nil {
 		_ = e.tap.Close()
+		e.otel.shutdown()
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
@@ -76,6 +77,7 @@ type Handler struct {
 	Mirror *MirrorConfig `json:"mirror,omitempty"`
 
 	tap       *tap.Tap
+	tracer    *otelexport.Tracer // nil unless trace export is on
 	meters    *meter.Pool
 	logger    *zap.Logger
 	recording *recording
@@ -99,6 +101,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
 	h.tap = e.tap
+	h.tracer = e.otel.tracerOf()
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
 		MaxEvent:       h.MaxEventSize,
@@ -155,6 +158,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
 	h.recording.tag(r, rec)
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
+	if h.tracer != nil {
+		rec.Span = h.tracer.Start(r.Context(), r.Header, t0) // ended from the record, off the request path
+	}
 
 	w, endInject, original := h.injectUsage(w, r, m.MaxRequestBody())
 	defer endInject()

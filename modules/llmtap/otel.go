@@ -1,0 +1,107 @@
+package llmtap
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/otelexport"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// OpenTelemetry export lives with the measurement engine: it is configured once, from the
+// standard OTEL_* environment, when the engine starts, and flushed and stopped when the engine
+// stops. Without OTEL_* variables nothing is created and the request path pays one nil check.
+
+// gpuSamples is the source of the hw.* instruments: whoever owns the GPU sampler (the llmtap
+// app) installs it with SetGPUSamples; until then the GPU instruments observe nothing.
+var gpuSamples atomic.Pointer[func(dst []gpu.Sample) []gpu.Sample]
+
+// SetGPUSamples installs fn as the source of the OpenTelemetry GPU instruments (hw.power,
+// hw.energy, hw.gpu.*): fn appends the latest sample of every GPU to dst. Nil removes it. It is
+// read at each metric collection, so it may be set before or after the engine starts.
+func SetGPUSamples(fn func(dst []gpu.Sample) []gpu.Sample) {
+	if fn == nil {
+		gpuSamples.Store(nil)
+		return
+	}
+	gpuSamples.Store(&fn)
+}
+
+func latestGPUSamples(dst []gpu.Sample) []gpu.Sample {
+	if fn := gpuSamples.Load(); fn != nil {
+		return (*fn)(dst)
+	}
+	return dst
+}
+
+// otelExport is the engine's OpenTelemetry state; a nil *otelExport means export is off.
+type otelExport struct {
+	providers *otelexport.Providers
+	metrics   *otelexport.Metrics
+	tracer    *otelexport.Tracer // nil when trace export is off
+	logger    *zap.Logger
+}
+
+// startOTel builds the providers the environment asks for and adds their sinks to t. It
+// returns nil when the environment enables no signal, and logs (rather than fails) when the
+// environment is invalid, so that a bad OTEL_* variable never takes the proxy down.
+func startOTel(t *tap.Tap, logger *zap.Logger) *otelExport {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := otelexport.FromEnv(ctx, "")
+	if err != nil {
+		logger.Error("OpenTelemetry export is off", zap.Error(err))
+		return nil
+	}
+	if p.MeterProvider == nil && p.TracerProvider == nil {
+		return nil
+	}
+	o := &otelExport{providers: p, logger: logger}
+	if p.MeterProvider != nil {
+		m, err := otelexport.NewMetrics(p.MeterProvider, otelexport.Options{
+			ModelLabel: modelLabels.get,
+			GPU:        latestGPUSamples,
+		})
+		if err != nil {
+			logger.Error("OpenTelemetry metrics are off", zap.Error(err))
+		} else {
+			o.metrics = m
+			t.AddSink(m)
+		}
+	}
+	if p.TracerProvider != nil {
+		o.tracer = otelexport.NewTracer(p.TracerProvider, p.Propagator)
+		t.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
+	}
+	logger.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil))
+	return o
+}
+
+// tracerOf returns the tracer of o, nil when o is nil or traces are off.
+func (o *otelExport) tracerOf() *otelexport.Tracer {
+	if o == nil {
+		return nil
+	}
+	return o.tracer
+}
+
+// shutdown flushes what is pending and stops the providers. It runs after the record pipeline
+// has drained, so the last records' measurements and spans are exported.
+func (o *otelExport) shutdown() {
+	if o == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if o.metrics != nil {
+		_ = o.metrics.Close()
+	}
+	if err := o.providers.Shutdown(ctx); err != nil {
+		o.logger.Warn("flushing OpenTelemetry export", zap.Error(err))
+	}
+}
