@@ -74,15 +74,11 @@ func parseGPU(a *App, d *caddyfile.Dispenser) error {
 	if a.GPU == nil {
 		a.GPU = new(GPUConfig)
 	}
-	if d.NextArg() {
-		if d.Val() != "off" {
-			return d.Errf("gpu takes no argument but off, got %q", d.Val())
-		}
-		a.GPU.Off = true
-		if d.NextArg() {
-			return d.Errf("gpu off takes nothing more, got %q", d.Val())
-		}
+	off, err := parseOffArg(d, "gpu")
+	if err != nil {
+		return err
 	}
+	a.GPU.Off = a.GPU.Off || off
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		switch opt := d.Val(); opt {
 		case "interval":
@@ -92,8 +88,8 @@ func parseGPU(a *App, d *caddyfile.Dispenser) error {
 			}
 			a.GPU.Interval = dur
 		case "off":
-			if d.NextArg() {
-				return d.Errf("gpu off takes no value, got %q", d.Val())
+			if err := parseOffOption(d, "gpu"); err != nil {
+				return err
 			}
 			a.GPU.Off = true
 		default:

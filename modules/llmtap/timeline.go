@@ -94,15 +94,11 @@ func parseTimeline(a *App, d *caddyfile.Dispenser) error {
 		a.Timeline = new(TimelineConfig)
 	}
 	c := a.Timeline
-	if d.NextArg() {
-		if d.Val() != "off" {
-			return d.Errf("timeline takes no argument but off, got %q", d.Val())
-		}
-		c.Off = true
-		if d.NextArg() {
-			return d.Errf("timeline off takes nothing more, got %q", d.Val())
-		}
+	off, err := parseOffArg(d, "timeline")
+	if err != nil {
+		return err
 	}
+	c.Off = c.Off || off
 	for nesting := d.Nesting(); d.NextBlock(nesting); {
 		var err error
 		switch opt := d.Val(); opt {
@@ -113,9 +109,7 @@ func parseTimeline(a *App, d *caddyfile.Dispenser) error {
 		case "settle":
 			c.Settle, err = parseDurationArg(d, "timeline")
 		case "off":
-			if d.NextArg() {
-				return d.Errf("timeline off takes no value, got %q", d.Val())
-			}
+			err = parseOffOption(d, "timeline")
 			c.Off = true
 		default:
 			return d.Errf("unknown timeline option %q; expected window, keep, settle or off", opt)
@@ -123,6 +117,29 @@ func parseTimeline(a *App, d *caddyfile.Dispenser) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// parseOffArg reads the arguments on a feature's line, where only "off" is allowed, and
+// reports whether it was given.
+func parseOffArg(d *caddyfile.Dispenser, feature string) (bool, error) {
+	if !d.NextArg() {
+		return false, nil
+	}
+	if d.Val() != "off" {
+		return false, d.Errf("%s takes no argument but off, got %q", feature, d.Val())
+	}
+	if d.NextArg() {
+		return false, d.Errf("%s off takes nothing more, got %q", feature, d.Val())
+	}
+	return true, nil
+}
+
+// parseOffOption checks that the off option in a feature's block has no value.
+func parseOffOption(d *caddyfile.Dispenser, feature string) error {
+	if d.NextArg() {
+		return d.Errf("%s off takes no value, got %q", feature, d.Val())
 	}
 	return nil
 }
