@@ -41,7 +41,7 @@ var palette = []paletteColor{
 
 // The plot's margins in pixels, as in charts.js.
 const (
-	marginL, marginR, marginT, marginB = 58, 14, 30, 36
+	marginL, marginR, marginT, marginB = 58, 14, 40, 36
 	lineWidth                          = 1.6
 )
 
@@ -267,7 +267,7 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 		cv.rect(marginL, y, marginL+pw, y+1, grid)
 		cv.write(cv.text, tickLabel(v), marginL-6, y+4, -1, ink)
 	}
-	for _, v := range niceTicks(xlo, xhi, 7) {
+	for _, v := range niceTicks(xlo, xhi, max(2, int(pw/60))) {
 		x := X(v)
 		if x < marginL-0.5 || x > marginL+pw+0.5 {
 			continue
@@ -336,17 +336,16 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 		pa.fill(cv.img, col)
 	}
 
-	// Legend, right-aligned on the title line, as in charts.js.
-	lx := float64(w - marginR)
-	for i := len(c.Series) - 1; i >= 0; i-- {
-		s := c.Series[i]
+	// Legend on the line under the title, left to right, as far as it fits (as in charts.js).
+	lx := float64(marginL)
+	for _, s := range c.Series {
 		tw := textWidth(cv.text, s.Name)
-		if lx-tw-13 < marginL+textWidth(cv.title, c.Title)+8 {
-			break // no room left beside the title
+		if lx+13+tw > float64(w-marginR) {
+			break
 		}
-		cv.write(cv.text, s.Name, lx, 18, -1, ink)
-		cv.rect(lx-tw-13, 10, lx-tw-4, 19, palette[s.Color%len(palette)].c)
-		lx -= tw + 22
+		cv.rect(lx, 25, lx+9, 34, palette[s.Color%len(palette)].c)
+		cv.write(cv.text, s.Name, lx+13, 33, 1, ink)
+		lx += tw + 24
 	}
 	return encode(cv.img)
 }

@@ -52,7 +52,7 @@ func testDashboard(t *testing.T, globals, source string) {
 		Status      string  `json:"status"`
 		Shadow      string  `json:"shadow"`
 		Source      string  `json:"source"`
-		Disabled    bool    `json:"disabled"`
+		LoadsShown  bool    `json:"loads_shown"`
 	}
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
 		const last = shown[shown.length - 1].groups.live || {};
@@ -65,7 +65,7 @@ func testDashboard(t *testing.T, globals, source string) {
 			status: document.getElementById("status").textContent,
 			shadow: document.getElementById("shadow-state").dataset.state,
 			source: document.body.dataset.source,
-			disabled: document.getElementById("shadow-start").disabled,
+			loads_shown: !document.getElementById("shadow-loads").hidden,
 		};
 	})()`))
 	if err != nil {
@@ -93,9 +93,10 @@ func testDashboard(t *testing.T, globals, source string) {
 	if got.Source != source {
 		t.Errorf("the dashboard read %q, want %s", got.Source, source)
 	}
-	// Without shadow routes the controls say so and stay disabled.
-	if got.Shadow != "unavailable" || !got.Disabled {
-		t.Errorf("shadow controls: state %q, start disabled %v", got.Shadow, got.Disabled)
+	// No shadow load is configured: the controls say so (TestDashboardShadowControls drives
+	// one).
+	if got.Shadow != "none" || got.LoadsShown {
+		t.Errorf("shadow controls: state %q, loads table shown %v", got.Shadow, got.LoadsShown)
 	}
 	b.screenshot(t, "dashboard-"+source+".png")
 	b.check(t, func(u *url.URL) bool {

@@ -195,8 +195,8 @@ type proxy struct {
 }
 
 // startProxy loads Caddy with llmtap (with the handler options in handlerBody, and the global
-// options in globals, such as the llmtap app) in front of upstream, and stops it when the test
-// ends. The admin listener also accepts requests that
+// options in globals, such as the llmtap app, where {site} stands for the site's address) in
+// front of upstream, and stops it when the test ends. The admin listener also accepts requests that
 // carry no Origin: that is how a browser opens a typed URL (see the README's dashboard
 // section), and Caddy refuses such requests from browsers unless told otherwise.
 func startProxy(t *testing.T, upstream, globals, handlerBody string) *proxy {
@@ -229,7 +229,7 @@ http://%[3]s {
 	}
 	reverse_proxy %[5]s
 }
-`, admin, t.TempDir(), site, handlerBody, upstream, globals)
+`, admin, t.TempDir(), site, handlerBody, upstream, strings.ReplaceAll(globals, "{site}", site))
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "browser-test"})
 	if err != nil {
 		t.Fatalf("adapting:\n%s\n%v", cf, err)

@@ -10,7 +10,7 @@
 const LT = (() => {
   const NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563", "#65a30d"];
-  const H = 240, M = {l: 58, r: 14, t: 30, b: 36};
+  const H = 250, M = {l: 58, r: 14, t: 40, b: 36};
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(NS, name);
@@ -91,7 +91,7 @@ const LT = (() => {
       el("line", {x1: M.l, x2: M.l + pw, y1: y, y2: y, class: "grid"}, svg);
       el("text", {x: M.l - 6, y: y + 4, class: "tick", "text-anchor": "end"}, svg).textContent = fmt(v);
     }
-    const xt = xs.log ? logTicks(xe[0], xe[1]) : niceTicks(xe[0], xe[1], xs.time ? 6 : 7, xs.time ? 1000 : 0);
+    const xt = xs.log ? logTicks(xe[0], xe[1]) : niceTicks(xe[0], xe[1], Math.max(2, Math.floor(pw / (xs.time ? 75 : 60))), xs.time ? 1000 : 0);
     for (const v of xt) {
       const x = X(v);
       if (x < M.l - 0.5 || x > M.l + pw + 0.5) continue;
@@ -129,15 +129,16 @@ const LT = (() => {
       }
     });
 
-    // Legend, right-aligned on the title line.
-    let lx = W - M.r;
-    for (let i = series.length - 1; i >= 0; i--) {
+    // Legend on the line under the title, left to right, as far as it fits.
+    let lx = M.l;
+    for (let i = 0; i < series.length; i++) {
       const s = series[i], color = s.color || PALETTE[i % PALETTE.length];
-      const t = el("text", {x: lx, y: 18, class: "legend", "text-anchor": "end"}, svg);
+      const t = el("text", {x: lx + 13, y: 33, class: "legend"}, svg);
       t.textContent = s.name;
-      const w = (t.getComputedTextLength ? t.getComputedTextLength() : s.name.length * 6) || s.name.length * 6;
-      el("rect", {x: lx - w - 13, y: 10, width: 9, height: 9, fill: color}, svg);
-      lx -= w + 22;
+      const w = (t.getComputedTextLength ? t.getComputedTextLength() : 0) || s.name.length * 6;
+      if (lx + 13 + w > W - M.r) { t.remove(); break; }
+      el("rect", {x: lx, y: 25, width: 9, height: 9, fill: color}, svg);
+      lx += w + 24;
     }
     return svg;
   }

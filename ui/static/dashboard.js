@@ -120,26 +120,25 @@ const ROUTES = new Set((document.body.dataset.routes || "").split(" ").filter((r
 
 function val(s) { return s ? s.avg : 0; }
 
-// Shadow drives the shadow-load controls through the shadow admin routes. Where the server has
-// none the controls stay disabled with a note saying so.
+// Shadow drives the shadow-load controls through the shadow admin routes (GET /llmtap/shadow,
+// POST /llmtap/shadow/<name>/start|stop|rate). Where the server has none the controls say so.
 const Shadow = {
   base: "/llmtap/shadow",
-  available: false,
+
+  available() { return ROUTES.has(this.base); },
 
   async status() {
-    this.available = ROUTES.has(`${this.base}/status`);
-    if (!this.available) return null;
-    const res = await fetch(`${this.base}/status`, {cache: "no-store"});
-    if (!res.ok) throw new Error(`GET ${this.base}/status: ${res.status}`);
-    this.available = true;
+    const res = await fetch(this.base, {cache: "no-store"});
+    if (!res.ok) throw new Error(`GET ${this.base}: ${res.status} ${await res.text()}`);
     return res.json();
   },
 
-  async send(action, body) {
-    const res = await fetch(`${this.base}/${action}`, {
+  async send(name, action, body) {
+    const res = await fetch(`${this.base}/${encodeURIComponent(name)}/${action}`, {
       method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body || {}),
     });
-    if (!res.ok) throw new Error(`POST ${this.base}/${action}: ${res.status} ${await res.text()}`);
+    if (!res.ok) throw new Error(`POST ${this.base}/${name}/${action}: ${res.status} ${await res.text()}`);
+    return res.json();
   },
 };
 
@@ -231,15 +230,55 @@ function drawSlowest(records) {
 }
 
 async function refreshShadow() {
-  const box = document.getElementById("shadow-state");
-  try {
-    const st = await Shadow.status();
-    document.querySelectorAll("#shadow button, #shadow input").forEach((b) => { b.disabled = !Shadow.available; });
-    box.textContent = st ? JSON.stringify(st) : "Shadow load control is not available on this server: its admin routes (/llmtap/shadow/…) are not mounted.";
-    box.dataset.state = st ? (st.running ? "running" : "stopped") : "unavailable";
-  } catch (e) {
-    box.textContent = String(e);
+  const note = document.getElementById("shadow-state");
+  const tbody = document.querySelector("#shadow-loads tbody");
+  if (!Shadow.available()) {
+    note.textContent = "Shadow load control is not available on this server: it serves no /llmtap/shadow routes.";
+    note.dataset.state = "unavailable";
+    return;
   }
+  let doc;
+  try { doc = await Shadow.status(); } catch (e) { note.textContent = String(e); return; }
+  const loads = doc.shadows || [];
+  note.dataset.state = loads.length ? "loads" : "none";
+  note.textContent = loads.length ? (doc.guard && doc.guard.tripped ? `guard rails tripped: ${doc.guard.reason || ""}; loads paused` : "") :
+    "No shadow load is configured: add one with shadow <name> { … } in the llmtap global option.";
+  document.getElementById("shadow-loads").hidden = !loads.length;
+  const rows = new Map([...tbody.rows].map((r) => [r.dataset.name, r]));
+  for (const st of loads) {
+    let tr = rows.get(st.name);
+    if (!tr) {
+      tr = tbody.insertRow();
+      tr.dataset.name = st.name;
+      for (let i = 0; i < 9; i++) tr.insertCell();
+      const ctl = tr.insertCell();
+      const rate = document.createElement("input");
+      Object.assign(rate, {type: "number", min: "0", step: "0.1", size: 5, className: "rate", title: "requests per second"});
+      rate.value = st.rate || st.config_rate;
+      const mk = (label, cls, fn) => {
+        const b = document.createElement("button");
+        b.textContent = label; b.className = cls;
+        b.addEventListener("click", async () => {
+          try { await fn(); } catch (e) { setStatus(String(e), true); }
+          refreshShadow();
+        });
+        ctl.appendChild(b);
+      };
+      mk("Start", "start", () => Shadow.send(st.name, "start"));
+      mk("Stop", "stop", () => Shadow.send(st.name, "stop"));
+      ctl.appendChild(rate);
+      mk("Set rate", "set-rate", () => Shadow.send(st.name, "rate", {rate: parseFloat(rate.value)}));
+    }
+    rows.delete(st.name);
+    tr.dataset.state = st.state;
+    const cells = [st.name, st.mode, st.state + (st.pause_reason ? ` (${st.pause_reason})` : ""), LT.fmt(st.rate),
+      LT.fmt(st.achieved_rate), st.in_flight, st.sent, st.errors, st.dropped];
+    cells.forEach((c, i) => { tr.cells[i].textContent = c; });
+    const running = st.state === "running" || st.state === "paused" || st.state === "waiting";
+    tr.querySelector("button.start").disabled = running || st.mode === "headroom" && st.state === "done";
+    tr.querySelector("button.stop").disabled = !running;
+  }
+  for (const tr of rows.values()) tr.remove();
 }
 
 function setStatus(text, bad) {
@@ -265,18 +304,8 @@ async function tickSlowest() {
   try { drawSlowest(await Source.recent(1000)); } catch (e) { setStatus(String(e), true); }
 }
 
-document.getElementById("shadow-start").addEventListener("click", async () => {
-  const rate = parseFloat(document.getElementById("shadow-rate").value) || 1;
-  try { await Shadow.send("start", {rate}); } catch (e) { setStatus(String(e), true); }
-  refreshShadow();
-});
-document.getElementById("shadow-stop").addEventListener("click", async () => {
-  try { await Shadow.send("stop"); } catch (e) { setStatus(String(e), true); }
-  refreshShadow();
-});
-
 tick(); tickSlowest(); refreshShadow();
 setInterval(tick, 1000);
 setInterval(tickSlowest, 2000);
-setInterval(refreshShadow, 3000);
+setInterval(refreshShadow, 1000);
 window.addEventListener("resize", draw);
