@@ -94,8 +94,8 @@ const (
 type State struct {
 	// Tripped is true while shadow load and mirroring should be paused.
 	Tripped bool `json:"tripped"`
-	// Reason is why it last tripped (live_ttft_p99, live_error_rate, upstream_status), with
-	// the figure, e.g. "live_ttft_p99 812ms > 500ms".
+	// Reason is the last limit found crossed (live_ttft_p99, live_error_rate, upstream_status),
+	// with the figure, e.g. "live_ttft_p99 812ms > 500ms"; kept after the guard clears.
 	Reason string `json:"reason,omitempty"`
 	// Since is when it last tripped or cleared.
 	Since time.Time `json:"since,omitzero"`
@@ -253,8 +253,9 @@ func (g *Guard) Evaluate(now time.Time) (st State, changed bool) {
 		if bad.After(g.lastBad) {
 			g.lastBad = bad
 		}
+		g.st.Reason = reason // while tripped, the latest crossing
 		if !g.st.Tripped {
-			g.st.Tripped, g.st.Reason, g.st.Since = true, reason, now
+			g.st.Tripped, g.st.Since = true, now
 			g.st.Trips++
 			key, _, _ := cutSpace(reason)
 			g.byReason[key]++
