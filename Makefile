@@ -20,9 +20,10 @@ xcaddy: ## build a stock Caddy with the plugin through xcaddy, as plugin users d
 		--with github.com/llmtap/llmtap@v0.0.0=./ --output bin/caddy-llmtap
 	bin/caddy-llmtap list-modules | grep llmtap
 
-tools: ## what the end-to-end tests need: Ollama v0.6.5 (go install, cached), the npm openai package, Debian's chromium
+tools: ## what the end-to-end tests need: Ollama v0.6.5 (go install, cached), the npm openai package, Debian's chromium and prometheus
 	@./bench/ollama.sh --install-only
 	@./bench/chromium.sh
+	@./bench/prometheus.sh
 	cd e2e/node && npm ci --no-audit --no-fund
 
 generate: ## regenerate gen/ from proto/ with buf and the protoc-gen-go/connect-go plugins (pinned, via go run)
@@ -34,14 +35,16 @@ generate-check: generate ## fail when the committed gen/ differs from what `make
 
 test: tools generate-check vet fmt-check unit fuzz-smoke demo-smoke soak-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo, the 2-minute soak
 
-vet: ## go vet
+vet: ## go vet (the root module and the nested e2e/otlp module)
 	$(GO) vet ./...
+	cd e2e/otlp && $(GO) vet ./...
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-unit: ## all tests with the race detector
+unit: ## all tests with the race detector, then the OTLP export test (nested module e2e/otlp: the Collector's receiver)
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd e2e/otlp && $(GO) test -race -count=1 -timeout 10m ./...
 
 fuzz-smoke: ## run every fuzz target for FUZZTIME each
 	@./bench/fuzz.sh $(FUZZTIME)
