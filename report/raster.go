@@ -228,10 +228,16 @@ func extent(series []Series, i int) (lo, hi float64, ok bool) {
 	return lo, hi, lo <= hi
 }
 
+// The smallest chart image PNG draws: below it the margins leave no plot.
+const (
+	MinPNGWidth  = 200
+	MinPNGHeight = 120
+)
+
 // PNG draws c as a w×h PNG image: title, legend, axes with round ticks, grid, the series.
 func PNG(c Chart, w, h int) ([]byte, error) {
-	if w < 200 || h < 120 {
-		return nil, fmt.Errorf("a chart image must be at least 200×120 pixels, not %d×%d", w, h)
+	if w < MinPNGWidth || h < MinPNGHeight {
+		return nil, fmt.Errorf("a chart image must be at least %d×%d pixels, not %d×%d", MinPNGWidth, MinPNGHeight, w, h)
 	}
 	cv, err := newCanvas(w, h)
 	if err != nil {

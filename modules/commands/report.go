@@ -49,6 +49,9 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	if _, err := fmt.Sscanf(strings.ToLower(*pngSize), "%dx%d", &w, &h); err != nil {
 		return 2, fmt.Errorf("--png-size %q: expected WIDTHxHEIGHT, for example 960x400", *pngSize)
 	}
+	if w < report.MinPNGWidth || h < report.MinPNGHeight {
+		return 2, fmt.Errorf("--png-size %q: a chart image must be at least %dx%d pixels", *pngSize, report.MinPNGWidth, report.MinPNGHeight)
+	}
 	paths := []string{pos[0]}
 	if *compare != "" {
 		paths = append(paths, *compare)

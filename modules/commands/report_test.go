@@ -1,0 +1,90 @@
+package commands
+
+import (
+	"flag"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportCommand runs two real benchmarks against the mock, then `llmtap report` on the
+// first artifact folder compared with the second, and checks the HTML and the PNG files.
+func TestReportCommand(t *testing.T) {
+	_, url := startMock(t, fastMock())
+	var dirs []string
+	for range 2 {
+		dir := t.TempDir()
+		code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "m", "--concurrency", "2", "--request-count", "20",
+			"--osl", "8", "--artifact-dir", dir)
+		if code != 0 {
+			t.Fatalf("bench exited %d: %s", code, out)
+		}
+		dirs = append(dirs, dir)
+	}
+	out := t.TempDir()
+	html, pngs := filepath.Join(out, "r.html"), filepath.Join(out, "png")
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	// Flags go before or after the run.
+	code, err := runReport(fs, []string{"-o", html, dirs[0], "--compare", dirs[1], "--png", pngs, "--png-size", "480x240"})
+	if code != 0 || err != nil {
+		t.Fatalf("report exited %d: %v", code, err)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both runs are in the summary: 20 requests each (the folders' names differ).
+	for _, d := range dirs {
+		if !strings.Contains(string(page), "<td>"+filepath.Base(d)+"</td><td>m</td><td>bench</td><td>2xx</td><td>20</td>") {
+			t.Errorf("the summary has no row of 20 bench requests for %s", filepath.Base(d))
+		}
+	}
+	if !strings.Contains(string(page), `<table id="compare">`) {
+		t.Error("a comparison has no comparison table")
+	}
+	files, err := filepath.Glob(filepath.Join(pngs, "*.png"))
+	if err != nil || len(files) < 20 {
+		t.Fatalf("%d PNG files (%v), want the time charts of both runs and the distributions", len(files), err)
+	}
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(r)
+		r.Close()
+		if err != nil || cfg.Width != 480 || cfg.Height != 240 {
+			t.Errorf("%s: %v, %dx%d", f, err, cfg.Width, cfg.Height)
+		}
+	}
+}
+
+func TestReportCommandErrors(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no run", nil, 2, "expected one RUN"},
+		{"two runs without --compare", []string{empty, empty}, 2, "expected one RUN"},
+		{"bad size", []string{empty, "--png-size", "big"}, 2, "WIDTHxHEIGHT"},
+		{"tiny size", []string{empty, "--png-size", "10x10"}, 2, "at least"},
+		{"folder without records", []string{empty}, 1, "no record file"},
+		{"missing folder", []string{filepath.Join(empty, "nope")}, 1, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("report", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			code, err := runReport(fs, append(tc.args, "-o", filepath.Join(t.TempDir(), "r.html")))
+			if code != tc.code || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("exit %d, error %v; want %d and %q", code, err, tc.code, tc.want)
+			}
+		})
+	}
+}
