@@ -17,13 +17,14 @@ import (
 // standard OTEL_* environment, when the engine starts, and flushed and stopped when the engine
 // stops. Without OTEL_* variables nothing is created and the request path pays one nil check.
 
-// gpuSamples is the source of the hw.* instruments: whoever owns the GPU sampler (the llmtap
-// app) installs it with SetGPUSamples; until then the GPU instruments observe nothing.
+// gpuSamples, when set, replaces LatestGPUSamples (the llmtap app's GPU sampler, gpu.go) as
+// the source of the hw.* instruments.
 var gpuSamples atomic.Pointer[func(dst []gpu.Sample) []gpu.Sample]
 
-// SetGPUSamples installs fn as the source of the OpenTelemetry GPU instruments (hw.power,
-// hw.energy, hw.gpu.*): fn appends the latest sample of every GPU to dst. Nil removes it. It is
-// read at each metric collection, so it may be set before or after the engine starts.
+// SetGPUSamples makes fn the source of the OpenTelemetry GPU instruments (hw.power,
+// hw.energy, hw.gpu.*) instead of the llmtap app's GPU sampler: fn appends the latest sample
+// of every GPU to dst. Nil restores the sampler. It is read at each metric collection, so it
+// may be set before or after the engine starts; tests use it to export a GPU they do not have.
 func SetGPUSamples(fn func(dst []gpu.Sample) []gpu.Sample) {
 	if fn == nil {
 		gpuSamples.Store(nil)
@@ -36,7 +37,7 @@ func latestGPUSamples(dst []gpu.Sample) []gpu.Sample {
 	if fn := gpuSamples.Load(); fn != nil {
 		return (*fn)(dst)
 	}
-	return dst
+	return LatestGPUSamples(dst)
 }
 
 // otelExport is the engine's OpenTelemetry state; a nil *otelExport means export is off.
