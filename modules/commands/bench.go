@@ -52,6 +52,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // clientFlags are the flags bench and replay share: where to send and how to write bodies.
 type clientFlags struct {
 	url, endpoint, endpointType, model, apiKey, artifactDir string
+	apiListen                                               string
 	streaming, legacyMaxTokens                              bool
 	headers, extra                                          multiFlag
 	seed                                                    uint64
@@ -77,6 +78,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.cancelRate, "request-cancellation-rate", 0, "percentage (0-100) of requests to cancel")
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
 	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
+	fs.StringVar(&c.apiListen, "api-listen", "", "serve the Connect API on this address while running (127.0.0.1:PORT), for llmtap top --admin")
 }
 
 // resolved is the validated common configuration.
@@ -264,7 +266,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
 		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
 		schedule: sched, grace: seconds(*grace), total: *count, build: build,
-		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal,
+		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
 		info: runInfo{Seed: r.seed, CLICommand: "llmtap bench " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
 	}
 	if *warmup > 0 {

@@ -50,6 +50,8 @@ type execSpec struct {
 
 	stderr   io.Writer
 	terminal bool
+	// apiListen is where to serve the Connect API during the run (bench_api.go); empty: nowhere.
+	apiListen string
 }
 
 // execResult is what a run produced.
@@ -94,9 +96,15 @@ func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, er
 	}
 	base := s.transport()
 	defer base.CloseIdleConnections()
+	api, err := startBenchAPI(s.apiListen, s.label, s.stderr)
+	if err != nil {
+		return res, err
+	}
+	defer api.Close()
 
 	if s.warmup != nil {
 		tp := tap.New(tap.Options{Queue: 1 << 16})
+		api.setTap(tp)
 		col := newCollector("warmup-", "warmup", nil)
 		snd := s.sender(base, tp, col)
 		cfg := *s.warmup
@@ -118,6 +126,7 @@ func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, er
 	defer jf.Close()
 	tp := tap.New(tap.Options{Queue: 1 << 16, Stats: stats.Options{SLOs: s.slos}})
 	defer tp.Close()
+	api.setTap(tp)
 	col := newCollector(s.class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf)
 	col.keep = s.keep
 	snd := s.sender(base, tp, col)

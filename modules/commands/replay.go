@@ -144,7 +144,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		class: record.ClassReplay, label: "replay", baseURL: cf.url, headers: r.headers, seed: r.seed,
 		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
 		schedule: loadgen.Config{Arrivals: arrivals, MaxInFlight: -1}, total: len(reqs), build: build,
-		mapN: func(n int) int { return plan.heads[n] }, stderr: stderr, terminal: terminal,
+		mapN: func(n int) int { return plan.heads[n] }, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
 		info: runInfo{Seed: r.seed, CLICommand: "llmtap replay " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
 	}
 	if plan.hasSessions {

@@ -1,0 +1,83 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// benchAPI serves the Connect API (llmtap.v1.TapService, proto/llmtap/v1) of a running bench
+// or replay on --api-listen, so `llmtap top --admin ADDR` or any Connect, gRPC or gRPC-Web
+// client can watch it as it would a proxy: the same engine measures both. It serves HTTP/1.1
+// and cleartext HTTP/2 (h2c, for gRPC). The figures are those of the phase running (warmup,
+// then profiling); shadow and recording control are not part of a benchmark.
+type benchAPI struct {
+	tap    atomic.Pointer[tap.Tap]
+	srv    *http.Server
+	cancel context.CancelFunc
+	served chan error
+	addr   string
+}
+
+// startBenchAPI listens on addr and serves the API; an empty addr serves nothing (nil).
+func startBenchAPI(addr, label string, stderr io.Writer) (*benchAPI, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--api-listen: %w", err)
+	}
+	b := &benchAPI{served: make(chan error, 1), addr: ln.Addr().String()}
+	svc := api.New(api.Options{
+		Tap:         b.tap.Load,
+		NoTap:       "llmtap " + label + " has not started measuring yet",
+		NoShadow:    "llmtap " + label + " sends no shadow load: its own load is the benchmark",
+		NoRecording: "llmtap " + label + " writes every request to profile_export.jsonl in its artifact folder; there is no recording to control",
+	})
+	path, h := svc.Handler()
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	base, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	b.srv = &http.Server{Handler: mux, Protocols: &protos, ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	go func() { b.served <- b.srv.Serve(ln) }()
+	fmt.Fprintf(stderr, "%s: API on http://%s (watch it with: llmtap top --admin %s)\n", label, b.addr, b.addr)
+	return b, nil
+}
+
+// setTap makes t the engine the API reads.
+func (b *benchAPI) setTap(t *tap.Tap) {
+	if b != nil {
+		b.tap.Store(t)
+	}
+}
+
+// Close ends the streams being served and stops the server.
+func (b *benchAPI) Close() error {
+	if b == nil {
+		return nil
+	}
+	b.cancel() // streams return, so their connections can go idle
+	ctx, done := context.WithTimeout(context.Background(), 2*time.Second)
+	defer done()
+	if err := b.srv.Shutdown(ctx); err != nil {
+		_ = b.srv.Close()
+	}
+	if err := <-b.served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/shadow/mockllm"
+)
+
+// runTopArgs runs `llmtap top` in-process and returns its exit code and output.
+func runTopArgs(t *testing.T, ctx context.Context, args ...string) (int, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	fs := flag.NewFlagSet("top", flag.ContinueOnError)
+	fs.SetOutput(&errOut)
+	code, err := topMain(ctx, &out, fs, args, false)
+	if err != nil {
+		t.Logf("top: %v\n%s", err, errOut.String())
+	}
+	return code, out.String()
+}
+
+// topFields returns the columns of the row of model and class in a frame.
+func topFields(frame, model, class string) []string {
+	for line := range strings.Lines(frame) {
+		f := strings.Fields(line)
+		if len(f) >= 10 && f[0] == model && f[1] == class {
+			return f
+		}
+	}
+	return nil
+}
+
+// parseMs reads a latency column ("12.3ms", "1.2s").
+func parseMs(t *testing.T, s string) float64 {
+	t.Helper()
+	if v, ok := strings.CutSuffix(s, "ms"); ok {
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil {
+			return f
+		}
+	}
+	if v, ok := strings.CutSuffix(s, "s"); ok {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f * 1000
+		}
+	}
+	t.Fatalf("%q is not a latency", s)
+	return 0
+}
+
+// TestTopFrame renders a window with every part: the table sorted by model and class, idle
+// rows, errors with their main class, GPU, server and shadow lines, and lines cut to a width.
+func TestTopFrame(t *testing.T) {
+	inFlight, zero := int64(3), int64(0)
+	util, power, temp := 87.0, 512.4, 65.0
+	used, total := uint64(80<<30), uint64(141<<30)
+	kv, running := 0.43, 12.0
+	w := &llmtapv1.TimelineWindow{
+		Seq: 5, Start: timestamppb.New(time.Date(2026, 12, 1, 3, 40, 11, 0, time.UTC)), Duration: durationpb.New(time.Second),
+		Source: "timeline", InFlight: 4,
+		Series: []*llmtapv1.Series{
+			{Model: "m", Class: "live", Requests: 20, RequestRate: 20, OutputTokenRate: 320, InFlight: &inFlight,
+				TtftMs: &llmtapv1.Quantiles{P50: 12.34, P99: 40, Count: 20}, ItlMs: &llmtapv1.Quantiles{P50: 1.02, P99: 3.4, Count: 20},
+				Errors: 3, ErrorsByClass: map[string]int64{"http_status": 2, "truncated": 1}},
+			{Model: "a", Class: "shadow", Requests: 1, RequestRate: 1, InFlight: &zero},
+		},
+		Gpus:    []*llmtapv1.GPU{{Index: 0, Name: "NVIDIA H200", UtilizationPercent: &util, PowerWatts: &power, TemperatureCelsius: &temp, MemoryUsedBytes: &used, MemoryTotalBytes: &total}},
+		Servers: []*llmtapv1.ServerModel{{Kind: "vllm", Model: "m", KvCacheUsage: &kv, Running: &running}},
+		Shadow:  &llmtapv1.ShadowState{Loads: []*llmtapv1.ShadowLoad{{Name: "s", State: "running", Rate: 10, AchievedRate: 9.8, Sent: 120, Ok: 118}}},
+	}
+	v := &topView{cfg: topConfig{base: "http://127.0.0.1:2019", keep: 2}, rows: map[[2]string]*topRow{}}
+	v.add(&llmtapv1.TimelineWindow{Seq: 4, Series: []*llmtapv1.Series{{Model: "b", Class: "live"}, {Model: "gone", Class: "live"}}})
+	v.add(&llmtapv1.TimelineWindow{Seq: 1}) // an older window must not expire rows
+	v.add(w)
+	f := v.frame(w, 0)
+	for _, want := range []string{
+		"llmtap top  http://127.0.0.1:2019  03:40:12 UTC  window 1s from timeline\nin flight 4",
+		"GPU 0 NVIDIA H200  util 87%  power 512 W  mem 80.0/141.0 GiB  65°C\n",
+		"server vllm m  kv cache 43%  running 12\n",
+		"shadow s  running  rate 10/s (achieved 9.8/s)  in flight 0  sent 120  ok 118  errors 0  dropped 0\n",
+	} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the frame lacks %q:\n%s", want, f)
+		}
+	}
+	row := topFields(f, "m", "live")
+	if want := []string{"m", "live", "20.0", "12.3ms", "40.0ms", "1.02ms", "3.40ms", "320.0", "3", "(http_status)", "3"}; !slicesEqual(row, want) {
+		t.Errorf("row m/live %q, want %q", row, want)
+	}
+	if row := topFields(f, "b", "live"); !slicesEqual(row, []string{"b", "live", "0.0", "-", "-", "-", "-", "0.0", "0", "-"}) {
+		t.Errorf("idle row b/live %q: want zero rate and dashes", row)
+	}
+	if strings.Index(f, "\n  a") > strings.Index(f, "\n  b") || !strings.Contains(f, "gone") {
+		t.Errorf("rows not sorted by model, or a row within keep dropped:\n%s", f)
+	}
+	v.add(&llmtapv1.TimelineWindow{Seq: 8})
+	if f := v.frame(&llmtapv1.TimelineWindow{Seq: 8}, 0); strings.Contains(f, "gone") || !strings.Contains(f, "(no requests yet)") {
+		t.Errorf("rows idle for more than keep windows still listed:\n%s", f)
+	}
+	for line := range strings.Lines(v.frame(w, 40)) {
+		if n := len([]rune(strings.TrimSuffix(line, "\n"))); n > 40 {
+			t.Errorf("line of %d runes at width 40: %q", n, line)
+		}
+	}
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// topCaddyfile is llmtap in front of the mock with the app's timeline and the API on the site
+// as well (h2c, for gRPC).
+const topCaddyfile = `{
+	admin %s
+	default_bind 127.0.0.1
+	auto_https off
+	persist_config off
+	log {
+		level ERROR
+	}
+	servers {
+		protocols h1 h2 h2c
+	}
+	llmtap {
+		gpu off
+	}
+}
+
+http://%s {
+	llmtap_api
+	llmtap
+	reverse_proxy %s
+}
+`
+
+// TestTopOnce runs `llmtap top --once` against Caddy with llmtap in-process while traffic
+// flows to the mock: over the admin listener (Connect) and the site (gRPC over h2c), the
+// frame shows the model with a positive rate and a TTFT at least the mock's.
+func TestTopOnce(t *testing.T) {
+	const ttft = 15 * time.Millisecond
+	cfg := mockllm.DefaultConfig()
+	cfg.TTFT, cfg.ITL = ttft, time.Millisecond
+	_, mockURL := startMock(t, cfg)
+	admin, site := freeAddr(t), freeAddr(t)
+	cf := fmt.Sprintf(topCaddyfile, admin, site, strings.TrimPrefix(mockURL, "http://"))
+	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var load sync.WaitGroup
+	defer load.Wait()
+	defer cancel()
+	load.Go(func() {
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		c := &http.Client{Transport: tr}
+		body := `{"model":"top-model","stream":true,"max_tokens":16,"messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`
+		for ctx.Err() == nil {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+site+"/v1/chat/completions", strings.NewReader(body))
+			if resp, err := c.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+
+	for _, tc := range []struct{ name, addr, protocol string }{
+		{"admin/connect", admin, "connect"},
+		{"site/grpc", site, "grpc"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := runTopArgs(t, ctx, "--admin", tc.addr, "--once", "--protocol", tc.protocol, "--model", "top-model")
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			row := topFields(out, "top-model", "live")
+			if row == nil {
+				t.Fatalf("no top-model/live row:\n%s", out)
+			}
+			rate, err := strconv.ParseFloat(row[2], 64)
+			if err != nil || rate <= 0 || rate > 1000 {
+				t.Errorf("rate %q: want a positive request rate below 1000/s\n%s", row[2], out)
+			}
+			// A window closes before the requests that began in it have all ended, so its
+			// TTFT may be missing ("-"); when present it is at least the mock's.
+			if row[3] != "-" {
+				if p50 := parseMs(t, row[3]); p50 < float64(ttft.Milliseconds()) || p50 > 10_000 {
+					t.Errorf("TTFT p50 %v ms: want at least the mock's %v, under 10 s\n%s", p50, ttft, out)
+				}
+			}
+			t.Logf("frame:\n%s", out)
+			if !strings.Contains(out, "from timeline") {
+				t.Errorf("the frame does not say its windows come from the timeline:\n%s", out)
+			}
+		})
+	}
+	code, out := runTopArgs(t, ctx, "--admin", "127.0.0.1:1", "--once", "--timeout", "1s")
+	if code == 0 {
+		t.Errorf("top --once against a closed port exited 0:\n%s", out)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	a, err := loopback.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestBenchAPI runs `llmtap bench --api-listen` against the mock and watches it with
+// `llmtap top --once` while it runs: the bench's own requests show as class bench. Once the
+// bench has ended, the API is gone.
+func TestBenchAPI(t *testing.T) {
+	_, url := startMock(t, fastMock())
+	addr := freeAddr(t)
+	type topResult struct {
+		code int
+		out  string
+	}
+	got := make(chan topResult, 1)
+	go func() {
+		// The API listens once the bench starts; top retries until its timeout.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			code, out := runTopArgs(t, t.Context(), "--admin", addr, "--once", "--timeout", "5s")
+			if code == 0 || time.Now().After(deadline) {
+				got <- topResult{code, out}
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	code, _, res, _ := runBenchArgs(t, "--url", url, "--model", "bench-model", "--request-rate", "40",
+		"--benchmark-duration", "4", "--osl", "8", "--isl", "16", "--artifact-dir", t.TempDir(), "--api-listen", addr)
+	if code != 0 || res == nil {
+		t.Fatalf("bench exit %d", code)
+	}
+	r := <-got
+	if r.code != 0 {
+		t.Fatalf("top during the bench: exit %d\n%s", r.code, r.out)
+	}
+	t.Logf("frame:\n%s", r.out)
+	row := topFields(r.out, "bench-model", "bench")
+	if row == nil {
+		t.Fatalf("no bench-model/bench row in top's frame:\n%s", r.out)
+	}
+	if rate, err := strconv.ParseFloat(row[2], 64); err != nil || rate <= 0 {
+		t.Errorf("rate %q: want positive\n%s", row[2], r.out)
+	}
+	if !strings.Contains(r.out, "from stats") {
+		t.Errorf("the bench's windows should say they come from its statistics:\n%s", r.out)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("the API still listens on %s after the bench ended", addr)
+	}
+}
