@@ -218,6 +218,15 @@ func provisionShadows(a *App, ctx caddy.Context) error {
 		}
 		seen[sc.Name] = true
 		c, err := sc.build()
+		if c.Headroom != nil {
+			name, logger := sc.Name, a.logger
+			c.OnHeadroom = func(h inproc.HeadroomReport) {
+				logger.Info("headroom probe finished", zap.String("shadow", name),
+					zap.Float64("headroom_requests_per_sec", h.HeadroomRequestsPerSec),
+					zap.Float64("headroom_output_tokens_per_sec", h.HeadroomOutputTokensPerSec),
+					zap.String("verdict", h.Verdict), zap.String("table", h.Table()))
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shadow %q: %w", sc.Name, err))
 			continue
@@ -481,6 +490,7 @@ func startShadows(a *App) error {
 func sameShadowConfig(a, b inproc.Config) bool {
 	sa, sb := a.Source, b.Source
 	a.Source, b.Source = nil, nil
+	a.OnHeadroom, b.OnHeadroom = nil, nil // a closure is never equal to another
 	return reflect.DeepEqual(a, b) && sa.URL == sb.URL && sa.Key == sb.Key &&
 		reflect.DeepEqual(sa.Header, sb.Header) && reflect.DeepEqual(sa.Bodies, sb.Bodies)
 }

@@ -72,6 +72,9 @@ type Config struct {
 	Headroom *HeadroomConfig
 	// Client sends the requests (default: a client with a transport of its own).
 	Client *http.Client
+	// OnHeadroom, when set, is called once with the report when a headroom probe finishes,
+	// from the runner's goroutine.
+	OnHeadroom func(HeadroomReport)
 }
 
 // HeadroomConfig is a headroom probe: it raises the shadow rate from Start by Step every

@@ -65,6 +65,14 @@ type probe struct {
 	steps    []*step
 	finished bool
 	verdict  string
+
+	reported bool // OnHeadroom was called (guarded by the runner's lock)
+}
+
+func (p *probe) isFinished() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.finished
 }
 
 func newProbe(cfg HeadroomConfig) *probe {
@@ -154,9 +162,7 @@ func (p *probe) judge(s *step) {
 	switch {
 	case s.live.n >= int64(p.cfg.MinLive) && att(&s.live) < p.cfg.Attainment:
 		s.reason = fmt.Sprintf("live requests met the SLO %.1f%% of the time (want %.1f%%)", 100*att(&s.live), 100*p.cfg.Attainment)
-	case s.shadow.n == 0:
-		s.reason = "no shadow request finished in the step"
-	case att(&s.shadow) < p.cfg.Attainment:
+	case att(&s.shadow) < p.cfg.Attainment: // a step without shadow requests is judged on live ones
 		s.reason = fmt.Sprintf("shadow requests met the SLO %.1f%% of the time (want %.1f%%)", 100*att(&s.shadow), 100*p.cfg.Attainment)
 	default:
 		s.passed = true
@@ -234,8 +240,8 @@ type StepReport struct {
 	DurationS float64     `json:"duration_s"`
 	Live      ClassReport `json:"live"`
 	Shadow    ClassReport `json:"shadow"`
-	// Verdict is "pass", "fail" or "" while the step is not judged yet; Reason says why it
-	// failed.
+	// Verdict is "pass", "fail", "" while the step is not judged yet, or "stopped" for a step
+	// that was running when an earlier one failed; Reason says why it failed.
 	Verdict string `json:"verdict"`
 	Reason  string `json:"reason,omitempty"`
 }
@@ -284,6 +290,9 @@ func (p *probe) report(now time.Time) HeadroomReport {
 		}
 		d := end.Sub(s.start)
 		sr := StepReport{Rate: s.rate, Start: s.start, DurationS: d.Seconds(), Live: s.live.report(d), Shadow: s.shadow.report(d)}
+		if !s.judged && p.finished {
+			sr.Verdict, sr.Reason = "stopped", "the probe ended before this step was judged"
+		}
 		if s.judged {
 			sr.Verdict, sr.Reason = "fail", s.reason
 			if s.passed {

@@ -415,7 +415,17 @@ func (r *Runner) supervise() {
 			if len(r.samples) > int(achievedSpan/tick)+1 {
 				r.samples = r.samples[1:]
 			}
+			var report *HeadroomReport
+			if p := r.headroom; p != nil && !p.reported && p.isFinished() {
+				p.reported = true
+				h := p.report(now)
+				report = &h
+			}
+			notify := r.cfg.OnHeadroom
 			r.mu.Unlock()
+			if report != nil && notify != nil {
+				notify(*report)
+			}
 		}
 	}
 }
