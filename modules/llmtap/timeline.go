@@ -270,7 +270,7 @@ func acquireTimeline(opts timeline.Options, logger *zap.Logger) *timelineRunner 
 		r.refs++
 		return r
 	}
-	r := &timelineRunner{key: key, files: &timelineFiles{logger: logger, open: map[string]*os.File{}},
+	r := &timelineRunner{key: key, files: &timelineFiles{logger: logger, open: map[string]*timelineFile{}},
 		stop: make(chan struct{}), done: make(chan struct{}), refs: 1}
 	o := opts
 	o.InFlight = func() int64 {
@@ -307,19 +307,26 @@ func releaseTimeline(r *timelineRunner) {
 }
 
 // timelineFiles writes final windows to timeline-<start>.jsonl in every folder being recorded
-// to. It is used by the timeline's goroutine only.
+// to, starting a new file when the recorder of the folder would (its rotate_size and
+// rotate_age). It is used by the timeline's goroutine only.
 type timelineFiles struct {
 	logger *zap.Logger
-	open   map[string]*os.File
+	open   map[string]*timelineFile
 	failed map[string]bool // folders whose failure was logged
 	line   []byte
 }
 
+type timelineFile struct {
+	f      *os.File
+	opened time.Time
+	size   int64
+}
+
 func (f *timelineFiles) write(w timeline.Window) {
 	dirs := recordingDirs()
-	for dir, file := range f.open {
+	for dir, tf := range f.open {
 		if _, ok := dirs[dir]; !ok {
-			f.close(dir, file)
+			f.close(dir, tf)
 		}
 	}
 	if len(dirs) == 0 {
@@ -331,16 +338,25 @@ func (f *timelineFiles) write(w timeline.Window) {
 		return
 	}
 	f.line = append(append(f.line[:0], line...), '\n')
-	for dir := range dirs {
-		file := f.open[dir]
-		if file == nil {
-			if file, err = recorder.CreateFile(dir, "timeline", time.Now()); err != nil {
+	now := time.Now()
+	for dir, opts := range dirs {
+		tf := f.open[dir]
+		if tf != nil && (tf.size+int64(len(f.line)) > opts.RotateBytes || now.Sub(tf.opened) >= opts.RotateAge) {
+			f.close(dir, tf)
+			tf = nil
+		}
+		if tf == nil {
+			file, err := recorder.CreateFile(dir, "timeline", now)
+			if err != nil {
 				f.fail(dir, err)
 				continue
 			}
-			f.open[dir] = file
+			tf = &timelineFile{f: file, opened: now}
+			f.open[dir] = tf
 		}
-		if _, err := file.Write(f.line); err != nil {
+		n, err := tf.f.Write(f.line)
+		tf.size += int64(n)
+		if err != nil {
 			f.fail(dir, err)
 		}
 	}
@@ -356,29 +372,29 @@ func (f *timelineFiles) fail(dir string, err error) {
 	}
 }
 
-func (f *timelineFiles) close(dir string, file *os.File) {
-	if err := file.Sync(); err != nil {
+func (f *timelineFiles) close(dir string, tf *timelineFile) {
+	if err := tf.f.Sync(); err != nil {
 		f.fail(dir, err)
 	}
-	if err := file.Close(); err != nil {
+	if err := tf.f.Close(); err != nil {
 		f.fail(dir, err)
 	}
 	delete(f.open, dir)
 }
 
 func (f *timelineFiles) closeAll() {
-	for dir, file := range f.open {
-		f.close(dir, file)
+	for dir, tf := range f.open {
+		f.close(dir, tf)
 	}
 }
 
-// recordingDirs returns the folders recorders write to now.
-func recordingDirs() map[string]struct{} {
+// recordingDirs returns the folders recorders write to now, with their recorders' options.
+func recordingDirs() map[string]recorder.Options {
 	recordersMu.RLock()
 	defer recordersMu.RUnlock()
-	dirs := make(map[string]struct{}, len(recorders))
-	for dir := range recorders {
-		dirs[dir] = struct{}{}
+	dirs := make(map[string]recorder.Options, len(recorders))
+	for dir, e := range recorders {
+		dirs[dir] = e.rec.Options()
 	}
 	return dirs
 }
