@@ -271,7 +271,7 @@ func TestPNG(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	files, err := rep.WritePNGs(dir, 640, 300)
+	files, err := rep.WritePNGs(dir, 400, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestPNG(t *testing.T) {
 		t.Fatalf("%d files for %d charts", len(files), len(rep.Charts()))
 	}
 	for _, f := range files {
-		checkPNG(t, f, 640, 300)
+		checkPNG(t, f, 400, 200)
 	}
 	if _, err := PNG(rep.Charts()[0], 10, 10); err == nil {
 		t.Error("a 10×10 chart image was drawn")
