@@ -170,7 +170,8 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 				}
 				frame := v.frame(win, width)
 				if ansi {
-					fmt.Fprint(w, "\x1b[H\x1b[2J", strings.ReplaceAll(frame, "\n", "\r\n"))
+					// Home, each line cleared to its end, then the rest of the screen: no flicker.
+					fmt.Fprint(w, "\x1b[H", strings.ReplaceAll(frame, "\n", "\x1b[K\n"), "\x1b[J")
 				} else {
 					fmt.Fprintln(w, frame)
 				}
