@@ -383,3 +383,34 @@ func TestScrapesFeedTheTimeline(t *testing.T) {
 		t.Errorf("LatestGPUSamples = %+v; want the dcgm page's H200s", got)
 	}
 }
+
+// TestTimelineFileRotates gives the recording a rotate_size smaller than one line: the
+// timeline file rotates with it, so every final window starts a new file (each 0600).
+func TestTimelineFileRotates(t *testing.T) {
+	defer llmtap.SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: test", gpu.ErrNoNVML) })()
+	up := startUpstream(t, mockllm.DefaultConfig())
+	dir := filepath.Join(t.TempDir(), "rec")
+	loadProxy(t, "llmtap {\n\t\ttimeline {\n\t\t\twindow 100ms\n\t\t\tsettle 100ms\n\t\t}\n\t}",
+		site{body: "llmtap {\n\trecord " + dir + " {\n\t\trotate_size 1\n\t}\n}\nreverse_proxy " + up.addr})
+	var files []string
+	for deadline := time.Now().Add(5 * time.Second); len(files) < 3 && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		files, _ = filepath.Glob(filepath.Join(dir, "timeline-*.jsonl"))
+	}
+	if len(files) < 3 {
+		t.Fatalf("%d timeline files after 5 s of 100 ms windows with rotate_size 1; want a file per window", len(files))
+	}
+	for _, f := range files[:len(files)-1] { // the newest may be being written
+		lines := 0
+		if err := readLines(f, func([]byte) error { lines++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines != 1 || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %d lines, mode %v; want 1 line, 0600", f, lines, st.Mode().Perm())
+		}
+	}
+}
