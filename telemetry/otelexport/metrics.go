@@ -51,8 +51,10 @@ type setKey struct {
 	api, model, class, errType string
 }
 
+// setPair holds the record options of one attribute set, as slices built once: passing a
+// single option to Record would allocate its variadic slice on every call.
 type setPair struct {
-	base, input, output metric.MeasurementOption
+	base, input, output []metric.RecordOption
 }
 
 // NewMetrics creates the GenAI instruments (and the GPU ones when opts.GPU is set) on a meter
@@ -101,31 +103,31 @@ func NewMetrics(mp metric.MeterProvider, opts Options) (*Metrics, error) {
 func (m *Metrics) Consume(r *record.Record) {
 	ctx := context.Background()
 	set := m.attrs(r)
-	m.opDuration.Record(ctx, r.DurationMs/1000, set.base)
+	m.opDuration.Record(ctx, r.DurationMs/1000, set.base...)
 	if !r.OK() {
-		m.reqDuration.Record(ctx, r.DurationMs/1000, set.base)
+		m.reqDuration.Record(ctx, r.DurationMs/1000, set.base...)
 		return
 	}
 	if r.RequestLatencyMs != nil {
-		m.reqDuration.Record(ctx, *r.RequestLatencyMs/1000, set.base)
+		m.reqDuration.Record(ctx, *r.RequestLatencyMs/1000, set.base...)
 	} else {
-		m.reqDuration.Record(ctx, r.DurationMs/1000, set.base)
+		m.reqDuration.Record(ctx, r.DurationMs/1000, set.base...)
 	}
 	if r.TTFTMs != nil {
-		m.ttft.Record(ctx, *r.TTFTMs/1000, set.base)
-		m.ttfc.Record(ctx, *r.TTFTMs/1000, set.base)
+		m.ttft.Record(ctx, *r.TTFTMs/1000, set.base...)
+		m.ttfc.Record(ctx, *r.TTFTMs/1000, set.base...)
 	}
 	if r.ITLMs != nil {
-		m.tpot.Record(ctx, *r.ITLMs/1000, set.base)
+		m.tpot.Record(ctx, *r.ITLMs/1000, set.base...)
 	}
 	for _, gap := range r.InterChunkMs {
-		m.tpoc.Record(ctx, gap/1000, set.base)
+		m.tpoc.Record(ctx, gap/1000, set.base...)
 	}
 	if r.InputTokensSource != record.SourceNone {
-		m.tokens.Record(ctx, r.InputTokens, set.input)
+		m.tokens.Record(ctx, r.InputTokens, set.input...)
 	}
 	if r.OutputTokensSource != record.SourceNone {
-		m.tokens.Record(ctx, r.OutputTokens, set.output)
+		m.tokens.Record(ctx, r.OutputTokens, set.output...)
 	}
 }
 
@@ -161,8 +163,9 @@ func (m *Metrics) attrs(r *record.Record) setPair {
 	if r.Error != "" {
 		kv = append(kv, attribute.String(attrErrorType, r.Error))
 	}
-	with := func(extra ...attribute.KeyValue) metric.MeasurementOption {
-		return metric.WithAttributeSet(attribute.NewSet(append(append([]attribute.KeyValue(nil), kv...), extra...)...))
+	with := func(extra ...attribute.KeyValue) []metric.RecordOption {
+		set := attribute.NewSet(append(append([]attribute.KeyValue(nil), kv...), extra...)...)
+		return []metric.RecordOption{metric.WithAttributeSet(set)}
 	}
 	p := setPair{
 		base:   with(),
