@@ -2,7 +2,13 @@ package browser
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,16 +21,47 @@ import (
 // saves a screenshot.
 func TestDashboard(t *testing.T) {
 	for _, tc := range []struct {
-		name, globals, source string
+		name, source string
+		gpu          bool
 	}{
-		{"timeline", "\tllmtap", "timeline"}, // the llmtap app runs the timeline: its windows are drawn
-		{"summary", "", "summary"},           // the handler alone: points derived from /llmtap/summary
+		// The llmtap app runs the timeline, with GPU samples from a dcgm-exporter page: the
+		// timeline's windows are drawn, GPU charts included.
+		{"timeline", "timeline", true},
+		// The handler alone: points derived from /llmtap/summary, no GPU.
+		{"summary", "summary", false},
 	} {
-		t.Run(tc.name, func(t *testing.T) { testDashboard(t, tc.globals, tc.source) })
+		t.Run(tc.name, func(t *testing.T) { testDashboard(t, tc.source, tc.gpu) })
 	}
 }
 
-func testDashboard(t *testing.T, globals, source string) {
+// dcgmPage serves the dcgm-exporter page of telemetry/scrape's tests (two H200s: GPU 0 idle at
+// 108.364 W, GPU 1 at 97 % and 612.517 W) on a loopback port until the test ends.
+func dcgmPage(t *testing.T) string {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join("..", "..", "telemetry", "scrape", "testdata", "dcgm.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Write(page) //nolint:errcheck
+	})}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func testDashboard(t *testing.T, source string, gpu bool) {
+	globals := ""
+	if gpu {
+		globals = fmt.Sprintf("\tllmtap {\n\t\tgpu off\n\t\tscrape http://%s/metrics {\n\t\t\tkind dcgm\n\t\t\tinterval 200ms\n\t\t}\n\t}", dcgmPage(t))
+	} else if source == "timeline" {
+		globals = "\tllmtap"
+	}
 	p := startProxy(t, startMock(t), globals, "")
 	ctx, stop := context.WithCancel(context.Background())
 	wait := load(ctx, t, p.site, 3, 3000)
@@ -38,7 +75,11 @@ func testDashboard(t *testing.T, globals, source string) {
 		t.Fatalf("opening %s: %v", dash, err)
 	}
 	// Four polls (a rate needs two) and a filled table of slow requests.
-	_, err := chromedp.Run(tctx, chromedp.Poll[bool](`Number(document.body.dataset.points) >= 4 && document.querySelectorAll("#slowest tbody tr").length === 10`, chromedp.WithPollingInterval(100*time.Millisecond)))
+	ready := `Number(document.body.dataset.points) >= 4 && document.querySelectorAll("#slowest tbody tr").length === 10`
+	if gpu {
+		ready += ` && !document.getElementById("gpu").hidden`
+	}
+	_, err := chromedp.Run(tctx, chromedp.Poll[bool](ready, chromedp.WithPollingInterval(100*time.Millisecond)))
 	if err != nil {
 		b.check(t, func(*url.URL) bool { return true })
 		t.Fatalf("the dashboard did not fill: %v", err)
@@ -53,6 +94,13 @@ func testDashboard(t *testing.T, globals, source string) {
 		Shadow      string  `json:"shadow"`
 		Source      string  `json:"source"`
 		LoadsShown  bool    `json:"loads_shown"`
+		GPUShown    bool    `json:"gpu_shown"`
+		GPUs        []struct {
+			Name  string  `json:"name"`
+			Util  float64 `json:"util"`
+			Power float64 `json:"power"`
+		} `json:"gpus"`
+		GPULines int `json:"gpu_lines"`
 	}
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
 		const last = shown[shown.length - 1].groups.live || {};
@@ -66,6 +114,9 @@ func testDashboard(t *testing.T, globals, source string) {
 			shadow: document.getElementById("shadow-state").dataset.state,
 			source: document.body.dataset.source,
 			loads_shown: !document.getElementById("shadow-loads").hidden,
+			gpu_shown: !document.getElementById("gpu").hidden,
+			gpus: shown[shown.length - 1].gpus || [],
+			gpu_lines: [...document.querySelectorAll("#chart-gpuutil path, #chart-gpupower path")].filter(p => (p.getAttribute("d") || "").includes("L")).length,
 		};
 	})()`))
 	if err != nil {
@@ -92,6 +143,21 @@ func testDashboard(t *testing.T, globals, source string) {
 	}
 	if got.Source != source {
 		t.Errorf("the dashboard read %q, want %s", got.Source, source)
+	}
+	// GPU charts: shown with the dcgm page's two GPUs, one line each in utilization and power.
+	if got.GPUShown != gpu {
+		t.Errorf("GPU charts shown %v, want %v", got.GPUShown, gpu)
+	}
+	if gpu {
+		want := map[string][2]float64{"0: NVIDIA H200": {0, 108.364}, "1: NVIDIA H200": {97, 612.517}}
+		if len(got.GPUs) != 2 || got.GPULines != 4 {
+			t.Errorf("GPUs %+v with %d lines, want 2 GPUs and 4 lines", got.GPUs, got.GPULines)
+		}
+		for _, g := range got.GPUs {
+			if w, ok := want[g.Name]; !ok || math.Abs(g.Util-w[0]) > 1e-6 || math.Abs(g.Power-w[1]) > 1e-6 {
+				t.Errorf("GPU %+v, want the page's %v", g, want)
+			}
+		}
 	}
 	// No shadow load is configured: the controls say so (TestDashboardShadowControls drives
 	// one).
