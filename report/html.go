@@ -36,29 +36,30 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	render := func(csp string) (string, error) {
+		var b bytes.Buffer
+		err := tmpl.Execute(&b, struct {
+			R    *Report
+			CSP  string
+			Data template.JS
+		}{rep, csp, template.JS(data)})
+		return b.String(), err
+	}
 	// The page is rendered twice: once to learn the inline blocks' hashes (the CSP lives in
 	// the page itself), then with the policy filled in.
-	var first bytes.Buffer
-	if err := tmpl.Execute(&first, struct {
-		R    *Report
-		CSP  string
-		Data template.JS
-	}{rep, "", template.JS(data)}); err != nil {
-		return err
-	}
-	_, csp, err := ui.Inline(first.String())
+	first, err := render("")
 	if err != nil {
 		return err
 	}
-	var doc bytes.Buffer
-	if err := tmpl.Execute(&doc, struct {
-		R    *Report
-		CSP  string
-		Data template.JS
-	}{rep, csp, template.JS(data)}); err != nil {
+	_, csp, err := ui.Inline(first)
+	if err != nil {
 		return err
 	}
-	page, _, err := ui.Inline(doc.String())
+	doc, err := render(csp)
+	if err != nil {
+		return err
+	}
+	page, _, err := ui.Inline(doc)
 	if err != nil {
 		return err
 	}

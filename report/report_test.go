@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/pngcheck"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -46,6 +46,20 @@ func writeRecords(t *testing.T, dir, name string, recs []*record.Record, extra .
 	if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sampleReport builds the report of a fresh sampleRun.
+func sampleReport(t *testing.T) *Report {
+	t.Helper()
+	run, err := Load(sampleRun(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // sampleRun writes three seconds of traffic: live requests each second and one failed shadow
@@ -120,14 +134,7 @@ func series(t *testing.T, c Chart, name string) Series {
 }
 
 func TestBuildFigures(t *testing.T) {
-	run, err := Load(sampleRun(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := sampleReport(t)
 	// Ten live requests complete in each of the three seconds (start i*100 ms, ~66 ms long).
 	rate := series(t, chart(t, rep, "request_rate"), "live")
 	var total float64
@@ -221,14 +228,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestHTMLSelfContained(t *testing.T) {
-	run, err := Load(sampleRun(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := sampleReport(t)
 	var b bytes.Buffer
 	if err := rep.WriteHTML(&b); err != nil {
 		t.Fatal(err)
@@ -262,14 +262,7 @@ func TestHTMLSelfContained(t *testing.T) {
 }
 
 func TestPNG(t *testing.T) {
-	run, err := Load(sampleRun(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := sampleReport(t)
 	dir := t.TempDir()
 	files, err := rep.WritePNGs(dir, 400, 200)
 	if err != nil {
@@ -279,80 +272,11 @@ func TestPNG(t *testing.T) {
 		t.Fatalf("%d files for %d charts", len(files), len(rep.Charts()))
 	}
 	for _, f := range files {
-		checkPNG(t, f, 400, 200)
+		if err := pngcheck.Check(f, 400, 200); err != nil {
+			t.Error(err)
+		}
 	}
 	if _, err := PNG(rep.Charts()[0], 10, 10); err == nil {
 		t.Error("a 10×10 chart image was drawn")
-	}
-}
-
-// checkPNG decodes file and checks its size and that it is not one flat color.
-func checkPNG(t *testing.T, file string, w, h int) {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-		t.Errorf("%s is %dx%d, want %dx%d", file, b.Dx(), b.Dy(), w, h)
-	}
-	colors := map[[4]uint32]bool{}
-	for y := 0; y < h; y += 2 {
-		for x := 0; x < w; x += 2 {
-			r, g, b, a := img.At(x, y).RGBA()
-			colors[[4]uint32{r, g, b, a}] = true
-		}
-	}
-	if len(colors) < 3 {
-		t.Errorf("%s has %d colors: nothing was drawn", file, len(colors))
-	}
-}
-
-func TestGPUFromRecordedTimeline(t *testing.T) {
-	dir := sampleRun(t)
-	tl := `{"seq":1,"start":"2026-05-01T10:00:01Z","start_ms":1777629601000,"duration_ms":1000,"final":true,"series":[],"gpus":[{"index":0,"uuid":"GPU-1","name":"H200","samples":10,"util_percent":55,"power_w":310.5}]}
-{"seq":2,"start":"2026-05-01T10:00:02Z","start_ms":1777629602000,"duration_ms":1000,"final":true,"series":[]}
-not a window`
-	if err := os.WriteFile(filepath.Join(dir, "timeline-20260501T100000.000Z.jsonl"), []byte(tl), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Two bad record lines and the bad timeline line; the window without GPUs is not kept.
-	if run.Skipped != 3 || len(run.Timeline) != 1 {
-		t.Fatalf("skipped %d, %d timeline windows", run.Skipped, len(run.Timeline))
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw := series(t, chart(t, rep, "gpu_power"), "0: H200").Points
-	util := series(t, chart(t, rep, "gpu_utilization"), "0: H200").Points
-	// x is the window's end in seconds since the first request (10:00:00).
-	if len(pw) != 1 || pw[0] != (Point{2, 310.5}) || util[0].Y != 55 {
-		t.Errorf("GPU points: power %v, utilization %v", pw, util)
-	}
-}
-
-func TestNoGPUChartsWithoutTimeline(t *testing.T) {
-	run, err := Load(sampleRun(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range rep.Charts() {
-		if strings.HasPrefix(c.ID, "gpu_") {
-			t.Errorf("chart %s drawn without GPU samples", c.ID)
-		}
 	}
 }

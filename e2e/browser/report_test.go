@@ -2,8 +2,6 @@ package browser
 
 import (
 	"context"
-	"image"
-	"image/png"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/llmtap/llmtap/internal/pngcheck"
 	"github.com/llmtap/llmtap/report"
 )
 
@@ -90,7 +89,9 @@ func TestReport(t *testing.T) {
 		t.Errorf("%d PNG files for %d charts", len(files), len(charts))
 	}
 	for _, file := range files {
-		checkPNG(t, file, w, h)
+		if err := pngcheck.Check(file, w, h); err != nil {
+			t.Error(err)
+		}
 	}
 
 	b := newBrowser(t)
@@ -122,40 +123,4 @@ func TestReport(t *testing.T) {
 	}
 	b.screenshot(t, "report.png")
 	b.check(t, func(u *url.URL) bool { return u.Scheme == "file" || u.Scheme == "data" })
-}
-
-// checkPNG decodes file and checks its size and that it is not one flat color.
-func checkPNG(t *testing.T, file string, w, h int) {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
-		t.Errorf("%s is %dx%d, want %dx%d", file, b.Dx(), b.Dy(), w, h)
-	}
-	if colors := distinctColors(img, 3); colors < 3 {
-		t.Errorf("%s has %d colors: nothing was drawn", file, colors)
-	}
-}
-
-// distinctColors counts the colors of img up to limit.
-func distinctColors(img image.Image, limit int) int {
-	seen := map[[4]uint32]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, a := img.At(x, y).RGBA()
-			seen[[4]uint32{r, g, bl, a}] = true
-			if len(seen) >= limit {
-				return len(seen)
-			}
-		}
-	}
-	return len(seen)
 }
