@@ -39,12 +39,26 @@ type Providers struct {
 	shutdownErr  error
 }
 
+// MetricsOffEnv names the variable that turns llmtap's own OTel metrics off ("off") while the
+// OTEL_* variables stay in force for the rest of the process. Set it when Caddy's
+// `metrics { otlp }` option already pushes llmtap's Prometheus metrics from Caddy's registry:
+// the two exports carry the same measurements, and a Collector's Prometheus exporter would
+// turn both into the same metric names with different labels.
+const MetricsOffEnv = "LLMTAP_OTEL_METRICS"
+
 // MetricsEnabled reports whether the environment asks for metrics export: OTEL_SDK_DISABLED
-// is not "true", and OTEL_METRICS_EXPORTER names an exporter other than "none", or is unset
-// while an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
-// is set. Unlike the SDK's own default, an environment with no OTEL_* variable exports nothing:
-// llmtap should not send metrics to localhost:4318 because nobody said otherwise.
+// is not "true", LLMTAP_OTEL_METRICS is not "off", and OTEL_METRICS_EXPORTER names an exporter
+// other than "none", or is unset while an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) is set. Unlike the SDK's own default, an environment
+// with no OTEL_* variable exports nothing: llmtap should not send metrics to localhost:4318
+// because nobody said otherwise.
 func MetricsEnabled(getenv func(string) string) bool {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if strings.EqualFold(strings.TrimSpace(getenv(MetricsOffEnv)), "off") {
+		return false
+	}
 	return signalEnabled(getenv, "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
 }
 

@@ -348,6 +348,7 @@ func TestEnvGating(t *testing.T) {
 		{map[string]string{"OTEL_METRICS_EXPORTER": "console"}, true, false, "an exporter named without endpoint"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "TRUE"}, false, false, "SDK disabled wins"},
 		{map[string]string{"OTEL_SERVICE_NAME": "svc"}, false, false, "a resource variable alone enables nothing"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "LLMTAP_OTEL_METRICS": "off"}, false, true, "metrics left to Caddy's metrics { otlp }"},
 	} {
 		get := func(k string) string { return c.env[k] }
 		if m, tr := MetricsEnabled(get), TracesEnabled(get); m != c.metrics || tr != c.traces {
