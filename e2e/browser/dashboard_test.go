@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,4 +169,45 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 	b.check(t, func(u *url.URL) bool {
 		return u.Scheme == "data" || (u.Scheme == "http" && u.Host == p.admin)
 	})
+}
+
+// TestDashboardRoute checks the route's answers without a browser: the page with its policy,
+// a redirect from the path without its slash, 404 under it, 405 for other methods.
+func TestDashboardRoute(t *testing.T) {
+	p := startProxy(t, startMock(t), "", "")
+	base := "http://" + p.admin + "/llmtap/ui"
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct {
+		method, path string
+		header       map[string]string
+		status       int
+	}{
+		// What a browser sends for a typed URL: admitted by the empty origin of the config.
+		{http.MethodGet, "/", map[string]string{"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Site": "none"}, http.StatusOK},
+		{http.MethodGet, "", nil, http.StatusTemporaryRedirect},
+		{http.MethodGet, "/app.js", nil, http.StatusNotFound},
+		{http.MethodPost, "/", nil, http.StatusMethodNotAllowed},
+		// A page of another origin is refused by Caddy's origin check.
+		{http.MethodGet, "/", map[string]string{"Sec-Fetch-Mode": "cors", "Origin": "http://evil.example"}, http.StatusForbidden},
+	} {
+		req, err := http.NewRequest(tc.method, base+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range tc.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s %s %v: %d, want %d", tc.method, tc.path, tc.header, resp.StatusCode, tc.status)
+		}
+		if resp.StatusCode == http.StatusOK && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("the page has no restrictive CSP: %q", resp.Header.Get("Content-Security-Policy"))
+		}
+	}
+	client.CloseIdleConnections()
 }
