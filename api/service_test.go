@@ -81,6 +81,9 @@ func TestStatsTimeline(t *testing.T) {
 	if live.RequestRate <= 0 || live.OutputTokenRate <= 0 {
 		t.Errorf("live rates %v and %v: want positive", live.RequestRate, live.OutputTokenRate)
 	}
+	if again := st.Windows(0); len(again) != 1 || again[0] != w {
+		t.Errorf("a second stream in the same period got a new window: computed twice")
+	}
 	if again := st.Windows(w.Seq); len(again) != 0 {
 		t.Errorf("Windows(%d) in the same second: %v, want none", w.Seq, again)
 	}

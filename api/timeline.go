@@ -1,6 +1,7 @@
 package api
 
 import (
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -31,6 +32,10 @@ const SourceStats = "stats"
 // TimelineWindow.Span) at the moment the window closes. It stands in where no timeline of
 // fixed windows runs (`llmtap bench`, a config without the timeline): the figures move
 // smoothly rather than per second, and say so in Source and Span.
+//
+// A window costs a full summary of the aggregator (percentiles of every metric of every key,
+// about 2 ms per model and class; see BenchmarkStatsTimelineWindow), so it is computed once per
+// period and shared by every stream.
 type StatsTimeline struct {
 	// Tap returns the engine to read; a nil engine gives empty windows.
 	Tap func() *tap.Tap
@@ -38,6 +43,10 @@ type StatsTimeline struct {
 	Every time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+
+	mu   sync.Mutex
+	last *llmtapv1.TimelineWindow // the newest window computed, shared
+	tap  *tap.Tap                 // the engine it was computed from
 }
 
 // Period returns the window period.
@@ -60,14 +69,20 @@ func (st *StatsTimeline) Windows(after int64) []*llmtapv1.TimelineWindow {
 	if seq <= after {
 		return nil
 	}
-	end := time.Unix(0, seq*int64(p))
-	w := &llmtapv1.TimelineWindow{
-		Seq: seq, Start: timeProto(end.Add(-p)), Duration: durationpb.New(p), Source: SourceStats,
-	}
 	var t *tap.Tap
 	if st.Tap != nil {
 		t = st.Tap()
 	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.last != nil && st.last.Seq == seq && st.tap == t {
+		return []*llmtapv1.TimelineWindow{st.last}
+	}
+	end := time.Unix(0, seq*int64(p))
+	w := &llmtapv1.TimelineWindow{
+		Seq: seq, Start: timeProto(end.Add(-p)), Duration: durationpb.New(p), Source: SourceStats,
+	}
+	st.last, st.tap = w, t
 	if t == nil {
 		return []*llmtapv1.TimelineWindow{w}
 	}
