@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,6 +173,9 @@ func promValue(t *testing.T, p *proxy, series string) float64 {
 	return 0
 }
 
+// sampleRuns counts the runs of TestMirrorSampleAndPairs in this process.
+var sampleRuns atomic.Int64
+
 // TestMirrorSampleAndPairs runs 1,000 sequential live requests through Caddy twice, without
 // and with a 10% mirror to a second mock, and checks that:
 //   - the client received exactly the bytes the live mock wrote, and the same bytes as without
@@ -182,10 +186,12 @@ func promValue(t *testing.T, p *proxy, series string) float64 {
 //     agree.
 func TestMirrorSampleAndPairs(t *testing.T) {
 	const n, fraction, seed = 1000, 0.1, 7
+	// Pairs are process-wide; a prefix of this run's own keeps -count=N runs apart.
+	prefix := fmt.Sprintf("m%d-", sampleRuns.Add(1))
 	off := startUpstream(t, mirrorMock(1))
 	p, _ := loadProxy(t, "", mirrorSite(off.addr, ""))
 	before := mirrorState(t, p).Counters // process-wide: the tests compare differences
-	plain := sendSequential(t, p, "m-", n)
+	plain := sendSequential(t, p, prefix, n)
 
 	live := startUpstream(t, mirrorMock(1))
 	mock, err := mockllm.New(mirrorMock(2))
@@ -195,13 +201,13 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 	headers := &headerLog{next: mock, seen: make(map[string]http.Header)}
 	mirrorAddr := serveOn(t, headers)
 	p, _ = loadProxy(t, "", mirrorSite(live.addr, fmt.Sprintf("\t\tmirror http://%s {\n\t\t\tsample %v %d\n\t\t}", mirrorAddr, fraction, seed)))
-	mirrored := sendSequential(t, p, "m-", n)
+	mirrored := sendSequential(t, p, prefix, n)
 	waitMirrorIdle(t, p)
 
 	coin := sample.New(fraction, seed)
 	var want []string
 	for i := range n {
-		id := "m-" + strconv.Itoa(i)
+		id := prefix + strconv.Itoa(i)
 		sent, ok := live.tee.Wait(id, 5*time.Second)
 		if !ok || !bytes.Equal(sent, mirrored[id]) {
 			t.Fatalf("%s: the client did not get the bytes the live mock wrote with mirroring on", id)
@@ -242,12 +248,15 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 		}
 	}
 
-	// The pairs are exactly the mirrored ids, each with both sides measured.
+	// The pairs of this run are exactly the mirrored ids, each with both sides measured.
 	var pairs []string
 	for line := range strings.Lines(string(p.adminGet(t, "/llmtap/mirror/pairs?limit=100000"))) {
 		var pr mirror.Pair
 		if err := json.Unmarshal([]byte(line), &pr); err != nil {
 			t.Fatal(err)
+		}
+		if !strings.HasPrefix(pr.RequestID, prefix) {
+			continue // another test's, or another run's
 		}
 		if pr.Live.TTFTMs == nil || pr.Mirror.TTFTMs == nil || !pr.Live.OK || !pr.Mirror.OK {
 			t.Errorf("pair %s: %+v, want both sides successful with a TTFT", pr.RequestID, pr)
@@ -358,5 +367,113 @@ func TestMirrorMaxBodyOverCapture(t *testing.T) {
 	err = caddy.Validate(&cfg)
 	if err == nil || !strings.Contains(err.Error(), "mirror max_body 1048576 is larger than max_request_body 65536") {
 		t.Fatalf("validating: %v; want the max_body/max_request_body conflict", err)
+	}
+}
+
+// TestMirrorWaitsForTheBody: a copy starts only once the live request's body has been read in
+// full, so it never competes for it. The client sends half a chunked body, the live upstream
+// is already serving the request, and the mirror has received nothing; after the second half
+// the mirror gets the whole body. A client that gives up mid-body is not copied
+// (body_incomplete), and a chunked body over max_body is not either (body_too_large).
+func TestMirrorWaitsForTheBody(t *testing.T) {
+	live := startUpstream(t, mirrorMock(5))
+	mock, err := mockllm.New(mirrorMock(6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirrorAddr := serveOn(t, mock)
+	p, _ := loadProxy(t, "", mirrorSite(live.addr, "\t\tmax_request_body 4KiB\n\t\tmirror http://"+mirrorAddr+" {\n\t\t\tsample 1\n\t\t\tmax_body 2KiB\n\t\t}"))
+	before := mirrorState(t, p).Counters
+	c := newClient(t)
+	url := p.sites[0] + "/v1/chat/completions"
+	body := chatBody("mirror-model", 4, true, false)
+	half := len(body) / 2
+
+	// send posts a chunked body written by write, and returns the response's status.
+	send := func(ctx context.Context, id string, write func(w *io.PipeWriter)) (int, error) {
+		pr, pw := io.Pipe()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, pr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-Id", id)
+		go write(pw)
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, err
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	secondHalf := make(chan struct{})
+	done := make(chan int, 1)
+	go func() {
+		status, err := send(context.Background(), "slow-body", func(w *io.PipeWriter) {
+			_, _ = w.Write(body[:half])
+			<-secondHalf
+			_, _ = w.Write(body[half:])
+			_ = w.Close()
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- status
+	}()
+	waitFor("the live upstream to receive the request", func() bool { return len(live.mock.Arrivals()) == 1 })
+	// The live upstream is reading the body; the mirror must not have been started. (A
+	// wrong implementation would show here within the pause; a right one never does.)
+	time.Sleep(50 * time.Millisecond)
+	if n := len(mock.Arrivals()); n != 0 {
+		t.Fatalf("the mirror received %d requests while the live body was half sent", n)
+	}
+	close(secondHalf)
+	if status := <-done; status != http.StatusOK {
+		t.Fatalf("live status %d", status)
+	}
+	waitMirrorIdle(t, p)
+	tr, ok := mock.TraceByID("slow-body")
+	if !ok || len(mock.Arrivals()) != 1 || tr.Status != http.StatusOK {
+		t.Fatalf("the mirror did not serve the copy after the body completed (arrivals %d, trace %v)", len(mock.Arrivals()), ok)
+	}
+
+	// A client that stops mid-body: the live request fails, no copy is made.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, _ = send(ctx, "abandoned", func(w *io.PipeWriter) {
+			_, _ = w.Write(body[:half])
+			// (No t.Fatal off the test goroutine: the main check below fails if this times out.)
+			for deadline := time.Now().Add(10 * time.Second); len(live.mock.Arrivals()) < 2 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			_ = w.CloseWithError(context.Canceled)
+		})
+	}()
+	<-ctx.Done()
+	// A chunked body over max_body (2 KiB) but within the capture (4 KiB): read in full, not copied.
+	big := chatBody("mirror-model", 4, true, false)
+	big = append(big[:len(big)-1], []byte(`,"user":"`+strings.Repeat("x", 3000)+`"}`)...)
+	if status, err := send(context.Background(), "big", func(w *io.PipeWriter) { _, _ = w.Write(big); _ = w.Close() }); err != nil || status != http.StatusOK {
+		t.Fatalf("big body: status %d, %v", status, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for mirrorState(t, p).Counters.Skipped[mirror.SkipBodyIncomplete] == before.Skipped[mirror.SkipBodyIncomplete] && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // the abandoned request's handler ends asynchronously
+	}
+	waitMirrorIdle(t, p)
+	d := mirrorState(t, p).Counters
+	if d.Sent-before.Sent != 1 || d.Skipped[mirror.SkipBodyIncomplete]-before.Skipped[mirror.SkipBodyIncomplete] != 1 ||
+		d.Skipped[mirror.SkipBodyTooLarge]-before.Skipped[mirror.SkipBodyTooLarge] != 1 || len(mock.Arrivals()) != 1 {
+		t.Errorf("counters %+v (before %+v), mirror arrivals %d: want 1 sent, 1 body_incomplete, 1 body_too_large", d, before, len(mock.Arrivals()))
 	}
 }
