@@ -43,6 +43,7 @@ var palette = []paletteColor{
 const (
 	marginL, marginR, marginT, marginB = 58, 14, 40, 36
 	lineWidth                          = 1.6
+	legendLine                         = 14 // px between legend lines
 )
 
 var (
@@ -260,14 +261,28 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 	if xhi == xlo {
 		xhi = xlo + 1
 	}
+	// Legend under the title, left to right, wrapping onto as many lines as it needs; the plot
+	// starts below it (as in charts.js).
+	lx, ly := float64(marginL), 33.0
+	for _, s := range c.Series {
+		tw := textWidth(cv.text, s.Name)
+		if lx > marginL && lx+13+tw > float64(w-marginR) {
+			lx, ly = marginL, ly+legendLine
+		}
+		cv.rect(lx, ly-8, lx+9, ly+1, palette[s.Color%len(palette)].c)
+		cv.write(cv.text, s.Name, lx+13, ly, 1, ink)
+		lx += tw + 24
+	}
+	top := marginT + (ly - 33)
+
 	yTop := yhi * 1.05
-	pw, ph := float64(w-marginL-marginR), float64(h-marginT-marginB)
+	pw, ph := float64(w-marginL-marginR), float64(h)-top-marginB
 	X := func(v float64) float64 { return marginL + (v-xlo)/(xhi-xlo)*pw }
-	Y := func(v float64) float64 { return marginT + ph - (v-ylo)/(yTop-ylo)*ph }
+	Y := func(v float64) float64 { return top + ph - (v-ylo)/(yTop-ylo)*ph }
 
 	for _, v := range niceTicks(ylo, yTop, 5) {
 		y := Y(v)
-		if y < marginT-0.5 || y > marginT+ph+0.5 {
+		if y < top-0.5 || y > top+ph+0.5 {
 			continue
 		}
 		cv.rect(marginL, y, marginL+pw, y+1, grid)
@@ -278,21 +293,21 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 		if x < marginL-0.5 || x > marginL+pw+0.5 {
 			continue
 		}
-		cv.rect(x, marginT+ph, x+1, marginT+ph+4, axis)
+		cv.rect(x, top+ph, x+1, top+ph+4, axis)
 		// A label at the right edge ends there instead of running past it (as in charts.js).
 		if lbl := tickLabel(v); x+textWidth(cv.text, lbl)/2 > float64(w)-2 {
-			cv.write(cv.text, lbl, float64(w)-2, marginT+ph+16, -1, ink)
+			cv.write(cv.text, lbl, float64(w)-2, top+ph+16, -1, ink)
 		} else {
-			cv.write(cv.text, lbl, x, marginT+ph+16, 0, ink)
+			cv.write(cv.text, lbl, x, top+ph+16, 0, ink)
 		}
 	}
-	cv.rect(marginL, marginT+ph, marginL+pw, marginT+ph+1, axis)
-	cv.rect(marginL, marginT, marginL+1, marginT+ph, axis)
+	cv.rect(marginL, top+ph, marginL+pw, top+ph+1, axis)
+	cv.rect(marginL, top, marginL+1, top+ph, axis)
 	if c.X.Label != "" {
 		cv.write(cv.text, c.X.Label, marginL+pw, float64(h)-4, -1, ink)
 	}
 	if c.Y.Label != "" {
-		cv.write(cv.text, c.Y.Label, 4, marginT-4, 1, ink)
+		cv.write(cv.text, c.Y.Label, 4, top-4, 1, ink)
 	}
 
 	for i, s := range c.Series {
@@ -342,17 +357,6 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 		pa.fill(cv.img, col)
 	}
 
-	// Legend on the line under the title, left to right, as far as it fits (as in charts.js).
-	lx := float64(marginL)
-	for _, s := range c.Series {
-		tw := textWidth(cv.text, s.Name)
-		if lx+13+tw > float64(w-marginR) {
-			break
-		}
-		cv.rect(lx, 25, lx+9, 34, palette[s.Color%len(palette)].c)
-		cv.write(cv.text, s.Name, lx+13, 33, 1, ink)
-		lx += tw + 24
-	}
 	return encode(cv.img)
 }
 

@@ -164,6 +164,9 @@ func timeCharts(run *Run, groups []*group, multiModel bool, idSuffix, titleSuffi
 	lines := make([]line, len(groups))
 	nan := math.NaN()
 	for _, win := range windows {
+		if !win.Start.Before(t1) {
+			break // the windows Close made after the last response
+		}
 		xv := win.Start.Add(w).Sub(t0).Seconds()
 		seen := make([]bool, len(groups))
 		for _, s := range win.Series {

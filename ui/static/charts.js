@@ -10,7 +10,7 @@
 const LT = (() => {
   const NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563", "#65a30d"];
-  const H = 250, M = {l: 58, r: 14, t: 40, b: 36};
+  const H = 250, M = {l: 58, r: 14, t: 40, b: 36}, LEGEND_LINE = 14;
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(NS, name);
@@ -76,18 +76,33 @@ const LT = (() => {
     if (!ys.log) ye = [Math.min(0, ye[0]), ye[1]];
     if (ye[1] === ye[0]) ye[1] = ye[0] + 1;
     if (xe[1] === xe[0]) xe[1] = xe[0] + 1;
-    const pw = W - M.l - M.r, ph = H - M.t - M.b;
+    // Legend under the title, left to right, wrapping onto as many lines as it needs; the plot
+    // starts below it (report/raster.go lays it out the same way).
+    let lx = M.l, ly = 33;
+    series.forEach((s, i) => {
+      const t = el("text", {x: lx + 13, y: ly, class: "legend"}, svg);
+      t.textContent = s.name;
+      const w = (t.getComputedTextLength ? t.getComputedTextLength() : 0) || s.name.length * 6;
+      if (lx > M.l && lx + 13 + w > W - M.r) {
+        lx = M.l; ly += LEGEND_LINE;
+        t.setAttribute("x", lx + 13); t.setAttribute("y", ly);
+      }
+      el("rect", {x: lx, y: ly - 8, width: 9, height: 9, fill: s.color || PALETTE[i % PALETTE.length]}, svg);
+      lx += w + 24;
+    });
+    const T = M.t + (ly - 33);
+    const pw = W - M.l - M.r, ph = H - T - M.b;
     const tx = xs.log ? (v) => Math.log10(v) : (v) => v;
     const ty = ys.log ? (v) => Math.log10(v) : (v) => v;
     const [x0, x1] = [tx(xe[0]), tx(xe[1])], [y0, y1] = [ty(ye[0]), ty(ye[1] * (ys.log ? 1.2 : 1.05))];
     const X = (v) => M.l + (tx(v) - x0) / (x1 - x0) * pw;
-    const Y = (v) => M.t + ph - (ty(v) - y0) / (y1 - y0) * ph;
+    const Y = (v) => T + ph - (ty(v) - y0) / (y1 - y0) * ph;
 
     // Axes, grid and tick labels.
     const yt = ys.log ? logTicks(ye[0], ye[1] * 1.2) : niceTicks(ye[0], ye[1] * 1.05, 5);
     for (const v of yt) {
       const y = Y(v);
-      if (y < M.t - 0.5 || y > M.t + ph + 0.5) continue;
+      if (y < T - 0.5 || y > T + ph + 0.5) continue;
       el("line", {x1: M.l, x2: M.l + pw, y1: y, y2: y, class: "grid"}, svg);
       el("text", {x: M.l - 6, y: y + 4, class: "tick", "text-anchor": "end"}, svg).textContent = fmt(v);
     }
@@ -95,15 +110,15 @@ const LT = (() => {
     for (const v of xt) {
       const x = X(v);
       if (x < M.l - 0.5 || x > M.l + pw + 0.5) continue;
-      el("line", {x1: x, x2: x, y1: M.t + ph, y2: M.t + ph + 4, class: "axis"}, svg);
+      el("line", {x1: x, x2: x, y1: T + ph, y2: T + ph + 4, class: "axis"}, svg);
       // A label at the right edge ends there instead of running past it.
       const anchor = x > W - M.r - 24 ? "end" : "middle";
-      el("text", {x: anchor === "end" ? W - 2 : x, y: M.t + ph + 16, class: "tick", "text-anchor": anchor}, svg).textContent = xs.time ? fmtTime(v) : fmt(v);
+      el("text", {x: anchor === "end" ? W - 2 : x, y: T + ph + 16, class: "tick", "text-anchor": anchor}, svg).textContent = xs.time ? fmtTime(v) : fmt(v);
     }
-    el("line", {x1: M.l, x2: M.l + pw, y1: M.t + ph, y2: M.t + ph, class: "axis"}, svg);
-    el("line", {x1: M.l, x2: M.l, y1: M.t, y2: M.t + ph, class: "axis"}, svg);
+    el("line", {x1: M.l, x2: M.l + pw, y1: T + ph, y2: T + ph, class: "axis"}, svg);
+    el("line", {x1: M.l, x2: M.l, y1: T, y2: T + ph, class: "axis"}, svg);
     if (xs.label) el("text", {x: M.l + pw, y: H - 4, class: "label", "text-anchor": "end"}, svg).textContent = xs.label;
-    if (ys.label) el("text", {x: 12, y: M.t + ph / 2, class: "label", "text-anchor": "middle", transform: `rotate(-90 12 ${M.t + ph / 2})`}, svg).textContent = ys.label;
+    if (ys.label) el("text", {x: 12, y: T + ph / 2, class: "label", "text-anchor": "middle", transform: `rotate(-90 12 ${T + ph / 2})`}, svg).textContent = ys.label;
 
     // Data.
     series.forEach((s, i) => {
@@ -129,17 +144,6 @@ const LT = (() => {
       }
     });
 
-    // Legend on the line under the title, left to right, as far as it fits.
-    let lx = M.l;
-    for (let i = 0; i < series.length; i++) {
-      const s = series[i], color = s.color || PALETTE[i % PALETTE.length];
-      const t = el("text", {x: lx + 13, y: 33, class: "legend"}, svg);
-      t.textContent = s.name;
-      const w = (t.getComputedTextLength ? t.getComputedTextLength() : 0) || s.name.length * 6;
-      if (lx + 13 + w > W - M.r) { t.remove(); break; }
-      el("rect", {x: lx, y: 25, width: 9, height: 9, fill: color}, svg);
-      lx += w + 24;
-    }
     return svg;
   }
 
