@@ -68,7 +68,8 @@ var (
 	})
 
 	collectors = []prometheus.Collector{metricTTFT, metricTPOT, metricDuration, metricTokens,
-		metricRequests, metricErrors, metricInFlight, metricDropped, mirrorCollector{}}
+		metricRequests, metricErrors, metricInFlight, metricDropped, mirrorCollector{},
+		newGPUCollector()} // hw_* from the GPU sampler (gpu_prometheus.go)
 
 	modelLabels = newLabelCap(100)
 )

@@ -26,59 +26,110 @@ const (
 	MetricGPUClockMemory       = "llmtap.gpu.clock.memory"
 )
 
-// gpuInstruments are the observable instruments fed by one callback.
+// GPUKind is the instrument kind of a GPU reading.
+type GPUKind int
+
+// The kinds the hardware conventions use.
+const (
+	GPUGauge         GPUKind = iota // a value read now (power, utilization, temperature)
+	GPUCounter                      // a monotonic total (energy)
+	GPUUpDownCounter                // an amount that goes up and down (memory in use)
+)
+
+// GPUReading is one hw.* value read from a gpu.Sample, with what an exporter needs to name it.
+// The OTel instruments here and llmtap's Prometheus collector both iterate GPUReadings, so the
+// two expositions carry the same values under translated names.
+type GPUReading struct {
+	Name, Unit, Description string
+	Kind                    GPUKind
+	// Attrs are attributes of this reading beyond the GPU's own (hw.gpu.task for utilization).
+	Attrs []attribute.KeyValue
+	// Value converts the sample's NVML units to the reading's; ok is false when the GPU did not
+	// report it (its Valid bit is clear), and the reading is then left out, not exported as 0.
+	Value func(s *gpu.Sample) (v float64, ok bool)
+}
+
+// GPUReadings are the readings exported per GPU.
+var GPUReadings = []GPUReading{
+	{MetricGPUUtilization, "1", "Fraction of the last sample period during which a kernel was running (NVML GPU utilization).",
+		GPUGauge, []attribute.KeyValue{attribute.String("hw.gpu.task", "general")},
+		func(s *gpu.Sample) (float64, bool) { return float64(s.GPUUtil) / 100, s.Has(gpu.FieldUtil) }},
+	{MetricGPUMemoryUtilization, "1", "Fraction of GPU memory used (used / total).", GPUGauge, nil,
+		func(s *gpu.Sample) (float64, bool) {
+			return float64(s.MemUsed) / float64(s.MemTotal), s.Has(gpu.FieldMemory) && s.MemTotal > 0
+		}},
+	{MetricGPUMemoryUsage, "By", "GPU memory used, including driver-reserved memory.", GPUUpDownCounter, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.MemUsed), s.Has(gpu.FieldMemory) }},
+	{MetricGPUMemoryLimit, "By", "GPU memory size.", GPUUpDownCounter, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.MemTotal), s.Has(gpu.FieldMemory) }},
+	{MetricPower, "W", "Board power draw.", GPUGauge, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.PowerMW) / 1000, s.Has(gpu.FieldPower) }},
+	{MetricEnergy, "J", "Energy used since the driver was loaded (NVML total energy counter).", GPUCounter, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.EnergyMJ) / 1000, s.Has(gpu.FieldEnergy) }},
+	{MetricTemperature, "Cel", "GPU die temperature.", GPUGauge, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.TempC), s.Has(gpu.FieldTemp) }},
+	{MetricGPUMemoryBusy, "1", "Fraction of the last sample period during which device memory was read or written (NVML memory utilization).",
+		GPUGauge, nil, func(s *gpu.Sample) (float64, bool) { return float64(s.MemUtil) / 100, s.Has(gpu.FieldUtil) }},
+	{MetricGPUClockSM, "MHz", "Current SM clock.", GPUGauge, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.SMClockMHz), s.Has(gpu.FieldSMClock) }},
+	{MetricGPUClockMemory, "MHz", "Current memory clock.", GPUGauge, nil,
+		func(s *gpu.Sample) (float64, bool) { return float64(s.MemClockMHz), s.Has(gpu.FieldMemClock) }},
+}
+
+// GPUAttrs are the attributes identifying one GPU: hw.id (its UUID), hw.name, hw.type=gpu and
+// hw.vendor.
+func GPUAttrs(s *gpu.Sample) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		attribute.String("hw.id", s.UUID),
+		attribute.String("hw.name", s.Name),
+		attribute.String("hw.type", "gpu"),
+		attribute.String("hw.vendor", "NVIDIA"),
+	}
+}
+
+// gpuInstruments are the observable instruments of GPUReadings, fed by one callback.
 type gpuInstruments struct {
 	samples func(dst []gpu.Sample) []gpu.Sample
-
-	util, memUtil, memBusy, power, temp metric.Float64ObservableGauge
-	memUsage, memLimit                  metric.Int64ObservableUpDownCounter
-	energy                              metric.Float64ObservableCounter
-	smClock, memClock                   metric.Int64ObservableGauge
+	insts   []metric.Float64Observable // in GPUReadings order
+	extra   []metric.MeasurementOption // per reading: its Attrs, or nil
 
 	mu  sync.Mutex // collections may overlap when several readers collect
 	buf []gpu.Sample
 }
 
-// registerGPU creates the hw.* instruments on meter and registers one callback that reads
-// samples once per collection. Every observation carries hw.id (the GPU's UUID), hw.name and
-// hw.type=gpu; a reading the GPU did not report (its Valid bit clear) is left out rather than
-// exported as zero.
+// registerGPU creates the instruments of GPUReadings on meter and registers one callback that
+// reads samples once per collection.
 func registerGPU(meter metric.Meter, samples func(dst []gpu.Sample) []gpu.Sample) (metric.Registration, error) {
 	g := &gpuInstruments{samples: samples}
 	var errs []error
-	fgauge := func(name, unit, desc string) metric.Float64ObservableGauge {
-		i, err := meter.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+	for _, r := range GPUReadings {
+		var inst metric.Float64Observable
+		var err error
+		unit, desc := metric.WithUnit(r.Unit), metric.WithDescription(r.Description)
+		switch r.Kind {
+		case GPUCounter:
+			inst, err = meter.Float64ObservableCounter(r.Name, unit, desc)
+		case GPUUpDownCounter:
+			inst, err = meter.Float64ObservableUpDownCounter(r.Name, unit, desc)
+		default:
+			inst, err = meter.Float64ObservableGauge(r.Name, unit, desc)
+		}
 		errs = append(errs, err)
-		return i
+		g.insts = append(g.insts, inst)
+		var extra metric.MeasurementOption
+		if len(r.Attrs) > 0 {
+			extra = metric.WithAttributes(r.Attrs...)
+		}
+		g.extra = append(g.extra, extra)
 	}
-	igauge := func(name, unit, desc string) metric.Int64ObservableGauge {
-		i, err := meter.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return i
-	}
-	updown := func(name, desc string) metric.Int64ObservableUpDownCounter {
-		i, err := meter.Int64ObservableUpDownCounter(name, metric.WithUnit("By"), metric.WithDescription(desc))
-		errs = append(errs, err)
-		return i
-	}
-	g.util = fgauge(MetricGPUUtilization, "1", "Fraction of the last sample period during which a kernel was running (NVML GPU utilization).")
-	g.memUtil = fgauge(MetricGPUMemoryUtilization, "1", "Fraction of GPU memory used (used / total).")
-	g.memBusy = fgauge(MetricGPUMemoryBusy, "1", "Fraction of the last sample period during which device memory was read or written (NVML memory utilization).")
-	g.power = fgauge(MetricPower, "W", "Board power draw.")
-	g.temp = fgauge(MetricTemperature, "Cel", "GPU die temperature.")
-	g.memUsage = updown(MetricGPUMemoryUsage, "GPU memory used, including driver-reserved memory.")
-	g.memLimit = updown(MetricGPUMemoryLimit, "GPU memory size.")
-	g.smClock = igauge(MetricGPUClockSM, "MHz", "Current SM clock.")
-	g.memClock = igauge(MetricGPUClockMemory, "MHz", "Current memory clock.")
-	energy, err := meter.Float64ObservableCounter(MetricEnergy, metric.WithUnit("J"),
-		metric.WithDescription("Energy used since the driver was loaded (NVML total energy counter)."))
-	errs = append(errs, err)
-	g.energy = energy
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return meter.RegisterCallback(g.observe, g.util, g.memUtil, g.memBusy, g.power, g.temp,
-		g.memUsage, g.memLimit, g.smClock, g.memClock, g.energy)
+	obs := make([]metric.Observable, len(g.insts))
+	for i, inst := range g.insts {
+		obs[i] = inst
+	}
+	return meter.RegisterCallback(g.observe, obs...)
 }
 
 func (g *gpuInstruments) observe(_ context.Context, o metric.Observer) error {
@@ -87,38 +138,17 @@ func (g *gpuInstruments) observe(_ context.Context, o metric.Observer) error {
 	g.buf = g.samples(g.buf[:0])
 	for i := range g.buf {
 		s := &g.buf[i]
-		attrs := metric.WithAttributeSet(attribute.NewSet(
-			attribute.String("hw.id", s.UUID),
-			attribute.String("hw.name", s.Name),
-			attribute.String("hw.type", "gpu"),
-			attribute.String("hw.vendor", "NVIDIA"),
-		))
-		if s.Has(gpu.FieldUtil) {
-			o.ObserveFloat64(g.util, float64(s.GPUUtil)/100, attrs,
-				metric.WithAttributes(attribute.String("hw.gpu.task", "general")))
-			o.ObserveFloat64(g.memBusy, float64(s.MemUtil)/100, attrs)
-		}
-		if s.Has(gpu.FieldMemory) {
-			o.ObserveInt64(g.memUsage, int64(s.MemUsed), attrs)
-			o.ObserveInt64(g.memLimit, int64(s.MemTotal), attrs)
-			if s.MemTotal > 0 {
-				o.ObserveFloat64(g.memUtil, float64(s.MemUsed)/float64(s.MemTotal), attrs)
+		attrs := metric.WithAttributeSet(attribute.NewSet(GPUAttrs(s)...))
+		for j, r := range GPUReadings {
+			v, ok := r.Value(s)
+			if !ok {
+				continue
 			}
-		}
-		if s.Has(gpu.FieldPower) {
-			o.ObserveFloat64(g.power, float64(s.PowerMW)/1000, attrs)
-		}
-		if s.Has(gpu.FieldEnergy) {
-			o.ObserveFloat64(g.energy, float64(s.EnergyMJ)/1000, attrs)
-		}
-		if s.Has(gpu.FieldTemp) {
-			o.ObserveFloat64(g.temp, float64(s.TempC), attrs)
-		}
-		if s.Has(gpu.FieldSMClock) {
-			o.ObserveInt64(g.smClock, int64(s.SMClockMHz), attrs)
-		}
-		if s.Has(gpu.FieldMemClock) {
-			o.ObserveInt64(g.memClock, int64(s.MemClockMHz), attrs)
+			if g.extra[j] != nil {
+				o.ObserveFloat64(g.insts[j], v, attrs, g.extra[j])
+			} else {
+				o.ObserveFloat64(g.insts[j], v, attrs)
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,83 @@
+package llmtap
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/otlptranslator"
+
+	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/otelexport"
+)
+
+// gpuCollector serves the GPU readings of the OpenTelemetry export (otelexport.GPUReadings:
+// hw.power, hw.energy, hw.gpu.*, …) on Caddy's /metrics, named as the OTel-to-Prometheus
+// translation names them (hw_power_watts, hw_energy_joules_total, hw_gpu_utilization_ratio, …,
+// labels hw_id, hw_name, hw_type, hw_vendor), from the latest poll of the GPU sampler. Without
+// a GPU source it exports nothing.
+type gpuCollector struct {
+	descs []*prometheus.Desc // in GPUReadings order
+	types []prometheus.ValueType
+}
+
+func newGPUCollector() *gpuCollector {
+	names := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
+	labels := otlptranslator.LabelNamer{}
+	promLabel := func(key string) string {
+		l, err := labels.Build(key)
+		if err != nil {
+			panic(err) // the keys are constants of otelexport; a test loads them
+		}
+		return l
+	}
+	c := &gpuCollector{}
+	var base []string
+	for _, kv := range otelexport.GPUAttrs(&gpu.Sample{}) {
+		base = append(base, promLabel(string(kv.Key)))
+	}
+	for _, r := range otelexport.GPUReadings {
+		typ, vt := otlptranslator.MetricType(otlptranslator.MetricTypeGauge), prometheus.GaugeValue
+		switch r.Kind {
+		case otelexport.GPUCounter:
+			typ, vt = otlptranslator.MetricTypeMonotonicCounter, prometheus.CounterValue
+		case otelexport.GPUUpDownCounter:
+			typ = otlptranslator.MetricTypeNonMonotonicCounter
+		}
+		name, err := names.Build(otlptranslator.Metric{Name: r.Name, Unit: r.Unit, Type: typ})
+		if err != nil {
+			panic(err)
+		}
+		constLabels := prometheus.Labels{}
+		for _, kv := range r.Attrs {
+			constLabels[promLabel(string(kv.Key))] = kv.Value.Emit()
+		}
+		c.descs = append(c.descs, prometheus.NewDesc(name, r.Description, base, constLabels))
+		c.types = append(c.types, vt)
+	}
+	return c
+}
+
+// Describe sends the descriptors of every GPU reading.
+func (c *gpuCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect sends the readings of the latest poll of every GPU.
+func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
+	samples := latestGPUSamples(nil)
+	for i := range samples {
+		s := &samples[i]
+		attrs := otelexport.GPUAttrs(s)
+		values := make([]string, len(attrs))
+		for j, kv := range attrs {
+			values[j] = kv.Value.Emit()
+		}
+		for j, r := range otelexport.GPUReadings {
+			if v, ok := r.Value(s); ok {
+				ch <- prometheus.MustNewConstMetric(c.descs[j], c.types[j], v, values...)
+			}
+		}
+	}
+}
+
+var _ prometheus.Collector = (*gpuCollector)(nil)
