@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,7 +24,10 @@ import (
 // that every PNG is an image of the size asked for with something drawn on it.
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	p := startProxy(t, startMock(t), "", "\t\trecord "+dir+" {\n\t\t\tflush_interval 100ms\n\t\t}")
+	// The llmtap app runs a timeline fed by a dcgm-exporter page; its windows are written beside
+	// the records half a second after they end, so the report has GPU charts from a real file.
+	globals := fmt.Sprintf("\tllmtap {\n\t\tgpu off\n\t\tscrape http://%s/metrics {\n\t\t\tkind dcgm\n\t\t\tinterval 200ms\n\t\t}\n\t\ttimeline {\n\t\t\tsettle 500ms\n\t\t}\n\t}", dcgmPage(t))
+	p := startProxy(t, startMock(t), globals, "\t\trecord "+dir+" {\n\t\t\tflush_interval 100ms\n\t\t}")
 	const requests = 80
 	ok := load(context.Background(), t, p.site, 4, requests)()
 	if ok != requests {
@@ -41,21 +45,23 @@ func TestReport(t *testing.T) {
 		}
 	}
 
-	// The recorder writes off the request path: wait for every record to reach the file.
+	// The recorder writes off the request path, the timeline once a window is final: wait for
+	// every record, and for the window of the last one, to reach the files.
 	var run *report.Run
-	deadline := time.Now().Add(10 * time.Second)
+	end := time.Now()
+	deadline := end.Add(10 * time.Second)
 	for {
 		r, err := report.Load(dir)
-		if err == nil && len(r.Records) == requests+2 {
+		if err == nil && len(r.Records) == requests+2 && len(r.Timeline) > 0 && r.Timeline[len(r.Timeline)-1].Start.Add(time.Second).After(end) {
 			run = r
 			break
 		}
 		if time.Now().After(deadline) {
-			n := 0
+			n, w := 0, 0
 			if r != nil {
-				n = len(r.Records)
+				n, w = len(r.Records), len(r.Timeline)
 			}
-			t.Fatalf("the recording holds %d records after 10 s, want %d (%v)", n, requests+2, err)
+			t.Fatalf("after 10 s the recording holds %d records (want %d) and %d timeline windows with GPUs (%v)", n, requests+2, w, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -67,6 +73,18 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	charts := rep.Charts()
+	gpuCharts := 0
+	for _, c := range charts {
+		if strings.HasPrefix(c.ID, "gpu_") {
+			gpuCharts++
+			if len(c.Series) != 2 {
+				t.Errorf("chart %s has %d series, want the page's 2 GPUs", c.ID, len(c.Series))
+			}
+		}
+	}
+	if gpuCharts != 2 {
+		t.Errorf("%d GPU charts, want utilization and power", gpuCharts)
+	}
 	out := t.TempDir()
 	html := filepath.Join(out, "report.html")
 	f, err := os.Create(html)
