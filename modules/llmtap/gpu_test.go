@@ -1,0 +1,41 @@
+package llmtap
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/llmtap/llmtap/telemetry/gpu"
+)
+
+// TestNoNVMLLogsOnce loads the gpu feature three times (three reloads) on a host without
+// NVML: GPU sampling stays off without failing the config, and says so in one info line for
+// the process, not one per reload. A source that fails for another reason is logged as an
+// error, also without failing the config.
+func TestNoNVMLLogsOnce(t *testing.T) {
+	defer SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: no libnvidia-ml", gpu.ErrNoNVML) })()
+	nvmlAbsentLogged.Store(false)
+	core, logs := observer.New(zapcore.DebugLevel)
+	logger := zap.New(core)
+	for range 3 {
+		r, err := acquireGPU(gpu.DefaultInterval, logger)
+		if r != nil || err != nil {
+			t.Fatalf("acquireGPU without NVML = %v, %v; want no runner and no error", r, err)
+		}
+	}
+	if got := logs.FilterMessageSnippet("NVML is not available").All(); len(got) != 1 || got[0].Level != zapcore.InfoLevel {
+		t.Errorf("logged %v; want one info line saying NVML is not available", logs.All())
+	}
+
+	SetGPUOpener(func() (gpu.Source, error) { return nil, errors.New("permission denied") })
+	if r, err := acquireGPU(gpu.DefaultInterval, logger); r != nil || err != nil {
+		t.Fatalf("acquireGPU with a failing NVML = %v, %v; want no runner and no error", r, err)
+	}
+	if got := logs.FilterLevelExact(zapcore.ErrorLevel).All(); len(got) != 1 {
+		t.Errorf("a failing NVML logged %d errors, want 1", len(got))
+	}
+}
