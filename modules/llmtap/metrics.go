@@ -35,6 +35,11 @@ var (
 		Help:    "Time from the request reaching llmtap to its last content event (streams) or the end of its body (non-streaming).",
 		Buckets: durationBuckets,
 	}, labels)
+	metricOpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gen_ai_client_operation_duration_seconds",
+		Help:    "Time from the request reaching llmtap until its response was complete (every request, failed ones included).",
+		Buckets: durationBuckets,
+	}, labels)
 	metricTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gen_ai_client_token_usage",
 		Help:    "Tokens per request by type (input, output); the count comes from the server's usage when sent, else from llmtap's tokenizer.",
@@ -67,7 +72,7 @@ var (
 		return 0
 	})
 
-	collectors = []prometheus.Collector{metricTTFT, metricTPOT, metricDuration, metricTokens,
+	collectors = []prometheus.Collector{metricTTFT, metricTPOT, metricDuration, metricOpDuration, metricTokens,
 		metricRequests, metricErrors, metricInFlight, metricDropped, mirrorCollector{},
 		newGPUCollector()} // hw_* from the GPU sampler (gpu_prometheus.go)
 
@@ -97,6 +102,7 @@ func (metricsSink) Consume(r *record.Record) {
 	model := modelLabels.get(r.Model)
 	sc := r.StatusClass()
 	metricRequests.WithLabelValues(model, r.Class, sc).Inc()
+	metricOpDuration.WithLabelValues(model, r.Class, sc).Observe(r.DurationMs / 1000)
 	if !r.OK() {
 		metricErrors.WithLabelValues(r.Class, r.Error).Inc()
 		return

@@ -68,6 +68,11 @@ func TestPrometheusServerScrapesTTFT(t *testing.T) {
 		}
 	}
 
+	// gen_ai.client.operation.duration counts every request, as the OTel export does.
+	if v := query(t, prom, "gen_ai_client_operation_duration_seconds_count"+sel); v != requests {
+		t.Errorf("gen_ai_client_operation_duration_seconds_count = %v, want %d", v, requests)
+	}
+
 	// The GPU readings of the OTel export, under the names the OTel-to-Prometheus translation
 	// gives them.
 	for expr, want := range map[string]float64{
