@@ -20,6 +20,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap" // registers every llmtap module and directive
+	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -345,6 +346,16 @@ func TestRecordFieldsDocumented(t *testing.T) {
 		}
 		if !strings.Contains(page, "`"+name+"`") {
 			t.Errorf("record field %s is not documented in %s", name, pageFile("http.handlers.llmtap"))
+		}
+	}
+}
+
+// TestAPIsDocumented: every decoder the api option accepts is named on the handler's page.
+func TestAPIsDocumented(t *testing.T) {
+	page := readPage(t, "http.handlers.llmtap")
+	for _, api := range decode.APIs() {
+		if !strings.Contains(page, "`"+api+"`") {
+			t.Errorf("api %s is not documented in %s", api, pageFile("http.handlers.llmtap"))
 		}
 	}
 }
