@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +210,46 @@ func TestDashboardRoute(t *testing.T) {
 		if resp.StatusCode == http.StatusOK && !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("the page has no restrictive CSP: %q", resp.Header.Get("Content-Security-Policy"))
 		}
+	}
+
+	// The slowest-requests query the table uses: the K slowest of the last N, slowest first.
+	for _, n := range []int{4, 40, 12, 24, 8} {
+		if err := send(context.Background(), client, p.site, "m1", n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lat := func(q string) []float64 {
+		resp, err := client.Get("http://" + p.admin + "/llmtap/requests?" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out []float64
+		dec := json.NewDecoder(resp.Body)
+		for dec.More() {
+			var r struct {
+				Latency float64 `json:"request_latency_ms"`
+			}
+			if err := dec.Decode(&r); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r.Latency)
+		}
+		return out
+	}
+	all, top := lat("limit=100"), lat("limit=100&slowest=3")
+	slices.Sort(all)
+	slices.Reverse(all)
+	if len(all) != 5 || !slices.Equal(top, all[:3]) {
+		t.Errorf("slowest 3 of %v: %v", all, top)
+	}
+	resp, err := client.Get("http://" + p.admin + "/llmtap/requests?slowest=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("slowest=0: status %d, want 400", resp.StatusCode)
 	}
 	client.CloseIdleConnections()
 }

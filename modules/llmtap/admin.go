@@ -21,6 +21,7 @@ func init() {
 //	GET /llmtap/summary            AIPerf-layout summaries per (model, class, status class),
 //	                               cumulative and over the rolling window
 //	GET /llmtap/requests?limit=N   the N most recent request records as JSON lines, newest last
+//	                               (&slowest=K: only the K slowest of them, slowest first)
 //	GET /llmtap/mirror             mirroring counters, the guard rails' pause state, and live
 //	                               vs mirror TTFT/ITL/latency over the same requests, per model
 //	GET /llmtap/mirror/pairs?limit=N the N most recent live/mirror pairs as JSON lines
@@ -79,9 +80,17 @@ func (adminAPI) requests(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
+	recs := t.Recent().Last(limit)
+	if v := r.URL.Query().Get("slowest"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("slowest must be a positive integer, got %q", v)}
+		}
+		recs = slowest(recs, k) // dashboard.go
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
-	for _, rec := range t.Recent().Last(limit) {
+	for _, rec := range recs {
 		if err := enc.Encode(rec); err != nil {
 			return err
 		}

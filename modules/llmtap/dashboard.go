@@ -1,12 +1,15 @@
 package llmtap
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/ui"
 )
 
@@ -49,4 +52,19 @@ func (adminAPI) dashboard(w http.ResponseWriter, r *http.Request) error {
 	}
 	h.ServeHTTP(w, r)
 	return nil
+}
+
+// slowest returns the k slowest of recs, slowest first, for the dashboard's table: by request
+// latency, or by duration where there is none (a failed or non-streaming request). It sorts a
+// copy; recs stays as it was.
+func slowest(recs []*record.Record, k int) []*record.Record {
+	key := func(r *record.Record) float64 {
+		if r.RequestLatencyMs != nil {
+			return *r.RequestLatencyMs
+		}
+		return r.DurationMs
+	}
+	out := slices.Clone(recs)
+	slices.SortStableFunc(out, func(a, b *record.Record) int { return cmp.Compare(key(b), key(a)) })
+	return out[:min(k, len(out))]
 }

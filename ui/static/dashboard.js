@@ -105,9 +105,10 @@ const Source = {
     return this.points;
   },
 
-  // recent returns the most recent request records (newest last).
-  async recent(limit) {
-    const res = await fetch(`/llmtap/requests?limit=${limit}`, {cache: "no-store"});
+  // slowest returns the k slowest of the n most recent request records, slowest first: the
+  // server picks them, so the page never downloads n records with their gap lists.
+  async slowest(n, k) {
+    const res = await fetch(`/llmtap/requests?limit=${n}&slowest=${k}`, {cache: "no-store"});
     if (!res.ok) throw new Error(`GET /llmtap/requests: ${res.status}`);
     const text = await res.text();
     return text.split("\n").filter((l) => l).map((l) => JSON.parse(l));
@@ -214,9 +215,10 @@ function tokenTimeline(r) {
 
 const ms = (v) => v == null ? "–" : v.toFixed(1);
 
-function drawSlowest(records) {
-  const rows = records.filter((r) => r.request_latency_ms != null || r.error)
-    .sort((a, b) => (b.request_latency_ms ?? b.duration_ms) - (a.request_latency_ms ?? a.duration_ms)).slice(0, 10);
+// RECENT is how many of the most recent requests the slowest-requests table picks from.
+const RECENT = 1000;
+
+function drawSlowest(rows) {
   const tbody = document.querySelector("#slowest tbody");
   tbody.textContent = "";
   for (const r of rows) {
@@ -226,7 +228,7 @@ function drawSlowest(records) {
     for (const c of cells) tr.insertCell().textContent = c;
     tr.insertCell().appendChild(tokenTimeline(r));
   }
-  document.getElementById("slowest-note").textContent = `${rows.length} slowest of the ${records.length} most recent requests`;
+  document.getElementById("slowest-note").textContent = `the ${rows.length} slowest of the last ${RECENT} requests (by request latency, else duration)`;
 }
 
 async function refreshShadow() {
@@ -301,7 +303,7 @@ async function tick() {
 }
 
 async function tickSlowest() {
-  try { drawSlowest(await Source.recent(1000)); } catch (e) { setStatus(String(e), true); }
+  try { drawSlowest(await Source.slowest(RECENT, 10)); } catch (e) { setStatus(String(e), true); }
 }
 
 tick(); tickSlowest(); refreshShadow();
