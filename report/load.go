@@ -100,6 +100,31 @@ func Load(path string) (*Run, error) {
 	return run, nil
 }
 
+// Only keeps the records of one traffic class, and names the run after it ("rec · mirror"),
+// so that two classes of one recording can be compared as two runs. A class with no record is
+// an error that lists the classes the run has.
+func (run *Run) Only(class string) error {
+	var kept []*record.Record
+	classes := map[string]bool{}
+	for _, r := range run.Records {
+		classes[r.Class] = true
+		if r.Class == class {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		names := make([]string, 0, len(classes))
+		for c := range classes {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("%s has no request of class %q; its classes: %s", run.Name, class, strings.Join(names, ", "))
+	}
+	run.Records = kept
+	run.Name += " · " + class
+	return nil
+}
+
 // eachLine calls fn with every non-empty line of file and its number.
 func eachLine(file string, fn func(n int, line []byte) error) error {
 	f, err := os.Open(file)

@@ -186,34 +186,46 @@ func sourcesText(m map[string]int64) string {
 	return s
 }
 
-// compareRows pairs the rows of the two runs by group and lists the main figures.
+// compareRows pairs the rows of the two runs by group (model, class, status class) and lists
+// the main figures. When no group is in both — two runs cut to different classes, live against
+// mirror — it pairs them by model and status class, naming both classes.
 func compareRows(rows []SummaryRow, a, b string) []CompareRow {
-	byKey := map[stats.Key]*SummaryRow{}
-	for i := range rows {
-		if rows[i].Run == a {
-			byKey[rows[i].Key] = &rows[i]
-		}
-	}
-	var out []CompareRow
-	for _, rb := range rows {
-		ra := byKey[rb.Key]
-		if rb.Run != b || ra == nil {
-			continue
-		}
-		add := func(metric string, x, y float64, ok bool) {
-			if ok {
-				out = append(out, CompareRow{Key: rb.Key, Metric: metric, A: x, B: y})
+	pair := func(key func(stats.Key) stats.Key) []CompareRow {
+		byKey := map[stats.Key]*SummaryRow{}
+		for i := range rows {
+			if rows[i].Run == a {
+				byKey[key(rows[i].Key)] = &rows[i]
 			}
 		}
-		add("TTFT p50 (ms)", ra.TTFT.P50, rb.TTFT.P50, ra.HasTTFT && rb.HasTTFT)
-		add("TTFT p99 (ms)", ra.TTFT.P99, rb.TTFT.P99, ra.HasTTFT && rb.HasTTFT)
-		add("ITL p50 (ms)", ra.ITL.P50, rb.ITL.P50, ra.HasITL && rb.HasITL)
-		add("ITL p99 (ms)", ra.ITL.P99, rb.ITL.P99, ra.HasITL && rb.HasITL)
-		add("Request latency p99 (ms)", ra.Latency.P99, rb.Latency.P99, ra.HasLatency && rb.HasLatency)
-		add("Output tokens/s", ra.OutputTokensPerSec, rb.OutputTokensPerSec, true)
-		add("Errors", float64(ra.Errors), float64(rb.Errors), true)
+		var out []CompareRow
+		for _, rb := range rows {
+			ra := byKey[key(rb.Key)]
+			if rb.Run != b || ra == nil {
+				continue
+			}
+			k := rb.Key
+			if ra.Key.Class != rb.Key.Class {
+				k.Class = ra.Key.Class + " vs " + rb.Key.Class
+			}
+			add := func(metric string, x, y float64, ok bool) {
+				if ok {
+					out = append(out, CompareRow{Key: k, Metric: metric, A: x, B: y})
+				}
+			}
+			add("TTFT p50 (ms)", ra.TTFT.P50, rb.TTFT.P50, ra.HasTTFT && rb.HasTTFT)
+			add("TTFT p99 (ms)", ra.TTFT.P99, rb.TTFT.P99, ra.HasTTFT && rb.HasTTFT)
+			add("ITL p50 (ms)", ra.ITL.P50, rb.ITL.P50, ra.HasITL && rb.HasITL)
+			add("ITL p99 (ms)", ra.ITL.P99, rb.ITL.P99, ra.HasITL && rb.HasITL)
+			add("Request latency p99 (ms)", ra.Latency.P99, rb.Latency.P99, ra.HasLatency && rb.HasLatency)
+			add("Output tokens/s", ra.OutputTokensPerSec, rb.OutputTokensPerSec, true)
+			add("Errors", float64(ra.Errors), float64(rb.Errors), true)
+		}
+		return out
 	}
-	return out
+	if out := pair(func(k stats.Key) stats.Key { return k }); len(out) > 0 {
+		return out
+	}
+	return pair(func(k stats.Key) stats.Key { k.Class = ""; return k })
 }
 
 // Charts returns every chart of the report, in order.

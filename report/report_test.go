@@ -280,3 +280,51 @@ func TestPNG(t *testing.T) {
 		t.Error("a 10×10 chart image was drawn")
 	}
 }
+
+// TestCompareClasses sets two classes of one recording against each other: live against
+// mirror, where the mirror's first tokens came 10 ms later.
+func TestCompareClasses(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var recs []*record.Record
+	for i := range 20 {
+		off := time.Duration(i) * 50 * time.Millisecond
+		recs = append(recs, rec(base, fmt.Sprintf("l%d", i), off, record.ClassLive, "m1", 20, 5, 10),
+			rec(base, fmt.Sprintf("m%d", i), off, record.ClassMirror, "m1", 30, 5, 10))
+	}
+	writeRecords(t, dir, "records.jsonl", recs)
+	load := func(class string) *Run {
+		run, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Only(class); err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	live, mirror := load(record.ClassLive), load(record.ClassMirror)
+	if len(live.Records) != 20 || !strings.HasSuffix(live.Name, " · live") {
+		t.Fatalf("live run %q with %d records", live.Name, len(live.Records))
+	}
+	rep, err := Build(live, mirror)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ttft *CompareRow
+	for i, c := range rep.Compare {
+		if c.Metric == "TTFT p50 (ms)" {
+			ttft = &rep.Compare[i]
+		}
+	}
+	if ttft == nil || ttft.Key.Class != "live vs mirror" || math.Abs(ttft.Ratio()-1.5) > 0.01 {
+		t.Errorf("TTFT comparison %+v, want live vs mirror at 1.5×", ttft)
+	}
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Only(record.ClassReplay); err == nil || !strings.Contains(err.Error(), "its classes: live, mirror") {
+		t.Errorf("a class the run lacks: %v", err)
+	}
+}

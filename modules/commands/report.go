@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("report", "RUN [--compare RUN2] [-o report.html] [--png DIR] [--png-size 960x400]",
+	register("report", "RUN [--compare RUN2] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400]",
 		"Writes an HTML report (and PNG charts) of a recorded or benchmarked run",
 		`Reads a run from RUN — a folder of records written by the proxy's recorder (records-*.jsonl,
 with timeline*.jsonl when one was written), a llmtap bench artifact folder
@@ -20,7 +20,9 @@ writes one self-contained HTML file: summary table, charts over time (TTFT and I
 request, token and error rates, requests in flight, GPU when the timeline has it), CDFs and
 histograms of TTFT, ITL, request latency and output tokens per class and model, and the token
 timelines of the slowest requests. --compare RUN2 puts a second run beside the first (before
-and after a change, or live against mirror); --png DIR also writes every chart as a PNG image.`,
+and after a change); --class and --compare-class keep one traffic class of each, so
+"RUN --class live --compare RUN --compare-class mirror" sets live against mirror. --png DIR
+also writes every chart as a PNG image.`,
 		runReport)
 }
 
@@ -29,6 +31,8 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	out := fs.String("o", "report.html", "the HTML file to write")
 	pngDir := fs.String("png", "", "folder to write each chart to as <chart>.png")
 	pngSize := fs.String("png-size", "960x400", "size of the PNG images, WIDTHxHEIGHT pixels")
+	class := fs.String("class", "", "keep only this traffic class of RUN (live, shadow, mirror, replay, bench)")
+	compareClass := fs.String("compare-class", "", "keep only this traffic class of RUN2 (default: --class)")
 	// Flags may come before or after RUN.
 	var pos []string
 	for {
@@ -56,11 +60,20 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	if *compare != "" {
 		paths = append(paths, *compare)
 	}
+	if *compareClass == "" {
+		*compareClass = *class
+	}
+	classes := []string{*class, *compareClass}
 	var runs []*report.Run
-	for _, p := range paths {
+	for i, p := range paths {
 		run, err := report.Load(p)
 		if err != nil {
 			return 1, fmt.Errorf("reading run: %w", err)
+		}
+		if classes[i] != "" {
+			if err := run.Only(classes[i]); err != nil {
+				return 1, err
+			}
 		}
 		if run.Skipped > 0 {
 			fmt.Fprintf(os.Stderr, "%s: %d lines skipped: %s\n", p, run.Skipped, strings.Join(run.Warnings, "; "))

@@ -65,6 +65,11 @@ func TestReportCommand(t *testing.T) {
 
 func TestReportCommandErrors(t *testing.T) {
 	empty := t.TempDir()
+	_, url := startMock(t, fastMock())
+	bench := t.TempDir()
+	if code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "m", "--request-count", "2", "--concurrency", "1", "--artifact-dir", bench); code != 0 {
+		t.Fatalf("bench exited %d: %s", code, out)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -77,6 +82,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{"tiny size", []string{empty, "--png-size", "10x10"}, 2, "at least"},
 		{"folder without records", []string{empty}, 1, "no record file"},
 		{"missing folder", []string{filepath.Join(empty, "nope")}, 1, "no such file"},
+		{"class the run lacks", []string{bench, "--class", "mirror"}, 1, `no request of class "mirror"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := flag.NewFlagSet("report", flag.ContinueOnError)
