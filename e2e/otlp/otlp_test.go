@@ -117,7 +117,7 @@ func TestOTLPExport(t *testing.T) {
 			llmtap.SetGPUSamples(func(dst []gpu.Sample) []gpu.Sample { return append(dst, fakeGPU) })
 			t.Cleanup(func() { llmtap.SetGPUSamples(nil) })
 
-			site := runProxy(t)
+			site, mockAddr := runProxy(t)
 			ids := sendStreams(t, site)
 			// Stopping Caddy releases the engine, which drains the record pipeline and then
 			// shuts the providers down: a final export of every metric and span.
@@ -127,13 +127,13 @@ func TestOTLPExport(t *testing.T) {
 			waitFor(t, "spans of every request and Caddy's", func() bool { return rcv.traces.SpanCount() >= 2*streams })
 			waitFor(t, "metrics", func() bool { return rcv.metrics.DataPointCount() > 0 })
 			checkMetrics(t, rcv.metrics.AllMetrics())
-			checkSpans(t, rcv.traces.AllTraces(), ids)
+			checkSpans(t, rcv.traces.AllTraces(), ids, mockAddr)
 		})
 	}
 }
 
-// runProxy loads the Caddy config and returns the site's base URL.
-func runProxy(t *testing.T) string {
+// runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
+func runProxy(t *testing.T) (site, mockAddr string) {
 	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
@@ -170,7 +170,7 @@ func runProxy(t *testing.T) string {
 		t.Fatalf("loading the Caddy config: %v", err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	return "http://" + addr
+	return "http://" + addr, strings.TrimPrefix(mockURL, "http://")
 }
 
 // sendStreams sends the streaming requests one after another (so each TTFT is the mock's, not
@@ -354,7 +354,8 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-func checkSpans(t *testing.T, all []ptrace.Traces, ids []string) {
+func checkSpans(t *testing.T, all []ptrace.Traces, ids []string, mockAddr string) {
+	mockHost, mockPort, _ := strings.Cut(mockAddr, ":")
 	caddySpans := map[pcommon.SpanID]ptrace.Span{}
 	ours := map[string]ptrace.Span{} // by request id
 	var mu sync.Mutex
@@ -406,6 +407,7 @@ func checkSpans(t *testing.T, all []ptrace.Traces, ids []string) {
 			"gen_ai.request.model": model, "gen_ai.response.model": model,
 			"gen_ai.usage.output_tokens": int64(maxTokens), "gen_ai.request.stream": true,
 			"gen_ai.response.finish_reasons": []any{"length"}, "http.response.status_code": int64(200),
+			"server.address": mockHost, "server.port": mockPort,
 		} {
 			if fmt.Sprint(attrs[k]) != fmt.Sprint(want) {
 				t.Errorf("%s: %s = %v, want %v", id, k, attrs[k], want)

@@ -208,6 +208,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}()
 	err := next.ServeHTTP(tw, r)
 	ended = true
+	if rec.Span != nil {
+		spanUpstream(rec.Span, r) // server.address/port: known only once reverse_proxy ran
+	}
 
 	failure, msg := "", ""
 	if err != nil {

@@ -2,9 +2,11 @@ package llmtap
 
 import (
 	"context"
+	"net/http"
 	"sync/atomic"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -81,6 +83,19 @@ func startOTel(t *tap.Tap, logger *zap.Logger) *otelExport {
 	}
 	logger.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil))
 	return o
+}
+
+// spanUpstream records on span the upstream reverse_proxy sent the request to, read from the
+// placeholders it sets ({http.reverse_proxy.upstream.host}, …port); nothing when another
+// handler answered.
+func spanUpstream(span any, r *http.Request) {
+	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if !ok {
+		return
+	}
+	host, _ := repl.GetString("http.reverse_proxy.upstream.host")
+	port, _ := repl.GetString("http.reverse_proxy.upstream.port")
+	otelexport.SetServer(span, host, port)
 }
 
 // tracerOf returns the tracer of o, nil when o is nil or traces are off.

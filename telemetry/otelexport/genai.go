@@ -41,6 +41,8 @@ const (
 	attrUsageCacheRead = "gen_ai.usage.cache_read.input_tokens"
 	attrRequestStream  = "gen_ai.request.stream"
 	attrResponseTTFC   = "gen_ai.response.time_to_first_chunk"
+	attrServerAddress  = "server.address"
+	attrServerPort     = "server.port"
 	attrHTTPStatus     = "http.response.status_code"
 	attrRequestID      = "llmtap.request_id"
 	attrAPI            = "llmtap.api"

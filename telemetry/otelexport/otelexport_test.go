@@ -251,6 +251,8 @@ func TestSpans(t *testing.T) {
 	t0 := time.Now()
 	rec := streamRecord(t0)
 	rec.Span = tr.Start(parentCtx, nil, t0)
+	SetServer(rec.Span, "10.0.0.7", "8000")
+	SetServer(nil, "ignored", "1") // no span: nothing happens
 	EndSpan(rec)
 	parent.End()
 	if rec.Span != nil {
@@ -310,6 +312,8 @@ func TestSpans(t *testing.T) {
 		attrRequestID:          attribute.StringValue("r1"),
 		attrHTTPStatus:         attribute.IntValue(200),
 		attrTokenSource:        attribute.StringValue("usage"),
+		attrServerAddress:      attribute.StringValue("10.0.0.7"),
+		attrServerPort:         attribute.IntValue(8000),
 		attribute.Key(attrAPI): attribute.StringValue("openai.chat"),
 	} {
 		if got, ok := attrs.Value(k); !ok || got != want {

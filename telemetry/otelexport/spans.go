@@ -3,6 +3,7 @@ package otelexport
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -106,6 +107,21 @@ func EndSpan(r *record.Record) {
 	}
 	span.SetAttributes(attrs...)
 	span.End(trace.WithTimestamp(r.Start.Add(msDuration(r.DurationMs))))
+}
+
+// SetServer records the upstream that served the request on the span held in r.Span (as
+// server.address and server.port): the proxy knows it only once the request went through, and
+// the record does not keep it. A port that is not a number is left out.
+func SetServer(span any, host, port string) {
+	s, ok := span.(trace.Span)
+	if !ok || host == "" || !s.IsRecording() {
+		return
+	}
+	attrs := []attribute.KeyValue{attribute.String(attrServerAddress, host)}
+	if p, err := strconv.Atoi(port); err == nil {
+		attrs = append(attrs, attribute.Int(attrServerPort, p))
+	}
+	s.SetAttributes(attrs...)
 }
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
