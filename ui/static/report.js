@@ -29,4 +29,12 @@
     }
   }
   document.body.dataset.rendered = String(document.querySelectorAll("svg.chart").length);
+
+  // Charts are drawn at their card's width: draw them again when the window changes size.
+  const charts = new Map(data.sections.flatMap((sec) => sec.charts.map((c) => ["chart-" + c.id, c])));
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(pending);
+    pending = setTimeout(() => charts.forEach((c, id) => LT.render(document.getElementById(id), c)), 150);
+  });
 })();
