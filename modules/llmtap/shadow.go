@@ -607,11 +607,23 @@ func parseShadow(a *App, d *caddyfile.Dispenser) error {
 		case "model":
 			sc.Model, err = oneArg(d, opt)
 		case "endpoint_type":
-			sc.EndpointType, err = oneArg(d, opt)
+			if sc.EndpointType, err = oneArg(d, opt); err == nil && workload.DefaultPath(sc.EndpointType) == "" {
+				err = d.Errf("endpoint_type %q: want one of %s", sc.EndpointType, strings.Join(workload.EndpointTypes, ", "))
+			}
 		case "arrival":
-			sc.Arrival, err = oneArg(d, opt)
+			if sc.Arrival, err = oneArg(d, opt); err == nil {
+				switch sc.Arrival {
+				case loadgen.PatternPoisson, loadgen.PatternGamma, loadgen.PatternConstant:
+				default:
+					err = d.Errf("arrival %q: want poisson, gamma or constant", sc.Arrival)
+				}
+			}
 		case "window":
-			sc.Window, err = oneArg(d, opt)
+			if sc.Window, err = oneArg(d, opt); err == nil {
+				if _, werr := inproc.ParseWindow(sc.Window); werr != nil {
+					err = d.Errf("%v", werr)
+				}
+			}
 		case "rate":
 			sc.Rate, err = floatArg(d, opt)
 		case "smoothness":

@@ -488,3 +488,35 @@ func TestShadowReloadAdoptsTheRunningLoad(t *testing.T) {
 		t.Fatalf("the removed load still sends: %d more", m-n)
 	}
 }
+
+func TestShadowConfigErrors(t *testing.T) {
+	// Problems only the built config shows are refused when the config is provisioned, all at
+	// once, naming the load.
+	tests := []struct{ name, body, want string }{
+		{"synthetic load without a model", "url http://127.0.0.1:1/v1/chat/completions\n rate 5", `shadow "a": model is required`},
+		{"no url", "model m\n rate 5", `url "": want the http:// or https:// URL`},
+		{"no rate", "url http://127.0.0.1:1/v1/chat/completions\n model m", "request rate 0 must be a positive"},
+		{"rate over max_rate", "url http://127.0.0.1:1/v1/chat/completions\n model m\n rate 10\n max_rate 5", "rate 10 exceeds max_rate 5"},
+		{"rate over the hard ceiling", "url http://127.0.0.1:1/v1/chat/completions\n model m\n rate 5000", "hard ceiling of 2000"},
+		{"in flight over the hard ceiling", "url http://127.0.0.1:1/v1/chat/completions\n model m\n rate 5\n max_in_flight 5000", "max_in_flight 5000: want 1-4096"},
+		{"a missing trace file", "url http://127.0.0.1:1/v1/chat/completions\n trace /nonexistent/trace.jsonl", "reading the trace"},
+		{"headroom without slo", "url http://127.0.0.1:1/v1/chat/completions\n model m\n headroom {\n start 1\n step 1\n max 2\n }", "slo is required"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cf := "{\n\tadmin off\n\tllmtap {\n\t\tshadow a {\n" + tt.body + "\n\t\t}\n\t}\n}\n:0 {\n\tllmtap\n}\n"
+			cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "Caddyfile"})
+			if err != nil {
+				t.Fatalf("adapting: %v", err)
+			}
+			var cfg *caddy.Config
+			if err := caddy.StrictUnmarshalJSON(cfgJSON, &cfg); err != nil {
+				t.Fatal(err)
+			}
+			err = caddy.Validate(cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("validating: %v; want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
