@@ -38,9 +38,10 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Routes returns the admin routes.
+// Routes returns the admin routes, each refusing non-loopback clients and origins
+// (adminguard.go).
 func (a adminAPI) Routes() []caddy.AdminRoute {
-	return []caddy.AdminRoute{
+	return guardRoutes([]caddy.AdminRoute{
 		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
 		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
 		{Pattern: shadowRoute, Handler: caddy.AdminHandlerFunc(a.shadow)},       // shadow_admin.go
@@ -49,7 +50,7 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/llmtap/mirror/pairs", Handler: caddy.AdminHandlerFunc(a.mirrorPairList)},
 		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},
 		{Pattern: "/llmtap/timeline", Handler: caddy.AdminHandlerFunc(a.timeline)},
-	}
+	})
 }
 
 func (adminAPI) summary(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,7 @@
 package llmtap
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -54,20 +55,30 @@ func (connectAdmin) CaddyModule() caddy.ModuleInfo {
 // Routes returns the admin route of the service.
 func (connectAdmin) Routes() []caddy.AdminRoute {
 	path, h := newService(false).Handler()
-	return []caddy.AdminRoute{{Pattern: path, Handler: caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		serveConnect(h, w, r)
+	return guardRoutes([]caddy.AdminRoute{{Pattern: path, Handler: caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		serveConnect(h, w, r, caddy.ActiveContext())
 		return nil
-	})}}
+	})}})
 }
 
-// serveConnect serves one request of the service. Caddy's admin server reads requests under
-// a 10 s deadline that stays on the connection and would end a timeline stream after 10 s,
-// so the stream's deadline is lifted once its request is in; and admin routes get a writer
-// without Flush, which Connect needs for streams, so one is added that flushes through
-// http.ResponseController.
-func serveConnect(h http.Handler, w http.ResponseWriter, r *http.Request) {
+// serveConnect serves one request of the service for the config whose context is cfg.
+//
+// A timeline stream ends when that config is unloaded: a reload replaces the admin server
+// (and a site's server) and waits, up to 10 s, for its connections to go idle, which a stream
+// never does; ending it lets the old server stop at once and the client reconnect to the new
+// one. Caddy's admin server also reads requests under a 10 s deadline that stays on the
+// connection and would end a stream after 10 s, so a stream's deadline is lifted once its
+// request is in; and admin routes get a writer without Flush, which Connect needs for
+// streams, so one is added that flushes through http.ResponseController.
+func serveConnect(h http.Handler, w http.ResponseWriter, r *http.Request, cfg caddy.Context) {
 	if r.URL.Path == api.StreamProcedure {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		if cfg.Context != nil {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(cfg, cancel)()
+			r = r.WithContext(ctx)
+		}
 	}
 	h.ServeHTTP(flushWriter{w}, r)
 }
@@ -97,6 +108,7 @@ type APIHandler struct {
 
 	prefix  string
 	handler http.Handler
+	ctx     caddy.Context
 }
 
 // CaddyModule returns the Caddy module information.
@@ -108,7 +120,8 @@ func (APIHandler) CaddyModule() caddy.ModuleInfo {
 }
 
 // Provision builds the service handler.
-func (h *APIHandler) Provision(caddy.Context) error {
+func (h *APIHandler) Provision(ctx caddy.Context) error {
+	h.ctx = ctx
 	h.prefix, h.handler = newService(!h.Control).Handler()
 	return nil
 }
@@ -118,7 +131,7 @@ func (h *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cadd
 	if !strings.HasPrefix(r.URL.Path, h.prefix) {
 		return next.ServeHTTP(w, r)
 	}
-	serveConnect(h.handler, w, r)
+	serveConnect(h.handler, w, r, h.ctx)
 	return nil
 }
 

@@ -251,7 +251,13 @@ func parseRecord(d *caddyfile.Dispenser) (*RecordConfig, error) {
 		case "dir":
 			c.Dir, err = one()
 		case "files":
-			c.Files, err = some()
+			if c.Files, err = some(); err == nil {
+				for _, f := range c.Files {
+					if f != recorder.KindRecords && f != recorder.KindTrace && f != recorder.KindPayloads {
+						return nil, d.Errf("record files: %q is not a kind of file; expected records, trace or payloads", f)
+					}
+				}
+			}
 		case "payloads":
 			err, payloads = none(), true
 		case "max_payload":

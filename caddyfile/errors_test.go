@@ -1,0 +1,164 @@
+package caddyfile
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+)
+
+// inDirective puts block (options, one per line, indented two tabs) in a site's llmtap
+// directive; its first line is line 3 of the Caddyfile.
+func inDirective(block string) string { return ":8080 {\n\tllmtap {\n" + block + "\n\t}\n}\n" }
+
+// inGlobal puts block in the llmtap global option (with a site that uses the handler); its
+// first line is line 3 of the Caddyfile.
+func inGlobal(block string) string {
+	return "{\n\tllmtap {\n" + block + "\n\t}\n}\n:8080 {\n\tllmtap\n}\n"
+}
+
+// errorCase is one invalid Caddyfile: the sentence its error must contain (what was expected)
+// and the line it must point at.
+type errorCase struct {
+	input string
+	want  string
+	line  int
+}
+
+// errorCases holds one invalid value (or more) of every option of the llmtap directive, its
+// record and mirror blocks, the llmtap global option and its gpu, scrape, timeline and guard
+// blocks, and the llmtap_api directive, beside the cases of TestAdaptErrors.
+// TestEveryOptionHasAnErrorCase keeps it complete as options are added.
+var errorCases = []errorCase{
+	// The llmtap directive.
+	{inDirective("\t\tapi"), `api needs one value, one of [openai.chat`, 3},
+	{inDirective("\t\tapi openai.chat extra"), `api takes one value, got another: "extra"`, 3},
+	{inDirective("\t\tmax_request_body -1"), `max_request_body: "-1" is not a size; expected a number of bytes with an optional unit, such as 1MiB or 65536`, 3},
+	{inDirective("\t\tmax_response_body 3GiB"), `max_response_body must be between 1 byte and 2GiB, got "3GiB"`, 3},
+	{inDirective("\t\tmax_event_size"), `max_event_size needs a size, such as 1MiB or 65536`, 3},
+	{inDirective("\t\tinject_usage yes"), `inject_usage takes no value, got "yes"`, 3},
+	{inDirective("\t\trecord /a /b"), `record takes at most one argument, the folder; got another: "/b"`, 3},
+	{inDirective("\t\tmirror http://a:1 http://b:2"), `mirror takes one upstream, got another: "http://b:2"; put options in a block`, 3},
+	// record { … }
+	{inDirective("\t\trecord {\n\t\t\tdir\n\t\t}"), `record dir takes one value, got 0`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tfiles\n\t\t}"), `record files needs at least one value`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tfiles logs\n\t\t}"), `record files: "logs" is not a kind of file; expected records, trace or payloads`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tpayloads yes\n\t\t}"), `record payloads takes no value, got "yes"`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tmax_payload huge\n\t\t}"), `record max_payload: "huge" is not a positive size; expected a number of bytes with an optional unit, such as 1MiB`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tredact_fields\n\t\t}"), `record redact_fields needs at least one value`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tredact_text all\n\t\t}"), `record redact_text takes no value, got "all"`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tsession_header\n\t\t}"), `record session_header takes one value, got 0`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tsession_header X-Api-Key\n\t\t}"), `record session_header "X-Api-Key" may carry credentials, which are never recorded`, 5},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tsample\n\t\t}"), `record sample takes a fraction (0.1 or 10%) and optionally a seed`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tsample 0\n\t\t}"), `record sample: "0" is not a fraction in (0, 1] (0.1 or 10%)`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tsample 0.5 -1\n\t\t}"), `record sample seed "-1" is not a non-negative integer`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\troutes\n\t\t}"), `record routes needs at least one value`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tmodels\n\t\t}"), `record models needs at least one value`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tmodels [\n\t\t}"), `record: model pattern "[" is malformed`, 5},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\trotate_size 0\n\t\t}"), `record rotate_size: "0" is not a positive size; expected a number of bytes with an optional unit, such as 1MiB`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\trotate_age forever\n\t\t}"), `record rotate_age: "forever" is not a positive duration, such as 1s or 1h`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tflush_interval -1s\n\t\t}"), `record flush_interval: "-1s" is not a positive duration, such as 1s or 1h`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tqueue 0\n\t\t}"), `record queue: "0" is not a positive number of records`, 4},
+	// mirror <upstream> { … }
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tsample 150%\n\t\t}"), `mirror sample: "150%" is not a fraction in (0, 1] (0.1 or 10%)`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tmax_body 0\n\t\t}"), `mirror max_body must be between 1 byte and 2GiB, got "0"`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tmax_in_flight 0\n\t\t}"), `mirror max_in_flight: "0" is not a positive number of requests`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\ttimeout 0s\n\t\t}"), `mirror timeout: "0s" is not a positive duration, such as 60s`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\theader_up Transfer-Encoding chunked\n\t\t}"), `mirror header_up: Transfer-Encoding is a hop-by-hop header`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tforward_sensitive\n\t\t}"), `mirror forward_sensitive needs at least one header name, such as Authorization`, 4},
+	// The llmtap global option.
+	{inGlobal("\t\tgpu {\n\t\t\tinterval\n\t\t}"), `gpu interval needs a duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tgpu {\n\t\t\toff now\n\t\t}"), `gpu off takes no value, got "now"`, 4},
+	{inGlobal("\t\tscrape http://a:1/m {\n\t\t\tinterval 0s\n\t\t}"), `scrape interval: "0s" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tscrape http://a:1/m {\n\t\t\tkind\n\t\t}"), `kind`, 4},
+	{inGlobal("\t\ttimeline x"), `timeline takes no argument but off, got "x"`, 3},
+	{inGlobal("\t\ttimeline {\n\t\t\twindow 0s\n\t\t}"), `timeline window`, 4},
+	{inGlobal("\t\ttimeline {\n\t\t\tkeep x\n\t\t}"), `timeline keep: "x" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\ttimeline {\n\t\t\tsettle y\n\t\t}"), `timeline settle: "y" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\ttimeline {\n\t\t\toff 1\n\t\t}"), `timeline off takes no value, got "1"`, 4},
+	{inGlobal("\t\tguard {\n\t\t\twindow x\n\t\t}"), `guard window: "x" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tguard {\n\t\t\tttft_p99 x\n\t\t}"), `guard ttft_p99: "x" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tguard {\n\t\t\terror_rate 2\n\t\t}"), `error_rate "2": want a fraction in [0, 1] or a percentage`, 4},
+	{inGlobal("\t\tguard {\n\t\t\tmin_requests -3\n\t\t}"), `min_requests "-3": want a non-negative integer`, 4},
+	{inGlobal("\t\tguard {\n\t\t\tstatuses abc\n\t\t}"), `statuses: "abc" is not an HTTP status`, 4},
+	{inGlobal("\t\tguard {\n\t\t\tcooldown z\n\t\t}"), `guard cooldown: "z" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tbogus 1\n\t\t}"), `unknown shadow option "bogus"`, 4},
+	// The llmtap_api directive.
+	{":8080 {\n\tllmtap_api {\n\t\tcontrol yes\n\t}\n}\n", `control takes no value, got "yes"`, 3},
+	{":8080 {\n\tllmtap_api on\n}\n", `llmtap_api takes no arguments on its line (got "on")`, 2},
+}
+
+// TestOptionErrors adapts every case of errorCases: each must fail with its sentence and its
+// file:line.
+func TestOptionErrors(t *testing.T) {
+	for _, c := range errorCases {
+		t.Run(strings.ReplaceAll(strings.TrimSpace(c.want), "/", "_"), func(t *testing.T) {
+			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(c.input), map[string]any{"filename": "Caddyfile"})
+			if err == nil {
+				t.Fatalf("adapting succeeded:\n%s\nwant an error containing %q", c.input, c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error\n  %v\nwant it to contain\n  %s", err, c.want)
+			}
+			if pos := fmt.Sprintf("Caddyfile:%d", c.line); !strings.Contains(err.Error(), pos) {
+				t.Fatalf("error\n  %v\ndoes not name the position %s", err, pos)
+			}
+		})
+	}
+}
+
+// optionBlocks are the blocks whose unknown-option error lists the valid options, with an input
+// that puts an unknown option in each.
+var optionBlocks = map[string]string{
+	"llmtap directive": inDirective("\t\tzzz"),
+	"record":           inDirective("\t\trecord /tmp/r {\n\t\t\tzzz\n\t\t}"),
+	"mirror":           inDirective("\t\tmirror http://a:1 {\n\t\t\tzzz\n\t\t}"),
+	"llmtap global":    inGlobal("\t\tzzz"),
+	"gpu":              inGlobal("\t\tgpu {\n\t\t\tzzz\n\t\t}"),
+	"scrape":           inGlobal("\t\tscrape http://a:1/m {\n\t\t\tzzz\n\t\t}"),
+	"timeline":         inGlobal("\t\ttimeline {\n\t\t\tzzz\n\t\t}"),
+	"guard":            inGlobal("\t\tguard {\n\t\t\tzzz\n\t\t}"),
+	"llmtap_api":       ":8080 {\n\tllmtap_api {\n\t\tzzz\n\t}\n}\n",
+}
+
+// TestEveryOptionHasAnErrorCase reads the option names each block's unknown-option error lists
+// (so it follows the parsers as options are added) and fails for any option that no case of
+// errorCases gives an invalid value. Options that take no value or open a block are covered by
+// a case giving them a value or an invalid sub-option.
+func TestEveryOptionHasAnErrorCase(t *testing.T) {
+	word := regexp.MustCompile(`[a-z][a-z0-9_]*`)
+	for block, input := range optionBlocks {
+		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), map[string]any{"filename": "Caddyfile"})
+		if err == nil {
+			t.Errorf("%s: an unknown option was accepted", block)
+			continue
+		}
+		_, list, ok := strings.Cut(err.Error(), "expected ")
+		if !ok {
+			t.Errorf("%s: the unknown-option error does not say what is expected: %v", block, err)
+			continue
+		}
+		list, _, _ = strings.Cut(list, ", at ")
+		for _, opt := range word.FindAllString(list, -1) {
+			if opt == "or" || opt == "one" || opt == "of" {
+				continue
+			}
+			if !coveredOption(opt) {
+				t.Errorf("%s option %q has no invalid case in errorCases", block, opt)
+			}
+		}
+	}
+}
+
+// coveredOption reports whether some case's input starts a line with opt.
+func coveredOption(opt string) bool {
+	re := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(opt) + `(\s|$)`)
+	for _, c := range errorCases {
+		if re.MatchString(c.input) {
+			return true
+		}
+	}
+	return false
+}
