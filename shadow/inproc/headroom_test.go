@@ -1,0 +1,95 @@
+package inproc
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+func rec(class string, start time.Time, ttftMs float64) *record.Record {
+	v := ttftMs
+	return &record.Record{Class: class, Start: start, Status: 200, TTFTMs: &v, OutputTokens: 10}
+}
+
+func TestProbeSteps(t *testing.T) {
+	// On a fake clock: steps of 1 s at 2, 4, 6 req/s (max 8), SLO TTFT ≤ 100 ms for 90 %.
+	// Step 1 and 2 are fast, step 3's shadow requests are slow: the probe stops there and the
+	// headroom is step 2's.
+	slos, _ := stats.ParseSLOs("time_to_first_token:100")
+	p := newProbe(HeadroomConfig{Start: 2, Step: 2, Max: 8, StepDuration: time.Second, SLOs: slos, Attainment: 0.9, MinLive: 2})
+	t0 := time.Unix(1000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	want := func(now time.Duration, rate float64, finished bool) {
+		t.Helper()
+		r, f := p.rate(at(now))
+		if r != rate || f != finished {
+			t.Fatalf("at %v: rate %v finished %v, want %v %v", now, r, f, rate, finished)
+		}
+	}
+	want(0, 2, false)
+	for i := range 2 {
+		p.observe(rec(record.ClassShadow, at(time.Duration(i)*400*time.Millisecond), 30))
+		p.observe(rec(record.ClassLive, at(time.Duration(i)*400*time.Millisecond), 30))
+	}
+	want(999*time.Millisecond, 2, false)
+	want(time.Second, 4, false) // step 2 starts; step 1 judged half a step later
+	for i := range 4 {
+		p.observe(rec(record.ClassShadow, at(time.Second+time.Duration(i)*200*time.Millisecond), 60))
+	}
+	want(1500*time.Millisecond, 4, false)
+	if h := p.report(at(1500 * time.Millisecond)); h.Steps[0].Verdict != "pass" || h.LastPassingRate != 2 {
+		t.Fatalf("step 1 after its grace: %+v", h)
+	}
+	want(2*time.Second, 6, false)
+	for i := range 6 {
+		p.observe(rec(record.ClassShadow, at(2*time.Second+time.Duration(i)*150*time.Millisecond), 300))
+	}
+	// A record that started in step 3 but arrives after step 3 was judged is ignored.
+	want(3*time.Second, 8, false)
+	want(3500*time.Millisecond, 0, true)
+	p.observe(rec(record.ClassShadow, at(2900*time.Millisecond), 300))
+	h := p.report(at(4 * time.Second))
+	if h.State != "done" || len(h.Steps) != 4 || h.LastPassingRate != 4 || h.HeadroomRequestsPerSec != 4 || h.HeadroomOutputTokensPerSec != 40 {
+		t.Fatalf("report %+v", h)
+	}
+	if s := h.Steps[2]; s.Verdict != "fail" || s.Shadow.Requests != 6 || s.Shadow.Attainment != 0 || !strings.Contains(s.Reason, "shadow requests met the SLO 0.0%") {
+		t.Fatalf("step 3: %+v", s)
+	}
+	if h.Steps[3].Verdict != "stopped" || !strings.Contains(h.Verdict, "step at 6 req/s failed") {
+		t.Fatalf("after the failing step: %+v, verdict %q", h.Steps[3], h.Verdict)
+	}
+	if tab := h.Table(); !strings.Contains(tab, "headroom: 4.00 req/s, 40 output tokens/s") {
+		t.Fatalf("table:\n%s", tab)
+	}
+}
+
+func TestProbeLiveBreaksAndGuard(t *testing.T) {
+	slos, _ := stats.ParseSLOs("time_to_first_token:100")
+	t0 := time.Unix(1000, 0)
+	// Live requests breaking the SLO fail the step even when the shadow ones are fine.
+	p := newProbe(HeadroomConfig{Start: 1, Step: 1, Max: 3, StepDuration: time.Second, SLOs: slos, Attainment: 0.9, MinLive: 2})
+	p.rate(t0)
+	p.observe(rec(record.ClassShadow, t0, 10))
+	p.observe(rec(record.ClassLive, t0, 500))
+	p.observe(rec(record.ClassLive, t0, 500))
+	p.rate(t0.Add(time.Second))
+	if _, f := p.rate(t0.Add(1500 * time.Millisecond)); !f {
+		t.Fatal("slow live requests did not fail the step")
+	}
+	if h := p.report(t0.Add(2 * time.Second)); !strings.Contains(h.Steps[0].Reason, "live requests") || h.HeadroomRequestsPerSec != 0 {
+		t.Fatalf("report %+v", h)
+	}
+	// The guard rails tripping fails the running step at once.
+	p = newProbe(HeadroomConfig{Start: 1, Step: 1, Max: 3, StepDuration: time.Second, SLOs: slos, Attainment: 0.9, MinLive: 2})
+	p.rate(t0)
+	p.guardTripped("live_ttft_p99 900ms > 500ms")
+	if _, f := p.rate(t0.Add(100 * time.Millisecond)); !f {
+		t.Fatal("the probe went on after the guard rails tripped")
+	}
+	if h := p.report(t0); !strings.Contains(h.Verdict, "guard rails: live_ttft_p99") {
+		t.Fatalf("verdict %q", h.Verdict)
+	}
+}
