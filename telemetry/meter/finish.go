@@ -142,6 +142,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 func Finalize(r *record.Record) {
 	if len(r.RequestBody) > 0 {
 		req := decode.ParseRequestFor(r.API, r.RequestBody, len(r.RequestBody))
+		r.RequestModel = req.Model
 		if r.Model == "" {
 			r.Model = req.Model
 		}

@@ -48,7 +48,7 @@ type Metrics struct {
 }
 
 type setKey struct {
-	api, model, class, errType string
+	api, reqModel, model, class, errType string
 }
 
 // setPair holds the record options of one attribute set, as slices built once: passing a
@@ -139,24 +139,37 @@ func (m *Metrics) Close() error {
 	return nil
 }
 
-// attrs returns the attribute sets of r, cached per (api, model, class, error): building a set
-// sorts and allocates, and a process sees few distinct combinations.
-func (m *Metrics) attrs(r *record.Record) setPair {
-	model := r.Model
+func (m *Metrics) modelLabel(model string) string {
 	if m.opts.ModelLabel != nil {
 		model = m.opts.ModelLabel(model)
 	}
 	if model == "" {
-		model = defaultModel
+		return defaultModel
 	}
-	k := setKey{api: r.API, model: model, class: r.Class, errType: r.Error}
+	return model
+}
+
+// requestModel is the model the request named, or the record's model when the request body
+// was not read.
+func requestModel(r *record.Record) string {
+	if r.RequestModel != "" {
+		return r.RequestModel
+	}
+	return r.Model
+}
+
+// attrs returns the attribute sets of r, cached per (api, model, class, error): building a set
+// sorts and allocates, and a process sees few distinct combinations.
+func (m *Metrics) attrs(r *record.Record) setPair {
+	model, reqModel := m.modelLabel(r.Model), m.modelLabel(requestModel(r))
+	k := setKey{api: r.API, reqModel: reqModel, model: model, class: r.Class, errType: r.Error}
 	if p, ok := m.sets[k]; ok {
 		return p
 	}
 	kv := []attribute.KeyValue{
 		attribute.String(attrOperation, Operation(r.API)),
 		attribute.String(attrProvider, Provider(r.API)),
-		attribute.String(attrRequestModel, model),
+		attribute.String(attrRequestModel, reqModel),
 		attribute.String(attrResponseModel, model),
 		attribute.String(attrClass, r.Class),
 	}

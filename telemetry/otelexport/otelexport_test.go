@@ -439,3 +439,39 @@ func (dropProcessor) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (dropProcessor) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (dropProcessor) Shutdown(context.Context) error                  { return nil }
 func (dropProcessor) ForceFlush(context.Context) error                { return nil }
+
+// TestRequestAndResponseModel: a server that answers with a dated model name keeps the
+// request's model as gen_ai.request.model and in the span name, and reports its own as
+// gen_ai.response.model.
+func TestRequestAndResponseModel(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	sr := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
+	defer tp.Shutdown(context.Background())
+	m, err := NewMetrics(mp, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	r := streamRecord(t0)
+	r.RequestModel, r.Model = "gpt-4o", "gpt-4o-2024-08-06"
+	r.Span = NewTracer(tp, nil).Start(context.Background(), nil, t0)
+	m.Consume(r)
+	EndSpan(r)
+
+	dp := collect(t, reader)[MetricServerTimeToFirstToken].Data.(metricdata.Histogram[float64]).DataPoints[0]
+	req, _ := dp.Attributes.Value(attrRequestModel)
+	resp, _ := dp.Attributes.Value(attrResponseModel)
+	if req.AsString() != "gpt-4o" || resp.AsString() != "gpt-4o-2024-08-06" {
+		t.Errorf("metric models request %q response %q", req.AsString(), resp.AsString())
+	}
+	s := sr.Ended()[0]
+	set := attribute.NewSet(s.Attributes()...)
+	sreq, _ := set.Value(attrRequestModel)
+	sresp, _ := set.Value(attrResponseModel)
+	if s.Name() != "chat gpt-4o" || sreq.AsString() != "gpt-4o" || sresp.AsString() != "gpt-4o-2024-08-06" {
+		t.Errorf("span %q request %q response %q", s.Name(), sreq.AsString(), sresp.AsString())
+	}
+}

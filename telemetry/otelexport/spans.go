@@ -60,11 +60,11 @@ func EndSpan(r *record.Record) {
 		return
 	}
 	op := Operation(r.API)
-	model := r.Model
-	if model == "" {
+	model, reqModel := r.Model, requestModel(r)
+	if reqModel == "" {
 		span.SetName(op)
 	} else {
-		span.SetName(op + " " + model)
+		span.SetName(op + " " + reqModel) // the conventions name the span by the request's model
 	}
 	attrs := make([]attribute.KeyValue, 0, 16)
 	attrs = append(attrs,
@@ -75,8 +75,11 @@ func EndSpan(r *record.Record) {
 		attribute.String(attrAPI, r.API),
 		attribute.Bool(attrRequestStream, r.Stream),
 	)
+	if reqModel != "" {
+		attrs = append(attrs, attribute.String(attrRequestModel, reqModel))
+	}
 	if model != "" {
-		attrs = append(attrs, attribute.String(attrRequestModel, model), attribute.String(attrResponseModel, model))
+		attrs = append(attrs, attribute.String(attrResponseModel, model))
 	}
 	if r.Status > 0 {
 		attrs = append(attrs, attribute.Int(attrHTTPStatus, r.Status))
