@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -518,5 +519,55 @@ func TestShadowConfigErrors(t *testing.T) {
 				t.Fatalf("validating: %v; want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestShadowTraceReplay(t *testing.T) {
+	// A trace shadow load: each request at its recorded time (÷ speedup), measured as class
+	// replay, and the load is done when the trace runs out.
+	mock, err := mockllm.New(shadowMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := serveOn(t, mock)
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 8, "hash_ids": [%d]}`+"\n", i*200, 20+i, i)
+	}
+	path := dir + "/trace.jsonl"
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := loadShadowProxy(t, up, func(site string) string {
+		return fmt.Sprintf(`	llmtap {
+		shadow tr {
+			url http://%s/v1/chat/completions
+			model trace-m
+			trace %s {
+				speedup 2
+			}
+		}
+	}`, site, path)
+	})
+	var s = p.shadowStatus(t).one(t)
+	waitUntil(t, 10*time.Second, "the trace to run out", func() bool {
+		s = p.shadowStatus(t).one(t)
+		return s.State == "done" && s.InFlight == 0
+	})
+	arr := mock.Arrivals()
+	if s.Sent != 6 || s.OK != 6 || len(arr) != 6 {
+		t.Fatalf("sent %d, ok %d, the mock saw %d; want the trace's 6", s.Sent, s.OK, len(arr))
+	}
+	// Recorded 200 ms apart, replayed at speedup 2: 100 ms apart.
+	if span := arr[5].Sub(arr[0]); span < 400*time.Millisecond || span > 700*time.Millisecond {
+		t.Errorf("the 6 requests spanned %v at the mock, want about 500 ms", span)
+	}
+	groups, _, _ := p.summary(t)
+	if g := groups["trace-m/replay/2xx"]; g.RequestCount.Avg != 6 || len(groups) != 1 {
+		t.Errorf("summary groups %v; want the 6 requests as trace-m/replay/2xx only", groups)
+	}
+	if code, _ := p.adminPost(t, "/llmtap/shadow/tr/rate", `{"rate": 3}`); code != http.StatusConflict {
+		t.Errorf("setting the rate of a trace load answered %d, want 409", code)
 	}
 }
