@@ -19,6 +19,8 @@ for pkg in $(go list ./...); do
       fi
       echo "  (deadline hit while minimizing; trying again)"
     done
+    # The fuzzer's last progress line: total executions and the corpus it grew.
+    grep -E '^fuzz: elapsed' /tmp/fuzz.$$.log | tail -1 | sed 's/^/  /'
     n=$((n+1))
   done
 done
