@@ -88,15 +88,3 @@ func (s Series) MarshalJSON() ([]byte, error) {
 	c, _ := json.Marshal(palette[s.Color%len(palette)].hex)
 	return append(append(b[:len(b)-1], `,"color":`...), append(c, '}')...), nil
 }
-
-// empty reports whether no series has a point with a finite y.
-func (c *Chart) empty() bool {
-	for _, s := range c.Series {
-		for _, p := range s.Points {
-			if !math.IsNaN(p.Y) {
-				return false
-			}
-		}
-	}
-	return true
-}

@@ -157,8 +157,8 @@ func (p *path) fill(img *image.RGBA, c color.Color) {
 	}
 }
 
-// niceTicks returns about n round values covering [lo, hi], minStep apart at least: the rule
-// of charts.js.
+// niceTicks returns about n round values covering [lo, hi]: the rule of charts.js (which also
+// takes a smallest step, for time axes; the report's axes are not times).
 func niceTicks(lo, hi float64, n int) []float64 {
 	if !(hi > lo) {
 		hi = lo + 1
