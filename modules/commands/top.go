@@ -89,7 +89,7 @@ func topMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []str
 		return 2, errors.Join(errs...)
 	}
 	api := llmtapv1connect.NewTapServiceClient(client, c.base, opts...)
-	v := &topView{cfg: c, rows: map[[2]string]*topRow{}}
+	v := &topView{cfg: c, rows: map[[2]string]*topRow{}, client: client}
 	if c.once {
 		return v.once(ctx, api, stdout)
 	}
@@ -182,7 +182,13 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 		if ctx.Err() != nil {
 			break
 		}
-		msg := fmt.Sprintf("llmtap top: %s: %v; retrying in 1s", v.cfg.base, err)
+		// A stream the server ended cleanly belongs to a config that was replaced (a reload):
+		// the new one answers at once. An error waits a second before the next try.
+		msg, wait := fmt.Sprintf("llmtap top: %s: %v; retrying in 1s", v.cfg.base, err), time.Second
+		if err == nil {
+			msg, wait = fmt.Sprintf("llmtap top: %s ended the stream (a config reload); reconnecting", v.cfg.base), 100*time.Millisecond
+			v.client.CloseIdleConnections() // the replaced server closes them
+		}
 		if ansi {
 			fmt.Fprint(w, "\x1b[H\x1b[2J", msg)
 		} else {
@@ -190,7 +196,7 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		case <-time.After(wait):
 		}
 	}
 	return 0, nil

@@ -159,15 +159,14 @@ http://%s {
 }
 `
 
-// TestTopOnce runs `llmtap top --once` against Caddy with llmtap in-process while traffic
-// flows to the mock: over the admin listener (Connect) and the site (gRPC over h2c), the
-// frame shows the model with a positive rate and a TTFT at least the mock's.
-func TestTopOnce(t *testing.T) {
-	const ttft = 15 * time.Millisecond
+// startTopCaddy loads Caddy with llmtap in front of a mock (TTFT ttft) and sends requests for
+// top-model until the test ends; it returns the admin and site addresses and the config.
+func startTopCaddy(t *testing.T, ttft time.Duration) (admin, site string, cfgJSON []byte) {
+	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = ttft, time.Millisecond
 	_, mockURL := startMock(t, cfg)
-	admin, site := freeAddr(t), freeAddr(t)
+	admin, site = freeAddr(t), freeAddr(t)
 	cf := fmt.Sprintf(topCaddyfile, admin, site, strings.TrimPrefix(mockURL, "http://"))
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
 	if err != nil {
@@ -176,12 +175,13 @@ func TestTopOnce(t *testing.T) {
 	if err := caddy.Load(cfgJSON, true); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = caddy.Stop() })
-
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithCancel(context.Background())
 	var load sync.WaitGroup
-	defer load.Wait()
-	defer cancel()
+	t.Cleanup(func() {
+		cancel()
+		load.Wait()
+		_ = caddy.Stop()
+	})
 	load.Go(func() {
 		tr := &http.Transport{}
 		defer tr.CloseIdleConnections()
@@ -196,7 +196,16 @@ func TestTopOnce(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
+	return admin, site, cfgJSON
+}
 
+// TestTopOnce runs `llmtap top --once` against Caddy with llmtap in-process while traffic
+// flows to the mock: over the admin listener (Connect) and the site (gRPC over h2c), the
+// frame shows the model with a positive rate and a TTFT at least the mock's.
+func TestTopOnce(t *testing.T) {
+	const ttft = 15 * time.Millisecond
+	admin, site, _ := startTopCaddy(t, ttft)
+	ctx := t.Context()
 	for _, tc := range []struct{ name, addr, protocol string }{
 		{"admin/connect", admin, "connect"},
 		{"site/grpc", site, "grpc"},
@@ -230,6 +239,63 @@ func TestTopOnce(t *testing.T) {
 	code, out := runTopArgs(t, ctx, "--admin", "127.0.0.1:1", "--once", "--timeout", "1s")
 	if code == 0 {
 		t.Errorf("top --once against a closed port exited 0:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTopReconnects runs `llmtap top --plain` across a config reload, which replaces the
+// admin server and ends its stream: top says so, reconnects and goes on printing frames.
+func TestTopReconnects(t *testing.T) {
+	admin, _, cfgJSON := startTopCaddy(t, time.Millisecond)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		fs := flag.NewFlagSet("top", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		code, _ := topMain(ctx, out, fs, []string{"--admin", admin, "--plain"}, false)
+		done <- code
+	}()
+	frames := func() int { return strings.Count(out.String(), "llmtap top  http") }
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; output:\n%s", what, out.String())
+			}
+		}
+	}
+	wait("a first frame", func() bool { return frames() >= 1 })
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		t.Fatalf("reloading: %v", err)
+	}
+	wait("the end of the stream", func() bool { return strings.Contains(out.String(), "ended the stream (a config reload); reconnecting") })
+	n := frames()
+	wait("two frames after the reload", func() bool { return frames() >= n+2 })
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("top exited %d", code)
+	}
+	if !strings.Contains(out.String(), "top-model") {
+		t.Errorf("no frame shows the traffic:\n%s", out.String())
 	}
 }
 

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -19,8 +20,9 @@ type topRow struct {
 
 // topView is the state of the view: the rows seen recently.
 type topView struct {
-	cfg  topConfig
-	rows map[[2]string]*topRow
+	cfg    topConfig
+	rows   map[[2]string]*topRow
+	client *http.Client
 }
 
 // add takes a window: its series update their rows, and rows idle for more than keep windows

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
@@ -345,5 +347,63 @@ func TestConnectControl(t *testing.T) {
 	}
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "interval") {
 		t.Errorf("StreamTimeline with a negative interval: %v, want InvalidArgument naming the interval", err)
+	}
+}
+
+// TestConnectStreamEndsOnReload: a config reload ends the timeline streams of the replaced
+// config cleanly (so the old admin server can stop and the client reconnects), and a new
+// stream on the same address works at once.
+func TestConnectStreamEndsOnReload(t *testing.T) {
+	up := startUpstream(t, mockllm.Config{})
+	p, cf := loadProxy(t, apiGlobals, apiSite(up, ""))
+	h1, _ := h1Client(t)
+	for _, base := range []string{p.admin, p.sites[0]} {
+		c := llmtapv1connect.NewTapServiceClient(h1, base)
+		// Bounded, so a stream the reload does not end fails the test instead of hanging it.
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		st, err := c.StreamTimeline(ctx, connect.NewRequest(&llmtapv1.StreamTimelineRequest{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Receive() {
+			t.Fatalf("%s: no first window: %v", base, st.Err())
+		}
+		cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reloaded := time.Now()
+		if err := caddy.Load(cfgJSON, true); err != nil {
+			t.Fatalf("reloading: %v", err)
+		}
+		for st.Receive() {
+		}
+		if err := st.Err(); err != nil {
+			t.Errorf("%s: the stream ended with %v, want a clean end", base, err)
+		}
+		if d := time.Since(reloaded); d > 5*time.Second {
+			t.Errorf("%s: the stream ended %v after the reload", base, d)
+		}
+		st.Close()
+		// The replaced server closes the connection the stream used once it is idle, and a
+		// connection accepted while Caddy swaps the admin servers can be reset: a client
+		// reconnecting retries briefly, as llmtap top does.
+		var ok bool
+		for try := 0; try < 40 && !ok; try++ {
+			h1.CloseIdleConnections()
+			st, err = c.StreamTimeline(t.Context(), connect.NewRequest(&llmtapv1.StreamTimelineRequest{}))
+			if ok = err == nil && st.Receive(); !ok {
+				if err == nil {
+					err = st.Err()
+					st.Close()
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		if !ok {
+			t.Fatalf("%s: no stream within 2 s of the reload: %v", base, err)
+		}
+		st.Close()
 	}
 }
