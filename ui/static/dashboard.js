@@ -12,6 +12,7 @@ const Source = {
   kind: "",           // "timeline" or "summary", once known
   note: "",           // what the figures are, for the status line
   windows: new Map(), // timeline: seq -> window
+  windowMs: 0,        // timeline: the window length of those windows
   points: [],         // summary: the points so far
   prev: null,         // summary: {t, counts} of the previous poll
 
@@ -39,6 +40,8 @@ const Source = {
   },
 
   fromTimeline(doc) {
+    // A timeline restarted with another window length numbers its windows anew.
+    if (this.windowMs !== doc.window_ms) { this.windows.clear(); this.windowMs = doc.window_ms; }
     for (const w of doc.windows) this.windows.set(w.seq, w);
     const seqs = [...this.windows.keys()].sort((a, b) => a - b);
     for (const s of seqs.slice(0, Math.max(0, seqs.length - MAX_POINTS))) this.windows.delete(s);
