@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -14,11 +15,12 @@ import (
 var (
 	labels = []string{"model", "class", "status_class"}
 
-	// Bucket boundaries recommended by the OpenTelemetry GenAI semantic conventions.
-	ttftBuckets     = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}
-	tpotBuckets     = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}
-	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
-	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+	// Bucket boundaries recommended by the OpenTelemetry GenAI semantic conventions, the same
+	// the OTel export uses.
+	ttftBuckets     = otelexport.TTFTBuckets
+	tpotBuckets     = otelexport.TPOTBuckets
+	durationBuckets = otelexport.DurationBuckets
+	tokenBuckets    = otelexport.TokenBuckets
 
 	metricTTFT = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gen_ai_server_time_to_first_token_seconds",
