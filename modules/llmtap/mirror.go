@@ -405,3 +405,10 @@ func parseMirror(d *caddyfile.Dispenser) (*MirrorConfig, error) {
 	}
 	return c, nil
 }
+
+// Interface guards
+var (
+	_ mirror.Measurer      = engineMeasurer{}
+	_ io.ReadCloser        = (*bodyEnd)(nil)
+	_ prometheus.Collector = mirrorCollector{}
+)

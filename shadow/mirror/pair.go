@@ -263,3 +263,6 @@ func quantile(xs []float64, q float64) float64 {
 	k := int(math.Ceil(q*float64(len(xs)))) - 1
 	return xs[max(0, min(k, len(xs)-1))]
 }
+
+// Interface guards: a Pairer is a record sink of the measurement engine.
+var _ interface{ Consume(*record.Record) } = (*Pairer)(nil)
