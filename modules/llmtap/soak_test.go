@@ -92,7 +92,7 @@ type soakOutcome struct {
 // soakTally counts outcomes; it is safe for concurrent use.
 type soakTally struct {
 	mu       sync.Mutex
-	byGroup  map[string]int64 // model/statusClass -> requests
+	byGroup  map[string]int64 // class/statusClass -> requests
 	byError  map[string]int64 // error class -> requests
 	ok       int64
 	total    int64
@@ -110,7 +110,7 @@ type soakTally struct {
 func (t *soakTally) add(o soakOutcome) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.byGroup[o.model+"/"+o.statusClass]++
+	t.byGroup["live/"+o.statusClass]++
 	if o.canceled {
 		t.cancelAsked++
 	}
@@ -234,7 +234,11 @@ func TestSoak(t *testing.T) {
 	})
 	dir := filepath.Join(t.TempDir(), "rec")
 	const optA, optB = "max_event_size 1MiB\n\t\trecord %s {\n\t\t\tflush_interval 1s\n\t\t}", "max_event_size 2MiB\n\t\trecord %s {\n\t\t\tflush_interval 2s\n\t\t}"
-	body := "\tllmtap {\n\t\t%s\n\t}\n\treverse_proxy " + up.addr + " {\n\t\tflush_interval -1\n\t}"
+	// The upstream does not get the request ids: the e2e helpers' tee keeps every response
+	// whose request carries one, which over a soak is a leak of the harness, not of llmtap. A
+	// starved machine (other jobs on two cores) can take seconds to accept a connection, so the
+	// dial timeout is raised past Caddy's 3 s: a 502 from a slow accept is not llmtap's doing.
+	body := "\tllmtap {\n\t\t%s\n\t}\n\treverse_proxy " + up.addr + " {\n\t\tflush_interval -1\n\t\theader_up -X-Request-Id\n\t\ttransport http {\n\t\t\tdial_timeout 30s\n\t\t}\n\t}"
 	p, cf := loadProxy(t, "", site{body: fmt.Sprintf(body, fmt.Sprintf(optA, dir))})
 	cfA, cfB := cf, strings.Replace(cf, fmt.Sprintf(optA, dir), fmt.Sprintf(optB, dir), 1)
 	if cfA == cfB {
@@ -473,6 +477,15 @@ func soakRequest(c *http.Client, base string, rng *rand.Rand, worker, seq int) (
 	}
 	defer resp.Body.Close()
 	o := soakOutcome{model: model, statusClass: strconv.Itoa(resp.StatusCode/100) + "xx"}
+	if resp.StatusCode == http.StatusBadGateway {
+		// Caddy's answer when it could not complete the exchange with the upstream (the mock
+		// never sends 502): a connection to the mock reset or closed under it. The engine
+		// records those as upstream failures; the model may be unknown when the request body
+		// was never read, which is why groups are compared by class and status class.
+		o.failure = "upstream_failure"
+		_, err := io.Copy(io.Discard, resp.Body)
+		return o, err
+	}
 	if resp.StatusCode >= 400 {
 		o.failure = "http_status"
 		_, err := io.Copy(io.Discard, resp.Body)
@@ -559,7 +572,7 @@ type soakGroup struct {
 }
 
 // soakSummary fetches /llmtap/summary once no request is in flight and returns its cumulative
-// groups by model/status class.
+// groups summed by class/status class.
 func soakSummary(t *testing.T, p *proxy) (map[string]soakGroup, int64, uint64) {
 	t.Helper()
 	waitIdle(t)
@@ -568,7 +581,7 @@ func soakSummary(t *testing.T, p *proxy) (map[string]soakGroup, int64, uint64) {
 		RecordsDropped uint64 `json:"records_dropped"`
 		Summary        struct {
 			Groups []struct {
-				Model        string                `json:"model"`
+				Class        string                `json:"class"`
 				StatusClass  string                `json:"status_class"`
 				Window       string                `json:"window"`
 				RequestCount struct{ Avg float64 } `json:"request_count"`
@@ -586,7 +599,17 @@ func soakSummary(t *testing.T, p *proxy) (map[string]soakGroup, int64, uint64) {
 		if g.Window != "cumulative" {
 			continue
 		}
-		out[g.Model+"/"+g.StatusClass] = soakGroup{ok: int64(g.RequestCount.Avg), errors: int64(g.ErrorCount.Avg), byError: g.Errors}
+		key := g.Class + "/" + g.StatusClass
+		sum := out[key]
+		if sum.byError == nil {
+			sum.byError = map[string]int64{}
+		}
+		sum.ok += int64(g.RequestCount.Avg)
+		sum.errors += int64(g.ErrorCount.Avg)
+		for e, n := range g.Errors {
+			sum.byError[e] += n
+		}
+		out[key] = sum
 	}
 	return out, doc.InFlight, doc.RecordsDropped
 }
