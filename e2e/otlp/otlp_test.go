@@ -88,6 +88,7 @@ const (
 	maxTokens = 12
 	mockTTFT  = 40 * time.Millisecond
 	caddySpan = "caddy-proxy"
+	failedID  = "otlp-down"
 )
 
 // The GPU the test pretends to have: the app module wires the NVML sampler the same way.
@@ -124,7 +125,7 @@ func TestOTLPExport(t *testing.T) {
 			if err := caddy.Stop(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "spans of every request and Caddy's", func() bool { return rcv.traces.SpanCount() >= 2*streams })
+			waitFor(t, "spans of every request and Caddy's", func() bool { return rcv.traces.SpanCount() >= 2*(streams+1) })
 			waitFor(t, "metrics", func() bool { return rcv.metrics.DataPointCount() > 0 })
 			checkMetrics(t, rcv.metrics.AllMetrics())
 			checkSpans(t, rcv.traces.AllTraces(), ids, mockAddr)
@@ -146,20 +147,28 @@ func runProxy(t *testing.T) (site, mockAddr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stopMock() })
-	admin, addr := freeAddr(t), freeAddr(t)
+	admin, addr, dead := freeAddr(t), freeAddr(t), freeAddr(t) // nothing listens on dead
 	conf := map[string]any{
-		"admin":   map[string]any{"listen": admin, "config": map[string]any{"persist": false}},
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+		"admin": map[string]any{"listen": admin, "config": map[string]any{"persist": false}},
+		// FATAL: the request to the dead upstream would log an error; the test checks it.
+		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "FATAL"}}},
 		"storage": map[string]any{"module": "file_system", "root": t.TempDir()},
 		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"e2e": map[string]any{
 			"listen":          []string{addr},
 			"automatic_https": map[string]any{"disable": true},
-			"routes": []any{map[string]any{"handle": []any{
-				map[string]any{"handler": "tracing", "span": caddySpan},
-				map[string]any{"handler": "llmtap"},
-				map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
-					"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(mockURL, "http://")}}},
-			}}},
+			"routes": []any{
+				map[string]any{"match": []any{map[string]any{"path": []string{"/down/*"}}}, "handle": []any{
+					map[string]any{"handler": "tracing", "span": caddySpan},
+					map[string]any{"handler": "llmtap"},
+					map[string]any{"handler": "reverse_proxy", "upstreams": []any{map[string]any{"dial": dead}}},
+				}},
+				map[string]any{"handle": []any{
+					map[string]any{"handler": "tracing", "span": caddySpan},
+					map[string]any{"handler": "llmtap"},
+					map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
+						"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(mockURL, "http://")}}},
+				}},
+			},
 		}}}},
 	}
 	b, err := json.Marshal(conf)
@@ -203,6 +212,18 @@ func sendStreams(t *testing.T, site string) []string {
 			t.Fatalf("request %s: %s with %d events", id, resp.Status, events)
 		}
 		ids = append(ids, id)
+	}
+	// One request whose upstream does not answer: Caddy replies 502.
+	req, _ := http.NewRequest(http.MethodPost, site+"/down/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","stream":true,"messages":[]}`))
+	req.Header.Set("X-Request-Id", failedID)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Fatalf("request to a dead upstream: %s, want 502", resp.Status)
 	}
 	return ids
 }
@@ -261,14 +282,15 @@ func checkMetrics(t *testing.T, all []pmetric.Metrics) {
 		bounds     []float64
 		count      uint64
 	}{
-		{"gen_ai.client.operation.duration", "s", otelexport.DurationBuckets, streams},
-		{"gen_ai.server.request.duration", "s", otelexport.DurationBuckets, streams},
+		{"gen_ai.client.operation.duration", "s", otelexport.DurationBuckets, streams + 1},
+		{"gen_ai.server.request.duration", "s", otelexport.DurationBuckets, streams + 1},
 		{"gen_ai.server.time_to_first_token", "s", []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}, streams},
 		{"gen_ai.server.time_per_output_token", "s", []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}, streams},
 		{"gen_ai.client.operation.time_to_first_chunk", "s", otelexport.DurationBuckets, streams},
 		{"gen_ai.client.operation.time_per_output_chunk", "s", otelexport.DurationBuckets, streams * (maxTokens - 1)},
 		{"gen_ai.client.token.usage", "{token}", []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}, 2 * streams},
 	}
+	errorPoints := map[string]int{}
 	for _, h := range hists {
 		m, ok := metrics[h.name]
 		if !ok {
@@ -288,6 +310,15 @@ func checkMetrics(t *testing.T, all []pmetric.Metrics) {
 				t.Errorf("%s: bounds %v, want %v", h.name, got, h.bounds)
 			}
 			attrs := dp.Attributes().AsRaw()
+			if e, failed := attrs["error.type"]; failed {
+				// The failed request. Its model is unknown: llmtap reads the request body as the
+				// proxy forwards it, and no upstream connection took it.
+				if e != "upstream_failure" || attrs["gen_ai.request.model"] != "_unknown" || dp.Count() != 1 {
+					t.Errorf("%s: failed request's data point %v (count %d), want error.type upstream_failure", h.name, attrs, dp.Count())
+				}
+				errorPoints[h.name]++
+				continue
+			}
 			for k, want := range map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
 				"gen_ai.request.model": model, "gen_ai.response.model": model, "llmtap.class": "live"} {
 				if attrs[k] != want {
@@ -301,6 +332,9 @@ func checkMetrics(t *testing.T, all []pmetric.Metrics) {
 		if n != h.count {
 			t.Errorf("%s: %d measurements, want %d", h.name, n, h.count)
 		}
+	}
+	if errorPoints["gen_ai.client.operation.duration"] != 1 || errorPoints["gen_ai.server.request.duration"] != 1 || len(errorPoints) != 2 {
+		t.Errorf("data points with error.type by metric %v, want one in each duration histogram and none elsewhere", errorPoints)
 	}
 	for _, g := range []struct {
 		name, unit string
@@ -378,8 +412,20 @@ func checkSpans(t *testing.T, all []ptrace.Traces, ids []string, mockAddr string
 			}
 		}
 	}
-	if len(caddySpans) != len(ids) {
-		t.Errorf("%d spans from Caddy's tracing handler, want %d", len(caddySpans), len(ids))
+	if len(caddySpans) != len(ids)+1 {
+		t.Errorf("%d spans from Caddy's tracing handler, want %d", len(caddySpans), len(ids)+1)
+	}
+	if s, ok := ours[failedID]; !ok {
+		t.Errorf("no llmtap span for the failed request")
+	} else {
+		attrs := s.Attributes().AsRaw()
+		if s.Status().Code() != ptrace.StatusCodeError || attrs["error.type"] != "upstream_failure" || s.Events().Len() != 0 {
+			t.Errorf("failed request's span: status %v %q, error.type %v, %d events; want error, upstream_failure, none",
+				s.Status().Code(), s.Status().Message(), attrs["error.type"], s.Events().Len())
+		}
+		if _, ok := caddySpans[s.ParentSpanID()]; !ok {
+			t.Error("failed request's span is not a child of Caddy's")
+		}
 	}
 	for _, id := range ids {
 		s, ok := ours[id]
