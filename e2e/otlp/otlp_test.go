@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -95,9 +96,9 @@ const (
 var fakeGPU = gpu.Sample{UUID: "GPU-e2e-0", Name: "NVIDIA H200", PowerMW: 412000, EnergyMJ: 98765000,
 	GPUUtil: 93, MemUsed: 100 << 30, MemTotal: 141 << 30, TempC: 55, Valid: gpu.FieldAll}
 
-// TestOTLPExport runs Caddy with Caddy's tracing handler, llmtap and reverse_proxy in front of
-// the mock server, sends streaming chat completions, and checks what the Collector's OTLP
-// receiver got, over gRPC and over HTTP/protobuf: the GenAI histograms with their units and the
+// TestOTLPExport runs Caddy from a Caddyfile (the tracing directive, llmtap and reverse_proxy)
+// in front of the mock server, sends streaming chat completions and one request to a dead
+// upstream, and checks what the Collector's OTLP receiver got, over gRPC and over HTTP/protobuf: the GenAI histograms with their units and the
 // recommended bucket boundaries, the hw.* GPU instruments, the resource from OTEL_SERVICE_NAME
 // and OTEL_RESOURCE_ATTRIBUTES, and one "chat {model}" span per request that is a child of
 // Caddy's span, carries the GenAI attributes, and has a first_token event after the mock's TTFT.
@@ -148,32 +149,41 @@ func runProxy(t *testing.T) (site, mockAddr string) {
 	}
 	t.Cleanup(func() { _ = stopMock() })
 	admin, addr, dead := freeAddr(t), freeAddr(t), freeAddr(t) // nothing listens on dead
-	conf := map[string]any{
-		"admin": map[string]any{"listen": admin, "config": map[string]any{"persist": false}},
-		// FATAL: the request to the dead upstream would log an error; the test checks it.
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "FATAL"}}},
-		"storage": map[string]any{"module": "file_system", "root": t.TempDir()},
-		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"e2e": map[string]any{
-			"listen":          []string{addr},
-			"automatic_https": map[string]any{"disable": true},
-			"routes": []any{
-				map[string]any{"match": []any{map[string]any{"path": []string{"/down/*"}}}, "handle": []any{
-					map[string]any{"handler": "tracing", "span": caddySpan},
-					map[string]any{"handler": "llmtap"},
-					map[string]any{"handler": "reverse_proxy", "upstreams": []any{map[string]any{"dial": dead}}},
-				}},
-				map[string]any{"handle": []any{
-					map[string]any{"handler": "tracing", "span": caddySpan},
-					map[string]any{"handler": "llmtap"},
-					map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
-						"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(mockURL, "http://")}}},
-				}},
-			},
-		}}}},
+	// A Caddyfile, as users write it: the directive order puts tracing before llmtap. The log
+	// level is FATAL because the request to the dead upstream logs an error the test checks.
+	caddyfile := fmt.Sprintf(`{
+	admin %s
+	default_bind 127.0.0.1
+	auto_https off
+	persist_config off
+	storage file_system %s
+	log {
+		level FATAL
 	}
-	b, err := json.Marshal(conf)
+}
+
+http://%s {
+	handle /down/* {
+		tracing {
+			span %s
+		}
+		llmtap
+		reverse_proxy %s
+	}
+	handle {
+		tracing {
+			span %s
+		}
+		llmtap
+		reverse_proxy %s {
+			flush_interval -1
+		}
+	}
+}
+`, admin, t.TempDir(), addr, caddySpan, dead, caddySpan, strings.TrimPrefix(mockURL, "http://"))
+	b, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), map[string]any{"filename": "otlp.Caddyfile"})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("adapting the Caddyfile: %v", err)
 	}
 	if err := caddy.Load(b, true); err != nil {
 		t.Fatalf("loading the Caddy config: %v", err)
