@@ -140,7 +140,8 @@ type ShadowConfig struct {
 	Headroom *ShadowHeadroom `json:"headroom,omitempty"`
 
 	// Stopped loads the shadow stopped: it starts only through POST
-	// /llmtap/shadow/<name>/start. Default: false (it starts with the config).
+	// /llmtap/shadow/<name>/start. It applies when the load is first loaded; a reload keeps a
+	// running load's state, whatever this says. Default: false (it starts with the config).
 	Stopped bool `json:"stopped,omitempty"`
 }
 

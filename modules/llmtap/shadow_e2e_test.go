@@ -97,27 +97,31 @@ func (p *shadowProxy) reload(t *testing.T, upstream string, globals string) {
 	}
 }
 
+// shadowLoad is one load in GET /llmtap/shadow (the fields the tests use).
+type shadowLoad struct {
+	Name         string  `json:"name"`
+	State        string  `json:"state"`
+	PauseReason  string  `json:"pause_reason"`
+	Rate         float64 `json:"rate"`
+	AchievedRate float64 `json:"achieved_rate"`
+	Draining     bool    `json:"draining"`
+	InFlight     int64   `json:"in_flight"`
+	Sent         int64   `json:"sent"`
+	OK           int64   `json:"ok"`
+	Errors       int64   `json:"errors"`
+	Dropped      int64   `json:"dropped"`
+	Pauses       uint64  `json:"pauses"`
+	Resumes      uint64  `json:"resumes"`
+	LagCount     int64   `json:"lag_count"`
+	LagP50Ms     float64 `json:"lag_p50_ms"`
+	LagP99Ms     float64 `json:"lag_p99_ms"`
+	LagMaxMs     float64 `json:"lag_max_ms"`
+}
+
 // shadowStatus is what GET /llmtap/shadow returns (the fields the tests use).
 type shadowStatus struct {
-	Shadows []struct {
-		Name         string  `json:"name"`
-		State        string  `json:"state"`
-		PauseReason  string  `json:"pause_reason"`
-		Rate         float64 `json:"rate"`
-		AchievedRate float64 `json:"achieved_rate"`
-		InFlight     int64   `json:"in_flight"`
-		Sent         int64   `json:"sent"`
-		OK           int64   `json:"ok"`
-		Errors       int64   `json:"errors"`
-		Dropped      int64   `json:"dropped"`
-		Pauses       uint64  `json:"pauses"`
-		Resumes      uint64  `json:"resumes"`
-		LagCount     int64   `json:"lag_count"`
-		LagP50Ms     float64 `json:"lag_p50_ms"`
-		LagP99Ms     float64 `json:"lag_p99_ms"`
-		LagMaxMs     float64 `json:"lag_max_ms"`
-	} `json:"shadows"`
-	Guard *struct {
+	Shadows []shadowLoad `json:"shadows"`
+	Guard   *struct {
 		Tripped       bool    `json:"tripped"`
 		Reason        string  `json:"reason"`
 		Trips         uint64  `json:"trips"`
@@ -138,24 +142,7 @@ func (p *shadowProxy) shadowStatus(t *testing.T) shadowStatus {
 }
 
 // one returns the status of the single shadow load.
-func (st shadowStatus) one(t *testing.T) (s struct {
-	Name         string  `json:"name"`
-	State        string  `json:"state"`
-	PauseReason  string  `json:"pause_reason"`
-	Rate         float64 `json:"rate"`
-	AchievedRate float64 `json:"achieved_rate"`
-	InFlight     int64   `json:"in_flight"`
-	Sent         int64   `json:"sent"`
-	OK           int64   `json:"ok"`
-	Errors       int64   `json:"errors"`
-	Dropped      int64   `json:"dropped"`
-	Pauses       uint64  `json:"pauses"`
-	Resumes      uint64  `json:"resumes"`
-	LagCount     int64   `json:"lag_count"`
-	LagP50Ms     float64 `json:"lag_p50_ms"`
-	LagP99Ms     float64 `json:"lag_p99_ms"`
-	LagMaxMs     float64 `json:"lag_max_ms"`
-}) {
+func (st shadowStatus) one(t *testing.T) shadowLoad {
 	t.Helper()
 	if len(st.Shadows) != 1 {
 		t.Fatalf("%d shadow loads, want 1: %+v", len(st.Shadows), st)
@@ -262,7 +249,7 @@ func TestShadowArrivalShapeAtTheMock(t *testing.T) {
 			var s = p.shadowStatus(t).one(t)
 			waitUntil(t, 15*time.Second, "the shadow load to finish", func() bool {
 				s = p.shadowStatus(t).one(t)
-				return s.State == "done" && s.InFlight == 0
+				return s.State == "done" && !s.Draining && s.InFlight == 0
 			})
 			arr := mock.Arrivals()
 			rate, cv := gapStats(arr)
@@ -553,7 +540,7 @@ func TestShadowTraceReplay(t *testing.T) {
 	var s = p.shadowStatus(t).one(t)
 	waitUntil(t, 10*time.Second, "the trace to run out", func() bool {
 		s = p.shadowStatus(t).one(t)
-		return s.State == "done" && s.InFlight == 0
+		return s.State == "done" && !s.Draining && s.InFlight == 0
 	})
 	arr := mock.Arrivals()
 	if s.Sent != 6 || s.OK != 6 || len(arr) != 6 {

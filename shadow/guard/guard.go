@@ -28,7 +28,9 @@ type Config struct {
 	// server's side (5xx, a broken or truncated stream, no response); zero means no limit.
 	ErrorRate float64
 	// MinRequests is how many live requests the window must hold before the TTFT and error
-	// limits are judged, so that two slow requests at night do not trip it (default 10).
+	// limits can trip the guard, so that two slow requests at night do not (default 10). While
+	// it is tripped, any live request in the window is judged: it clears only when the live
+	// requests seen are within the limits (or none were seen) for the cool-down.
 	MinRequests int
 	// Statuses are the response statuses that trip the guard at once when the upstream returns
 	// one to any request, live or shadow (default 429 and 503: the server says it is full);
@@ -238,7 +240,9 @@ func (g *Guard) Evaluate(now time.Time) (st State, changed bool) {
 	}
 	var reason string
 	bad := now
-	judged := reqs >= int64(g.cfg.MinRequests)
+	// MinRequests gates tripping only: while tripped, any live request counts, so that a slow
+	// trickle of live traffic keeps the load paused instead of looking like no evidence.
+	judged := reqs >= int64(g.cfg.MinRequests) || (g.st.Tripped && reqs > 0)
 	switch {
 	case !g.statusHit.IsZero() && now.Sub(g.statusHit) < g.cfg.Cooldown:
 		// A tripping status is an event, not a level: the cool-down runs from the response

@@ -141,3 +141,20 @@ func TestValidate(t *testing.T) {
 		t.Errorf("zero config: %v", err)
 	}
 }
+
+func TestGuardStaysTrippedOnAFewSlowRequests(t *testing.T) {
+	// Tripped by a full window of slow requests, the guard must not clear when the slow
+	// server then serves fewer than MinRequests per window: those few are still slow.
+	c := &clock{t: time.Unix(7, 0)}
+	g := New(Config{Window: time.Second, TTFTP99: 100 * time.Millisecond, MinRequests: 5, Cooldown: time.Second})
+	feed(g, c, 10, time.Second, 500, false)
+	if st, _ := g.Evaluate(c.t); !st.Tripped {
+		t.Fatal("did not trip")
+	}
+	for range 5 {
+		feed(g, c, 2, time.Second, 500, false)
+		if st, _ := g.Evaluate(c.t); !st.Tripped {
+			t.Fatalf("cleared with 2 slow live requests per window: %+v", st)
+		}
+	}
+}

@@ -18,6 +18,10 @@ type Status struct {
 	MaxRate    float64 `json:"max_rate"`
 	// AchievedRate is the rate requests were sent at over the last 10 s (or since the start).
 	AchievedRate float64 `json:"achieved_rate"`
+	// Draining is true while an ended schedule (stopped, done, replaced) still has requests
+	// released and not yet finished; a load is settled when it is done or stopped and not
+	// draining.
+	Draining bool `json:"draining"`
 	// InFlight and MaxInFlight: requests in flight now, and the bound.
 	InFlight    int64 `json:"in_flight"`
 	MaxInFlight int   `json:"max_in_flight"`
@@ -50,7 +54,7 @@ func (r *Runner) Status() Status {
 		Name: r.cfg.Name, Mode: r.cfg.mode(), State: state, Rate: rate, MaxRate: r.cfg.MaxRate,
 		ConfigRate: r.cfg.Arrival.Rate, InFlight: r.inFlight.Load(), MaxInFlight: r.cfg.MaxInFlight,
 		Sent: r.sent.Load(), OK: r.ok.Load(), Errors: r.errs.Load(), Dropped: r.dropped.Load(),
-		Pauses: r.pauses.Load(), Resumes: r.resumes.Load(),
+		Pauses: r.pauses.Load(), Resumes: r.resumes.Load(), Draining: r.draining > 0,
 	}
 	if r.cfg.Trace != nil {
 		st.ConfigRate = r.cfg.Speedup
