@@ -63,10 +63,15 @@ func New(opts Options) *Service {
 	return &Service{opts: opts, stats: &StatsTimeline{Tap: opts.Tap}}
 }
 
+// MaxRequestBytes bounds a request message: every request of the service is a few fields, so
+// anything larger is refused (ResourceExhausted) before it is decoded.
+const MaxRequestBytes = 64 << 10
+
 // Handler returns the service's path prefix ("/llmtap.v1.TapService/") and its HTTP handler,
-// which speaks the Connect, gRPC and gRPC-Web protocols.
+// which speaks the Connect, gRPC and gRPC-Web protocols. Requests are bounded by
+// MaxRequestBytes; opts come after that limit and may change it.
 func (s *Service) Handler(opts ...connect.HandlerOption) (string, http.Handler) {
-	return llmtapv1connect.NewTapServiceHandler(s, opts...)
+	return llmtapv1connect.NewTapServiceHandler(s, append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes)}, opts...)...)
 }
 
 // StreamProcedure is the path of the streaming RPC, which hosts may need to treat apart (no

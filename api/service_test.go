@@ -251,6 +251,11 @@ func TestControlErrors(t *testing.T) {
 	if _, err := ro.ShadowStatus(ctx, connect.NewRequest(&llmtapv1.ShadowStatusRequest{})); err != nil {
 		t.Errorf("ShadowStatus read-only: %v, want an answer", err)
 	}
+	// A request past MaxRequestBytes is refused before it is decoded.
+	big := &llmtapv1.RecordingStartRequest{Dir: strings.Repeat("x", api.MaxRequestBytes)}
+	if _, err := c.RecordingStart(ctx, connect.NewRequest(big)); connect.CodeOf(err) != connect.CodeResourceExhausted {
+		t.Errorf("a %d-byte request: %v, want ResourceExhausted", api.MaxRequestBytes, err)
+	}
 	none := serve(t, api.Options{NoShadow: "no shadow here, for a reason"})
 	if _, err := none.ShadowStatus(ctx, connect.NewRequest(&llmtapv1.ShadowStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented || !strings.Contains(err.Error(), "for a reason") {
 		t.Errorf("ShadowStatus without shadow: %v, want Unimplemented with the host's reason", err)
