@@ -98,7 +98,7 @@ func TestReport(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const w, h = 480, 220
+	const w, h = 320, 160
 	files, err := rep.WritePNGs(filepath.Join(out, "png"), w, h)
 	if err != nil {
 		t.Fatal(err)
