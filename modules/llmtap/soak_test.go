@@ -82,6 +82,7 @@ var soakMix = []struct {
 
 // soakOutcome is what the client saw of one request, keyed like the engine's summary.
 type soakOutcome struct {
+	id          string // the X-Request-Id sent
 	model       string
 	statusClass string // "2xx", "4xx", "5xx"
 	failure     string // the error class the engine must record, "" for success
@@ -98,9 +99,9 @@ type soakTally struct {
 	total    int64
 	clientEr []string // unexpected client-side errors (a few kept)
 	nClient  int64
-	// atReload counts requests that failed at the connection level (reset while connecting,
-	// or closed before any response) during a reload; see soakReloads.
-	atReload int64
+	// connFailed holds the ids of requests that failed at the connection level (reset while
+	// connecting, or closed before any response); see connectionLevel.
+	connFailed []string
 	// cancelAsked counts the cancel-kind requests the client abandoned after a content event.
 	cancelAsked int64
 	// cancelFailed counts the cancel-kind requests whose stream failed before a content event.
@@ -125,11 +126,11 @@ func (t *soakTally) add(o soakOutcome) {
 	t.total++
 }
 
-func (t *soakTally) clientError(err error, reloads *soakReloads) {
+func (t *soakTally) clientError(id string, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if connectionLevel(err) && reloads.near(time.Now()) {
-		t.atReload++
+	if connectionLevel(err) {
+		t.connFailed = append(t.connFailed, id)
 		return
 	}
 	t.nClient++
@@ -138,46 +139,14 @@ func (t *soakTally) clientError(err error, reloads *soakReloads) {
 	}
 }
 
-// soakReloads remembers when each reload ran. On Linux Caddy listens with SO_REUSEPORT: a
-// reload binds a new socket beside the old one and closes the old one, and the kernel resets
-// the connections still in the old socket's accept queue (https://lwn.net/Articles/542629/).
-// Clients see "connection reset by peer" while connecting or EOF before any response. Those
-// requests never reach a handler (the engine's count, checked exactly, does not include
-// them), so they are Caddy's and the kernel's, not llmtap's; they are counted and reported,
-// and tolerated only within soakReloadSlack of a reload.
-type soakReloads struct {
-	mu    sync.Mutex
-	spans [][2]time.Time
-}
-
-// soakReloadSlack is how long around a reload a connection-level failure is put down to it.
-const soakReloadSlack = 3 * time.Second
-
-// begin notes that a reload starts at and returns the function that notes its end.
-func (r *soakReloads) begin(at time.Time) func(time.Time) {
-	r.mu.Lock()
-	r.spans = append(r.spans, [2]time.Time{at})
-	i := len(r.spans) - 1
-	r.mu.Unlock()
-	return func(end time.Time) {
-		r.mu.Lock()
-		r.spans[i][1] = end
-		r.mu.Unlock()
-	}
-}
-
-// near reports whether at falls within soakReloadSlack of a reload, or during one.
-func (r *soakReloads) near(at time.Time) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, s := range r.spans {
-		if !at.Before(s[0].Add(-soakReloadSlack)) && (s[1].IsZero() || !at.After(s[1].Add(soakReloadSlack))) {
-			return true
-		}
-	}
-	return false
-}
-
+// Connection-level failures. On Linux Caddy listens with SO_REUSEPORT: a reload binds a new
+// socket beside the old one and closes the old one, and the kernel resets the connections still
+// in the old socket's accept queue (https://lwn.net/Articles/542629/); an old server that is
+// draining also closes connections that sent no request yet. Clients see "connection reset by
+// peer" while connecting, or EOF before any response. Such a request never reached a handler,
+// so it cannot have been failed by llmtap: TestSoak counts them, reports them, and checks by
+// request id that none of them is in the recording (which holds one line per request llmtap
+// measured).
 // connectionLevel reports whether err is a failure before any response: a reset while
 // connecting or a connection closed before the response headers.
 func connectionLevel(err error) bool {
@@ -252,7 +221,6 @@ func TestSoak(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
 	tally := &soakTally{byGroup: map[string]int64{}, byError: map[string]int64{}}
-	reloadSpans := &soakReloads{}
 
 	start := time.Now()
 	ctx, stop := context.WithDeadline(t.Context(), start.Add(duration))
@@ -264,7 +232,7 @@ func TestSoak(t *testing.T) {
 			for n := 0; ctx.Err() == nil; n++ {
 				o, err := soakRequest(client, p.sites[0], rng, w, n)
 				if err != nil {
-					tally.clientError(err, reloadSpans)
+					tally.clientError(o.id, err)
 					continue
 				}
 				tally.add(o)
@@ -306,10 +274,7 @@ func TestSoak(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			end := reloadSpans.begin(time.Now())
-			err = caddy.Load(cfg, true)
-			end(time.Now())
-			if err != nil {
+			if err := caddy.Load(cfg, true); err != nil {
 				t.Fatalf("reload %d: %v", reloads, err)
 			}
 		}
@@ -325,14 +290,15 @@ func TestSoak(t *testing.T) {
 	}
 	recs := recordLines(t, dir)
 	recorded := len(recs)
-	raced := reconcileCancels(t, recs, tally)
+	raced, completed := reconcileCancels(t, recs, tally)
+	checkNeverMeasured(t, recs, tally.connFailed)
 
-	t.Logf("%d streams, %v, %d reloads: %d requests (%.0f/s), %d ok, errors %v (%d cancels overtaken by a stream error); %d connection failures at reloads, %d unexpected client errors",
-		streams, elapsed.Round(time.Second), reloads, tally.total, float64(tally.total)/elapsed.Seconds(), tally.ok, tally.byError, raced, tally.atReload, tally.nClient)
+	t.Logf("%d streams, %v, %d reloads: %d requests (%.0f/s), %d ok, errors %v (%d cancels overtaken by a stream error, %d by the stream's end); %d connection-level failures (never reached llmtap), %d unexpected client errors",
+		streams, elapsed.Round(time.Second), reloads, tally.total, float64(tally.total)/elapsed.Seconds(), tally.ok, tally.byError, raced, completed, len(tally.connFailed), tally.nClient)
 	if *soakReport != "" {
 		writeSoakReport(t, *soakReport, map[string]any{
 			"streams": streams, "duration_s": elapsed.Seconds(), "reload_every_s": every.Seconds(), "reloads": reloads,
-			"requests": tally.total, "ok": tally.ok, "errors": tally.byError, "client_errors": tally.nClient, "connection_failures_at_reloads": tally.atReload, "cancels_overtaken": raced,
+			"requests": tally.total, "ok": tally.ok, "errors": tally.byError, "client_errors": tally.nClient, "connection_failures": len(tally.connFailed), "cancels_overtaken_by_stream_error": raced, "cancels_after_stream_end": completed,
 			"recorded": recorded, "samples": samples,
 		})
 	}
@@ -467,16 +433,16 @@ func soakRequest(c *http.Client, base string, rng *rand.Rand, worker, seq int) (
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(body))
 	if err != nil {
-		return soakOutcome{}, err
+		return soakOutcome{id: id}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", id)
 	resp, err := c.Do(req)
 	if err != nil {
-		return soakOutcome{}, err
+		return soakOutcome{id: id}, err
 	}
 	defer resp.Body.Close()
-	o := soakOutcome{model: model, statusClass: strconv.Itoa(resp.StatusCode/100) + "xx"}
+	o := soakOutcome{id: id, model: model, statusClass: strconv.Itoa(resp.StatusCode/100) + "xx"}
 	if resp.StatusCode == http.StatusBadGateway {
 		// Caddy's answer when it could not complete the exchange with the upstream (the mock
 		// never sends 502): a connection to the mock reset or closed under it. The engine
@@ -526,14 +492,16 @@ func soakRequest(c *http.Client, base string, rng *rand.Rand, worker, seq int) (
 	return o, nil
 }
 
-// reconcileCancels settles the one race the client cannot see: a cancel-kind request leaves
-// right after its first content event, but when the mock failed the stream one token later
-// the error event and [DONE] may have passed llmtap before the client's cancel arrived; the
-// stream then completed (with a stream error) and the engine is right to say so. From the
-// recorded files (one line per request, ids "soak-cancel-…"), it counts those, checks each
-// carries the mock's injected stream error, and moves them from the client's cancels to its
-// stream errors. It returns how many there were.
-func reconcileCancels(t *testing.T, recs []record.Record, tally *soakTally) int64 {
+// reconcileCancels settles the races the client cannot see. A cancel-kind request leaves right
+// after its first content event; but when the mock failed the stream a token later, the error
+// event and [DONE] may have passed llmtap before the client's cancel arrived, and on a starved
+// machine the client may read its first event only after the whole stream was sent. Either
+// way the stream completed and the engine is right to say so. From the recorded files (one
+// line per request; ids "soak-cancel-…") it counts both, checks that each such stream error
+// carries the mock's injected error and each such success ended with a finish reason, and
+// moves them from the client's cancels to its stream errors and successes. It returns how
+// many of each there were.
+func reconcileCancels(t *testing.T, recs []record.Record, tally *soakTally) (raced, completed int64) {
 	t.Helper()
 	var canceled, streamErr int64
 	for _, r := range recs {
@@ -548,21 +516,42 @@ func reconcileCancels(t *testing.T, recs []record.Record, tally *soakTally) int6
 			if !strings.Contains(r.ErrorMsg, "injected stream error") {
 				t.Errorf("%s: a stream error without the mock's injected error: %q", r.RequestID, r.ErrorMsg)
 			}
-		case record.ErrHTTP:
-			// The mock answered 500 at once (its error rate); the client counted it so.
+		case "":
+			completed++
+			if r.Finish == "" {
+				t.Errorf("%s: a canceled stream recorded as complete without a finish reason", r.RequestID)
+			}
+		case record.ErrHTTP, record.ErrUpstream:
+			// The mock answered 500 at once (its error rate), or Caddy 502; the client saw it.
 		default:
 			t.Errorf("%s: a canceled request recorded as %q (%s)", r.RequestID, r.Error, r.ErrorMsg)
 		}
 	}
-	raced := streamErr - tally.cancelFailed
-	if raced < 0 || canceled != tally.cancelAsked-raced {
-		t.Errorf("cancel-kind requests: the files hold %d canceled and %d stream errors; the clients canceled %d and saw %d fail first",
-			canceled, streamErr, tally.cancelAsked, tally.cancelFailed)
-		return 0
+	raced = streamErr - tally.cancelFailed
+	if raced < 0 || canceled != tally.cancelAsked-raced-completed {
+		t.Errorf("cancel-kind requests: the files hold %d canceled, %d stream errors and %d complete; the clients canceled %d and saw %d fail first",
+			canceled, streamErr, completed, tally.cancelAsked, tally.cancelFailed)
+		return 0, 0
 	}
-	tally.byError[record.ErrCanceled] -= raced
+	tally.byError[record.ErrCanceled] -= raced + completed
 	tally.byError[record.ErrStream] += raced
-	return raced
+	tally.ok += completed
+	return raced, completed
+}
+
+// checkNeverMeasured fails when a request that failed at the connection level is in the
+// recording: then it reached llmtap, and its failure needs explaining.
+func checkNeverMeasured(t *testing.T, recs []record.Record, ids []string) {
+	t.Helper()
+	failed := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		failed[id] = true
+	}
+	for _, r := range recs {
+		if failed[r.RequestID] {
+			t.Errorf("%s failed at the connection level on the client, but llmtap measured it: %s %q", r.RequestID, r.Error, r.ErrorMsg)
+		}
+	}
 }
 
 // soakGroup is what TestSoak reads of a cumulative summary group.
