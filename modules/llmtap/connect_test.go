@@ -179,7 +179,8 @@ func TestConnectAPIProtocols(t *testing.T) {
 
 // TestConnectTimelineStream reads the timeline stream while live traffic flows through Caddy
 // to the mock: over the admin listener with the Connect protocol on HTTP/1.1, for longer
-// than the admin server's 10 s read timeout, and on the site route with gRPC over HTTP/2.
+// than the admin server's 10 s read timeout, and on the site route with gRPC and gRPC-Web
+// over HTTP/2.
 // Windows must keep coming, numbered in order, come from the app's timeline, and show the
 // traffic.
 func TestConnectTimelineStream(t *testing.T) {
@@ -227,11 +228,14 @@ func TestConnectTimelineStream(t *testing.T) {
 		return res
 	}
 	var wg sync.WaitGroup
-	results := make([]result, 2)
+	results := make([]result, 3)
 	// 12 windows of 1 s outlast the admin server's 10 s read timeout.
 	wg.Go(func() { results[0] = read("admin/http1/connect", llmtapv1connect.NewTapServiceClient(h1, p.admin), 12) })
 	wg.Go(func() {
 		results[1] = read("site/h2c/grpc", llmtapv1connect.NewTapServiceClient(h2, p.sites[0], connect.WithGRPC()), 4)
+	})
+	wg.Go(func() {
+		results[2] = read("site/h2c/grpc-web", llmtapv1connect.NewTapServiceClient(h2, p.sites[0], connect.WithGRPCWeb()), 4)
 	})
 	wg.Wait()
 	cancel()
