@@ -209,14 +209,18 @@ func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmta
 	}
 }
 
-// decorate returns w filtered to class and model, with the shadow state added, copying the
-// shared window first when it changes anything.
+// decorate returns w filtered to class and model, with the shadow loads' state added when
+// there are any, copying the shared window first when it changes anything.
 func (s *Service) decorate(ctx context.Context, w *llmtapv1.TimelineWindow, class, model string) *llmtapv1.TimelineWindow {
-	var sh Shadow
-	if s.opts.Shadow != nil {
-		sh = s.opts.Shadow()
+	var shadow *llmtapv1.ShadowState
+	if s.opts.Shadow != nil && w.GetShadow() == nil {
+		if sh := s.opts.Shadow(); sh != nil {
+			if st, err := sh.Status(ctx); err == nil && (len(st.GetLoads()) > 0 || st.GetGuard() != nil) {
+				shadow = st
+			}
+		}
 	}
-	if class == "" && model == "" && (sh == nil || w.GetShadow() != nil) {
+	if class == "" && model == "" && shadow == nil {
 		return w
 	}
 	w = proto.Clone(w).(*llmtapv1.TimelineWindow)
@@ -229,10 +233,8 @@ func (s *Service) decorate(ctx context.Context, w *llmtapv1.TimelineWindow, clas
 		}
 		w.Series = kept
 	}
-	if sh != nil && w.Shadow == nil {
-		if st, err := sh.Status(ctx); err == nil && (len(st.GetLoads()) > 0 || st.GetGuard() != nil) {
-			w.Shadow = st
-		}
+	if shadow != nil {
+		w.Shadow = shadow
 	}
 	return w
 }
