@@ -280,7 +280,9 @@ func TestConnectTimelineStream(t *testing.T) {
 // read-only site route refuses control.
 func TestConnectControl(t *testing.T) {
 	up := startUpstream(t, mockllm.Config{})
-	p, _ := loadProxy(t, apiGlobals, apiSite(up, ""))
+	// The app's timeline, with 250 ms windows final 50 ms after their end, writes them into
+	// the runtime recording's folder too.
+	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu off\n\t\ttimeline {\n\t\t\twindow 250ms\n\t\t\tsettle 50ms\n\t\t}\n\t}", apiSite(up, ""))
 	h1, _ := h1Client(t)
 	admin := llmtapv1connect.NewTapServiceClient(h1, p.admin)
 	site := llmtapv1connect.NewTapServiceClient(h1, p.sites[0])
@@ -315,6 +317,7 @@ func TestConnectControl(t *testing.T) {
 	}
 	sendChats(t, chat, p.sites[0], "during", 3)
 	waitIdle(t)
+	time.Sleep(time.Second) // timeline windows end and become final meanwhile
 	status, err := site.RecordingStatus(ctx, connect.NewRequest(&llmtapv1.RecordingStatusRequest{}))
 	if err != nil || len(status.Msg.Recordings) != 1 || status.Msg.Recordings[0].Dir != dir {
 		t.Errorf("RecordingStatus (read-only site): %v %v, want the runtime recording", status, err)
@@ -326,7 +329,10 @@ func TestConnectControl(t *testing.T) {
 	sendChats(t, chat, p.sites[0], "after", 1) // after: not written
 	waitIdle(t)
 	if st := stop.Msg.Stopped; st.GetWritten() != 3 || st.GetDropped() != 0 || len(st.GetFiles()) != 1 {
-		t.Errorf("stopped recording %v: want 3 written, none dropped, one file", st)
+		t.Errorf("stopped recording %v: want 3 written, none dropped, one records file", st)
+	}
+	if tl, _ := filepath.Glob(filepath.Join(dir, "timeline-*.jsonl")); len(tl) != 1 {
+		t.Errorf("timeline files %v in the runtime recording's folder, want one", tl)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "records-*.jsonl"))
 	if len(files) != 1 {

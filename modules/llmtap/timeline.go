@@ -396,6 +396,9 @@ func recordingDirs() map[string]recorder.Options {
 	for dir, e := range recorders {
 		dirs[dir] = e.rec.Options()
 	}
+	if e := runtimeRec.Load(); e != nil { // the recording started through the API
+		dirs[e.rec.Options().Dir] = e.rec.Options()
+	}
 	return dirs
 }
 
