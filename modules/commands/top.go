@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -56,7 +57,7 @@ type topConfig struct {
 func topMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []string, terminal bool) (int, error) {
 	var c topConfig
 	admin := fs.String("admin", "127.0.0.1:2019", "address of the API: Caddy's admin listener, a site with llmtap_api, or llmtap bench --api-listen (host:port or URL)")
-	fs.BoolVar(&c.once, "once", false, "print the first frame with traffic (or the last before --timeout) and exit")
+	fs.BoolVar(&c.once, "once", false, "print the first frame of a window in which requests completed (or the last before --timeout) and exit")
 	fs.BoolVar(&c.plain, "plain", false, "no screen control: print each frame after the previous one")
 	fs.StringVar(&c.class, "class", "", "show only this traffic class (live, shadow, mirror, replay, bench)")
 	fs.StringVar(&c.model, "model", "", "show only this model")
@@ -121,7 +122,8 @@ func (v *topView) stream(ctx context.Context, api llmtapv1connect.TapServiceClie
 	return api.StreamTimeline(ctx, connect.NewRequest(req))
 }
 
-// once waits for the first window with traffic and prints it.
+// once waits for the first window in which requests completed and prints it; at the timeout
+// it prints the last window it got.
 func (v *topView) once(ctx context.Context, api llmtapv1connect.TapServiceClient, w io.Writer) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, v.cfg.timeout)
 	defer cancel()
@@ -134,8 +136,8 @@ func (v *topView) once(ctx context.Context, api llmtapv1connect.TapServiceClient
 	for st.Receive() {
 		last = st.Msg().GetWindow()
 		v.add(last)
-		if len(last.GetSeries()) > 0 {
-			break
+		if slices.ContainsFunc(last.GetSeries(), func(s *llmtapv1.Series) bool { return s.GetRequests() > 0 }) {
+			break // a window in which requests completed
 		}
 	}
 	if last == nil {
