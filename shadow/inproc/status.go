@@ -49,12 +49,13 @@ func (r *Runner) Status() Status {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.applyLocked(now) // the clock may have moved the load on (its duration ended) since the last tick
 	rate, state := r.wantRateLocked(now)
 	st := Status{
 		Name: r.cfg.Name, Mode: r.cfg.mode(), State: state, Rate: rate, MaxRate: r.cfg.MaxRate,
 		ConfigRate: r.cfg.Arrival.Rate, InFlight: r.inFlight.Load(), MaxInFlight: r.cfg.MaxInFlight,
 		Sent: r.sent.Load(), OK: r.ok.Load(), Errors: r.errs.Load(), Dropped: r.dropped.Load(),
-		Pauses: r.pauses.Load(), Resumes: r.resumes.Load(), Draining: r.draining > 0,
+		Pauses: r.pauses.Load(), Resumes: r.resumes.Load(), Draining: r.draining > 0 || (r.run != nil && state != StateRunning && state != StateWaiting && state != StatePaused),
 	}
 	if r.cfg.Trace != nil {
 		st.ConfigRate = r.cfg.Speedup
