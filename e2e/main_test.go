@@ -45,6 +45,8 @@ var env struct {
 	plain, inject, anthropic string
 	ollamaTee, mockTee       *tee.Tee
 	mock                     *mockllm.Server
+	// config is the loaded Caddy config (JSON), for a test that loads its own to restore.
+	config []byte
 }
 
 func TestMain(m *testing.M) {
@@ -183,6 +185,7 @@ http://%s {
 		_ = caddy.Stop()
 	})
 	env.admin = "http://" + addrs[0]
+	env.config = cfgJSON
 	env.plain, env.inject, env.anthropic = "http://"+addrs[1], "http://"+addrs[2], "http://"+addrs[3]
 	return stop, nil
 }
