@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -238,7 +239,7 @@ func (l *guardLoop) run() {
 			fields := []zap.Field{zap.Strings("paused", names), zap.Int64("live_requests", st.LiveRequests),
 				zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
 			if st.Tripped {
-				reason, _, _ := cutSpace(st.Reason)
+				reason, _, _ := strings.Cut(st.Reason, " ")
 				metricGuardPauses.WithLabelValues(reason).Inc()
 				l.logger.Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
 					zap.Time("clears_at", st.ClearsAt))...)
@@ -248,15 +249,6 @@ func (l *guardLoop) run() {
 			}
 		}
 	}
-}
-
-func cutSpace(s string) (string, string, bool) {
-	for i := range len(s) {
-		if s[i] == ' ' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // guardState returns the running guard's state, or nil.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -261,7 +262,7 @@ func (g *Guard) Evaluate(now time.Time) (st State, changed bool) {
 		if !g.st.Tripped {
 			g.st.Tripped, g.st.Since = true, now
 			g.st.Trips++
-			key, _, _ := cutSpace(reason)
+			key, _, _ := strings.Cut(reason, " ")
 			g.byReason[key]++
 			changed = true
 		}
@@ -280,15 +281,6 @@ func (g *Guard) Evaluate(now time.Time) (st State, changed bool) {
 		st.TripsByReason[k] = v
 	}
 	return st, changed
-}
-
-func cutSpace(s string) (before, after string, found bool) {
-	for i := range len(s) {
-		if s[i] == ' ' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
 
 // Pausable is what the guard's owner pauses when the guard trips and resumes when it clears:
