@@ -427,8 +427,14 @@ func TestShadowAdminControl(t *testing.T) {
 			t.Errorf("%s (%s): %d %s, want %d", tt.path, tt.why, code, body, tt.code)
 		}
 	}
-	if resp, err := http.Get(p.admin + "/llmtap/shadow/ctl/headroom"); err != nil || resp.StatusCode != 404 {
-		t.Errorf("headroom of a load that is not a probe: %v %v", resp.Status, err)
+	resp, err := http.Get(p.admin + "/llmtap/shadow/ctl/headroom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("headroom of a load that is not a probe: %s, want 404", resp.Status)
 	}
 	s := p.shadowStatus(t).one(t)
 	if s.State != "running" || s.Rate != 40 {

@@ -122,10 +122,11 @@ func TestRunnerDurationAndStartAfter(t *testing.T) {
 		st = r.Status()
 		return st.State == StateDone && !st.Draining
 	})
-	// 500 ms at 100/s: 50 arrivals, the schedule ending exactly at the end of the duration; it
-	// starts on the supervisor's 50 ms tick after start_after, which may cost up to 5.
-	if n := up.n.Load(); n < 44 || n > 50 || st.Sent != n {
-		t.Fatalf("%d requests at the upstream (%d sent) in a 500 ms window at 100/s, want 44-50", n, st.Sent)
+	// 500 ms at 100/s: 50 arrivals at most, the schedule ending exactly at the end of the
+	// duration; it starts on the supervisor's 50 ms tick after start_after, which a loaded
+	// machine can delay much further, so only a lower bound of half.
+	if n := up.n.Load(); n < 25 || n > 50 || st.Sent != n {
+		t.Fatalf("%d requests at the upstream (%d sent) in a 500 ms window at 100/s, want 25-50", n, st.Sent)
 	}
 }
 
