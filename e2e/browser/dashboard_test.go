@@ -237,7 +237,12 @@ func TestDashboardRoute(t *testing.T) {
 		}
 		return out
 	}
-	all, top := lat("limit=5"), lat("limit=5&slowest=3") // the five requests just sent
+	// Records are finalized off the request path: wait until all five are in.
+	all := lat("limit=5")
+	for deadline := time.Now().Add(10 * time.Second); len(all) < 5 && time.Now().Before(deadline); all = lat("limit=5") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	top := lat("limit=5&slowest=3") // the five requests just sent
 	slices.Sort(all)
 	slices.Reverse(all)
 	if len(all) != 5 || !slices.Equal(top, all[:3]) {
