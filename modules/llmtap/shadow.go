@@ -3,6 +3,7 @@ package llmtap
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -341,6 +342,19 @@ func (sc *ShadowConfig) build() (inproc.Config, error) {
 		}
 	}
 	src.Mark = func(h http.Header) { markRequest(h, class) }
+	// Caddy starts its apps in no fixed order: wait until the route's listener accepts.
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	c.Ready = func() bool {
+		conn, err := net.DialTimeout("tcp", host, 200*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		conn.Close()
+		return true
+	}
 	src.Key = fmt.Sprintf("%s|%v|%v", sc.URL, sc.Headers, len(src.Bodies))
 	c.Source = src
 	return c, c.Validate()
@@ -492,6 +506,7 @@ func sameShadowConfig(a, b inproc.Config) bool {
 	sa, sb := a.Source, b.Source
 	a.Source, b.Source = nil, nil
 	a.OnHeadroom, b.OnHeadroom = nil, nil // a closure is never equal to another
+	a.Ready, b.Ready = nil, nil
 	return reflect.DeepEqual(a, b) && sa.URL == sb.URL && sa.Key == sb.Key &&
 		reflect.DeepEqual(sa.Header, sb.Header) && reflect.DeepEqual(sa.Bodies, sb.Bodies)
 }

@@ -111,6 +111,7 @@ type shadowLoad struct {
 	OK           int64   `json:"ok"`
 	Errors       int64   `json:"errors"`
 	Dropped      int64   `json:"dropped"`
+	LastError    string  `json:"last_error"`
 	Pauses       uint64  `json:"pauses"`
 	Resumes      uint64  `json:"resumes"`
 	LagCount     int64   `json:"lag_count"`
@@ -436,8 +437,13 @@ func TestShadowAdminControl(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("headroom of a load that is not a probe: %s, want 404", resp.Status)
 	}
+	// Running once the site's listener is seen accepting (a tick after the load).
 	s := p.shadowStatus(t).one(t)
-	if s.State != "running" || s.Rate != 40 {
+	waitUntil(t, 5*time.Second, "the started load to run", func() bool {
+		s = p.shadowStatus(t).one(t)
+		return s.State == "running"
+	})
+	if s.Rate != 40 {
 		t.Fatalf("after start and rate 40: %+v", s)
 	}
 	waitUntil(t, 5*time.Second, "requests at 40/s", func() bool { return p.shadowStatus(t).one(t).Sent >= 40 })
@@ -577,7 +583,7 @@ func TestShadowTraceReplay(t *testing.T) {
 	})
 	arr := mock.Arrivals()
 	if s.Sent != 6 || s.OK != 6 || len(arr) != 6 {
-		t.Fatalf("sent %d, ok %d, the mock saw %d; want the trace's 6", s.Sent, s.OK, len(arr))
+		t.Fatalf("sent %d, ok %d (last error %q), the mock saw %d; want the trace's 6", s.Sent, s.OK, s.LastError, len(arr))
 	}
 	// Recorded 200 ms apart, replayed at speedup 2: 100 ms apart.
 	if span := arr[5].Sub(arr[0]); span < 400*time.Millisecond || span > 700*time.Millisecond {

@@ -72,6 +72,10 @@ type Config struct {
 	Headroom *HeadroomConfig
 	// Client sends the requests (default: a client with a transport of its own).
 	Client *http.Client
+	// Ready, when set, is asked on every tick until it first returns true; the load waits
+	// until then (in the proxy: until the route's listener accepts connections, since Caddy
+	// may start the llmtap app before the HTTP app). It is called without the runner's lock.
+	Ready func() bool
 	// OnHeadroom, when set, is called once with the report when a headroom probe finishes,
 	// from the runner's goroutine.
 	OnHeadroom func(HeadroomReport)

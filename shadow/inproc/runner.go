@@ -53,7 +53,9 @@ type Runner struct {
 
 	pauses, resumes atomic.Uint64
 	sent, ok, errs  atomic.Int64
+	ready           atomic.Bool // Config.Ready returned true once
 	inFlight        atomic.Int64
+	lastErr         atomic.Pointer[string]
 	dropped         atomic.Int64 // of finished runs
 	samples         []sample     // (time, sent) every tick, for the achieved rate
 	lastLag         loadgen.Dist
@@ -256,7 +258,7 @@ func (r *Runner) wantRateLocked(now time.Time) (float64, string) {
 	case r.cfg.Duration > 0 && now.Sub(r.began) >= r.cfg.StartAfter+r.cfg.Duration:
 		r.done = true
 		return 0, StateDone
-	case now.Sub(r.began) < r.cfg.StartAfter:
+	case now.Sub(r.began) < r.cfg.StartAfter || (r.cfg.Ready != nil && !r.ready.Load()):
 		return 0, StateWaiting
 	case r.cfg.Window != nil && !r.cfg.Window.Contains(now):
 		return 0, StateWaiting
@@ -391,6 +393,11 @@ var errBuild = errors.New("building the request")
 func (r *Runner) onDone(out loadgen.Outcome) {
 	if out.Err != nil || out.Status >= 400 {
 		r.errs.Add(1)
+		msg := fmt.Sprintf("HTTP %d", out.Status)
+		if out.Err != nil {
+			msg = out.Err.Error()
+		}
+		r.lastErr.Store(&msg)
 	} else {
 		r.ok.Add(1)
 	}
@@ -409,6 +416,14 @@ func (r *Runner) supervise() {
 		case <-r.ctx.Done():
 			return
 		case now := <-tk.C:
+			if !r.ready.Load() {
+				r.mu.Lock()
+				ready := r.cfg.Ready
+				r.mu.Unlock()
+				if ready == nil || ready() {
+					r.ready.Store(true)
+				}
+			}
 			r.mu.Lock()
 			r.applyLocked(now)
 			r.samples = append(r.samples, sample{now, r.sent.Load()})

@@ -31,6 +31,9 @@ type Status struct {
 	OK      int64 `json:"ok"`
 	Errors  int64 `json:"errors"`
 	Dropped int64 `json:"dropped"`
+	// LastError is what the most recent failed request failed with (an HTTP status or a
+	// transport error), to tell an operator why Errors grows.
+	LastError string `json:"last_error,omitempty"`
 	// Pauses and Resumes count guard-rail pauses.
 	Pauses  uint64 `json:"pauses"`
 	Resumes uint64 `json:"resumes"`
@@ -59,6 +62,9 @@ func (r *Runner) Status() Status {
 	}
 	if r.cfg.Trace != nil {
 		st.ConfigRate = r.cfg.Speedup
+	}
+	if e := r.lastErr.Load(); e != nil {
+		st.LastError = *e
 	}
 	if state == StatePaused {
 		st.PauseReason = r.pauseReason
