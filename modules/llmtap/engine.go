@@ -34,10 +34,10 @@ func acquireEngine(logger *zap.Logger) (*engine, error) {
 	e := &engine{tap: tap.New(tap.Options{})}
 	e.tap.AddSink(metricsSink{})
 	e.tap.AddSink(recordSink{})
-	e.tap.AddSink(mirrorPairs)
-	e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
 	e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
 	e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
+	e.tap.AddSink(mirrorPairs)
+	e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
 	e.otel = startOTel(e.tap, logger)
 	current.Store(e)
 	logger.Debug("llmtap measurement engine started")
