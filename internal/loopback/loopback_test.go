@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -20,5 +21,29 @@ func TestFreeAddrIsBindableLoopbackOutsideEphemeralRange(t *testing.T) {
 			t.Fatalf("the address it returned cannot be bound: %v", err)
 		}
 		ln.Close()
+	}
+}
+
+// TestFreeAddrNeverRepeats checks that one process is never handed the same port twice, and
+// that a port reserved by this process is refused to a second reservation.
+func TestFreeAddrNeverRepeats(t *testing.T) {
+	seen := map[string]bool{}
+	for range 200 {
+		addr, err := FreeAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[addr] {
+			t.Fatalf("%s handed out twice", addr)
+		}
+		seen[addr] = true
+	}
+	for addr := range seen {
+		_, port, _ := net.SplitHostPort(addr)
+		n, _ := strconv.Atoi(port)
+		if reserve(n) {
+			t.Fatalf("port %d reserved a second time while this process holds it", n)
+		}
+		break
 	}
 }
