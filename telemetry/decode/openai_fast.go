@@ -127,31 +127,37 @@ func (s *chatScan) rescan(b []byte) bool {
 	return true
 }
 
-// spanAround returns the recorded string span whose value holds the bytes [from, to) of the
-// last chunk, or nil.
-func (s *chatScan) spanAround(from, to int32) *span {
-	in := func(sp *span) bool { return sp.off > 0 && sp.off <= from && to <= sp.end }
-	if in(&s.model) {
-		return &s.model
+// spans calls f with every recorded string span of the scan until f returns false.
+func (s *chatScan) spans(f func(*span) bool) {
+	if !f(&s.model) {
+		return
 	}
 	for k := range s.nchoices {
 		c := &s.choices[k]
 		for _, sp := range [...]*span{&c.content, &c.text, &c.reasoning, &c.reason, &c.refusal, &c.finish, &c.fn.name, &c.fn.args} {
-			if in(sp) {
-				return sp
+			if !f(sp) {
+				return
 			}
 		}
 	}
 	for t := range s.ntools {
-		f := &s.tools[t]
-		if in(&f.args) {
-			return &f.args
-		}
-		if in(&f.name) {
-			return &f.name
+		if !f(&s.tools[t].args) || !f(&s.tools[t].name) {
+			return
 		}
 	}
-	return nil
+}
+
+// spanAround returns the recorded string span whose value holds the bytes [from, to) of the
+// last chunk, or nil.
+func (s *chatScan) spanAround(from, to int32) (found *span) {
+	s.spans(func(sp *span) bool {
+		if sp.off > 0 && sp.off <= from && to <= sp.end {
+			found = sp
+			return false
+		}
+		return true
+	})
+	return found
 }
 
 // shift moves the recorded spans that start after off by delta bytes.
@@ -159,23 +165,13 @@ func (s *chatScan) shift(off, delta int32) {
 	if delta == 0 {
 		return
 	}
-	mv := func(sp *span) {
+	s.spans(func(sp *span) bool {
 		if sp.off > off {
 			sp.off += delta
 			sp.end += delta
 		}
-	}
-	mv(&s.model)
-	for k := range s.nchoices {
-		c := &s.choices[k]
-		for _, sp := range [...]*span{&c.content, &c.text, &c.reasoning, &c.reason, &c.refusal, &c.finish, &c.fn.name, &c.fn.args} {
-			mv(sp)
-		}
-	}
-	for t := range s.ntools {
-		mv(&s.tools[t].name)
-		mv(&s.tools[t].args)
-	}
+		return true
+	})
 }
 
 // commonPrefix returns how many leading bytes a and b share, eight at a time.
