@@ -143,7 +143,13 @@ func (p *probe) guardTripped(reason string) {
 	}
 	cur := p.steps[len(p.steps)-1]
 	cur.passed, cur.reason = false, "guard rails: "+reason
-	p.finish(fmt.Sprintf("step at %v req/s failed: %s", cur.rate, cur.reason))
+	// The verdict names the first failing step: the one before may have ended, within its
+	// grace period, failing on its own.
+	first := cur
+	if i := slices.IndexFunc(p.steps, func(s *step) bool { return !s.passed }); i >= 0 {
+		first = p.steps[i]
+	}
+	p.finish(fmt.Sprintf("step at %v req/s failed: %s", first.rate, first.reason))
 }
 
 func (p *probe) finish(verdict string) {

@@ -93,3 +93,25 @@ func TestProbeLiveBreaksAndGuard(t *testing.T) {
 		t.Fatalf("verdict %q", h.Verdict)
 	}
 }
+
+func TestProbeGuardTripsInTheGraceOfAFailingStep(t *testing.T) {
+	// Step 1 ended with slow shadow requests and waits for its grace period to be judged when
+	// the guard rails trip in step 2: both fail, and the verdict names step 1, the first.
+	slos, _ := stats.ParseSLOs("time_to_first_token:100")
+	p := newProbe(HeadroomConfig{Start: 1, Step: 1, Max: 3, StepDuration: time.Second, SLOs: slos, Attainment: 0.9, MinLive: 2})
+	t0 := time.Now()
+	p.rate(t0)
+	p.observe(rec(record.ClassShadow, t0, 500))
+	if r, _ := p.rate(t0.Add(time.Second)); r != 2 {
+		t.Fatalf("rate %v after the first step, want 2", r)
+	}
+	p.guardTripped("live_ttft_p99 900ms > 500ms")
+	h := p.report(t0.Add(1200 * time.Millisecond))
+	if len(h.Steps) != 2 || h.Steps[0].Verdict != "fail" || !strings.Contains(h.Steps[0].Reason, "shadow requests met the SLO 0.0%") ||
+		h.Steps[1].Verdict != "fail" || !strings.Contains(h.Steps[1].Reason, "guard rails") {
+		t.Fatalf("steps %+v", h.Steps)
+	}
+	if !strings.HasPrefix(h.Verdict, "step at 1 req/s failed: shadow requests") || h.HeadroomRequestsPerSec != 0 {
+		t.Fatalf("verdict %q, headroom %v", h.Verdict, h.HeadroomRequestsPerSec)
+	}
+}
