@@ -31,7 +31,7 @@ import (
 //     anchor S.
 //  2. Live traffic alone: one 64-token stream every 1/λ s (λ = S/5, 1-4 req/s, open loop); the
 //     guard rails' live TTFT p99 over their window is the baseline B. The TTFT limit is
-//     L = max(300 ms, 4 B).
+//     L = max(500 ms, 4 B) (a stall of this shared machine alone must not reach it).
 //  3. Guard rails: Poisson shadow load at 3 S (in flight bounded so that a full queue holds
 //     about 4 L of work) must raise live TTFT past L, the guard must pause it for
 //     live_ttft_p99 with a p99 above 2 B, and live TTFT must then fall back under L while the
@@ -70,7 +70,7 @@ func TestShadowAgainstOllama(t *testing.T) {
 	if base == nil || base.LiveRequests < int64(x.minRequests) {
 		t.Fatalf("too little live traffic in the guard's window to judge: %+v", base)
 	}
-	limit := max(300*time.Millisecond, time.Duration(4*base.LiveTTFTP99Ms*float64(time.Millisecond))).Round(time.Millisecond)
+	limit := max(500*time.Millisecond, time.Duration(4*base.LiveTTFTP99Ms*float64(time.Millisecond))).Round(time.Millisecond)
 	inFlight := min(max(slots+int(math.Ceil(4*limit.Seconds()*sat)), 16), 256)
 	t.Logf("live alone at %.2f req/s: TTFT p99 B %.1f ms over %d requests; limit L %v; shadow in flight ≤ %d",
 		liveRate, base.LiveTTFTP99Ms, base.LiveRequests, limit, inFlight)
