@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/h1client"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -64,7 +65,11 @@ type execResult struct {
 	lines    int
 }
 
-func (s *execSpec) transport() *http.Transport {
+// transport is the generator's HTTP client transport: plain-HTTP/1.1 requests go through
+// h1client, which does each exchange on the sending goroutine over a pool of kept-alive
+// connections (net/http's Transport costs the generator about twice as much per request: see
+// the package doc); https and anything else go through net/http's Transport.
+func (s *execSpec) transport() *h1client.Transport {
 	// Keep every connection for reuse, as vegeta does (its default is 10,000): an open loop that
 	// falls behind has many requests in flight, and a capped idle pool then closes connections
 	// only to dial new ones, which costs more than the requests and collapses the rate.
@@ -75,15 +80,21 @@ func (s *execSpec) transport() *http.Transport {
 	if s.maxBody > 0 {
 		wbuf = min(max(s.maxBody+1<<10, 4<<10), 64<<10)
 	}
-	return &http.Transport{
-		Proxy:               nil, // a benchmark measures the server, never a proxy from the environment
-		MaxIdleConns:        idle,
-		MaxIdleConnsPerHost: idle,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
-		WriteBufferSize:     wbuf,
-		ReadBufferSize:      16 << 10,
+	return &h1client.Transport{
+		MaxIdlePerHost:  idle,
+		IdleTimeout:     90 * time.Second,
+		WriteBufferSize: wbuf,
+		ReadBufferSize:  16 << 10,
+		Fallback: &http.Transport{
+			Proxy:               nil, // a benchmark measures the server, never a proxy from the environment
+			MaxIdleConns:        idle,
+			MaxIdleConnsPerHost: idle,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+			WriteBufferSize:     wbuf,
+			ReadBufferSize:      16 << 10,
+		},
 	}
 }
 
@@ -95,7 +106,7 @@ func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, er
 		return res, fmt.Errorf("creating the artifact folder: %w", err)
 	}
 	base := s.transport()
-	defer base.CloseIdleConnections()
+	defer base.Close()
 	api, err := startBenchAPI(s.apiListen, s.label, s.stderr)
 	if err != nil {
 		return res, err
