@@ -2,12 +2,13 @@ package commands
 
 import (
 	"bufio"
-	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -87,10 +88,14 @@ type collector struct {
 
 	mu      sync.Mutex
 	pending map[int]*joined
-	w       *bufio.Writer // nil: nothing is written (warmup)
-	enc     *json.Encoder
-	werr    error
-	lines   int
+
+	// wmu serializes writing the lines, which happens outside mu: encoding a line takes
+	// microseconds, and the senders' begin and done calls must not wait for it.
+	wmu   sync.Mutex
+	w     *bufio.Writer // nil: nothing is written (warmup)
+	enc   *json.Encoder
+	werr  error
+	lines int
 
 	effective, lag, wait *stats.Hist
 	late, cancelled      int64
@@ -155,36 +160,46 @@ func (c *collector) Consume(r *record.Record) {
 	if err != nil || !strings.HasPrefix(r.RequestID, c.prefix) {
 		return
 	}
+	var line *exportLine
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	j := c.entry(n)
 	j.rec = r
 	if j.out != nil {
-		c.emit(n, j)
+		line = c.emit(n, j)
 	}
+	c.mu.Unlock()
+	c.write(line)
 }
 
 // done takes a finished request's stamps from the load generator.
 func (c *collector) done(out loadgen.Outcome) {
+	var line *exportLine
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	j := c.entry(out.N)
 	j.out = &out
 	if j.rec != nil {
-		c.emit(out.N, j)
+		line = c.emit(out.N, j)
 	}
+	c.mu.Unlock()
+	c.write(line)
 }
 
 // flush writes the requests still waiting for their other half: requests that could not be
 // built, records the pipeline dropped. Call it after the tap is flushed.
 func (c *collector) flush() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	var lines []*exportLine
 	for n, j := range c.pending {
 		if j.out != nil {
-			c.emit(n, j)
+			lines = append(lines, c.emit(n, j))
 		}
 	}
+	c.mu.Unlock()
+	for _, line := range lines {
+		c.write(line)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	if c.w != nil {
 		if err := c.w.Flush(); err != nil && c.werr == nil {
 			c.werr = err
@@ -193,8 +208,24 @@ func (c *collector) flush() error {
 	return c.werr
 }
 
-// emit writes one request; c.mu is held.
-func (c *collector) emit(n int, j *joined) {
+// write encodes one line of profile_export.jsonl; nil writes nothing.
+func (c *collector) write(line *exportLine) {
+	if line == nil {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.enc != nil && c.werr == nil {
+		if err := c.enc.Encode(line); err != nil {
+			c.werr = err
+		}
+		c.lines++
+	}
+}
+
+// emit accounts for one finished request and returns its export line, nil when lines are
+// not written; c.mu is held.
+func (c *collector) emit(n int, j *joined) *exportLine {
 	delete(c.pending, n)
 	out := j.out
 	now := time.Now()
@@ -217,7 +248,7 @@ func (c *collector) emit(n int, j *joined) {
 	} else {
 		c.failed++
 	}
-	line := exportLine{
+	line := &exportLine{
 		Record: rec, N: n, ScheduleLagMs: record.Ms(out.Lag()), QueueWaitMs: record.Ms(out.QueueWait()),
 		EffectiveLatencyMs: eff,
 	}
@@ -242,11 +273,9 @@ func (c *collector) emit(n int, j *joined) {
 	if !rec.Start.IsZero() {
 		line.Metadata.RequestEndNs = rec.Start.Add(time.Duration(rec.DurationMs * float64(time.Millisecond))).UnixNano()
 	}
-	line.Metrics = metricsOf(rec, eff)
-	if c.enc != nil && c.werr == nil {
-		if err := c.enc.Encode(line); err != nil {
-			c.werr = err
-		}
-		c.lines++
+	if c.w == nil {
+		return nil
 	}
+	line.Metrics = metricsOf(rec, eff)
+	return line
 }
