@@ -33,10 +33,28 @@ func TestExportLinesEncodeAsEncodingJSON(t *testing.T) {
 			ScheduleLagMs: 0.020432, QueueWaitMs: 3e-9, EffectiveLatencyMs: 46.110559, WasCancelled: i == 1,
 			SendError: "\u007f<>&", Metadata: exportMeta{XRequestID: rec.RequestID, RequestStartNs: start.UnixNano(),
 				BenchmarkPhase: "profiling"}}
-		line.Metrics = metricsOf(rec, 46.110559)
+		line.Metrics.fill(rec, 46.110559)
 		want, err := stdjson.Marshal(line)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The metrics object is what AIPerf writes, a map of tag to {value, unit}: the struct
+		// must encode as that map does (keys sorted, absent ones left out).
+		var parsed struct {
+			Metrics stdjson.RawMessage `json:"metrics"`
+		}
+		if err := stdjson.Unmarshal(want, &parsed); err != nil {
+			t.Fatal(err)
+		}
+		var asMap map[string]valueUnit
+		if err := stdjson.Unmarshal(parsed.Metrics, &asMap); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := stdjson.Marshal(asMap); string(again) != string(parsed.Metrics) {
+			t.Errorf("line %d: metrics %s, as a map %s", i, parsed.Metrics, again)
+		}
+		if wantKeys := []int{8, 1, 3}[i]; len(asMap) != wantKeys {
+			t.Errorf("line %d: metrics %s: want %d of them", i, parsed.Metrics, wantKeys)
 		}
 		got, err := json.Marshal(line)
 		if err != nil {
