@@ -2,11 +2,11 @@ package mockllm
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	json "github.com/goccy/go-json"
 	"github.com/tiktoken-go/tokenizer"
 )
 
