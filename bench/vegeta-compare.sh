@@ -7,7 +7,9 @@
 # AIPerf's and llmtap's "request_throughput"), so a generator that falls behind and catches
 # up late is not credited with the requested rate. A rate is sustained when the achieved rate
 # is ≥ 99% of the requested one and ≥ 99% of the requests succeed, and every lower rate was
-# sustained too (no collapse). llmtap's schedule lag p99 and CPU use are shown beside it.
+# sustained too (no collapse). llmtap's schedule lag p99 and CPU use are shown beside it. The
+# mock serves with --lean-http (its lean HTTP/1.1 server), so that the upstream both tools share
+# takes as little of the machine as it can.
 #
 #   bench/vegeta-compare.sh                       # rates 2000 5000 7500 10000, 5 s each
 #   RATES="1000 3000" DURATION=3 bench/vegeta-compare.sh
@@ -35,7 +37,7 @@ cleanup() { [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; wait 2>/dev/null
 trap cleanup EXIT
 if [ -n "${LLMTAP_BIN:-}" ]; then cp "$LLMTAP_BIN" "$work/llmtap"; else go build -o "$work/llmtap" ./cmd/llmtap; fi
 
-$PIN "$work/llmtap" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx 2>"$work/mock.log" &
+$PIN "$work/llmtap" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx --lean-http 2>"$work/mock.log" &
 mock_pid=$!
 for _ in $(seq 50); do
   if command -v curl >/dev/null; then curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; fi

@@ -174,6 +174,14 @@ type Config struct {
 	// EventLogPath, when set and EventLog is nil, is a file that New
 	// creates (mode 0600, appending) and uses as EventLog; Close closes it.
 	EventLogPath string
+
+	// LeanHTTP serves HTTP/1.1 with internal/h1server instead of net/http's
+	// Server, which costs about half the CPU per small request: for
+	// benchmarks where the mock shares a few cores with the load generator
+	// or proxy being measured. A client that disconnects is noticed at the
+	// next write rather than at once; h2c clients (prior knowledge) are
+	// still served, by golang.org/x/net/http2. Default false (net/http).
+	LeanHTTP bool
 }
 
 // DefaultConfig returns the settings `llmtap mock` starts with: those of

@@ -8,6 +8,10 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/llmtap/llmtap/internal/h1server"
 )
 
 // shutdownGrace is how long a stop waits for connections to close after
@@ -31,6 +35,9 @@ func (s *Server) Start(addr string) (url string, stop func() error, err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("mockllm: listening on %s: %w", addr, err)
 	}
+	if s.cfg.LeanHTTP {
+		return s.startLean(ln)
+	}
 	hs, cancel := s.httpServer()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -53,6 +60,32 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	}
 	<-ctx.Done()
 	return stop()
+}
+
+// startLean serves s on ln with h1server (Config.LeanHTTP), h2c connections handed to
+// golang.org/x/net/http2.
+func (s *Server) startLean(ln net.Listener) (url string, stop func() error, err error) {
+	base, cancel := context.WithCancel(context.Background())
+	h2 := &http2.Server{}
+	ls := &h1server.Server{Handler: s, BaseContext: base, Fallback: func(c net.Conn) {
+		h2.ServeConn(c, &http2.ServeConnOpts{Context: base, Handler: s})
+	}}
+	served := make(chan error, 1)
+	go func() { served <- ls.Serve(ln) }()
+	var once sync.Once
+	var stopErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			ls.Close()
+			if serr := <-served; !errors.Is(serr, h1server.ErrServerClosed) {
+				stopErr = fmt.Errorf("mockllm: stopping: %w", serr)
+			}
+			s.active.Wait()
+		})
+		return stopErr
+	}
+	return "http://" + ln.Addr().String(), stop, nil
 }
 
 // httpServer builds the http.Server: HTTP/1.1 and h2c through the standard

@@ -2,6 +2,7 @@ package mockllm
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +12,13 @@ import (
 )
 
 func TestStartServesHTTP1AndH2C(t *testing.T) {
-	s, err := New(Config{LogEvents: true})
+	for _, lean := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lean=%v", lean), func(t *testing.T) { testStartServes(t, lean) })
+	}
+}
+
+func testStartServes(t *testing.T, lean bool) {
+	s, err := New(Config{LogEvents: true, LeanHTTP: lean})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +73,13 @@ func TestStartServesHTTP1AndH2C(t *testing.T) {
 // TestStopEndsStreams checks stop does not wait for a long stream: it
 // cancels it and joins its handler.
 func TestStopEndsStreams(t *testing.T) {
-	s, err := New(Config{ITL: 50 * time.Millisecond})
+	for _, lean := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lean=%v", lean), func(t *testing.T) { testStopEndsStreams(t, lean) })
+	}
+}
+
+func testStopEndsStreams(t *testing.T, lean bool) {
+	s, err := New(Config{ITL: 50 * time.Millisecond, LeanHTTP: lean})
 	if err != nil {
 		t.Fatal(err)
 	}
