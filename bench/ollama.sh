@@ -4,7 +4,8 @@
 #   bench/ollama.sh --install-only   install ollama v0.6.5 into $(go env GOPATH)/bin unless it is
 #                                    there already (cgo: needs gcc and g++; about 3-5 min on 2 cores)
 #   bench/ollama.sh start DIR        install if needed, serve on a free 127.0.0.1 port with HOME and
-#                                    OLLAMA_MODELS under DIR, create the model stories260k; prints
+#                                    OLLAMA_MODELS under DIR, create the models stories260k and
+#                                    stories260k-1t (one thread, for load tests); prints
 #                                    OLLAMA_HOST=127.0.0.1:PORT and writes DIR/pid, DIR/host
 #   bench/ollama.sh stop DIR         stop the server started in DIR (by its PID)
 #
@@ -76,13 +77,18 @@ start() {
     fi
     echo "ollama.sh: ollama serve did not answer on $host:" >&2; cat "$dir/serve.log" >&2; stop "$dir"; exit 1
   done
-  # num_thread 1: Ollama gives llama.cpp one thread per physical core by default, and its
-  # threads spin at a barrier after every graph op; on 2 cores shared with the test process
-  # (Caddy, the clients) one preempted thread stalls the other, and throughput fell from
-  # ~5 to 0 streams/s with one busy-looping process beside it. One thread has no barrier and
-  # serves ~20 streams/s of 64 tokens on this 292 K-parameter model, steadily under load.
-  printf 'FROM %s\nPARAMETER num_ctx 512\nPARAMETER num_thread 1\n' "$(realpath "$model")" >"$dir/Modelfile"
+  printf 'FROM %s\nPARAMETER num_ctx 512\n' "$(realpath "$model")" >"$dir/Modelfile"
   "$bin" create stories260k -f "$dir/Modelfile" >"$dir/create.log" 2>&1 || {
+    echo "ollama.sh: creating the model failed:" >&2; cat "$dir/create.log" >&2; stop "$dir"; exit 1; }
+  # stories260k-1t: the same weights on one llama.cpp thread, for load tests. By default Ollama
+  # gives llama.cpp one thread per physical core (2 here), and those threads synchronise after
+  # every graph op: on 2 cores shared with the test process one preempted thread stalls the
+  # other, and 64-token streams/s fell from ~5 to 0 with one busy-looping process beside it.
+  # One thread serves ~20 streams/s, 16-21 with two busy loops beside it. (stories260k keeps the
+  # default: its 64 tokens take 70-250 ms, which the timing checks of e2e/ollama_test.go need
+  # to tell a buffered stream from a stall; on one thread they take ~40 ms.)
+  printf 'FROM %s\nPARAMETER num_ctx 512\nPARAMETER num_thread 1\n' "$(realpath "$model")" >"$dir/Modelfile-1t"
+  "$bin" create stories260k-1t -f "$dir/Modelfile-1t" >>"$dir/create.log" 2>&1 || {
     echo "ollama.sh: creating the model failed:" >&2; cat "$dir/create.log" >&2; stop "$dir"; exit 1; }
   echo "OLLAMA_HOST=$host"
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,10 +22,24 @@ import (
 	"github.com/llmtap/llmtap/shadow/inproc"
 )
 
+// loadModel is stories260K on one llama.cpp thread (bench/ollama.sh says why).
+const loadModel = "stories260k-1t"
+
+// loadBody is a 64-token chat stream asking for usage, like the other e2e tests', for loadModel.
+var loadBody = func() []byte {
+	var m map[string]any
+	if err := json.Unmarshal(chatBody(true, true), &m); err != nil {
+		panic(err)
+	}
+	m["model"] = loadModel
+	b, _ := json.Marshal(m)
+	return b
+}()
+
 // TestShadowAgainstOllama runs shadow load inside Caddy in front of the real Ollama (four
-// parallel slots, one llama.cpp thread: see bench/ollama.sh) beside live traffic, and judges
-// everything against figures it measures itself in the same run, since this machine's speed
-// is not fixed:
+// parallel slots, the model on one llama.cpp thread: see bench/ollama.sh) beside live
+// traffic, and judges everything against figures it measures itself in the same run, since
+// this machine's speed is not fixed:
 //
 //  1. Saturation: closed-loop clients (twice Ollama's slots) send 64-token chat streams through
 //     the llmtap site; the median of three windows of completed streams per second is the
@@ -87,7 +102,7 @@ func TestShadowAgainstOllama(t *testing.T) {
 			extra max_tokens:64
 			max_in_flight %d
 			stopped
-		}`, x.site, model, shadowRate, inFlight))
+		}`, x.site, loadModel, shadowRate, inFlight))
 	if g := x.status(t).Guard; g == nil || g.Tripped {
 		t.Fatalf("the guard is tripped before any shadow load: %+v", g)
 	}
@@ -139,7 +154,7 @@ func TestShadowAgainstOllama(t *testing.T) {
 				attainment 0.9
 				min_live 3
 			}
-		}`, x.site, model, inFlight, step, step, math.Ceil(3*sat/step)*step, limit.Milliseconds()))
+		}`, x.site, loadModel, inFlight, step, step, math.Ceil(3*sat/step)*step, limit.Milliseconds()))
 	var h inproc.HeadroomReport
 	x.waitFor(t, 100*time.Second, "the headroom probe to finish", func() bool {
 		x.get(t, "/llmtap/shadow/probe/headroom", &h)
@@ -247,7 +262,7 @@ func (x *shadowOllama) load(t *testing.T, limit, cooldown time.Duration, shadow 
 
 // stream sends one 64-token chat stream through the site and reads it to the end.
 func (x *shadowOllama) stream(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.site+"/v1/chat/completions", strings.NewReader(string(chatBody(true, true))))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, x.site+"/v1/chat/completions", bytes.NewReader(loadBody))
 	if err != nil {
 		return err
 	}
