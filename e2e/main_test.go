@@ -120,7 +120,7 @@ func startServers(dir, ollamaHost string) (stop func(), err error) {
 	target, _ := url.Parse("http://" + ollamaHost)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
-	env.ollamaTee = tee.New(rp)
+	env.ollamaTee = tee.New(bufferBody(rp))
 	ollamaTeeAddr, s, err := serve(env.ollamaTee)
 	if err != nil {
 		return stop, err
@@ -188,6 +188,27 @@ http://%s {
 	env.config = cfgJSON
 	env.plain, env.inject, env.anthropic = "http://"+addrs[1], "http://"+addrs[2], "http://"+addrs[3]
 	return stop, nil
+}
+
+// bufferBody reads each request's body in full before next handles it. Go's HTTP/1 server
+// drains and closes a request body when the handler starts its response, and a Transport
+// that has sent the declared length still reads the body once more to check for extra
+// bytes: when Ollama answered before that read, it failed ("invalid Read on closed Body")
+// and the Transport closed its connection, cutting httputil.ReverseProxy's stream
+// mid-body (golang/go#40747). Seen here about once in 40 streams under -race on a loaded
+// machine once Ollama ran with one thread and answered in ~5 ms.
+func bufferBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // serve serves h on a loopback port and returns its address and what stops it.
