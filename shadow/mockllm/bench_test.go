@@ -100,3 +100,47 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *discardWriter) WriteHeader(int)             {}
 func (w *discardWriter) Flush()                      {}
+
+// BenchmarkUnaryServers compares the two servers the mock can run on (Config.LeanHTTP) under
+// the same client: run with -cpu 1 so that ns/op is the CPU time of one exchange, client and
+// server together, in one process.
+func BenchmarkUnaryServers(b *testing.B) {
+	for _, lean := range []bool{false, true} {
+		name := "net-http"
+		if lean {
+			name = "lean-http"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := New(Config{PromptCounter: "approx", LeanHTTP: lean})
+			url, stop, err := s.Start("")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer stop()
+			tr := &http.Transport{MaxIdleConnsPerHost: 64}
+			defer tr.CloseIdleConnections()
+			b.ReportAllocs()
+			b.SetParallelism(4)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := tr.RoundTrip(mustRequest(url+chatPath, benchUnaryBody))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		})
+	}
+}
+
+func mustRequest(url, body string) *http.Request {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
