@@ -57,6 +57,7 @@ type scenario struct {
 }
 
 type options struct {
+	mockNetHTTP  bool
 	bin          string
 	reps         int
 	duration     time.Duration
@@ -96,6 +97,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile", "", "after the runs, take CPU and allocation profiles of each proxy under stream-sat load into this folder")
 	flag.DurationVar(&o.profileTime, "profile-time", 8*time.Second, "length of the CPU profile")
 	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
+	flag.BoolVar(&o.mockNetHTTP, "mock-net-http", false, "serve the mock upstreams with net/http's server instead of the mock's lean HTTP/1.1 server (--lean-http)")
 	flag.IntVar(&o.portBase, "port-base", 19100, "first of the loopback ports used (about 100 above it)")
 	flag.Parse()
 

@@ -13,9 +13,12 @@ import (
 // upstreams are the mock servers every scenario draws on: no delays (saturation), the realistic
 // 20 ms TTFT / 5 ms ITL, and one that holds its streams (TTFT of minutes) for the memory
 // scenario. No role chunk, so the first body byte is the first token; prompts counted by the
-// free approximation, so the mock spends nothing on a tokenizer.
-func upstreams(portBase, tokens int) []upstream {
-	common := []string{"--output-tokens", fmt.Sprint(tokens), "--role-chunk=false", "--prompt-counter", "approx", "--seed", "1"}
+// free approximation, so the mock spends nothing on a tokenizer; served by the mock's lean
+// HTTP/1.1 server unless netHTTP, so that the upstream takes as little of the shared cores as
+// it can.
+func upstreams(portBase, tokens int, netHTTP bool) []upstream {
+	common := []string{"--output-tokens", fmt.Sprint(tokens), "--role-chunk=false", "--prompt-counter", "approx", "--seed", "1",
+		fmt.Sprintf("--lean-http=%v", !netHTTP)}
 	mk := func(name string, port int, extra ...string) upstream {
 		return upstream{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), args: append(slices.Clone(common), extra...)}
 	}
@@ -71,7 +74,7 @@ func run(ctx context.Context, o options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b := &bench{o: o, dir: dir, ups: upstreams(o.portBase, o.tokens), proxies: map[string]*proxy{}, clients: map[string]*http.Client{}}
+	b := &bench{o: o, dir: dir, ups: upstreams(o.portBase, o.tokens, o.mockNetHTTP), proxies: map[string]*proxy{}, clients: map[string]*http.Client{}}
 	defer b.close()
 	for _, u := range b.ups {
 		m, err := startMock(o.bin, u)
