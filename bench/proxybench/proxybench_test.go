@@ -109,3 +109,27 @@ func TestProcReaders(t *testing.T) {
 		t.Errorf("rssBytes(self) = %d, %v; a Go test binary holds more than 1 MiB", rss, err)
 	}
 }
+
+func TestPooledTTFTTakesEveryRepetition(t *testing.T) {
+	run := func(ms ...int) measurement {
+		var m measurement
+		for _, v := range ms {
+			m.ttfts = append(m.ttfts, time.Duration(v)*time.Millisecond)
+		}
+		return m
+	}
+	r := &report{runs: map[string]map[string][]measurement{"s": {
+		// The slow tail sits in one repetition: a per-repetition p99 sees it once, the pooled
+		// percentile weighs it against every stream.
+		"caddy": {run(1, 2, 3, 4), run(5, 6, 7, 100)},
+	}}}
+	if got := r.pooledTTFT("s", "caddy", 50); got != 4 {
+		t.Errorf("pooled p50 %v ms, want 4", got)
+	}
+	if got := r.pooledTTFT("s", "caddy", 99); got != 100 {
+		t.Errorf("pooled p99 %v ms, want 100", got)
+	}
+	if got := r.pooledTTFT("s", "llmtap", 50); !math.IsNaN(got) {
+		t.Errorf("a variant that did not run: %v, want NaN", got)
+	}
+}
