@@ -56,7 +56,8 @@ var loadBody = func() []byte {
 //     rate must lie between 0.25 and 1.3 times the saturation (the lower of S and a second
 //     measurement after the probe for the lower bound, the higher for the upper): a step
 //     above the capacity left fails, its queue growing without bound; the lower bound allows
-//     for steps below it failing on Poisson bursts and for the machine's speed changing.
+//     for steps below it failing on Poisson bursts and stalls of this shared machine (it asks
+//     little more than that the first step, S/6 + λ ≈ 0.37 S, passed).
 //
 // The shadow requests are shaped like the live ones (a 4-word prompt, 64 tokens): with 32-word
 // prompts Ollama saturated at 12-13 streams/s instead of 20, and the headroom came out at 0.38
