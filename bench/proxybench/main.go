@@ -25,16 +25,18 @@ import (
 )
 
 // variant is one way of reaching the mock: directly, or through a proxy whose site block holds
-// snippet before reverse_proxy.
+// snippet before reverse_proxy and whose global options hold global ({site:NAME} there is the
+// address of the proxy's site in front of upstream NAME).
 type variant struct {
 	name    string
 	snippet string
+	global  string
 }
 
 // builtinVariants are the configurations the bench knows by name: plain Caddy, llmtap
 // measuring, and llmtap also recording (records only; records and trace, the default; and
-// request payloads as well). -variant adds any other, such as shadow load at a fixed rate
-// beside the measured traffic once its directive exists.
+// request payloads as well), and llmtap measuring with shadow load at a fixed rate beside the
+// measured traffic. -variant adds any other.
 var builtinVariants = []variant{
 	{name: "direct"},
 	{name: "caddy"},
@@ -45,7 +47,24 @@ var builtinVariants = []variant{
 	{name: "llmtap-records", snippet: "llmtap {\n\t\trecord {dir}/rec {\n\t\t\tfiles records\n\t\t}\n\t}"},
 	{name: "llmtap-trace", snippet: "llmtap {\n\t\trecord {dir}/rec\n\t}"},
 	{name: "llmtap-payloads", snippet: "llmtap {\n\t\trecord {dir}/rec {\n\t\t\tpayloads\n\t\t}\n\t}"},
+	// Shadow load from inside the proxy, beside whatever the scenario sends: 20 streams/s of
+	// 128 tokens, constant arrivals, through the site in front of the 20 ms / 5 ms upstream
+	// (2,560 events/s more through the proxy, measured as class shadow).
+	{name: "llmtap-shadow", snippet: "llmtap", global: shadowGlobal},
 }
+
+const shadowGlobal = `llmtap {
+		shadow beside {
+			url http://{site:real}/v1/chat/completions
+			model mock-model
+			rate 20
+			arrival constant
+			isl 32
+			osl 128
+			streaming on
+			max_in_flight 256
+		}
+	}`
 
 // scenario is one kind of load.
 type scenario struct {
@@ -87,7 +106,7 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 5, "repetitions of each scenario per variant")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of one run (requests in flight at the end complete and count)")
 	flag.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "warm-up run per scenario and variant before the measured repetitions")
-	flag.StringVar(&variants, "variants", "direct,caddy,llmtap", "variants to compare, in order: direct, caddy, llmtap, llmtap-timing-only, llmtap-records, llmtap-trace, llmtap-payloads, or a -variant name")
+	flag.StringVar(&variants, "variants", "direct,caddy,llmtap", "variants to compare, in order: direct, caddy, llmtap, llmtap-timing-only, llmtap-records, llmtap-trace, llmtap-payloads, llmtap-shadow, or a -variant name")
 	flag.Var(&o.extraVariant, "variant", "extra variant as name=snippet: the Caddyfile lines put before reverse_proxy ({dir} is the variant's folder); repeatable")
 	flag.StringVar(&scenarios, "scenarios", "stream-sat,stream-64,stream-256,unary-sat,idle", "scenarios to run")
 	flag.IntVar(&o.satConc, "sat-conc", 64, "concurrent requests of the saturation scenarios")

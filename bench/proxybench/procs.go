@@ -115,7 +115,15 @@ type proxy struct {
 // of the variant's own, for recordings.
 func caddyfile(v variant, dir, admin string, sites map[string]string, ups []upstream) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "{\n\tadmin %s\n\tauto_https off\n\tpersist_config off\n\tlog default {\n\t\tlevel WARN\n\t}\n}\n", admin)
+	fmt.Fprintf(&b, "{\n\tadmin %s\n\tauto_https off\n\tpersist_config off\n\tlog default {\n\t\tlevel WARN\n\t}\n", admin)
+	if v.global != "" {
+		g := v.global
+		for name, addr := range sites {
+			g = strings.ReplaceAll(g, "{site:"+name+"}", addr)
+		}
+		b.WriteString("\t" + g + "\n")
+	}
+	b.WriteString("}\n")
 	for _, u := range ups {
 		fmt.Fprintf(&b, "\nhttp://%s {\n", sites[u.name])
 		if v.snippet != "" {

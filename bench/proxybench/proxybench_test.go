@@ -3,9 +3,15 @@ package main
 import (
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
+	_ "github.com/llmtap/llmtap/caddyfile" // the llmtap directive and global option
 )
 
 func TestCountEvents(t *testing.T) {
@@ -131,5 +137,27 @@ func TestPooledTTFTTakesEveryRepetition(t *testing.T) {
 	}
 	if got := r.pooledTTFT("s", "llmtap", 50); !math.IsNaN(got) {
 		t.Errorf("a variant that did not run: %v, want NaN", got)
+	}
+}
+
+// TestShadowVariantAdapts: the shadow variant's config names the real upstream's site and is a
+// Caddyfile that Caddy, with llmtap's modules, adapts without error or warning.
+func TestShadowVariantAdapts(t *testing.T) {
+	ups := []upstream{{name: "fast", addr: "127.0.0.1:1"}, {name: "real", addr: "127.0.0.1:2"}}
+	sites := map[string]string{"fast": "127.0.0.1:11", "real": "127.0.0.1:12"}
+	i := slices.IndexFunc(builtinVariants, func(v variant) bool { return v.name == "llmtap-shadow" })
+	if i < 0 {
+		t.Fatal("no llmtap-shadow variant")
+	}
+	cf := caddyfile(builtinVariants[i], "/d", "127.0.0.1:19", sites, ups)
+	if !strings.Contains(cf, "url http://127.0.0.1:12/v1/chat/completions\n") || strings.Contains(cf, "{site:") {
+		t.Fatalf("the shadow load does not target the real upstream's site:\n%s", cf)
+	}
+	js, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "Caddyfile"})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("adapting: %v %v\n%s", err, warnings, cf)
+	}
+	if !strings.Contains(string(js), `"rate":20`) {
+		t.Errorf("no shadow rate in the adapted config: %s", js)
 	}
 }
