@@ -11,21 +11,11 @@
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 RATE=${RATE:-5000} DUR=${DUR:-4} ROUNDS=${ROUNDS:-3} PORT=${PORT:-18432} OLD=${OLD:-}
-VEGETA=${VEGETA:-$(command -v vegeta || true)}
-if [ -z "$VEGETA" ]; then
-  VEGETA="$(go env GOPATH)/bin/vegeta"
-  [ -x "$VEGETA" ] || go install github.com/tsenart/vegeta/v12@latest
-fi
-work=$(mktemp -d)
-mp=""
-cleanup() { [ -n "$mp" ] && kill "$mp" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-NEW=${LLMTAP_BIN:-}
-if [ -z "$NEW" ]; then NEW="$work/llmtap"; go build -o "$NEW" ./cmd/llmtap; fi
+# shellcheck source=bench/vegeta-common.sh
+. bench/vegeta-common.sh
+start_mock "$PORT"
+NEW=$work/llmtap
 printf '%s' '{"model":"mock-model","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4,"stream":false}' >"$work/body.json"
-"$NEW" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx --lean-http 2>/dev/null &
-mp=$!
-sleep 1
 n=$((RATE * DUR))
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); $RATE req/s for $DUR s, $ROUNDS rounds"
 line() { awk -v n="$n" -v tool="$1" -v thr="$4" '{printf "%-8s %7.1f µs/request (user %s s, sys %s s), achieved %.1f req/s\n", tool, ($1+$2)*1e6/n, $1, $2, thr}' <<<"$2 $3"; }
@@ -39,8 +29,8 @@ for _ in $(seq "$ROUNDS"); do
     bin=$NEW; [ "$v" = old ] && bin=$OLD
     /usr/bin/time -o "$work/time" -f "%U %S" "$bin" bench --url "http://127.0.0.1:$PORT" --model mock-model \
       --streaming=false --request-rate "$RATE" --arrival-pattern constant --benchmark-duration "$DUR" \
-      --isl 4 --osl 4 --artifact-dir "$work/$v" >/dev/null 2>"$work/$v.err"
+      --isl 4 --osl 4 --artifact-dir "$work/out-$v" >/dev/null 2>"$work/$v.err"
     read -r u s <"$work/time"
-    line "$v" "$u" "$s" "$(jq .request_throughput.avg "$work/$v/profile_export_aiperf.json")"
+    line "$v" "$u" "$s" "$(jq .request_throughput.avg "$work/out-$v/profile_export_aiperf.json")"
   done
 done

@@ -25,24 +25,9 @@ DURATION=${DURATION:-5}
 PORT=${PORT:-18431}
 command -v jq >/dev/null || { echo "jq is required"; exit 1; }
 
-VEGETA=${VEGETA:-$(command -v vegeta || true)}
-if [ -z "$VEGETA" ]; then
-  VEGETA="$(go env GOPATH)/bin/vegeta"
-  [ -x "$VEGETA" ] || go install github.com/tsenart/vegeta/v12@latest
-fi
-
-work=$(mktemp -d)
-mock_pid=""
-cleanup() { [ -n "$mock_pid" ] && kill "$mock_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-if [ -n "${LLMTAP_BIN:-}" ]; then cp "$LLMTAP_BIN" "$work/llmtap"; else go build -o "$work/llmtap" ./cmd/llmtap; fi
-
-$PIN "$work/llmtap" mock --listen "127.0.0.1:$PORT" --ttft 0 --itl 0 --prompt-counter approx --lean-http 2>"$work/mock.log" &
-mock_pid=$!
-for _ in $(seq 50); do
-  if command -v curl >/dev/null; then curl -fs "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; fi
-  sleep 0.1
-done
+# shellcheck source=bench/vegeta-common.sh
+. bench/vegeta-common.sh
+start_mock "$PORT"
 
 url="http://127.0.0.1:$PORT"
 body='{"model":"mock-model","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4,"stream":false}'
