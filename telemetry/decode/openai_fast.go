@@ -100,6 +100,9 @@ func (s *chatScan) scan(b []byte) bool {
 // streams to check it), for about the cost of comparing the two chunks.
 func (s *chatScan) rescan(b []byte) bool {
 	old := s.last
+	if s.rescanContent(b) {
+		return true
+	}
 	// The prefix up to "choices" is usually the same: one vectorised comparison skips it.
 	k := len(s.memo.prefix)
 	if k > len(old) || k > len(b) || string(old[:k]) != string(b[:k]) {
@@ -121,6 +124,32 @@ func (s *chatScan) rescan(b []byte) bool {
 		return false
 	}
 	s.shift(sp.off, delta)
+	*sp = ns
+	s.last = append(s.last[:0], b...)
+	s.rescans++
+	return true
+}
+
+// rescanContent is rescan for the usual case, checked first and directly: b differs from the
+// last chunk only inside the first choice's content. Instead of looking for where the chunks
+// differ, it checks that b has the last chunk's bytes up to that string's opening quote and
+// from its closing quote on, the new string scanning in between: the same condition rescan
+// derives, so the same exact result.
+func (s *chatScan) rescanContent(b []byte) bool {
+	old := s.last
+	if s.nchoices != 1 {
+		return false
+	}
+	sp := &s.choices[0].content
+	off, oldNext := int(sp.off), int(sp.end)+1
+	if off <= 0 || off > len(b) || string(b[:off]) != string(old[:off]) {
+		return false
+	}
+	ns, next, ok := scanString(b, off-1)
+	if !ok || len(b)-next != len(old)-oldNext || string(b[next:]) != string(old[oldNext:]) {
+		return false
+	}
+	s.shift(sp.off, int32(len(b)-len(old)))
 	*sp = ns
 	s.last = append(s.last[:0], b...)
 	s.rescans++
