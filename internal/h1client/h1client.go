@@ -6,8 +6,9 @@
 // hands the connection between three goroutines (the caller, the connection's writeLoop and
 // its readLoop) over channels, and when no idle connection is free at that instant it dials a
 // new one even if another is about to be returned. On a small machine at thousands of requests
-// per second those hand-offs and dials are most of a load generator's CPU (pprof of `llmtap
-// bench` at 5,000 req/s on 2 cores: a third of the profile), and an open-loop generator that
+// per second those hand-offs and dials are a large part of a load generator's CPU (pprof of
+// `llmtap bench` at 5,000 req/s on 2 cores: the dials, readLoop and writeLoop about half of the
+// profile, their system calls included), and an open-loop generator that
 // falls behind dials more, which makes it fall further behind. This transport does one write
 // and the reads of the response on the calling goroutine, reuses the most recently returned
 // connection first, and dials only when none is idle.
@@ -51,10 +52,8 @@ type Transport struct {
 	WriteBufferSize, ReadBufferSize int
 
 	mu     sync.Mutex
-	idle   map[string][]*conn // per host:port, most recently returned last
+	idle   map[string][]*conn // per host:port, most recently returned last; made by put
 	closed bool
-	dialer net.Dialer
-	once   sync.Once
 }
 
 // conn is one kept-alive connection and its buffers.
@@ -78,15 +77,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("h1client: cannot send %s %s: only plain http:// requests are handled here", req.Method, req.URL)
 	}
-	t.once.Do(t.init)
-	addr := hostPort(req)
 	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	addr := hostPort(req)
 	for attempt := 0; ; attempt++ {
 		c, err := t.get(ctx, addr)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := c.exchange(req)
+		resp, stale, err := c.exchange(req)
 		if err == nil {
 			return resp, nil
 		}
@@ -94,31 +95,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A kept-alive connection the server had closed fails before a byte of the response
 		// arrives; the request is then sent again on a fresh one, as net/http does, when its
 		// body can be read again.
-		var stale staleError
-		if !errors.As(err, &stale) || attempt > 0 || ctx.Err() != nil {
-			return nil, unwrapStale(err)
+		if !stale || attempt > 0 || ctx.Err() != nil {
+			return nil, err
 		}
 		if req.Body != nil && req.Body != http.NoBody {
 			if req.GetBody == nil {
-				return nil, unwrapStale(err)
+				return nil, err
 			}
 			body, gerr := req.GetBody()
 			if gerr != nil {
-				return nil, unwrapStale(err)
+				return nil, err
 			}
 			req = req.Clone(ctx)
 			req.Body = body
 		}
-	}
-}
-
-func (t *Transport) init() {
-	if t.idle == nil {
-		t.idle = make(map[string][]*conn)
-	}
-	t.dialer.Timeout = t.DialTimeout
-	if t.dialer.Timeout == 0 {
-		t.dialer.Timeout = 30 * time.Second
 	}
 }
 
@@ -142,10 +132,16 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 		}
 		c.nc.Close() // idle too long: the server may have dropped it
 	}
-	t.idle[addr] = list
+	if t.idle != nil {
+		t.idle[addr] = list
+	}
 	t.mu.Unlock()
 
-	nc, err := t.dialer.DialContext(ctx, "tcp", addr)
+	d := net.Dialer{Timeout: t.DialTimeout}
+	if d.Timeout == 0 {
+		d.Timeout = 30 * time.Second
+	}
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +169,9 @@ func (t *Transport) put(c *conn) {
 		c.nc.Close()
 		return
 	}
+	if t.idle == nil {
+		t.idle = make(map[string][]*conn)
+	}
 	t.idle[c.addr] = append(t.idle[c.addr], c)
 	t.mu.Unlock()
 }
@@ -182,7 +181,7 @@ func (t *Transport) put(c *conn) {
 func (t *Transport) CloseIdleConnections() {
 	t.mu.Lock()
 	idle := t.idle
-	t.idle = make(map[string][]*conn)
+	t.idle = nil
 	t.mu.Unlock()
 	for _, list := range idle {
 		for _, c := range list {
@@ -203,66 +202,45 @@ func (t *Transport) Close() {
 	t.CloseIdleConnections()
 }
 
-// staleError marks a failure on a reused connection before any byte of the response: the
-// server had closed it, so the request may be sent again.
-type staleError struct{ err error }
-
-func (e staleError) Error() string { return e.err.Error() }
-func (e staleError) Unwrap() error { return e.err }
-
-func unwrapStale(err error) error {
-	var s staleError
-	if errors.As(err, &s) {
-		return s.err
-	}
-	return err
-}
-
 // aLongTimeAgo is a deadline in the past: setting it makes blocked reads and writes return.
 var aLongTimeAgo = time.Unix(1, 0)
 
 // exchange writes req and reads the response's head on this goroutine; the body is read by the
-// caller through the returned response.
-func (c *conn) exchange(req *http.Request) (*http.Response, error) {
+// caller through the returned response. On an error the caller closes the connection; stale
+// reports that the error came from a kept-alive connection the server had closed before any
+// byte of the response, so that the request may be sent again.
+func (c *conn) exchange(req *http.Request) (resp *http.Response, stale bool, err error) {
 	ctx := req.Context()
-	if err := ctx.Err(); err != nil {
-		c.put()
-		return nil, err
-	}
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
 		// A cancelled request unblocks whatever read or write it is in.
 		stop = context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
 	}
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error, stale bool) (*http.Response, bool, error) {
 		stop()
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, cerr
+			return nil, false, cerr
 		}
-		return nil, err
+		return nil, stale, err
 	}
 	if err := req.Write(c.bw); err != nil {
-		return fail(c.staleIf(err, true))
+		return fail(err, c.stale(err, true))
 	}
 	if err := c.bw.Flush(); err != nil {
-		return fail(c.staleIf(err, true))
+		return fail(err, c.stale(err, true))
 	}
 	// Nothing of the response yet: a kept-alive connection the server closed fails here.
 	if _, err := c.br.Peek(1); err != nil {
-		return fail(c.staleIf(err, false))
+		return fail(err, c.stale(err, false))
 	}
-	var resp *http.Response
 	for {
-		r, err := http.ReadResponse(c.br, req)
-		if err != nil {
-			return fail(err)
+		if resp, err = http.ReadResponse(c.br, req); err != nil {
+			return fail(err, false)
 		}
 		// 1xx informational responses (100 Continue, 103 Early Hints) precede the real one.
-		if r.StatusCode >= 100 && r.StatusCode < 200 && r.StatusCode != http.StatusSwitchingProtocols {
-			continue
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
 		}
-		resp = r
-		break
 	}
 	keep := !resp.Close && !req.Close && resp.StatusCode != http.StatusSwitchingProtocols
 	if resp.Body == http.NoBody {
@@ -272,23 +250,17 @@ func (c *conn) exchange(req *http.Request) (*http.Response, error) {
 		} else {
 			c.close()
 		}
-		return resp, nil
+		return resp, false, nil
 	}
 	resp.Body = &body{rc: resp.Body, c: c, stop: stop, keep: keep}
-	return resp, nil
+	return resp, false, nil
 }
 
-// staleIf marks err as a stale-connection failure when the connection carried an exchange
-// before and the server had evidently closed it.
-func (c *conn) staleIf(err error, writing bool) error {
-	if !c.used {
-		return err
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		(!writing && errors.Is(err, io.ErrUnexpectedEOF)) {
-		return staleError{err}
-	}
-	return err
+// stale reports whether err, met while writing a request or waiting for its response's first
+// byte, says that the server had closed this kept-alive connection.
+func (c *conn) stale(err error, writing bool) bool {
+	return c.used && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		(!writing && errors.Is(err, io.ErrUnexpectedEOF)))
 }
 
 func (c *conn) put()   { c.t.put(c) }

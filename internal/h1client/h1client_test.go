@@ -353,3 +353,25 @@ func TestDialFailureIsReported(t *testing.T) {
 		t.Fatalf("got %v, want a dial error", err)
 	}
 }
+
+// TestCancelledBeforeSendingLeavesThePoolAlone: a request whose context is already done fails
+// with the context's error without touching the kept-alive connection, which the next request
+// reuses.
+func TestCancelledBeforeSendingLeavesThePoolAlone(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	tr := newTransport(t)
+	c := &http.Client{Transport: tr}
+	do(t, c, http.MethodGet, s.URL, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if code, got, _ := do(t, c, http.MethodGet, s.URL, ""); code != 200 || got != "ok" {
+		t.Fatalf("after the cancelled request: %d %q", code, got)
+	}
+	if n := s.conns.Load(); n != 1 {
+		t.Fatalf("%d connections, want the one kept alive", n)
+	}
+}

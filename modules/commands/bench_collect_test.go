@@ -2,6 +2,7 @@ package commands
 
 import (
 	stdjson "encoding/json"
+	"io"
 	"testing"
 	"time"
 
@@ -63,5 +64,35 @@ func TestExportLinesEncodeAsEncodingJSON(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("line %d:\ngoccy/go-json: %s\nencoding/json: %s", i, got, want)
 		}
+	}
+}
+
+// BenchmarkExportLine is one profile_export.jsonl line of a small non-streaming request,
+// encoded by encoding/json and by goccy/go-json (what the collector uses): compare the two in
+// one run.
+func BenchmarkExportLine(b *testing.B) {
+	lat := 46.05
+	rec := &record.Record{RequestID: "bench-x-120", Class: "bench", Model: "mock-model", Path: "/v1/chat/completions",
+		API: "openai.chat", Status: 200, Start: time.Now(), RequestLatencyMs: &lat, DurationMs: lat, InputTokens: 5,
+		OutputTokens: 4, UsageOutputTokens: 4, Choices: 1, Bytes: 298}
+	line := &exportLine{Record: rec, N: 120, Intended: time.Now(), ScheduleLagMs: 0.02, QueueWaitMs: 0.003,
+		EffectiveLatencyMs: 46.11, Metadata: exportMeta{XRequestID: rec.RequestID, BenchmarkPhase: "profiling"}}
+	line.Metrics.fill(rec, 46.11)
+	for _, enc := range []struct {
+		name   string
+		encode func(io.Writer) func(any) error
+	}{
+		{"encoding-json", func(w io.Writer) func(any) error { return stdjson.NewEncoder(w).Encode }},
+		{"goccy-go-json", func(w io.Writer) func(any) error { return json.NewEncoder(w).Encode }},
+	} {
+		b.Run(enc.name, func(b *testing.B) {
+			encode := enc.encode(io.Discard)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := encode(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package mockllm
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -143,4 +144,25 @@ func mustRequest(url, body string) *http.Request {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	return req
+}
+
+// BenchmarkDecodeRequest is the decoding of a small chat request body, by encoding/json and by
+// goccy/go-json (what parseRequest uses): compare the two in one run.
+func BenchmarkDecodeRequest(b *testing.B) {
+	body := []byte(benchUnaryBody)
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var r request
+			if err := stdjson.Unmarshal(body, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("goccy-go-json", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := parseRequest(body, chatEndpoint); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

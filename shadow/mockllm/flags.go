@@ -32,6 +32,6 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.BoolVar(&c.LogEvents, "log-events", c.LogEvents, "keep ground-truth traces of recent responses in memory")
 	fs.IntVar(&c.LogLimit, "log-limit", c.LogLimit, "how many traces and arrivals to keep in memory")
 	fs.StringVar(&c.EventLogPath, "event-log", c.EventLogPath, "append one JSON line of ground truth per response to this file")
-	fs.BoolVar(&c.LeanHTTP, "lean-http", c.LeanHTTP, "serve HTTP/1.1 with a lean server (about half the CPU per small request; for benchmarks on few cores)")
+	fs.BoolVar(&c.LeanHTTP, "lean-http", c.LeanHTTP, "serve HTTP/1.1 with a lean server (less CPU per small request; for benchmarks on few cores)")
 	return &c
 }

@@ -99,10 +99,10 @@ func (s *chatScan) scan(b []byte) bool {
 // after it shifted. It is exactly the result of a full scan (FuzzChatFastVsFull feeds whole
 // streams to check it), for about the cost of comparing the two chunks.
 func (s *chatScan) rescan(b []byte) bool {
-	old := s.last
 	if s.rescanContent(b) {
 		return true
 	}
+	old := s.last
 	// The prefix up to "choices" is usually the same: one vectorised comparison skips it.
 	k := len(s.memo.prefix)
 	if k > len(old) || k > len(b) || string(old[:k]) != string(b[:k]) {
@@ -123,11 +123,17 @@ func (s *chatScan) rescan(b []byte) bool {
 	if !ok || ns.end != sp.end+delta {
 		return false
 	}
-	s.shift(sp.off, delta)
+	s.replace(sp, ns, b)
+	return true
+}
+
+// replace makes b, which differs from the last chunk only inside span sp, the last chunk: sp
+// becomes ns and the spans after it shift by the difference in length.
+func (s *chatScan) replace(sp *span, ns span, b []byte) {
+	s.shift(sp.off, int32(len(b)-len(s.last)))
 	*sp = ns
 	s.last = append(s.last[:0], b...)
 	s.rescans++
-	return true
 }
 
 // rescanContent is rescan for the usual case, checked first and directly: b differs from the
@@ -149,10 +155,7 @@ func (s *chatScan) rescanContent(b []byte) bool {
 	if !ok || len(b)-next != len(old)-oldNext || string(b[next:]) != string(old[oldNext:]) {
 		return false
 	}
-	s.shift(sp.off, int32(len(b)-len(old)))
-	*sp = ns
-	s.last = append(s.last[:0], b...)
-	s.rescans++
+	s.replace(sp, ns, b)
 	return true
 }
 
