@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/llmtap/llmtap/telemetry/meter"
 )
@@ -25,7 +24,7 @@ func (w *tapWriter) WriteHeader(code int) {
 	if !w.wroteHeader && code >= 200 {
 		// 1xx responses (103 Early Hints) are informational: the real headers follow.
 		w.wroteHeader = true
-		w.m.Headers(code, w.Header(), time.Now())
+		w.m.Headers(code, w.Header(), w.m.Now())
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -33,7 +32,7 @@ func (w *tapWriter) WriteHeader(code int) {
 // Write sends p to the client first and measures it after, so measuring never delays a byte.
 // The time is taken before the write: it is when the bytes reached llmtap's writer.
 func (w *tapWriter) Write(p []byte) (int, error) {
-	at := time.Now()
+	at := w.m.Now()
 	if !w.wroteHeader {
 		w.wroteHeader = true
 		w.m.Headers(http.StatusOK, w.Header(), at)

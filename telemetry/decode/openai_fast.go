@@ -66,6 +66,11 @@ type chatScan struct {
 	last    []byte
 	lastOK  bool
 	rescans int // chunks decoded by difference, for tests
+
+	// lastOff is the largest offset of a recorded span of the last chunk (0 for none). The
+	// token's string is usually the last one in a chunk, so a span that changed length seldom
+	// has spans after it to shift, and shift can tell so without walking them.
+	lastOff int32
 }
 
 // memoMax bounds the remembered prefix, and lastMax the remembered chunk: longer ones are
@@ -87,6 +92,11 @@ func (s *chatScan) scan(b []byte) bool {
 	if len(b) <= lastMax {
 		s.last = append(s.last[:0], b...)
 		s.lastOK = true
+		s.lastOff = 0
+		s.spans(func(sp *span) bool {
+			s.lastOff = max(s.lastOff, sp.off)
+			return true
+		})
 	}
 	return true
 }
@@ -194,9 +204,10 @@ func (s *chatScan) spanAround(from, to int32) (found *span) {
 
 // shift moves the recorded spans that start after off by delta bytes.
 func (s *chatScan) shift(off, delta int32) {
-	if delta == 0 {
+	if delta == 0 || s.lastOff <= off {
 		return
 	}
+	s.lastOff += delta
 	s.spans(func(sp *span) bool {
 		if sp.off > off {
 			sp.off += delta

@@ -235,6 +235,8 @@ func TestChatRescan(t *testing.T) {
 		{"escapes and quotes", []string{vllm(`"a"`, "null"), vllm(`"\"b\""`, "null"), vllm(`"\\"`, "null"), vllm(`"\u00e9\n"`, "null")}, 3},
 		{"an unescaped quote breaks the structure", []string{vllm(`"a"`, "null"), vllm(`"b"c"`, "null"), vllm(`"d"`, "null"), vllm(`"e"`, "null")}, 1},
 		{"null content and the finish", []string{vllm(`"a"`, "null"), vllm(`null`, "null"), vllm(`"b"`, "null"), vllm(`"b"`, `"stop"`), vllm(`"b"`, `"length"`), vllm(`""`, `"stop"`)}, 1},
+		// The finish reason after the token moves with its length, and is then what changes.
+		{"spans after the token shift", []string{vllm(`"a"`, `"stop"`), vllm(`"abc"`, `"stop"`), vllm(`"b"`, `"stop"`), vllm(`"b"`, `"length"`), vllm(`"bcd"`, `"length"`), vllm(`"bcd"`, `"stop"`)}, 5},
 		{"tool arguments", []string{tool(`""`), tool(`"{\"a\":"`), tool(`"1}"`)}, 2},
 		{"created changes", []string{vllm(`"a"`, "null"), strings.Replace(vllm(`"b"`, "null"), "1700000000", "1700000001", 1), vllm(`"c"`, "null")}, 0},
 		{"truncated after the token", []string{vllm(`"a"`, "null"), vllm(`"b"`, "null")[:120], vllm(`"c"`, "null")}, 0},

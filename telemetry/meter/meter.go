@@ -148,6 +148,12 @@ func (pl *Pool) put(m *Meter) {
 	pl.p.Put(m)
 }
 
+// Now is the time to hand Write and Headers: t0 advanced by the monotonic time elapsed since
+// it. It reads one clock where time.Now reads two (the wall and the monotonic clock), and every
+// duration the meter computes is taken on the monotonic clock, so the measurements are the
+// same; its wall-clock part is t0's plus the elapsed time, unaffected by a clock step mid-request.
+func (m *Meter) Now() time.Time { return m.t0.Add(time.Since(m.t0)) }
+
 func (m *Meter) start(t0 time.Time, path string) {
 	m.t0 = t0
 	m.rec = record.Record{Start: t0, Path: path, Class: record.ClassLive, UsageOutputTokens: -1}

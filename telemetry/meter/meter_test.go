@@ -425,3 +425,24 @@ func TestCancelAfterTheEndIsNotAFailure(t *testing.T) {
 		t.Fatalf("error %q for a stream the client left mid-way, want client_canceled", r.Error)
 	}
 }
+
+// TestNowIsMonotonicFromStart checks that Now reads the time on t0's monotonic clock: never
+// before t0, in step with time.Now, and with a monotonic reading, so durations taken from it
+// are the meter's own.
+func TestNowIsMonotonicFromStart(t *testing.T) {
+	t0 := time.Now()
+	m := NewPool(Options{}).Get(t0, "/v1/chat/completions")
+	defer m.Release()
+	before := time.Now()
+	at := m.Now()
+	after := time.Now()
+	if at.Before(before) || at.After(after) {
+		t.Fatalf("Now %v lies outside [%v, %v]", at, before, after)
+	}
+	if at.Round(0) == at {
+		t.Fatal("Now carries no monotonic clock reading")
+	}
+	if d := at.Sub(t0); d < 0 || d > after.Sub(t0) {
+		t.Fatalf("Now is %v after t0, time.Now %v", d, after.Sub(t0))
+	}
+}

@@ -176,67 +176,73 @@ func (s *series) slotAt(e int64) *slot {
 }
 
 // record adds one value, in the metric's display unit, seen in epoch e.
-func (s *series) record(e int64, v float64) { s.add(s.slotAt(e), v) }
+func (s *series) record(e int64, v float64) { s.add(s.slotAt(e), []float64{v}) }
 
 // recordMany adds several values seen in epoch e.
-func (s *series) recordMany(e int64, vs []float64) {
-	sl := s.slotAt(e)
-	for _, v := range vs {
-		s.add(sl, v)
-	}
-}
+func (s *series) recordMany(e int64, vs []float64) { s.add(s.slotAt(e), vs) }
 
 // maxAbsScaled bounds the scaled values the moments accept (2^53 µs is 285 years): past it
 // a value is nonsense in every unit here, and refusing it keeps sums and squares finite, so
 // a summary can always be written as JSON.
 const maxAbsScaled = 1 << 53
 
-// add records v cumulatively and, unless sl is nil, in sl and the window sum. Histograms
+// add records vs cumulatively and, unless sl is nil, in sl and the window sum. Histograms
 // hold round(v*scale) clamped to [0, max]; the moments hold v itself, so avg, std, min and
 // max stay exact even for clamped values. NaN, ±Inf and absurd magnitudes are not recorded
 // at all (they would poison the moments and cannot be written as JSON) and are counted as
-// clamped.
-func (s *series) add(sl *slot, v float64) {
-	x := v*s.spec.scale + 0.5
-	if !(math.Abs(x) <= maxAbsScaled) { // also true for NaN
-		s.cum.m.clamped++
+// clamped. The moments of vs are taken once and merged into each distribution: a streamed
+// answer brings a hundred inter-chunk gaps at a time, and the running mean costs a division
+// per value.
+func (s *series) add(sl *slot, vs []float64) {
+	win := sl != nil && !s.dirty
+	var m moments
+	for _, v := range vs {
+		x := v*s.spec.scale + 0.5
+		if !(math.Abs(x) <= maxAbsScaled) { // also true for NaN
+			m.clamped++
+			continue
+		}
+		var iv int64
+		switch {
+		case x < 0:
+			m.clamped++
+		case x >= float64(s.spec.max):
+			iv = s.spec.max
+			if x >= float64(s.spec.max)+1 {
+				m.clamped++
+			}
+		default:
+			iv = int64(x)
+		}
+		m.add(v)
+		if m.n == 1 {
+			s.hists(sl, win)
+		}
+		// RecordValue cannot fail: iv is within [0, max].
+		_ = s.cum.h.RecordValue(iv)
 		if sl != nil {
-			sl.d.m.clamped++
+			_ = sl.d.h.RecordValue(iv)
 		}
-		return
-	}
-	var iv int64
-	clamped := false
-	switch {
-	case x < 0:
-		clamped = true
-	case x >= float64(s.spec.max):
-		iv = s.spec.max
-		clamped = x >= float64(s.spec.max)+1
-	default:
-		iv = int64(x)
-	}
-	s.put(&s.cum, iv, v, clamped)
-	if sl == nil {
-		return
-	}
-	s.put(&sl.d, iv, v, clamped)
-	if !s.dirty {
-		if s.win == nil {
-			s.win = s.spec.pool.get()
+		if win {
+			_ = s.win.RecordValue(iv)
 		}
-		_ = s.win.RecordValue(iv)
+	}
+	s.cum.m.merge(&m)
+	if sl != nil {
+		sl.d.m.merge(&m)
 	}
 }
 
-func (s *series) put(d *dist, iv int64, v float64, clamped bool) {
-	if d.h == nil {
-		d.h = s.spec.pool.get()
+// hists makes sure the histograms add records into exist.
+func (s *series) hists(sl *slot, win bool) {
+	if s.cum.h == nil {
+		s.cum.h = s.spec.pool.get()
 	}
-	_ = d.h.RecordValue(iv) // cannot fail: iv is within [0, max]
-	d.m.add(v)
-	if clamped {
-		d.m.clamped++
+	if sl != nil && sl.d.h == nil {
+		sl.d.h = s.spec.pool.get()
+	}
+	if win && s.win == nil {
+		s.win = s.spec.pool.get()
 	}
 }
 
