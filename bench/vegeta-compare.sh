@@ -9,10 +9,14 @@
 # is ≥ 99% of the requested one and ≥ 99% of the requests succeed, and every lower rate was
 # sustained too (no collapse). llmtap's schedule lag p99 and CPU use are shown beside it. The
 # mock serves with --lean-http (its lean HTTP/1.1 server), so that the upstream both tools share
-# takes as little of the machine as it can.
+# takes as little of the machine as it can; MOCK_HTTP=net serves with net/http's server, the
+# mock's default. Near the machine's limit one step can go either way, so ROUNDS repeats the
+# whole ladder (interleaved again) and the verdict is the median over rounds of each tool's
+# highest sustained rate.
 #
-#   bench/vegeta-compare.sh                       # rates 2000 5000 7500 10000, 5 s each
+#   bench/vegeta-compare.sh                       # rates 2000 5000 7500 10000, 5 s each, 1 round
 #   RATES="1000 3000" DURATION=3 bench/vegeta-compare.sh
+#   MOCK_HTTP=net ROUNDS=5 RATES="5000 6000 7000 8000 9000" DURATION=3 bench/vegeta-compare.sh
 #   PIN="taskset -c 0,1" bench/vegeta-compare.sh    # mock and both tools on two cores of a bigger machine
 #
 # Needs go (or LLMTAP_BIN, a built llmtap) and jq; installs vegeta with `go install` when it is
@@ -22,6 +26,7 @@ cd "$(git rev-parse --show-toplevel 2>/dev/null || echo "$(dirname "$0")/..")"
 PIN=${PIN:-}
 RATES=${RATES:-"2000 5000 7500 10000"}
 DURATION=${DURATION:-5}
+ROUNDS=${ROUNDS:-1}
 PORT=${PORT:-18431}
 command -v jq >/dev/null || { echo "jq is required"; exit 1; }
 
@@ -33,8 +38,11 @@ url="http://127.0.0.1:$PORT"
 body='{"model":"mock-model","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4,"stream":false}'
 printf '%s' "$body" >"$work/body.json"
 
-echo "machine: $(nproc) cores${PIN:+ (pinned: $PIN)}, load average $(cut -d' ' -f1-3 /proc/loadavg); $DURATION s per step"
+echo "machine: $(nproc) cores${PIN:+ (pinned: $PIN)}, load average $(cut -d' ' -f1-3 /proc/loadavg); $DURATION s per step, $ROUNDS round(s), mock server ${MOCK_HTTP:-lean}"
 printf '%-8s %8s %10s %8s %9s %12s %s\n' tool rate achieved ratio success lag_p99_ms verdict
+bests_vegeta=() bests_llmtap=()
+for round in $(seq "$ROUNDS"); do
+[ "$ROUNDS" -gt 1 ] && echo "round $round"
 # The highest rate each tool sustained with every lower rate sustained too (no collapse).
 best_vegeta=0 v_alive=1
 best_llmtap=0 l_alive=1
@@ -72,5 +80,13 @@ for rate in $RATES; do
     echo "llmtap   $rate   failed:"; tail -5 "$work/llmtap.err"; l_alive=0
   fi
 done
+bests_vegeta+=("$best_vegeta") bests_llmtap+=("$best_llmtap")
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 echo
-echo "highest sustained open-loop rate: vegeta $best_vegeta req/s, llmtap bench $best_llmtap req/s"
+if [ "$ROUNDS" -gt 1 ]; then
+  echo "highest sustained rate per round: vegeta ${bests_vegeta[*]}; llmtap bench ${bests_llmtap[*]}"
+  best_vegeta=$(median "${bests_vegeta[@]}") best_llmtap=$(median "${bests_llmtap[@]}")
+  echo -n "median over $ROUNDS rounds: "
+fi
+echo "highest sustained open-loop rate: vegeta $best_vegeta req/s, llmtap bench $best_llmtap req/s (ratio $(jq -n "if $best_vegeta > 0 then $best_llmtap / $best_vegeta * 1000 | round / 1000 else null end"))"
