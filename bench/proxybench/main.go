@@ -92,6 +92,7 @@ type options struct {
 	out          string
 	portBase     int
 	extraVariant multiFlag
+	together     bool
 }
 
 type multiFlag []string
@@ -117,6 +118,7 @@ func main() {
 	flag.DurationVar(&o.profileTime, "profile-time", 8*time.Second, "length of the CPU profile")
 	flag.StringVar(&o.out, "out", "", "also write the markdown report to this file")
 	flag.BoolVar(&o.mockNetHTTP, "mock-net-http", false, "serve the mock upstreams with net/http's server instead of the mock's lean HTTP/1.1 server (--lean-http)")
+	flag.BoolVar(&o.together, "together", false, "run the variants of each load scenario at the same time, each with its own clients at the scenario's concurrency, instead of one after another: every variant then sees the same moments of the machine, which is what a latency comparison on shared, noisy cores needs (the machine carries the sum of the loads)")
 	flag.IntVar(&o.portBase, "port-base", 19100, "first of the loopback ports used (about 100 above it)")
 	flag.Parse()
 
@@ -142,10 +144,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	report, err := run(ctx, o)
+	rep, err := run(ctx, o)
 	if err != nil {
 		fatalf("%v", err)
 	}
+	report := rep.markdown()
 	fmt.Print(report)
 	if o.out != "" {
 		if err := os.WriteFile(o.out, []byte(report), 0o644); err != nil {

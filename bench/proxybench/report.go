@@ -165,8 +165,12 @@ func (r *report) markdown() string {
 			compared = append(compared, n)
 		}
 	}
-	fmt.Fprintf(&b, "`%s` — %s, %d CPUs: %d repetitions × %v per scenario and variant, interleaved; load average %s before, %s after.\n\n",
-		strings.Join(os.Args, " "), r.elapsed.Round(time.Second), runtime.NumCPU(), r.o.reps, r.o.duration, r.loadBefore, r.loadAfter)
+	how := "interleaved"
+	if r.o.together {
+		how = "the variants of a scenario loaded at the same time (-together), each with the scenario's concurrency"
+	}
+	fmt.Fprintf(&b, "`%s` — %s, %d CPUs: %d repetitions × %v per scenario and variant, %s; load average %s before, %s after.\n\n",
+		strings.Join(os.Args, " "), r.elapsed.Round(time.Second), runtime.NumCPU(), r.o.reps, r.o.duration, how, r.loadBefore, r.loadAfter)
 	for _, s := range r.order {
 		fmt.Fprintf(&b, "#### %s — %s\n\n", s.name, s.what)
 		b.WriteString("| metric |")

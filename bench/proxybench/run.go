@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -69,17 +71,17 @@ func (b *bench) close() {
 	_ = os.RemoveAll(b.dir)
 }
 
-func run(ctx context.Context, o options) (string, error) {
+func run(ctx context.Context, o options) (*report, error) {
 	dir, err := os.MkdirTemp("", "proxybench-")
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	b := &bench{o: o, dir: dir, ups: upstreams(o.portBase, o.tokens, o.mockNetHTTP), proxies: map[string]*proxy{}, clients: map[string]*http.Client{}}
 	defer b.close()
 	for _, u := range b.ups {
 		m, err := startMock(o.bin, u)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		b.mocks = append(b.mocks, m)
 	}
@@ -90,7 +92,7 @@ func run(ctx context.Context, o options) (string, error) {
 		base := o.portBase + 10*(i+1)
 		p, err := startProxy(o.bin, dir, v, base+9, base, b.ups)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		b.proxies[v.name] = p
 	}
@@ -102,25 +104,25 @@ func run(ctx context.Context, o options) (string, error) {
 		if s, ok := all[name]; ok {
 			loadScenarios = append(loadScenarios, s)
 		} else if name != "idle" {
-			return "", fmt.Errorf("unknown scenario %q", name)
+			return nil, fmt.Errorf("unknown scenario %q", name)
 		}
 	}
 	if err := b.loadRuns(ctx, loadScenarios, rep); err != nil {
-		return "", err
+		return nil, err
 	}
 	if slices.Contains(o.scenarios, "idle") {
 		if err := b.idleRuns(ctx, rep); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	if o.profileDir != "" {
 		if err := b.profiles(ctx); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	rep.loadAfter = loadAvg()
 	rep.elapsed = time.Since(rep.started)
-	return rep.markdown(), ctx.Err()
+	return rep, ctx.Err()
 }
 
 // target is the URL a variant's client sends a scenario's requests to.
@@ -183,7 +185,8 @@ func (b *bench) once(ctx context.Context, v variant, s scenario, d time.Duration
 }
 
 // loadRuns warms every pair up, then runs the repetitions, each scenario's variants in
-// alternating order (A B C, C B A, …) so that neither always runs first after a scenario change.
+// alternating order (A B C, C B A, …) so that neither always runs first after a scenario change,
+// or all at once with -together.
 func (b *bench) loadRuns(ctx context.Context, ss []scenario, rep *report) error {
 	for _, s := range ss {
 		for _, v := range b.o.variants {
@@ -191,6 +194,9 @@ func (b *bench) loadRuns(ctx context.Context, ss []scenario, rep *report) error 
 				return fmt.Errorf("warm-up: %w", err)
 			}
 		}
+	}
+	if b.o.together {
+		return b.togetherRuns(ctx, ss, rep)
 	}
 	for r := range b.o.reps {
 		for _, s := range ss {
@@ -206,9 +212,43 @@ func (b *bench) loadRuns(ctx context.Context, ss []scenario, rep *report) error 
 				if err != nil {
 					return err
 				}
-				rep.add(s, v.name, r, m)
-				progress("rep %d/%d %-10s %-14s %8.0f req/s %10.0f ev/s  cpu %.2fs  ttft p50 %.2f ms  errors %d",
-					r+1, b.o.reps, s.name, v.name, m.reqPerS(), m.eventsPerS(), m.cpu, ms(pct(m.ttfts, 50)), m.errors)
+				b.add(rep, s, v, r, m, "")
+			}
+		}
+	}
+	return nil
+}
+
+// add reports repetition r of scenario s against variant v, and shows it.
+func (b *bench) add(rep *report, s scenario, v variant, r int, m measurement, note string) {
+	rep.add(s, v.name, r, m)
+	progress("rep %d/%d %-10s %-14s %8.0f req/s %10.0f ev/s  cpu %.2fs  ttft p50 %.2f ms  errors %d%s",
+		r+1, b.o.reps, s.name, v.name, m.reqPerS(), m.eventsPerS(), m.cpu, ms(pct(m.ttfts, 50)), m.errors, note)
+}
+
+// togetherRuns runs the repetitions with every variant of a scenario loaded at the same time,
+// so that each repetition's ratios compare the variants over the same seconds of the machine.
+func (b *bench) togetherRuns(ctx context.Context, ss []scenario, rep *report) error {
+	for r := range b.o.reps {
+		for _, s := range ss {
+			for _, v := range b.o.variants {
+				b.client(v, s) // made before the goroutines share the map
+			}
+			got := make([]measurement, len(b.o.variants))
+			errs := make([]error, len(b.o.variants))
+			var wg sync.WaitGroup
+			for i, v := range b.o.variants {
+				wg.Go(func() { got[i], errs[i] = b.once(ctx, v, s, b.o.duration) })
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			for i, v := range b.o.variants {
+				b.add(rep, s, v, r, got[i], " (together)")
 			}
 		}
 	}
