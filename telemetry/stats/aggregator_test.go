@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -354,6 +355,55 @@ func TestStatusClassMatchesRecord(t *testing.T) {
 	for _, code := range []int{0, 99, 100, 200, 204, 299, 302, 404, 429, 500, 503, 599, 600, 999, -1} {
 		if got, want := statusClass(code), (&record.Record{Status: code}).StatusClass(); got != want {
 			t.Errorf("statusClass(%d) = %q, record says %q", code, got, want)
+		}
+	}
+}
+
+// TestInterChunkBatchesMergeExactly: the gaps of a record are added as one batch whose moments
+// are merged into the cumulative and window distributions; across records with uneven gaps,
+// skipped values (NaN) and values below the range, count, sum, mean, min, max and the standard
+// deviation must equal those computed directly over every value.
+func TestInterChunkBatchesMergeExactly(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	a := New(Options{Now: clk.Now})
+	batches := [][]float64{{1, 2, 3.5, 250}, {0.25}, {7, math.NaN(), -2, 11.125, 4}, {}, {1e4, 3}}
+	var all []float64
+	skipped := 0
+	for _, gaps := range batches {
+		r := streamRecord("m", record.ClassLive, t0, 100, 10, 11)
+		r.InterChunkMs = gaps
+		a.Add(r)
+		for _, v := range gaps {
+			if math.IsNaN(v) {
+				skipped++
+				continue
+			}
+			all = append(all, v)
+		}
+	}
+	var sum, lo, hi float64 = 0, math.Inf(1), math.Inf(-1)
+	for _, v := range all {
+		sum, lo, hi = sum+v, min(lo, v), max(hi, v)
+	}
+	mean := sum / float64(len(all))
+	var ss float64
+	for _, v := range all {
+		ss += (v - mean) * (v - mean)
+	}
+	std := math.Sqrt(ss / float64(len(all)))
+	for _, w := range []string{WindowCumulative, a.Summary().Window} {
+		g, ok := a.Summary().Find(Key{"m", record.ClassLive, "2xx"}, w)
+		if !ok {
+			t.Fatalf("no %s group", w)
+		}
+		st := g.Metrics[TagICL]
+		if st.Count != int64(len(all)) || !near(st.Sum, sum, 1e-12, 0) || !near(st.Avg, mean, 1e-12, 0) ||
+			st.Min != lo || st.Max != hi || !near(st.Std, std, 1e-12, 0) {
+			t.Errorf("%s: count %d sum %v avg %v min %v max %v std %v; want %d %v %v %v %v %v",
+				w, st.Count, st.Sum, st.Avg, st.Min, st.Max, st.Std, len(all), sum, mean, lo, hi, std)
+		}
+		if st.Clamped != int64(skipped+1) { // the NaN, and -2 held at the histogram's 0
+			t.Errorf("%s: %d clamped, want %d", w, st.Clamped, skipped+1)
 		}
 	}
 }
