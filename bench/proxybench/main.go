@@ -130,12 +130,9 @@ func main() {
 		}
 		known = append(known, variant{name: name, snippet: snippet})
 	}
-	for _, name := range strings.Split(variants, ",") {
-		i := slices.IndexFunc(known, func(v variant) bool { return v.name == name })
-		if i < 0 {
-			fatalf("unknown variant %q", name)
-		}
-		o.variants = append(o.variants, known[i])
+	var err error
+	if o.variants, err = variantsNamed(known, strings.Split(variants, ",")); err != nil {
+		fatalf("%v", err)
 	}
 	if !slices.ContainsFunc(o.variants, func(v variant) bool { return v.name == "caddy" }) {
 		fatalf("-variants must include caddy: every figure is a ratio to it")
@@ -155,6 +152,19 @@ func main() {
 			fatalf("writing %s: %v", o.out, err)
 		}
 	}
+}
+
+// variantsNamed returns the variants of known with the given names, in that order.
+func variantsNamed(known []variant, names []string) ([]variant, error) {
+	var vs []variant
+	for _, name := range names {
+		i := slices.IndexFunc(known, func(v variant) bool { return v.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown variant %q", name)
+		}
+		vs = append(vs, known[i])
+	}
+	return vs, nil
 }
 
 func fatalf(format string, args ...any) {

@@ -228,12 +228,11 @@ func (b *bench) add(rep *report, s scenario, v variant, r int, m measurement, no
 
 // togetherRuns runs the repetitions with every variant of a scenario loaded at the same time,
 // so that each repetition's ratios compare the variants over the same seconds of the machine.
+// The warm-up, one variant after the other, made every client, so the goroutines only read
+// b.clients.
 func (b *bench) togetherRuns(ctx context.Context, ss []scenario, rep *report) error {
 	for r := range b.o.reps {
 		for _, s := range ss {
-			for _, v := range b.o.variants {
-				b.client(v, s) // made before the goroutines share the map
-			}
 			got := make([]measurement, len(b.o.variants))
 			errs := make([]error, len(b.o.variants))
 			var wg sync.WaitGroup

@@ -24,12 +24,9 @@ func TestTogetherRunMeasuresEveryVariant(t *testing.T) {
 		satConc: 8, idleStreams: 10, idleReps: 1, portBase: 19600, together: true,
 		scenarios: []string{"stream-64"},
 	}
-	for _, name := range []string{"caddy", "llmtap"} {
-		for _, v := range builtinVariants {
-			if v.name == name {
-				o.variants = append(o.variants, v)
-			}
-		}
+	var err error
+	if o.variants, err = variantsNamed(builtinVariants, []string{"caddy", "llmtap"}); err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
