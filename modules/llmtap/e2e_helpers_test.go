@@ -83,47 +83,10 @@ func leakOptions() []goleak.Option {
 	}
 }
 
-// Tolerances of the timing comparisons, in milliseconds; checkTiming explains the quantities.
-const (
-	// causalSlackMs absorbs float rounding only: llmtap reads an event after the mock started
-	// writing it, on the same monotonic clock, so a proxy time earlier than the mock's is a bug
-	// (an event attributed to an earlier write).
-	causalSlackMs = 0.001
-	// clockSlackMs absorbs the difference between the wall clock (the record's start time
-	// carries no monotonic reading once it went through JSON) and the monotonic clock over a
-	// test: well under a millisecond unless the clock is stepped.
-	clockSlackMs = 1
-	// maxHopMs bounds the proxy hop, from llmtap's t0 to the mock's arrival: Caddy's own work
-	// (dialing an upstream connection per stream, 32 at once). It measured up to 53 ms without
-	// the race detector, so it is a sanity bound only; it is not llmtap's error.
-	maxHopMs = 2000
-	// maxDelayMs bounds how late llmtap's writer got one event after the mock wrote it. On an
-	// idle machine it is ~0.2 ms; with 32 streams under the race detector two cores are
-	// saturated and Caddy falls behind the mock by up to ~350 ms (measured), so this is a
-	// sanity bound only: the accuracy checks are the ones below and causality.
-	maxDelayMs = 3000
-	// medianGapErrMs bounds the median |llmtap's inter-chunk gap - the mock's|. The mock's gaps
-	// are jittered (lognormal, CV 1), so gaps paired with the wrong writes (an event skipped,
-	// duplicated or timed by its neighbour) are off by 2.4 ms or more in the median (measured
-	// with the pairing shifted by one), while the correct pairing measured 0.1-0.45 ms, idle
-	// or saturated (a gap error is the difference of two neighbouring delays, which mostly
-	// cancel). When the machine is saturated the mock bursts to catch up and a shifted pairing
-	// is no longer distinguishable; causality and the counts still hold then.
-	medianGapErrMs = 1
-	// medianDelayMs bounds a stream's median delay: it measured 0.1-0.4 ms on a calm machine and
-	// up to 2.9 ms with three -race runs of this package at once. It catches bytes held back on
-	// the way (a proxy buffering the stream instead of flushing each event, a meter timing an
-	// event by a later flush); the gap check above catches finer misattribution.
-	medianDelayMs = 5
-	// mockLateMs decides whether the two accuracy checks above apply: only when the mock wrote
-	// half its events within this much of their schedule did the machine have spare CPU. On
-	// a saturated machine delays are queueing in Caddy and the mock (measured: hundreds of ms
-	// with 32 streams under -race while other jobs ran), not llmtap's error; they are logged.
-	// 0.5 ms: in a CI run of the whole suite (packages in parallel under -race) a stream whose
-	// mock ran 0.9 ms late in the median showed a 1.03 ms median gap error — the same load,
-	// just under the former 1 ms line. A calm machine keeps the mock within ~0.1 ms.
-	mockLateMs = 0.5
-)
+// causalSlackMs absorbs float rounding only in the timing comparisons (checkTiming explains
+// the quantities): they are all on this process's monotonic clock, where causality orders them
+// exactly, so a time outside its bounds is a bug (an event attributed to the wrong write).
+const causalSlackMs = 0.001
 
 // upstream is the mock inference server behind a tee that keeps, per X-Request-Id, the exact
 // bytes the mock wrote, so a test can compare them with what the client got through the proxy.
@@ -260,16 +223,25 @@ func newClient(t *testing.T) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
 }
 
-// post sends body to url with request id id (none when empty) and returns the response with
-// its body read in full.
-func post(ctx context.Context, c *http.Client, url, id string, body []byte) (*http.Response, []byte, error) {
+// newPost is a JSON POST of body to url with request id id (none when empty).
+func newPost(ctx context.Context, url, id string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if id != "" {
 		req.Header.Set("X-Request-Id", id)
+	}
+	return req, nil
+}
+
+// post sends body to url with request id id (none when empty) and returns the response with
+// its body read in full.
+func post(ctx context.Context, c *http.Client, url, id string, body []byte) (*http.Response, []byte, error) {
+	req, err := newPost(ctx, url, id, body)
+	if err != nil {
+		return nil, nil, err
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -278,6 +250,63 @@ func post(ctx context.Context, c *http.Client, url, id string, body []byte) (*ht
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp, b, err
+}
+
+// timed is a streamed response with the client's times, all on this process's monotonic
+// clock.
+type timed struct {
+	resp    *http.Response
+	body    []byte
+	sent    time.Time   // just before the request was sent: before the proxy saw it
+	headers time.Time   // when the response headers were in: after the proxy saw them
+	reads   []time.Time // per event, when it was complete at the client (see readTimed)
+}
+
+// postTimed sends req and reads the streamed response to its end, timing it; each is passed to
+// readTimed.
+func postTimed(c *http.Client, req *http.Request, each func(k int)) (timed, error) {
+	tr := timed{sent: time.Now()}
+	resp, err := c.Do(req)
+	tr.headers, tr.resp = time.Now(), resp
+	if err != nil {
+		return tr, err
+	}
+	defer resp.Body.Close()
+	tr.body, tr.reads, err = readTimed(resp.Body, each)
+	return tr, err
+}
+
+// readTimed reads an SSE stream to its end and returns it with the time each event (ended by a
+// blank line) was complete: when the Read that delivered its last byte returned. Those times
+// bound every time a proxy on the way can have measured, as it saw an event's bytes before the
+// client could read them. each, when not nil, is called with an event's index as soon as it
+// is complete.
+func readTimed(r io.Reader, each func(k int)) ([]byte, []time.Time, error) {
+	var (
+		got   []byte
+		reads []time.Time
+		buf   = make([]byte, 32<<10)
+	)
+	for {
+		n, err := r.Read(buf)
+		at := time.Now()
+		from := max(len(got)-1, 0) // a "\n\n" may straddle two reads
+		got = append(got, buf[:n]...)
+		for i := from; i+1 < len(got); i++ {
+			if got[i] == '\n' && got[i+1] == '\n' {
+				reads = append(reads, at)
+				if each != nil {
+					each(len(reads) - 1)
+				}
+			}
+		}
+		if err == io.EOF {
+			return got, reads, nil
+		}
+		if err != nil {
+			return got, reads, err
+		}
+	}
 }
 
 // adminGet fetches path from the admin API.

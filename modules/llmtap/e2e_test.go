@@ -39,8 +39,9 @@ func streamingMock() mockllm.Config {
 		LogEvents:     true,
 		PromptCounter: mockllm.PromptApprox,
 		Seed:          7,
-		// Irregular gaps make every gap distinguishable from its neighbours (see
-		// medianGapErrMs); the seed keeps them the same on every run.
+		// Irregular gaps make every gap distinguishable from its neighbours, so an event timed
+		// by a neighbour's write falls outside checkTiming's bounds; the seed keeps them the
+		// same on every run.
 		JitterCV: 1,
 	}
 }
@@ -70,40 +71,39 @@ func TestStreamingConcurrentH2C(t *testing.T) {
 }
 
 // runStreams sends n concurrent streaming chat requests through p, half of them asking for a
-// usage chunk, and checks every byte and every measurement against the mock's ground truth.
+// usage chunk, and checks every byte and every measurement against the mock's ground truth and
+// the client's own times.
 func runStreams(t *testing.T, p *proxy, up *upstream, c *http.Client, n int, tag string, protoMajor int) {
 	t.Helper()
 	url := p.sites[0] + "/v1/chat/completions"
 	type result struct {
-		status, proto int
-		body          []byte
-		err           error
+		timed
+		err error
 	}
 	results := make([]result, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			id := fmt.Sprintf("%s-stream-%d", tag, i)
-			resp, body, err := post(t.Context(), c, url, id, chatBody("e2e-model", streamTokens, true, i%2 == 0))
-			results[i] = result{body: body, err: err}
-			if resp != nil {
-				results[i].status, results[i].proto = resp.StatusCode, resp.ProtoMajor
+			req, err := newPost(t.Context(), url, fmt.Sprintf("%s-stream-%d", tag, i), chatBody("e2e-model", streamTokens, true, i%2 == 0))
+			if err == nil {
+				results[i].timed, err = postTimed(c, req, nil)
 			}
+			results[i].err = err
 		})
 	}
 	wg.Wait()
 
 	recs := p.records(t)
-	saturated := 0
+	recorded := time.Now() // every request's measurement ended before this
 	acc := &accuracy{}
 	for i, res := range results {
 		id := fmt.Sprintf("%s-stream-%d", tag, i)
-		if res.err != nil || res.status != http.StatusOK {
-			t.Errorf("%s: status %d, error %v", id, res.status, res.err)
+		if res.err != nil || res.resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: response %v, error %v", id, res.resp, res.err)
 			continue
 		}
-		if res.proto != protoMajor {
-			t.Errorf("%s: response over HTTP/%d, want HTTP/%d", id, res.proto, protoMajor)
+		if res.resp.ProtoMajor != protoMajor {
+			t.Errorf("%s: response over HTTP/%d, want HTTP/%d", id, res.resp.ProtoMajor, protoMajor)
 		}
 		sent, ok := up.sentBody(id)
 		if !ok {
@@ -123,41 +123,36 @@ func runStreams(t *testing.T, p *proxy, up *upstream, c *http.Client, n int, tag
 			t.Errorf("%s: no record in /llmtap/requests", id)
 			continue
 		}
-		if checkStreamRecord(t, id, rec, tr, int64(len(sent)), i%2 == 0, acc) {
-			saturated++
-		}
+		checkStreamRecord(t, id, rec, tr, res.timed, recorded, i%2 == 0, acc)
 	}
-	t.Logf("timing accuracy checked on %d of %d streams; the machine was saturated during the others", n-saturated, n)
-	acc.check(t)
+	acc.log(t)
 }
 
-// accuracy pools the per-event delays and gap errors of the streams during which the machine
-// kept up. The accuracy limits apply to the pooled medians: on a busy machine one stream's
-// 127 gaps can all fall in a stall of the test process (a median gap error of 1.18 ms was seen
-// in a CI-like run where the mock itself kept its schedule), while an error of llmtap's own (an
-// event stamped at the wrong write, a buffered flush) shifts every stream alike.
+// accuracy pools, over the streams of a test, how far behind the mock's writes llmtap and the
+// client saw each content event, and how far their inter-chunk gaps were from the mock's. The
+// figures are logged, not asserted: on a busy machine (CI runs packages in parallel under the
+// race detector) delivery takes milliseconds, and that is the machine, not llmtap. What is
+// asserted is exact (see checkTiming).
 type accuracy struct {
-	delays, gapErrs []float64
-	streams         int
+	delays, gapErrs             []float64 // llmtap's
+	clientDelays, clientGapErrs []float64 // the client's
+	streams                     int
 }
 
-func (a *accuracy) check(t *testing.T) {
+func (a *accuracy) log(t *testing.T) {
 	t.Helper()
 	if a.streams == 0 {
 		return
 	}
-	medDelay, medGapErr := median(a.delays), median(a.gapErrs)
-	t.Logf("pooled over %d streams: median delay behind the mock %.3f ms, median |inter-chunk gap error| %.3f ms", a.streams, medDelay, medGapErr)
-	if medDelay > medianDelayMs {
-		t.Errorf("median delay behind the mock %.3f ms over %d streams, over %d ms", medDelay, a.streams, medianDelayMs)
-	}
-	if medGapErr > medianGapErrMs {
-		t.Errorf("median |inter-chunk gap error| %.3f ms over %d streams, over %d ms", medGapErr, a.streams, medianGapErrMs)
-	}
+	t.Logf("over %d streams, behind the mock's writes: llmtap median %.3f ms (p99 %.3f), the client %.3f ms (p99 %.3f); "+
+		"median |inter-chunk gap error|: llmtap %.3f ms, the client %.3f ms",
+		a.streams, median(a.delays), quantile(a.delays, 0.99), median(a.clientDelays), quantile(a.clientDelays, 0.99),
+		median(a.gapErrs), median(a.clientGapErrs))
 }
 
-// checkStreamRecord checks one streamed record against the mock's trace of the same request.
-func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Trace, bytesSent int64, usage bool, acc *accuracy) (saturated bool) {
+// checkStreamRecord checks one streamed record against the mock's trace of the same request and
+// the client's times.
+func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Trace, cl timed, recorded time.Time, usage bool, acc *accuracy) {
 	t.Helper()
 	if rec.Status != 200 || !rec.Stream || rec.Error != "" || rec.Class != record.ClassLive {
 		t.Errorf("%s: status %d stream %v error %q (%s) class %q; want 200, true, none, live",
@@ -166,8 +161,8 @@ func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Tr
 	if rec.Model != "e2e-model" || rec.API != "openai.chat" || rec.Finish != "length" {
 		t.Errorf("%s: model %q api %q finish %q; want e2e-model, openai.chat, length", id, rec.Model, rec.API, rec.Finish)
 	}
-	if rec.Bytes != bytesSent {
-		t.Errorf("%s: record counts %d bytes, the mock sent %d", id, rec.Bytes, bytesSent)
+	if rec.Bytes != int64(len(cl.body)) {
+		t.Errorf("%s: record counts %d bytes, the mock sent %d", id, rec.Bytes, len(cl.body))
 	}
 	wantSource, wantUsage := record.SourceTokenizer, int64(-1)
 	if usage {
@@ -180,114 +175,118 @@ func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Tr
 	if rec.InputTokens <= 0 || rec.InputTokensSource == record.SourceNone {
 		t.Errorf("%s: input tokens %d from %q; want a count", id, rec.InputTokens, rec.InputTokensSource)
 	}
-	return checkTiming(t, id, rec, tr, acc)
+	checkTiming(t, id, rec, tr, cl, recorded, acc)
 }
 
-// checkTiming compares the record's times with the mock's. Every time in the record is from
-// t0, when llmtap saw the request; every time in the trace is from the mock's arrival. For
-// content event i, llmtap's time r_i and the mock's g_i differ by
+// checkTiming compares the record's times with the mock's writes and the client's times.
+// Causality orders them, all on this process's monotonic clock: the client sent the request
+// (s) before llmtap saw it (t0), which was before the mock's arrival (A); the mock began to
+// write content event i (g_i) before llmtap's writer got it (r_i), before the client read it
+// (c_i). A record's times are from t0, so for each content event
 //
-//	r_i - g_i = hop + delay_i
-//	hop       = arrival - t0 (Caddy's work before the upstream saw the request)
-//	delay_i   = when llmtap's writer got event i - when the mock wrote it
+//	g_i - A  <=  r_i - t0  <=  c_i - s               (its time from t0)
+//	g_i - c_0  <=  r_i - r_0  <=  c_i - g_0          (its position after the first, from the gaps)
 //
-// Both terms are positive by causality, so r_i >= g_i exactly (one process, one monotonic
-// clock). The hop is taken from the record's start and the trace's arrival (wall clocks), so
-// each delay is known on its own. The checks: llmtap saw the same number of content events;
-// none before the mock wrote it; the median delay is small and the largest bounded; the
-// inter-chunk gaps match the mock's in the median; TTFT, request latency and ITL follow.
-func checkTiming(t *testing.T, id string, rec record.Record, tr mockllm.Trace, acc *accuracy) (saturated bool) {
+// These bounds are exact whatever the load, and asserted event by event: an event stamped with
+// an earlier write, a later one (the mock's gaps are jittered, so a neighbour's time falls
+// outside whenever delivery is quicker than the gap), gaps that do not add up, a TTFT or
+// latency field that is not the first or last event's time all fall outside. How wide the
+// windows are (the delivery delay) is the machine's; it is logged (see accuracy), with
+// llmtap's own delay behind the mock taken through the record's start, a wall-clock time.
+// TestStreamingLockStep closes the windows: its upstream writes the next event only after
+// the client read the last.
+func checkTiming(t *testing.T, id string, rec record.Record, tr mockllm.Trace, cl timed, recorded time.Time, acc *accuracy) {
 	t.Helper()
-	var truth []float64 // mock's content event times from its arrival
+	var truth, client []float64 // the mock's writes from its arrival; the client's reads from its send
+	var headersAt float64       // the mock's headers write from its arrival
+	body := 0                   // events written in the body
 	for _, e := range tr.Events {
-		if e.Kind == mockllm.KindContent {
-			truth = append(truth, msSince(tr.Arrived, e.At))
+		if e.Kind == mockllm.KindHeaders {
+			headersAt = msSince(tr.Arrived, e.At)
+			continue
 		}
+		if e.Kind == mockllm.KindContent && body < len(cl.reads) {
+			truth = append(truth, msSince(tr.Arrived, e.At))
+			client = append(client, msSince(cl.sent, cl.reads[body]))
+		}
+		body++
+	}
+	if len(cl.reads) != body {
+		t.Errorf("%s: the client read %d events, the mock wrote %d", id, len(cl.reads), body)
+		return
 	}
 	if len(truth) != streamTokens {
 		t.Fatalf("%s: the mock wrote %d content events, want %d", id, len(truth), streamTokens)
 	}
-	if rec.ContentEvents != len(truth) || len(rec.InterChunkMs) != len(truth)-1 || rec.TTFTMs == nil || rec.RequestLatencyMs == nil {
-		t.Errorf("%s: %d content events, %d gaps, ttft %v, latency %v; want %d events and %d gaps",
-			id, rec.ContentEvents, len(rec.InterChunkMs), rec.TTFTMs, rec.RequestLatencyMs, len(truth), len(truth)-1)
-		return false
+	if rec.ContentEvents != len(truth) || len(rec.InterChunkMs) != len(truth)-1 || rec.TTFTMs == nil || rec.RequestLatencyMs == nil || rec.HeadersMs == nil {
+		t.Errorf("%s: %d content events, %d gaps, ttft %v, latency %v, headers %v; want %d events and %d gaps",
+			id, rec.ContentEvents, len(rec.InterChunkMs), rec.TTFTMs, rec.RequestLatencyMs, rec.HeadersMs, len(truth), len(truth)-1)
+		return
 	}
+	// The client's times from the mock's arrival, for the positions (A - s cancels out).
+	arrival := msSince(cl.sent, tr.Arrived)
+	// The wall-clock hop from t0 to the mock's arrival, for the logged delays only: a wall and a
+	// monotonic reading are two clock reads, which a busy machine can pull milliseconds apart.
 	hop := msSince(rec.Start, tr.Arrived)
-	if hop < -clockSlackMs || hop > maxHopMs {
-		t.Errorf("%s: the mock saw the request %.3f ms after llmtap, want 0 to %d ms", id, hop, maxHopMs)
-	}
 	delays := make([]float64, len(truth))
+	clientDelays := make([]float64, len(truth))
 	gapErrs := make([]float64, len(rec.InterChunkMs))
+	clientGapErrs := make([]float64, len(rec.InterChunkMs))
+	outside := 0
 	at := *rec.TTFTMs
 	for i := range truth {
 		if i > 0 {
 			gap := rec.InterChunkMs[i-1]
 			at += gap
 			gapErrs[i-1] = abs(gap - (truth[i] - truth[i-1]))
+			clientGapErrs[i-1] = abs(client[i] - client[i-1] - (truth[i] - truth[i-1]))
 		}
-		if at < truth[i]-causalSlackMs {
-			t.Errorf("%s: content event %d at %.3f ms, before the mock wrote it (%.3f ms): events misattributed", id, i, at, truth[i])
-		}
-		delays[i] = at - truth[i] - hop
-		if delays[i] > maxDelayMs {
-			t.Errorf("%s: content event %d reached llmtap %.3f ms after the mock wrote it, over %d ms", id, i, delays[i], maxDelayMs)
-		}
-	}
-	// The accuracy checks need a machine that kept up: on a saturated one the delays are
-	// queueing in Caddy and the mock, not llmtap's error. The mock's own lateness tells.
-	var late []float64
-	for _, e := range tr.Events {
-		if e.Kind == mockllm.KindContent {
-			late = append(late, msSince(e.Intended, e.At))
+		delays[i] = at - hop - truth[i]
+		clientDelays[i] = client[i] - arrival - truth[i]
+		pos := at - *rec.TTFTMs
+		posLo, posHi := truth[i]-(client[0]-arrival), client[i]-arrival-truth[0]
+		if at < truth[i]-causalSlackMs || at > client[i]+causalSlackMs || pos < posLo-causalSlackMs || pos > posHi+causalSlackMs {
+			if outside == 0 {
+				t.Errorf("%s: content event %d at %.3f ms from t0, want %.3f to %.3f ms (the mock's write from its arrival to the client's read from its send); "+
+					"%.3f ms after the first event, want %.3f to %.3f ms: events misattributed",
+					id, i, at, truth[i], client[i], pos, posLo, posHi)
+			}
+			outside++
 		}
 	}
-	medDelay, medGapErr, lateMed := median(delays), median(gapErrs), quantile(late, 0.5)
-	if lateMed > mockLateMs {
-		t.Logf("%s: accuracy not checked, the machine was saturated (the mock ran %.3f ms late in the median): median delay %.3f ms, median |gap error| %.3f ms",
-			id, lateMed, medDelay, medGapErr)
-		saturated = true
-	} else {
-		// Judged over every calm stream together (see accuracy).
-		acc.delays = append(acc.delays, delays...)
-		acc.gapErrs = append(acc.gapErrs, gapErrs...)
-		acc.streams++
-		if medDelay > medianDelayMs || medGapErr > medianGapErrMs {
-			t.Logf("%s: median delay %.3f ms, median |gap error| %.3f ms (over the limits on its own)", id, medDelay, medGapErr)
-		}
+	if outside > 1 {
+		t.Errorf("%s: %d of %d content events outside their bounds", id, outside, len(truth))
 	}
-	// TTFT and request latency are the first and last event's times, checked above through the
-	// gaps; check the fields themselves too, so a wrong field with consistent gaps cannot pass.
-	if d := *rec.TTFTMs - truth[0] - hop; d < -clockSlackMs || d > maxDelayMs {
-		t.Errorf("%s: ttft %.3f ms, mock's %.3f ms plus the %.3f ms hop", id, *rec.TTFTMs, truth[0], hop)
+	acc.delays = append(acc.delays, delays...)
+	acc.clientDelays = append(acc.clientDelays, clientDelays...)
+	acc.gapErrs = append(acc.gapErrs, gapErrs...)
+	acc.clientGapErrs = append(acc.clientGapErrs, clientGapErrs...)
+	acc.streams++
+	// TTFT is the first event's time, from which the others were rebuilt; the request latency
+	// must be the last one's.
+	if d := *rec.RequestLatencyMs - at; abs(d) > causalSlackMs {
+		t.Errorf("%s: request latency %.3f ms, the gaps put the last content event at %.3f ms", id, *rec.RequestLatencyMs, at)
 	}
-	last := truth[len(truth)-1]
-	if d := *rec.RequestLatencyMs - last - hop; d < -clockSlackMs || d > maxDelayMs {
-		t.Errorf("%s: request latency %.3f ms, mock's last content event at %.3f ms plus the %.3f ms hop", id, *rec.RequestLatencyMs, last, hop)
+	if h := *rec.HeadersMs; h < headersAt-causalSlackMs || h > msSince(cl.sent, cl.headers)+causalSlackMs || h > *rec.TTFTMs {
+		t.Errorf("%s: headers at %.3f ms, want %.3f to %.3f ms (the mock's write from its arrival to the client's from its send) and before the first token at %.3f ms",
+			id, h, headersAt, msSince(cl.sent, cl.headers), *rec.TTFTMs)
 	}
-	if rec.DurationMs < *rec.RequestLatencyMs {
-		t.Errorf("%s: duration %.3f ms shorter than the request latency %.3f ms", id, rec.DurationMs, *rec.RequestLatencyMs)
-	}
-	if rec.HeadersMs == nil || *rec.HeadersMs > *rec.TTFTMs {
-		t.Errorf("%s: headers at %v, after the first token at %.3f ms", id, rec.HeadersMs, *rec.TTFTMs)
+	// The duration ends when the exchange did (the handler returned), after the last byte.
+	if d := rec.DurationMs; d < *rec.RequestLatencyMs || d > msSince(cl.sent, recorded) {
+		t.Errorf("%s: duration %.3f ms, want from the request latency %.3f ms to when the record was read (%.3f ms after the send)",
+			id, d, *rec.RequestLatencyMs, msSince(cl.sent, recorded))
 	}
 	if rec.ITLMs == nil {
 		t.Errorf("%s: no itl_ms", id)
-		return saturated
+		return
 	}
-	itl := (*rec.RequestLatencyMs - *rec.TTFTMs) / float64(streamTokens-1)
-	if abs(*rec.ITLMs-itl) > 1e-6 {
+	if itl := (*rec.RequestLatencyMs - *rec.TTFTMs) / float64(streamTokens-1); abs(*rec.ITLMs-itl) > 1e-6 {
 		t.Errorf("%s: itl %.6f ms, want (latency - ttft)/(tokens - 1) = %.6f", id, *rec.ITLMs, itl)
 	}
-	// ITL differs from the mock's by (last delay - first delay)/(tokens - 1).
-	truthITL := (last - truth[0]) / float64(streamTokens-1)
-	if d := abs(*rec.ITLMs - truthITL); d > float64(maxDelayMs)/float64(streamTokens-1) {
-		t.Errorf("%s: itl %.3f ms, mock's %.3f ms", id, *rec.ITLMs, truthITL)
-	}
 	if testing.Verbose() {
-		t.Logf("%s: hop %.3f ms, median delay %.3f ms, max delay %.3f ms, median |gap error| %.3f ms",
-			id, hop, median(delays), slices.Max(delays), median(gapErrs))
+		t.Logf("%s: hop %.3f ms, median delay %.3f ms (client %.3f), max %.3f ms (client %.3f), median |gap error| %.3f ms (client %.3f)",
+			id, hop, median(delays), median(clientDelays), slices.Max(delays), slices.Max(clientDelays), median(gapErrs), median(clientGapErrs))
 	}
-	return saturated
 }
 
 func abs(x float64) float64 {

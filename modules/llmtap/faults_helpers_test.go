@@ -35,6 +35,9 @@ const (
 	faultEndless = "endless" // an event every 5 ms until the request is canceled
 	faultBig     = "big"     // bigTotal bytes of events as fast as the proxy takes them
 	faultEcho    = "echo"    // reads the request body and reports its size, hash and type
+	// faultLockstep writes lockstepEvents content events, each only once the client read the
+	// one before (see lockstep), then a finish chunk and [DONE].
+	faultLockstep = "lockstep"
 )
 
 // script is a response written verbatim: status, headers, then each part flushed on its own.
@@ -58,6 +61,7 @@ type faultUpstream struct {
 	progress map[string]*atomic.Int64   // per request id, bytes a big stream wrote so far
 	bigDone  map[string]chan struct{}   // per request id, closed when a big stream returned
 	received map[string]receivedRequest // per request id, what an echo request carried
+	steps    map[string]*lockstep       // per request id, a lock-step stream's state
 }
 
 // receivedRequest is what the upstream saw of a request body.
@@ -78,6 +82,7 @@ func startFaultUpstream(t *testing.T) *faultUpstream {
 		progress: make(map[string]*atomic.Int64),
 		bigDone:  make(map[string]chan struct{}),
 		received: make(map[string]receivedRequest),
+		steps:    make(map[string]*lockstep),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -169,6 +174,77 @@ func (u *faultUpstream) bigState(id string) (*atomic.Int64, chan struct{}) {
 	return p, u.bigDone[id]
 }
 
+// lockstep returns the state of the lock-step stream of request id, made on first use.
+func (u *faultUpstream) lockstep(id string) *lockstep {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	l, ok := u.steps[id]
+	if !ok {
+		l = &lockstep{acks: make(chan struct{}, 1), done: make(chan struct{})}
+		u.steps[id] = l
+	}
+	return l
+}
+
+// lockstepEvents is how many content events a lock-step stream writes.
+const lockstepEvents = 16
+
+// lockstep is a stream written one event at a time: content event k+1 is written only after the
+// client acknowledged reading event k, and lockstepPace(k) later. So on the way from the
+// upstream to the client nothing can hold an event back (the stream would stop), and the time
+// anything on the way saw event k lies between writes[k] and the client's read, which is
+// before writes[k+1].
+type lockstep struct {
+	acks    chan struct{} // the client read the last content event
+	done    chan struct{} // closed when serve returned; the fields below are final then
+	arrived time.Time     // when the upstream began to answer: after the proxy saw the request
+	writes  []time.Time   // when the write of each content event began
+	stuck   string        // why the stream stopped early, if it did
+}
+
+// lockstepPace is the pause between the client's acknowledgement of event k and the write of
+// event k+1: 3 to 5 ms, irregular so that no two gaps are alike.
+func lockstepPace(k int) time.Duration { return time.Duration(3000+k*7919%2000) * time.Microsecond }
+
+// lockstepBody is the body a lock-step stream writes.
+func lockstepBody() []byte {
+	var b bytes.Buffer
+	for k := range lockstepEvents {
+		b.WriteString(sseEvent(fmt.Sprintf(" w%d", k)))
+	}
+	b.WriteString(lockstepFinish + sseDone)
+	return b.Bytes()
+}
+
+const lockstepFinish = `data: {"id":"c","object":"chat.completion.chunk","model":"fault-model","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
+
+// serve writes the stream, waiting up to 10 s for each acknowledgement.
+func (l *lockstep) serve(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController) {
+	defer close(l.done)
+	l.arrived = time.Now()
+	for k := range lockstepEvents {
+		if k > 0 {
+			select {
+			case <-l.acks:
+			case <-ctx.Done():
+				l.stuck = fmt.Sprintf("the request ended while the upstream waited for the client to read event %d", k-1)
+				return
+			case <-time.After(10 * time.Second):
+				l.stuck = fmt.Sprintf("the client had not read event %d 10 s after it was written: something on the way held it back", k-1)
+				return
+			}
+			time.Sleep(lockstepPace(k - 1))
+		}
+		l.writes = append(l.writes, time.Now())
+		if _, err := io.WriteString(w, sseEvent(fmt.Sprintf(" w%d", k))); err != nil {
+			l.stuck = fmt.Sprintf("writing event %d: %v", k, err)
+			return
+		}
+		_ = rc.Flush()
+	}
+	_, _ = io.WriteString(w, lockstepFinish+sseDone)
+}
+
 func (u *faultUpstream) receivedFor(id string) (receivedRequest, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -227,6 +303,9 @@ func (u *faultUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case faultEcho:
 		u.echo(w, r, id)
+	case faultLockstep:
+		sse()
+		u.lockstep(id).serve(r.Context(), w, rc)
 	default:
 		u.mu.Lock()
 		s, ok := u.scripts[fault]

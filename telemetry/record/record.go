@@ -61,8 +61,9 @@ type Record struct {
 	InterChunkMs     []float64 `json:"inter_chunk_ms"`
 	// InterChunkDropped counts gaps left out of InterChunkMs once it reached its cap.
 	InterChunkDropped int `json:"inter_chunk_dropped,omitempty"`
-	// DurationMs is the time from t0 until the response was complete (last byte written),
-	// including trailing non-content events.
+	// DurationMs is the time from t0 until the exchange ended: the handler returned, after the
+	// last byte was written (trailing non-content events included) and the upstream's response
+	// was closed, or when the request failed. A client can have the last byte before then.
 	DurationMs float64 `json:"duration_ms"`
 
 	InputTokens        int64  `json:"input_tokens"`

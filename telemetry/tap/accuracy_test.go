@@ -17,22 +17,20 @@ import (
 
 // TestAccuracyAgainstGroundTruth measures many concurrent streams from the mock server with
 // the engine, reading each response as a client would, and compares every figure with the
-// mock's ground truth: the time it took just before writing each event.
+// mock's ground truth (the time it took just before writing each event) and with the reads
+// that delivered them.
 //
-// Both clocks are this process's monotonic clock, so the comparison is exact up to delivery:
-// the engine stamps an event when a Read returns it, which is after the mock's Write began.
-// Hence:
+// All times are this process's monotonic clock, and the test hands the engine each read with
+// the time it returned, so the checks are exact whatever the load:
 //
-//   - every event's error (engine time − ground truth) must be ≥ 0: a negative error means an
-//     event was stamped with the time of an earlier read — an off-by-one in framing or
-//     classification — and no amount of noise can produce it;
-//   - the median error is the loopback delivery delay, tens of microseconds on an idle
-//     machine; we allow 2 ms because the test shares two cores with 64 streams, the mock and
-//     the race detector;
-//   - ITL is a difference of two stamps divided by (tokens − 1), so delivery delays mostly
-//     cancel: it must agree within 0.5 ms for the median stream.
+//   - every content event's time must be the time of the read that delivered its last byte
+//     (the blank line that ends it): an off-by-one in framing or classification, an event
+//     timed by its first byte or by a neighbour, a gap lost or counted twice all differ;
+//   - hence no event is stamped before the mock wrote it (checked too, on its own);
+//   - TTFT, request latency and ITL are the first and last of those times and their slope.
 //
-// The p99 of the per-event error is reported, not asserted: it measures the scheduler.
+// How far behind the mock the reads were (the loopback delivery delay, tens of microseconds
+// on an idle machine; the scheduler's on a busy one) is logged, not asserted.
 func TestAccuracyAgainstGroundTruth(t *testing.T) {
 	const streams, tokens = 64, 32
 	cfg := mockllm.DefaultConfig()
@@ -54,9 +52,9 @@ func TestAccuracyAgainstGroundTruth(t *testing.T) {
 	defer client.CloseIdleConnections()
 
 	type measured struct {
-		t0     time.Time
-		rec    *record.Record
-		events []time.Time // when each read carrying bytes returned
+		t0   time.Time
+		rec  *record.Record
+		ends []time.Time // per event, when the read that delivered its end returned
 	}
 	results := make([]measured, streams)
 	var wg sync.WaitGroup
@@ -79,10 +77,21 @@ func TestAccuracyAgainstGroundTruth(t *testing.T) {
 			}
 			m.Headers(resp.StatusCode, resp.Header, time.Now())
 			buf := make([]byte, 32<<10)
+			var tail byte // the last byte of the previous read
 			for {
 				n, err := resp.Body.Read(buf)
 				if n > 0 {
-					m.Write(buf[:n], time.Now())
+					at := time.Now()
+					m.Write(buf[:n], at)
+					// The events this read completed: each "\n\n", one may straddle reads.
+					prev := tail
+					for _, b := range buf[:n] {
+						if b == '\n' && prev == '\n' {
+							results[i].ends = append(results[i].ends, at)
+						}
+						prev = b
+					}
+					tail = buf[n-1]
 				}
 				if err != nil {
 					break
@@ -90,13 +99,13 @@ func TestAccuracyAgainstGroundTruth(t *testing.T) {
 			}
 			resp.Body.Close()
 			m.RequestBody([]byte(body), false)
-			results[i] = measured{t0: t0, rec: tp.End(m, time.Now(), "", "")}
+			results[i].t0, results[i].rec = t0, tp.End(m, time.Now(), "", "")
 		}()
 	}
 	wg.Wait()
 	tp.Flush()
 
-	var eventErrs, itlErrs, lateness []float64
+	var delays []float64
 	for i, res := range results {
 		if res.rec == nil {
 			t.Fatalf("stream %d did not complete", i)
@@ -106,60 +115,49 @@ func TestAccuracyAgainstGroundTruth(t *testing.T) {
 		if !ok {
 			t.Fatalf("no ground truth for %s", r.RequestID)
 		}
-		var content []time.Time
+		var written, delivered []time.Time // per content event
+		k := 0                             // events of the body
 		for _, ev := range truth.Events {
-			if ev.Kind == mockllm.KindContent || ev.Kind == mockllm.KindReasoning {
-				content = append(content, ev.At)
-				lateness = append(lateness, record.Ms(ev.At.Sub(ev.Intended)))
+			if ev.Kind == mockllm.KindHeaders {
+				continue
 			}
+			if (ev.Kind == mockllm.KindContent || ev.Kind == mockllm.KindReasoning) && k < len(res.ends) {
+				written = append(written, ev.At)
+				delivered = append(delivered, res.ends[k])
+			}
+			k++
 		}
-		if r.ContentEvents != len(content) || r.OutputTokens != tokens || r.Error != "" {
-			t.Fatalf("%s: %d content events, %d output tokens (%s), error %q; truth has %d events of %d tokens",
-				r.RequestID, r.ContentEvents, r.OutputTokens, r.OutputTokensSource, r.Error, len(content), tokens)
+		if len(res.ends) != k {
+			t.Fatalf("%s: the client read %d events, the mock wrote %d", r.RequestID, len(res.ends), k)
+		}
+		if r.ContentEvents != len(written) || r.OutputTokens != tokens || r.Error != "" || r.ITLMs == nil {
+			t.Fatalf("%s: %d content events, %d output tokens (%s), error %q, itl %v; truth has %d events of %d tokens",
+				r.RequestID, r.ContentEvents, r.OutputTokens, r.OutputTokensSource, r.Error, r.ITLMs, len(written), tokens)
 		}
 		// Engine times as offsets from t0, rebuilt from the record.
 		engine := []float64{*r.TTFTMs}
 		for _, g := range r.InterChunkMs {
 			engine = append(engine, engine[len(engine)-1]+g)
 		}
-		for k, at := range content {
-			e := engine[k] - record.Ms(at.Sub(res.t0))
-			if e < -1e-6 {
-				t.Fatalf("%s event %d stamped %.3f ms BEFORE the mock wrote it: events are misattributed", r.RequestID, k, -e)
+		for k := range written {
+			want := record.Ms(delivered[k].Sub(res.t0))
+			if d := engine[k] - record.Ms(written[k].Sub(res.t0)); d < -1e-6 {
+				t.Fatalf("%s event %d stamped %.3f ms BEFORE the mock wrote it: events are misattributed", r.RequestID, k, -d)
 			}
-			eventErrs = append(eventErrs, e)
+			if d := engine[k] - want; d > 1e-6 || d < -1e-6 {
+				t.Fatalf("%s event %d at %.6f ms, but the read that delivered it returned at %.6f ms: events are misattributed", r.RequestID, k, engine[k], want)
+			}
+			delays = append(delays, record.Ms(delivered[k].Sub(written[k])))
 		}
-		if got := *r.RequestLatencyMs - engine[len(engine)-1]; got > 1e-6 || got < -1e-6 {
-			t.Fatalf("%s: request latency %.6f is not the last content event %.6f", r.RequestID, *r.RequestLatencyMs, engine[len(engine)-1])
+		last := engine[len(engine)-1]
+		if got := *r.RequestLatencyMs - last; got > 1e-6 || got < -1e-6 {
+			t.Fatalf("%s: request latency %.6f is not the last content event %.6f", r.RequestID, *r.RequestLatencyMs, last)
 		}
-		truthITL := record.Ms(content[len(content)-1].Sub(content[0])) / float64(tokens-1)
-		itlErrs = append(itlErrs, *r.ITLMs-truthITL)
+		if itl := (last - engine[0]) / float64(tokens-1); *r.ITLMs-itl > 1e-6 || *r.ITLMs-itl < -1e-6 {
+			t.Fatalf("%s: itl %.6f ms, want (last - first content event)/(tokens - 1) = %.6f", r.RequestID, *r.ITLMs, itl)
+		}
 	}
-	slices.Sort(eventErrs)
-	slices.Sort(itlErrs)
-	med := eventErrs[len(eventErrs)/2]
-	p99 := eventErrs[len(eventErrs)*99/100]
-	itlMed := itlErrs[len(itlErrs)/2]
-	t.Logf("%d streams × %d events: per-event error median %.3f ms, p99 %.3f ms, max %.3f ms; ITL error median %.4f ms",
-		streams, tokens, med, p99, eventErrs[len(eventErrs)-1], itlMed)
-	// The delivery bound only means something when the machine kept up: if the mock itself
-	// wrote late (its own median lateness over 1 ms), the scheduler is the bottleneck and a
-	// delivery delay measures it, not llmtap. The causality and ITL checks always run.
-	if mockLate := median(lateness); mockLate > 1 {
-		t.Logf("machine overloaded (mock's own median lateness %.3f ms): delivery bound not checked", mockLate)
-	} else if med > 2 {
-		t.Errorf("median per-event error %.3f ms, want ≤ 2 ms", med)
-	}
-	if itlMed > 0.5 || itlMed < -0.5 {
-		t.Errorf("median ITL error %.4f ms, want within ±0.5 ms", itlMed)
-	}
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
+	slices.Sort(delays)
+	t.Logf("%d streams × %d events, each timed by the read that delivered it; delivery behind the mock's write: median %.3f ms, p99 %.3f ms, max %.3f ms",
+		streams, tokens, delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1])
 }
