@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,6 +223,15 @@ func newClient(t *testing.T) *http.Client {
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
 }
+
+// runs numbers the names ownName hands out.
+var runs atomic.Int64
+
+// ownName is base with a number no other call in this process gets: a model name or request
+// id prefix of its own keeps a test's share of process-wide state (the Prometheus collectors,
+// the mirror's pairs) apart from earlier tests and from earlier runs of the same test
+// (go test -count=N).
+func ownName(base string) string { return fmt.Sprintf("%s%d", base, runs.Add(1)) }
 
 // newPost is a JSON POST of body to url with request id id (none when empty).
 func newPost(ctx context.Context, url, id string, body []byte) (*http.Request, error) {

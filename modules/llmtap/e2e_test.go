@@ -467,8 +467,10 @@ func TestReloadUnderTraffic(t *testing.T) {
 	reloadVia(t, p, strings.Replace(cf, "\tllmtap\n", "\tllmtap {\n\t\tmax_event_size 512KiB\n\t}\n", 1))
 	wg.Wait()
 	// The old server closed its keep-alive connections; a request sent on one as it closes
-	// is reset, as with any reload, so start the next requests on fresh connections.
-	c.CloseIdleConnections()
+	// is reset, as with any reload, so send the next requests on fresh connections. A new
+	// client, not CloseIdleConnections: the transport puts a connection back in its pool just
+	// after the body's EOF is read, so closing the pool can miss the last one.
+	c = newClient(t)
 	if llmtap.ActiveTap() != engine {
 		t.Fatal("the reload replaced the measurement engine; counts would be lost")
 	}
@@ -508,7 +510,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	c := newClient(t)
 	url := p.sites[0] + "/v1/chat/completions"
 	// The collectors are process-wide: a model name of its own isolates this test's series.
-	const model = "e2e-metrics-model"
+	model := ownName("e2e-metrics-model-")
 	labels := map[string]string{"model": model, "class": "live", "status_class": "2xx"}
 	send := func(n int) {
 		for range n {
@@ -538,7 +540,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	send(6)
 	check("before the reload", 6)
 	reloadVia(t, p, strings.Replace(cf, "\tllmtap\n", "\tllmtap {\n\t\tmax_request_body 64KiB\n\t}\n", 1))
-	c.CloseIdleConnections() // the old server closed them (see TestReloadUnderTraffic)
+	c = newClient(t) // the old server closed the connections (see TestReloadUnderTraffic)
 	send(4)
 	check("after the reload", 10)
 }

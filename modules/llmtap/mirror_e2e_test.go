@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,9 +172,6 @@ func promValue(t *testing.T, p *proxy, series string) float64 {
 	return 0
 }
 
-// sampleRuns counts the runs of TestMirrorSampleAndPairs in this process.
-var sampleRuns atomic.Int64
-
 // TestMirrorSampleAndPairs runs 1,000 sequential live requests through Caddy twice, without
 // and with a 10% mirror to a second mock, and checks that:
 //   - the client received exactly the bytes the live mock wrote, and the same bytes as without
@@ -187,7 +183,7 @@ var sampleRuns atomic.Int64
 func TestMirrorSampleAndPairs(t *testing.T) {
 	const n, fraction, seed = 1000, 0.1, 7
 	// Pairs are process-wide; a prefix of this run's own keeps -count=N runs apart.
-	prefix := fmt.Sprintf("m%d-", sampleRuns.Add(1))
+	prefix := ownName("m") + "-"
 	off := startUpstream(t, mirrorMock(1))
 	p, _ := loadProxy(t, "", mirrorSite(off.addr, ""))
 	before := mirrorState(t, p).Counters // process-wide: the tests compare differences

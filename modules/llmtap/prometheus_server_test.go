@@ -48,7 +48,8 @@ func TestPrometheusServerScrapesTTFT(t *testing.T) {
 	waitQuery(t, prom, `up{job="llmtap"}`, func(v float64) bool { return v == 1 })
 
 	// The collectors are process-wide: a model name of its own isolates this test's series.
-	const model, requests = "prom-server-model", 8
+	const requests = 8
+	model := ownName("prom-server-model-")
 	c := newClient(t)
 	for range requests {
 		resp, _, err := post(t.Context(), c, p.sites[0]+"/v1/chat/completions", "", chatBody(model, 4, true, true))

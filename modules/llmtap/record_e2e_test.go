@@ -251,8 +251,9 @@ func TestRecordingAcrossReloads(t *testing.T) {
 		if err := caddy.Load(cfg, true); err != nil {
 			t.Fatal(err)
 		}
-		// The old servers close their idle connections; the next request must not reuse one.
-		c.Transport.(*http.Transport).CloseIdleConnections()
+		// The old servers close their idle connections; the next request must not reuse one
+		// (a new client: see TestReloadUnderTraffic).
+		c = newClient(t)
 	}
 	count := func() int {
 		f, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
