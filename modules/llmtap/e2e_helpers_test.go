@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -222,6 +223,41 @@ func newClient(t *testing.T) *http.Client {
 	tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 64}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
+}
+
+// reloadedClient is newClient for the requests that follow a config reload. Caddy's new
+// server listens on the port beside the old one (SO_REUSEPORT) until the old one has closed its
+// socket, which Caddy starts but does not wait for; a connection the kernel queued on the old
+// socket meanwhile is reset, and its request never reaches a handler. Such a request (a reset
+// or an EOF on a new connection) is sent again, at most 20 times, and logged. Were it to have
+// reached llmtap after all, the tests' counts of records and metrics would show it twice.
+func reloadedClient(t *testing.T) *http.Client {
+	c := newClient(t)
+	c.Transport = resendReset{t: t, base: c.Transport}
+	return c
+}
+
+type resendReset struct {
+	t    *testing.T
+	base http.RoundTripper
+}
+
+func (r resendReset) RoundTrip(req *http.Request) (*http.Response, error) {
+	for try := 1; ; try++ {
+		resp, err := r.base.RoundTrip(req)
+		if err == nil || try == 20 || req.Context().Err() != nil || req.GetBody == nil ||
+			!(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)) {
+			return resp, err
+		}
+		r.t.Logf("%s %s: %v: sent again, on a new connection (try %d)", req.Method, req.URL, err, try+1)
+		body, gerr := req.GetBody()
+		if gerr != nil {
+			return nil, gerr
+		}
+		req = req.Clone(req.Context())
+		req.Body = body
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // runs numbers the names ownName hands out.

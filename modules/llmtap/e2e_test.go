@@ -470,7 +470,7 @@ func TestReloadUnderTraffic(t *testing.T) {
 	// is reset, as with any reload, so send the next requests on fresh connections. A new
 	// client, not CloseIdleConnections: the transport puts a connection back in its pool just
 	// after the body's EOF is read, so closing the pool can miss the last one.
-	c = newClient(t)
+	c = reloadedClient(t)
 	if llmtap.ActiveTap() != engine {
 		t.Fatal("the reload replaced the measurement engine; counts would be lost")
 	}
@@ -540,7 +540,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	send(6)
 	check("before the reload", 6)
 	reloadVia(t, p, strings.Replace(cf, "\tllmtap\n", "\tllmtap {\n\t\tmax_request_body 64KiB\n\t}\n", 1))
-	c = newClient(t) // the old server closed the connections (see TestReloadUnderTraffic)
+	c = reloadedClient(t) // the old server closed the connections (see TestReloadUnderTraffic)
 	send(4)
 	check("after the reload", 10)
 }

@@ -252,8 +252,8 @@ func TestRecordingAcrossReloads(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The old servers close their idle connections; the next request must not reuse one
-		// (a new client: see TestReloadUnderTraffic).
-		c = newClient(t)
+		// (a new client: see TestReloadUnderTraffic and reloadedClient).
+		c = reloadedClient(t)
 	}
 	count := func() int {
 		f, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
