@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"slices"
 	"strconv"
@@ -244,8 +245,12 @@ type resendReset struct {
 
 func (r resendReset) RoundTrip(req *http.Request) (*http.Response, error) {
 	for try := 1; ; try++ {
-		resp, err := r.base.RoundTrip(req)
-		if err == nil || try == 20 || req.Context().Err() != nil || req.GetBody == nil ||
+		reused := false
+		traced := req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused },
+		}))
+		resp, err := r.base.RoundTrip(traced)
+		if err == nil || reused || try == 20 || req.Context().Err() != nil || req.GetBody == nil ||
 			!(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)) {
 			return resp, err
 		}
