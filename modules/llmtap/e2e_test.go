@@ -178,36 +178,27 @@ func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Tr
 	checkTiming(t, id, rec, tr, cl, recorded, acc)
 }
 
-// checkTiming compares the record's times with the mock's writes and the client's times.
-// Causality orders them, all on this process's monotonic clock: the client sent the request
-// (s) before llmtap saw it (t0), which was before the mock's arrival (A); the mock began to
-// write content event i (g_i) before llmtap's writer got it (r_i), before the client read it
-// (c_i). A record's times are from t0, so for each content event
-//
-//	g_i - A  <=  r_i - t0  <=  c_i - s               (its time from t0)
-//	g_i - c_0  <=  r_i - r_0  <=  c_i - g_0          (its position after the first, from the gaps)
-//
-// These bounds are exact whatever the load, and asserted event by event: an event stamped with
-// an earlier write, a later one (the mock's gaps are jittered, so a neighbour's time falls
-// outside whenever delivery is quicker than the gap), gaps that do not add up, a TTFT or
-// latency field that is not the first or last event's time all fall outside. How wide the
-// windows are (the delivery delay) is the machine's; it is logged (see accuracy), with
-// llmtap's own delay behind the mock taken through the record's start, a wall-clock time.
-// TestStreamingLockStep closes the windows: its upstream writes the next event only after
-// the client read the last.
+// checkTiming compares the record's times with the mock's writes and the client's times: its
+// content events through checkEventTimes, whose bounds are exact whatever the load and asserted
+// event by event (an event stamped with an earlier write or a later one — the mock's gaps are
+// jittered, so a neighbour's time falls outside whenever delivery is quicker than the gap —
+// gaps that do not add up, a TTFT or latency field that is not the first or last event's time
+// all fall outside), then the headers, duration and ITL fields. How wide the windows are (the
+// delivery delay) is the machine's; it is logged (see accuracy). TestStreamingLockStep closes
+// the windows: its upstream writes the next event only after the client read the last.
 func checkTiming(t *testing.T, id string, rec record.Record, tr mockllm.Trace, cl timed, recorded time.Time, acc *accuracy) {
 	t.Helper()
-	var truth, client []float64 // the mock's writes from its arrival; the client's reads from its send
-	var headersAt float64       // the mock's headers write from its arrival
-	body := 0                   // events written in the body
+	var writes, reads []time.Time // per content event: the mock's write, the client's read
+	var headersAt float64         // the mock's headers write from its arrival
+	body := 0                     // events written in the body
 	for _, e := range tr.Events {
 		if e.Kind == mockllm.KindHeaders {
 			headersAt = msSince(tr.Arrived, e.At)
 			continue
 		}
 		if e.Kind == mockllm.KindContent && body < len(cl.reads) {
-			truth = append(truth, msSince(tr.Arrived, e.At))
-			client = append(client, msSince(cl.sent, cl.reads[body]))
+			writes = append(writes, e.At)
+			reads = append(reads, cl.reads[body])
 		}
 		body++
 	}
@@ -215,58 +206,38 @@ func checkTiming(t *testing.T, id string, rec record.Record, tr mockllm.Trace, c
 		t.Errorf("%s: the client read %d events, the mock wrote %d", id, len(cl.reads), body)
 		return
 	}
-	if len(truth) != streamTokens {
-		t.Fatalf("%s: the mock wrote %d content events, want %d", id, len(truth), streamTokens)
+	if len(writes) != streamTokens {
+		t.Fatalf("%s: the mock wrote %d content events, want %d", id, len(writes), streamTokens)
 	}
-	if rec.ContentEvents != len(truth) || len(rec.InterChunkMs) != len(truth)-1 || rec.TTFTMs == nil || rec.RequestLatencyMs == nil || rec.HeadersMs == nil {
-		t.Errorf("%s: %d content events, %d gaps, ttft %v, latency %v, headers %v; want %d events and %d gaps",
-			id, rec.ContentEvents, len(rec.InterChunkMs), rec.TTFTMs, rec.RequestLatencyMs, rec.HeadersMs, len(truth), len(truth)-1)
+	if rec.HeadersMs == nil {
+		t.Errorf("%s: no headers_ms", id)
 		return
 	}
-	// The client's times from the mock's arrival, for the positions (A - s cancels out).
-	arrival := msSince(cl.sent, tr.Arrived)
-	// The wall-clock hop from t0 to the mock's arrival, for the logged delays only: a wall and a
-	// monotonic reading are two clock reads, which a busy machine can pull milliseconds apart.
-	hop := msSince(rec.Start, tr.Arrived)
-	delays := make([]float64, len(truth))
-	clientDelays := make([]float64, len(truth))
-	gapErrs := make([]float64, len(rec.InterChunkMs))
-	clientGapErrs := make([]float64, len(rec.InterChunkMs))
-	outside := 0
-	at := *rec.TTFTMs
-	for i := range truth {
-		if i > 0 {
-			gap := rec.InterChunkMs[i-1]
-			at += gap
-			gapErrs[i-1] = abs(gap - (truth[i] - truth[i-1]))
-			clientGapErrs[i-1] = abs(client[i] - client[i-1] - (truth[i] - truth[i-1]))
-		}
-		delays[i] = at - hop - truth[i]
-		clientDelays[i] = client[i] - arrival - truth[i]
-		pos := at - *rec.TTFTMs
-		posLo, posHi := truth[i]-(client[0]-arrival), client[i]-arrival-truth[0]
-		if at < truth[i]-causalSlackMs || at > client[i]+causalSlackMs || pos < posLo-causalSlackMs || pos > posHi+causalSlackMs {
-			if outside == 0 {
-				t.Errorf("%s: content event %d at %.3f ms from t0, want %.3f to %.3f ms (the mock's write from its arrival to the client's read from its send); "+
-					"%.3f ms after the first event, want %.3f to %.3f ms: events misattributed",
-					id, i, at, truth[i], client[i], pos, posLo, posHi)
-			}
-			outside++
-		}
+	at := checkEventTimes(t, id, rec, cl.sent, tr.Arrived, writes, reads)
+	if at == nil {
+		return
 	}
-	if outside > 1 {
-		t.Errorf("%s: %d of %d content events outside their bounds", id, outside, len(truth))
+	// What the window held, logged: llmtap's and the client's delay behind the mock, and their
+	// gap errors. llmtap's delay takes the hop from t0 to the mock's arrival from the record's
+	// start, a wall-clock time: a wall and a monotonic reading are two clock reads, which a busy
+	// machine can pull milliseconds apart, so these figures are not asserted.
+	hop := msSince(rec.Start, tr.Arrived)
+	var delays, clientDelays, gapErrs, clientGapErrs []float64
+	for i := range at {
+		truth, client := msSince(tr.Arrived, writes[i]), msSince(tr.Arrived, reads[i])
+		delays = append(delays, at[i]-hop-truth)
+		clientDelays = append(clientDelays, client-truth)
+		if i > 0 {
+			gap := msSince(writes[i-1], writes[i])
+			gapErrs = append(gapErrs, abs(at[i]-at[i-1]-gap))
+			clientGapErrs = append(clientGapErrs, abs(msSince(reads[i-1], reads[i])-gap))
+		}
 	}
 	acc.delays = append(acc.delays, delays...)
 	acc.clientDelays = append(acc.clientDelays, clientDelays...)
 	acc.gapErrs = append(acc.gapErrs, gapErrs...)
 	acc.clientGapErrs = append(acc.clientGapErrs, clientGapErrs...)
 	acc.streams++
-	// TTFT is the first event's time, from which the others were rebuilt; the request latency
-	// must be the last one's.
-	if d := *rec.RequestLatencyMs - at; abs(d) > causalSlackMs {
-		t.Errorf("%s: request latency %.3f ms, the gaps put the last content event at %.3f ms", id, *rec.RequestLatencyMs, at)
-	}
 	if h := *rec.HeadersMs; h < headersAt-causalSlackMs || h > msSince(cl.sent, cl.headers)+causalSlackMs || h > *rec.TTFTMs {
 		t.Errorf("%s: headers at %.3f ms, want %.3f to %.3f ms (the mock's write from its arrival to the client's from its send) and before the first token at %.3f ms",
 			id, h, headersAt, msSince(cl.sent, cl.headers), *rec.TTFTMs)
@@ -287,6 +258,49 @@ func checkTiming(t *testing.T, id string, rec record.Record, tr mockllm.Trace, c
 		t.Logf("%s: hop %.3f ms, median delay %.3f ms (client %.3f), max %.3f ms (client %.3f), median |gap error| %.3f ms (client %.3f)",
 			id, hop, median(delays), median(clientDelays), slices.Max(delays), slices.Max(clientDelays), median(gapErrs), median(clientGapErrs))
 	}
+}
+
+// checkEventTimes checks a record's content event times against what causality allows, all on
+// this process's monotonic clock: the client sent the request (sent) before llmtap saw it (t0),
+// which was before the upstream began to answer (arrived); the upstream began to write event k
+// (w_k) before llmtap's writer got it (r_k), before the client had read it (c_k). So
+//
+//	w_k - arrived  <=  r_k - t0  <=  c_k - sent       (its time from t0; for k = 0 the TTFT)
+//	w_k - c_0      <=  r_k - r_0  <=  c_k - w_0       (its position after the first, from the gaps)
+//
+// and the request latency is the last event's time. It returns the events' times from t0, as
+// the record's TTFT and gaps put them, or nil when the record lacks them.
+func checkEventTimes(t *testing.T, id string, rec record.Record, sent, arrived time.Time, w, c []time.Time) []float64 {
+	t.Helper()
+	if rec.ContentEvents != len(w) || len(rec.InterChunkMs) != len(w)-1 || rec.TTFTMs == nil || rec.RequestLatencyMs == nil {
+		t.Errorf("%s: %d content events, %d gaps, ttft %v, latency %v; want %d events and %d gaps",
+			id, rec.ContentEvents, len(rec.InterChunkMs), rec.TTFTMs, rec.RequestLatencyMs, len(w), len(w)-1)
+		return nil
+	}
+	at := make([]float64, len(w))
+	outside := 0
+	for k := range w {
+		at[k] = *rec.TTFTMs
+		if k > 0 {
+			at[k] = at[k-1] + rec.InterChunkMs[k-1]
+		}
+		lo, hi := msSince(arrived, w[k]), msSince(sent, c[k])
+		pos, posLo, posHi := at[k]-at[0], msSince(c[0], w[k]), msSince(w[0], c[k])
+		if at[k] < lo-causalSlackMs || at[k] > hi+causalSlackMs || pos < posLo-causalSlackMs || pos > posHi+causalSlackMs {
+			if outside == 0 {
+				t.Errorf("%s: content event %d at %.3f ms from t0, want %.3f to %.3f ms; %.3f ms after the first, want %.3f to %.3f ms "+
+					"(from the upstream's write to the client's read): events misattributed", id, k, at[k], lo, hi, pos, posLo, posHi)
+			}
+			outside++
+		}
+	}
+	if outside > 1 {
+		t.Errorf("%s: %d of %d content events outside their bounds", id, outside, len(w))
+	}
+	if last := at[len(at)-1]; abs(*rec.RequestLatencyMs-last) > causalSlackMs {
+		t.Errorf("%s: request latency %.3f ms, the gaps put the last content event at %.3f ms", id, *rec.RequestLatencyMs, last)
+	}
+	return at
 }
 
 func abs(x float64) float64 {

@@ -206,11 +206,14 @@ type lockstep struct {
 // event k+1: 3 to 5 ms, irregular so that no two gaps are alike.
 func lockstepPace(k int) time.Duration { return time.Duration(3000+k*7919%2000) * time.Microsecond }
 
+// lockstepEvent is the lock-step stream's content event k.
+func lockstepEvent(k int) string { return sseEvent(fmt.Sprintf(" w%d", k)) }
+
 // lockstepBody is the body a lock-step stream writes.
 func lockstepBody() []byte {
 	var b bytes.Buffer
 	for k := range lockstepEvents {
-		b.WriteString(sseEvent(fmt.Sprintf(" w%d", k)))
+		b.WriteString(lockstepEvent(k))
 	}
 	b.WriteString(lockstepFinish + sseDone)
 	return b.Bytes()
@@ -236,7 +239,7 @@ func (l *lockstep) serve(ctx context.Context, w http.ResponseWriter, rc *http.Re
 			time.Sleep(lockstepPace(k - 1))
 		}
 		l.writes = append(l.writes, time.Now())
-		if _, err := io.WriteString(w, sseEvent(fmt.Sprintf(" w%d", k))); err != nil {
+		if _, err := io.WriteString(w, lockstepEvent(k)); err != nil {
 			l.stuck = fmt.Sprintf("writing event %d: %v", k, err)
 			return
 		}

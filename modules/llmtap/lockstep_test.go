@@ -74,7 +74,7 @@ func TestStreamingLockStep(t *testing.T) {
 	want := lockstepBody()
 	for id, res := range results {
 		l := up.lockstep(id)
-		<-l.done
+		waitClosed(t, l.done, id+"'s upstream returning") // it never does if the request never reached it
 		if l.stuck != "" {
 			t.Errorf("%s: %s", id, l.stuck)
 			continue
@@ -92,13 +92,8 @@ func TestStreamingLockStep(t *testing.T) {
 	}
 }
 
-// checkLockstep checks one lock-step record against the upstream's writes w and the client's
-// reads c, all on this process's monotonic clock. Event k's time r_k lies in [w_k, c_k], and
-// c_k < w_{k+1} by construction. From t0, which is after the client sent the request (s) and
-// before the upstream began to answer (A):
-//
-//	w_k - A  <=  r_k - t0  <=  c_k - s        (its time from t0; for k = 0 the TTFT)
-//	w_k - c_0  <=  r_k - r_0  <=  c_k - w_0   (its position after the first, from the gaps)
+// checkLockstep checks one lock-step record against the upstream's writes and the client's
+// reads (checkEventTimes), where c_k < w_{k+1} by construction closes each event's window.
 func checkLockstep(t *testing.T, id string, rec record.Record, l *lockstep, cl timed) {
 	t.Helper()
 	w, c := l.writes, cl.reads[:min(len(cl.reads), lockstepEvents)]
@@ -106,36 +101,13 @@ func checkLockstep(t *testing.T, id string, rec record.Record, l *lockstep, cl t
 		t.Errorf("%s: %d writes and %d reads, want %d of each", id, len(w), len(c), lockstepEvents)
 		return
 	}
-	if rec.Status != 200 || !rec.Stream || rec.Error != "" || rec.Finish != "stop" ||
-		rec.ContentEvents != lockstepEvents || len(rec.InterChunkMs) != lockstepEvents-1 || rec.TTFTMs == nil || rec.RequestLatencyMs == nil {
-		t.Errorf("%s: status %d stream %v error %q finish %q, %d content events, %d gaps, ttft %v, latency %v; want 200, a stream, no error, stop, %d events",
-			id, rec.Status, rec.Stream, rec.Error, rec.Finish, rec.ContentEvents, len(rec.InterChunkMs), rec.TTFTMs, rec.RequestLatencyMs, lockstepEvents)
-		return
+	if rec.Status != 200 || !rec.Stream || rec.Error != "" || rec.Finish != "stop" {
+		t.Errorf("%s: status %d stream %v error %q finish %q; want 200, a stream, no error, stop", id, rec.Status, rec.Stream, rec.Error, rec.Finish)
 	}
 	for k := range c {
 		if !c[k].After(w[k]) || (k+1 < len(w) && !w[k+1].After(c[k])) {
 			t.Fatalf("%s: event %d written at %v, read at %v, next written at %v: the upstream did not keep lock step", id, k, w[k], c[k], w[min(k+1, len(w)-1)])
 		}
 	}
-	at, outside := *rec.TTFTMs, 0
-	for k := range lockstepEvents {
-		if k > 0 {
-			at += rec.InterChunkMs[k-1]
-		}
-		lo, hi := msSince(l.arrived, w[k]), msSince(cl.sent, c[k])
-		pos, posLo, posHi := at-*rec.TTFTMs, msSince(c[0], w[k]), msSince(w[0], c[k])
-		if at < lo-causalSlackMs || at > hi+causalSlackMs || pos < posLo-causalSlackMs || pos > posHi+causalSlackMs {
-			if outside == 0 {
-				t.Errorf("%s: event %d at %.3f ms from t0, want %.3f to %.3f ms; %.3f ms after the first, want %.3f to %.3f ms (the upstream's write to the client's read)",
-					id, k, at, lo, hi, pos, posLo, posHi)
-			}
-			outside++
-		}
-	}
-	if outside > 1 {
-		t.Errorf("%s: %d of %d events outside their bounds", id, outside, lockstepEvents)
-	}
-	if d := *rec.RequestLatencyMs - at; abs(d) > causalSlackMs {
-		t.Errorf("%s: request latency %.3f ms, the gaps put the last event at %.3f ms", id, *rec.RequestLatencyMs, at)
-	}
+	checkEventTimes(t, id, rec, cl.sent, l.arrived, w, c)
 }
