@@ -31,6 +31,10 @@ type variant struct {
 	name    string
 	snippet string
 	global  string
+	// bin, when set, is the binary this variant's proxy runs (a variant named "X@base" in
+	// -variants is X run by -base-bin), so a change can be measured against the binary it
+	// started from in one interleaved run.
+	bin string
 }
 
 // builtinVariants are the configurations the bench knows by name: plain Caddy, llmtap
@@ -78,6 +82,7 @@ type scenario struct {
 type options struct {
 	mockNetHTTP  bool
 	bin          string
+	baseBin      string
 	reps         int
 	duration     time.Duration
 	warmup       time.Duration
@@ -104,6 +109,7 @@ func main() {
 	var o options
 	var variants, scenarios string
 	flag.StringVar(&o.bin, "bin", "bin/llmtap", "the llmtap binary: runs the mock and every proxy variant")
+	flag.StringVar(&o.baseBin, "base-bin", "", "a second binary (e.g. built from the base commit of a change): -variants may then name X@base, variant X run by this binary")
 	flag.IntVar(&o.reps, "reps", 5, "repetitions of each scenario per variant")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of one run (requests in flight at the end complete and count)")
 	flag.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "warm-up run per scenario and variant before the measured repetitions")
@@ -131,7 +137,7 @@ func main() {
 		known = append(known, variant{name: name, snippet: snippet})
 	}
 	var err error
-	if o.variants, err = variantsNamed(known, strings.Split(variants, ",")); err != nil {
+	if o.variants, err = variantsNamed(known, strings.Split(variants, ","), o.baseBin); err != nil {
 		fatalf("%v", err)
 	}
 	if !slices.ContainsFunc(o.variants, func(v variant) bool { return v.name == "caddy" }) {
@@ -154,15 +160,24 @@ func main() {
 	}
 }
 
-// variantsNamed returns the variants of known with the given names, in that order.
-func variantsNamed(known []variant, names []string) ([]variant, error) {
+// variantsNamed returns the variants of known with the given names, in that order. A name
+// "X@base" is variant X run by baseBin.
+func variantsNamed(known []variant, names []string, baseBin string) ([]variant, error) {
 	var vs []variant
 	for _, name := range names {
-		i := slices.IndexFunc(known, func(v variant) bool { return v.name == name })
+		known0, onBase := strings.CutSuffix(name, "@base")
+		if onBase && baseBin == "" {
+			return nil, fmt.Errorf("variant %q needs -base-bin", name)
+		}
+		i := slices.IndexFunc(known, func(v variant) bool { return v.name == known0 })
 		if i < 0 {
 			return nil, fmt.Errorf("unknown variant %q", name)
 		}
-		vs = append(vs, known[i])
+		v := known[i]
+		if onBase {
+			v.name, v.bin = name, baseBin
+		}
+		vs = append(vs, v)
 	}
 	return vs, nil
 }
@@ -174,4 +189,12 @@ func fatalf(format string, args ...any) {
 
 func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, format+"\n", args...)
+}
+
+// binary returns the binary that runs v's proxy: its own, else def.
+func (v variant) binary(def string) string {
+	if v.bin != "" {
+		return v.bin
+	}
+	return def
 }

@@ -90,7 +90,7 @@ func run(ctx context.Context, o options) (*report, error) {
 			continue
 		}
 		base := o.portBase + 10*(i+1)
-		p, err := startProxy(o.bin, dir, v, base+9, base, b.ups)
+		p, err := startProxy(v.binary(o.bin), dir, v, base+9, base, b.ups)
 		if err != nil {
 			return nil, err
 		}
@@ -275,7 +275,7 @@ func (b *bench) idleRuns(ctx context.Context, rep *report) error {
 				continue
 			}
 			base := b.o.portBase + 90 + 3*i
-			p, err := startProxy(b.o.bin, filepath.Join(b.dir, "idle"), v, base+2, base, ups)
+			p, err := startProxy(v.binary(b.o.bin), filepath.Join(b.dir, "idle"), v, base+2, base, ups)
 			if err != nil {
 				return err
 			}
