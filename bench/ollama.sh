@@ -9,8 +9,8 @@
 #                                    OLLAMA_HOST=127.0.0.1:PORT and writes DIR/pid, DIR/host
 #   bench/ollama.sh stop DIR         stop the server started in DIR (by its PID)
 #
-# The model comes from the project's shared folder: $LLMTAP_SHARED, else ../shared next to the
-# repository. Nothing is downloaded at run time except the Go module on first install.
+# The model is the repository's testdata/models/stories260K.gguf (MIT; testdata/README.md), or
+# $LLMTAP_MODEL. Nothing is downloaded at run time except the Go module on first install.
 set -euo pipefail
 
 version=v0.6.5
@@ -34,9 +34,9 @@ install() {
   installed || { echo "ollama.sh: $bin is not ollama $version after go install" >&2; exit 1; }
 }
 
-shared() {
-  if [ -n "${LLMTAP_SHARED:-}" ]; then echo "$LLMTAP_SHARED"; return; fi
-  echo "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)/../shared"
+modelfile() {
+  if [ -n "${LLMTAP_MODEL:-}" ]; then echo "$LLMTAP_MODEL"; return; fi
+  echo "$(cd "$(dirname "$0")/.." && pwd)/testdata/models/stories260K.gguf"
 }
 
 # freeport prints a loopback port nothing answers on (bounded tries), below Linux's ephemeral
@@ -53,8 +53,8 @@ freeport() {
 start() {
   dir=$1
   install
-  model="$(shared)/models/stories260K.gguf"
-  [ -r "$model" ] || { echo "ollama.sh: model not found at $model (set LLMTAP_SHARED)" >&2; exit 1; }
+  model="$(modelfile)"
+  [ -r "$model" ] || { echo "ollama.sh: model not found at $model (set LLMTAP_MODEL)" >&2; exit 1; }
   mkdir -p "$dir/home" "$dir/models"
   export HOME="$dir/home" OLLAMA_MODELS="$dir/models"
   # Four parallel slots whatever memory Ollama finds free (its default is 4 or 1 by memory), and

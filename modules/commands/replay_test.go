@@ -42,12 +42,9 @@ func runReplayArgs(t *testing.T, args ...string) (int, string, *execResult) {
 // kept to its schedule (its self-measured release lag p99 ≤ 0.5 ms) and the race detector is
 // off: otherwise the machine is saturated and the figure measures the scheduler, so it is logged.
 func TestReplayAzureSendLag(t *testing.T) {
-	matches, _ := filepath.Glob("/work/shared/traces/azure2023/*code*")
+	matches := []string{sharedTrace(t, "azure2023/AzureLLMInferenceTrace_code.csv")}
 	if p := os.Getenv("LLMTAP_AZURE_CODE_TRACE"); p != "" {
 		matches = []string{p} // the trace elsewhere, e.g. on a quieter machine
-	}
-	if len(matches) == 0 {
-		t.Skip("the Azure 2023 code trace is not on this machine")
 	}
 	if testing.Short() {
 		t.Skip("26 s replay")

@@ -12,13 +12,15 @@ import (
 	"github.com/llmtap/llmtap/shadow/trace"
 )
 
-const sharedTraces = "../../../shared/traces"
+// sharedTraces is the folder of published traces the repository carries (testdata/README.md).
+const sharedTraces = "../../testdata/traces"
 
+// sharedTrace returns the path of a carried trace; a missing one fails the test.
 func sharedTrace(t *testing.T, rel string) string {
 	t.Helper()
 	p := filepath.Join(sharedTraces, rel)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared traces not present beside the repository: %v", err)
+		t.Fatalf("trace missing from the repository's testdata: %v", err)
 	}
 	return p
 }

@@ -7,14 +7,17 @@ import (
 	"testing"
 )
 
-// sharedTraces is the folder of published traces beside the repository (shared/traces).
-const sharedTraces = "../../../shared/traces"
+// sharedTraces is the folder of published traces the repository carries (testdata/README.md
+// says where each comes from and under which licence).
+const sharedTraces = "../../testdata/traces"
 
+// sharedTrace returns the path of a carried trace; a missing one fails the test: the repository
+// carries every trace its tests read.
 func sharedTrace(t testing.TB, rel string) string {
 	t.Helper()
 	p := filepath.Join(sharedTraces, rel)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared traces not present beside the repository: %v", err)
+		t.Fatalf("trace missing from the repository's testdata: %v", err)
 	}
 	return p
 }
@@ -28,7 +31,7 @@ func near(t *testing.T, what string, got, want, unit float64) {
 	}
 }
 
-// TestReferenceStatistics reproduces every figure of shared/traces/README.md's reference table
+// TestReferenceStatistics reproduces every figure of testdata/README.md's reference table
 // and the prefix-reuse and distinct-timestamp figures of its text, at the printed precision.
 func TestReferenceStatistics(t *testing.T) {
 	type ref struct {

@@ -8,7 +8,7 @@ import (
 
 // Summary is the shape of a trace: how many requests arrived, how fast and how burstily, how
 // long their prompts and outputs were, and how much of their prompts repeated earlier prefix
-// blocks. The definitions are those of the reference statistics in shared/traces/README.md:
+// blocks. The definitions are those of the reference statistics in testdata/README.md:
 // percentiles interpolate linearly between order statistics, rate is (N−1)/span, and the IAT
 // CV is the population standard deviation of inter-arrival gaps over their mean.
 type Summary struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // The fixture tests decode real streams captured from Ollama v0.6.5 (see
-// /work/shared/fixtures/README.md) and check the decoder against facts read from the same files
+// telemetry/framing/testdata/README.md) and check the decoder against facts read from the same files
 // independently, with encoding/json: the request's max_tokens (one token per event, so that
 // many content events), the usage chunk, the finish reason and the concatenated text.
 

@@ -14,7 +14,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files testdata/*.golden.json")
 
 // goldenStreams are the recorded streams of the other APIs: native-api-chat.txt is a real
-// Ollama capture (see /work/shared/fixtures/README.md); the others are written after the
+// Ollama capture (see telemetry/framing/testdata/README.md); the others are written after the
 // examples of the APIs' documentation (ecosystem.md §C.4).
 var goldenStreams = []struct {
 	file, path, ctype, reason string

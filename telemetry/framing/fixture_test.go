@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The captures under testdata/ are copies of /work/shared/fixtures/sse/ollama (see its README):
+// The captures under testdata/ (described in testdata/README.md) are
 // real Ollama v0.6.5 responses, with one .timed.jsonl line per socket read.
 
 // sseCaptures are the OpenAI-compatible captures, which are Server-Sent Events.
