@@ -90,7 +90,7 @@ func parseGPU(a *App, d *caddyfile.Dispenser) error {
 // gpuRunner is the process's NVML sampler, shared by every config with GPU sampling on
 // (proc.pool, key "gpu") and reconfigured in place by each one that adopts it.
 type gpuRunner struct {
-	log *liveLogger
+	*liveLogger
 
 	mu       sync.Mutex // held while (re)configuring and by nvmlActive
 	interval time.Duration
@@ -100,30 +100,17 @@ type gpuRunner struct {
 }
 
 // startGPU adopts the running sampler (reconfiguring it) or starts one.
-func (a *App) startGPU() error {
+func (a *App) startGPU() (err error) {
 	if a.GPU != nil && a.GPU.Off {
 		return nil
 	}
-	r, _, err := hold(keyGPU, func() (*gpuRunner, error) { return &gpuRunner{log: newLiveLogger(a.logger)}, nil })
-	if err != nil {
-		return err
-	}
-	r.log.set(a.logger)
-	if err := r.configure(a.GPU.interval()); err != nil {
-		_ = letGo(keyGPU)
-		return err
-	}
-	a.gpu = r
-	return nil
+	a.gpu, err = adopt(keyGPU, a.logger, func(l *liveLogger) *gpuRunner { return &gpuRunner{liveLogger: l} },
+		func(r *gpuRunner) error { return r.configure(a.GPU.interval()) })
+	return err
 }
 
 // stopGPU lets go of the App's hold; the sampler stops when no loaded config uses it.
-func (a *App) stopGPU() {
-	if a.gpu != nil {
-		a.gpu = nil
-		_ = letGo(keyGPU)
-	}
-}
+func (a *App) stopGPU() { release(keyGPU, &a.gpu) }
 
 // configure makes the runner sample every interval: nothing changes when it already does,
 // otherwise the running sampler stops and a new one starts. A host without NVML, or an NVML
@@ -138,14 +125,14 @@ func (r *gpuRunner) configure(interval time.Duration) error {
 	src, err := proc.openGPU()
 	if errors.Is(err, gpu.ErrNoNVML) {
 		if proc.nvmlAbsentLogged.CompareAndSwap(false, true) {
-			r.log.get().Info("GPU sampling is off: NVML is not available on this host", zap.Error(err))
+			r.log().Info("GPU sampling is off: NVML is not available on this host", zap.Error(err))
 		}
 		return nil
 	}
 	if err != nil {
 		// A GPU that fails to open is not a reason to refuse the config: the proxy and its
 		// measurements work without GPU data.
-		r.log.get().Error("GPU sampling is off: opening NVML failed", zap.Error(err))
+		r.log().Error("GPU sampling is off: opening NVML failed", zap.Error(err))
 		return nil
 	}
 	r.interval, r.src = interval, src
@@ -153,10 +140,10 @@ func (r *gpuRunner) configure(interval time.Duration) error {
 		Interval: interval,
 		OnError: func(err error) {
 			if errors.Is(err, gpu.ErrNoNVML) {
-				r.log.get().Warn("GPU sampling stopped: NVML went away", zap.Error(err))
+				r.log().Warn("GPU sampling stopped: NVML went away", zap.Error(err))
 				return
 			}
-			r.log.get().Warn("reading a GPU failed", zap.Error(err))
+			r.log().Warn("reading a GPU failed", zap.Error(err))
 		},
 	})
 	r.unsub = r.sampler.Subscribe(func(s []gpu.Sample) {
@@ -169,7 +156,7 @@ func (r *gpuRunner) configure(interval time.Duration) error {
 		r.stopLocked()
 		return err
 	}
-	r.log.get().Debug("GPU sampling started", zap.Duration("interval", interval))
+	r.log().Debug("GPU sampling started", zap.Duration("interval", interval))
 	return nil
 }
 
@@ -181,7 +168,7 @@ func (r *gpuRunner) stopLocked() {
 	r.unsub()
 	r.sampler.Stop()
 	if err := r.src.Close(); err != nil {
-		r.log.get().Warn("closing NVML", zap.Error(err))
+		r.log().Warn("closing NVML", zap.Error(err))
 	}
 	r.sampler, r.src, r.unsub = nil, nil, nil
 }

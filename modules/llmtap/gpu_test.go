@@ -20,7 +20,7 @@ func TestNoNVMLLogsOnce(t *testing.T) {
 	defer SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: no libnvidia-ml", gpu.ErrNoNVML) })()
 	proc.nvmlAbsentLogged.Store(false)
 	core, logs := observer.New(zapcore.DebugLevel)
-	r := &gpuRunner{log: newLiveLogger(zap.New(core))}
+	r := &gpuRunner{liveLogger: newLiveLogger(zap.New(core))}
 	for range 3 {
 		if err := r.configure(gpu.DefaultInterval); r.sampler != nil || err != nil {
 			t.Fatalf("configuring the GPU sampler without NVML = %v, %v; want no sampler and no error", r.sampler, err)

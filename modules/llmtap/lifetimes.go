@@ -129,6 +129,37 @@ func letGo(key string) error {
 	return err
 }
 
+// runner is a runner an App holds across configs, logging through the config that adopted it
+// last.
+type runner interface {
+	caddy.Destructor
+	setLogger(*zap.Logger)
+}
+
+// adopt holds the runner of key for an App — creating it with create when none runs —, points
+// its logger at the App's and configures it; when configure fails it lets go again.
+func adopt[T runner](key string, logger *zap.Logger, create func(*liveLogger) T, configure func(T) error) (T, error) {
+	r, _, err := hold(key, func() (T, error) { return create(newLiveLogger(logger)), nil })
+	if err != nil {
+		return r, err
+	}
+	r.setLogger(logger)
+	if err := configure(r); err != nil {
+		_ = letGo(key)
+		var none T
+		return none, err
+	}
+	return r, nil
+}
+
+// release lets go of the runner an App holds in *held, if any.
+func release[T any](key string, held **T) {
+	if *held != nil {
+		*held = nil
+		_ = letGo(key)
+	}
+}
+
 // liveLogger is the logger of a long-lived runner. Caddy closes a config's log writers when it
 // unloads the config, so a runner that outlives the config that created it logs through the
 // logger of the last config that adopted it: each adoption sets it.
@@ -136,18 +167,18 @@ type liveLogger struct{ p atomic.Pointer[zap.Logger] }
 
 func newLiveLogger(l *zap.Logger) *liveLogger {
 	ll := new(liveLogger)
-	ll.set(l)
+	ll.setLogger(l)
 	return ll
 }
 
-func (l *liveLogger) set(z *zap.Logger) {
+func (l *liveLogger) setLogger(z *zap.Logger) {
 	if z == nil {
 		z = zap.NewNop()
 	}
 	l.p.Store(z)
 }
 
-func (l *liveLogger) get() *zap.Logger { return l.p.Load() }
+func (l *liveLogger) log() *zap.Logger { return l.p.Load() }
 
 // drainTimeout bounds how long an unloaded config's handlers wait for their streams to end
 // before they let go of the engine and their recorders: a stream still running after it loses

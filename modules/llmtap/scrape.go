@@ -149,7 +149,7 @@ type scrapeKey struct {
 // scrapeRunner is the process's scrapers, shared by every config with scrape pages
 // (proc.pool, key "scrape"); each config that adopts it brings the set of pages to its own.
 type scrapeRunner struct {
-	log *liveLogger
+	*liveLogger
 
 	mu    sync.Mutex // held while (re)configuring
 	pages map[scrapeKey]*pageScraper
@@ -165,31 +165,19 @@ type pageScraper struct {
 	unsub   func()
 }
 
-func (a *App) startScrapes() error {
+func (a *App) startScrapes() (err error) {
 	if len(a.Scrape) == 0 {
 		return nil
 	}
-	r, _, err := hold(keyScrape, func() (*scrapeRunner, error) {
-		return &scrapeRunner{log: newLiveLogger(a.logger), pages: map[scrapeKey]*pageScraper{}}, nil
-	})
-	if err != nil {
-		return err
-	}
-	r.log.set(a.logger)
-	if err := r.configure(a.Scrape); err != nil {
-		_ = letGo(keyScrape)
-		return err
-	}
-	a.scrape = r
-	return nil
+	a.scrape, err = adopt(keyScrape, a.logger,
+		func(l *liveLogger) *scrapeRunner {
+			return &scrapeRunner{liveLogger: l, pages: map[scrapeKey]*pageScraper{}}
+		},
+		func(r *scrapeRunner) error { return r.configure(a.Scrape) })
+	return err
 }
 
-func (a *App) stopScrapes() {
-	if a.scrape != nil {
-		a.scrape = nil
-		_ = letGo(keyScrape)
-	}
-}
+func (a *App) stopScrapes() { release(keyScrape, &a.scrape) }
 
 // configure scrapes exactly the pages of cfgs: pages already scraped go on, others start,
 // pages no longer named stop.
@@ -225,7 +213,7 @@ func (r *scrapeRunner) startPage(c *ScrapeConfig, key scrapeKey) (*pageScraper, 
 	p := &pageScraper{stop: make(chan struct{}), done: make(chan struct{})}
 	if c.Kind != ScrapeKindDCGM {
 		cc := *c
-		go p.runServer(&cc, key.interval, r.log)
+		go p.runServer(&cc, key.interval, r.liveLogger)
 		return p, nil
 	}
 	url := c.URL
@@ -233,7 +221,7 @@ func (r *scrapeRunner) startPage(c *ScrapeConfig, key scrapeKey) (*pageScraper, 
 	p.sampler = gpu.NewSampler(p.src, gpu.Options{
 		Interval: key.interval,
 		OnError: func(err error) {
-			r.log.get().Warn("scraping dcgm-exporter failed", zap.String("url", url), zap.Error(err))
+			r.log().Warn("scraping dcgm-exporter failed", zap.String("url", url), zap.Error(err))
 		},
 	})
 	p.unsub = p.sampler.Subscribe(func(s []gpu.Sample) {
@@ -289,7 +277,7 @@ func (r *pageScraper) runServer(c *ScrapeConfig, interval time.Duration, ll *liv
 	}()
 	s := scrape.NewServerScraper(c.URL, scrape.Options{})
 	ticker := time.NewTicker(interval)
-	log := func() *zap.Logger { return ll.get().With(zap.String("url", c.URL)) }
+	log := func() *zap.Logger { return ll.log().With(zap.String("url", c.URL)) }
 	defer ticker.Stop()
 	var lastErr string
 	kindChecked := false

@@ -146,41 +146,31 @@ func init() {
 // block (proc.pool, key "guard"); a reload with the same settings keeps the loop (and its
 // window) running, other settings replace it.
 type guardRunner struct {
-	log *liveLogger
+	*liveLogger
 
 	mu  sync.Mutex // held while (re)configuring
 	cur *guardLoop
 }
 
 type guardLoop struct {
-	cfg   guard.Config
-	g     *guard.Guard
-	log   *liveLogger
+	cfg guard.Config
+	g   *guard.Guard
+	*liveLogger
 	stop  chan struct{}
 	done  chan struct{}
 	state atomic.Pointer[guard.State]
 }
 
-func (a *App) startGuard() error {
+func (a *App) startGuard() (err error) {
 	if a.shadow.guard == nil {
 		return nil
 	}
-	r, _, err := hold(keyGuard, func() (*guardRunner, error) { return &guardRunner{log: newLiveLogger(a.logger)}, nil })
-	if err != nil {
-		return err
-	}
-	r.log.set(a.logger)
-	r.configure(*a.shadow.guard)
-	a.guard = r
-	return nil
+	a.guard, err = adopt(keyGuard, a.logger, func(l *liveLogger) *guardRunner { return &guardRunner{liveLogger: l} },
+		func(r *guardRunner) error { r.configure(*a.shadow.guard); return nil })
+	return err
 }
 
-func (a *App) stopGuard() {
-	if a.guard != nil {
-		a.guard = nil
-		_ = letGo(keyGuard)
-	}
-}
+func (a *App) stopGuard() { release(keyGuard, &a.guard) }
 
 // configure keeps the running loop when its settings are cfg, and replaces it otherwise.
 func (r *guardRunner) configure(cfg guard.Config) {
@@ -190,7 +180,7 @@ func (r *guardRunner) configure(cfg guard.Config) {
 	if old != nil && sameGuard(old.cfg, cfg) {
 		return
 	}
-	l := &guardLoop{cfg: cfg, g: guard.New(cfg), log: r.log, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &guardLoop{cfg: cfg, g: guard.New(cfg), liveLogger: r.liveLogger, stop: make(chan struct{}), done: make(chan struct{})}
 	st, _ := l.g.Evaluate(time.Now())
 	l.state.Store(&st)
 	if old != nil {
@@ -266,11 +256,11 @@ func (l *guardLoop) run() {
 			if st.Tripped {
 				reason, _, _ := strings.Cut(st.Reason, " ")
 				metricGuardPauses.WithLabelValues(reason).Inc()
-				l.log.get().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
+				l.log().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
 					zap.Time("clears_at", st.ClearsAt))...)
 			} else {
 				metricGuardResumes.Inc()
-				l.log.get().Info("guard rails: resuming shadow load and mirroring", fields...)
+				l.log().Info("guard rails: resuming shadow load and mirroring", fields...)
 			}
 		}
 	}

@@ -220,7 +220,7 @@ func ActiveTimeline() *timeline.Timeline { return proc.hub.tl.Load() }
 // (proc.pool, key "timeline"): the goroutine that closes its windows and the files it writes
 // them to. A config with other window, keep or settle replaces the timeline in place.
 type timelineRunner struct {
-	log *liveLogger
+	*liveLogger
 
 	mu  sync.Mutex // held while (re)configuring
 	key [3]time.Duration
@@ -235,26 +235,16 @@ type timelineRun struct {
 	done  chan struct{}
 }
 
-func (a *App) startTimeline() error {
+func (a *App) startTimeline() (err error) {
 	if a.Timeline != nil && a.Timeline.Off {
 		return nil
 	}
-	r, _, err := hold(keyTimeline, func() (*timelineRunner, error) { return &timelineRunner{log: newLiveLogger(a.logger)}, nil })
-	if err != nil {
-		return err
-	}
-	r.log.set(a.logger)
-	r.configure(a.Timeline.options())
-	a.timeline = r
-	return nil
+	a.timeline, err = adopt(keyTimeline, a.logger, func(l *liveLogger) *timelineRunner { return &timelineRunner{liveLogger: l} },
+		func(r *timelineRunner) error { r.configure(a.Timeline.options()); return nil })
+	return err
 }
 
-func (a *App) stopTimeline() {
-	if a.timeline != nil {
-		a.timeline = nil
-		_ = letGo(keyTimeline)
-	}
-}
+func (a *App) stopTimeline() { release(keyTimeline, &a.timeline) }
 
 // configure keeps the running timeline when its window, keep and settle are opts', and
 // replaces it by a new, empty one otherwise.
@@ -266,7 +256,7 @@ func (r *timelineRunner) configure(opts timeline.Options) {
 		return
 	}
 	r.stopLocked()
-	run := &timelineRun{files: &timelineFiles{log: r.log, open: map[string]*timelineFile{}},
+	run := &timelineRun{files: &timelineFiles{liveLogger: r.liveLogger, open: map[string]*timelineFile{}},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	o := opts
 	o.InFlight = func() int64 {
@@ -308,7 +298,7 @@ func (r *timelineRunner) Destruct() error {
 // to, starting a new file when the recorder of the folder would (its rotate_size and
 // rotate_age). It is used by the timeline's goroutine only.
 type timelineFiles struct {
-	log    *liveLogger
+	*liveLogger
 	open   map[string]*timelineFile
 	failed map[string]bool // folders whose failure was logged
 	line   []byte
@@ -366,7 +356,7 @@ func (f *timelineFiles) fail(dir string, err error) {
 	}
 	if !f.failed[dir] {
 		f.failed[dir] = true
-		f.log.get().Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
+		f.log().Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
 	}
 }
 
