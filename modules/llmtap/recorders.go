@@ -2,7 +2,7 @@ package llmtap
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,10 +54,9 @@ func (r dropReason) String() string {
 // countDrop counts one record lost to recording.
 func countDrop(r dropReason) { proc.recDropped[r].Add(1) }
 
-// recorderKey identifies a recorder: its folder and options.
+// recorderKey identifies a recorder: its folder and options (every field, in Go syntax).
 func recorderKey(opts recorder.Options) string {
-	b, _ := json.Marshal(opts) // plain data: always encodes
-	return keyRecorder + opts.Dir + "\x00" + string(b)
+	return keyRecorder + fmt.Sprintf("%#v", opts)
 }
 
 // acquireRecorder holds the recorder of opts, starting one when none runs with the same
