@@ -165,13 +165,15 @@ func (h *Handler) Cleanup() error {
 	return nil
 }
 
-// drain waits (bounded) for the handler's streams to end, lets the pipeline deliver their
-// records to the recorder, then lets go of the recorder and the engine.
-func (h *Handler) drain() {
-	if !waitZero(&h.streams.active, drainTimeout) {
+// drain waits, at most drainTimeout, for the handler's streams to end, lets the pipeline
+// deliver their records to the recorder, then lets go of the recorder and the engine.
+func (h *Handler) drain() { h.drainWithin(drainTimeout) }
+
+func (h *Handler) drainWithin(timeout time.Duration) {
+	if !waitZero(&h.streams.active, timeout) {
 		h.streams.abandoned.Store(true)
 		logger("drain").Warn("streams outlived their unloaded config by the drain time; their records are dropped",
-			zap.Int64("streams", h.streams.active.Load()), zap.Duration("drain_timeout", drainTimeout))
+			zap.Int64("streams", h.streams.active.Load()), zap.Duration("drain_timeout", timeout))
 	}
 	h.tap.Flush()
 	h.releaseRecording()
