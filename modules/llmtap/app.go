@@ -3,14 +3,12 @@ package llmtap
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"sync"
+	"maps"
+	"slices"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
-
-	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 func init() {
@@ -22,13 +20,10 @@ func init() {
 // server's metrics, the timeline, shadow load — for as long as a config containing it is loaded.
 //
 // Reloads: Caddy provisions and starts the new config before it stops and cleans up the old
-// one. Each feature of the app therefore keeps its running state in a process-wide runner that
-// the new App adopts (reconfiguring it in place) and the old App releases without stopping, so a
-// reload never runs the same work twice nor loses its state. The measurement engine is held
-// the same way (see engine.go).
-//
-// Features live in their own files and register themselves with registerAppFeature: the
-// Caddyfile subdirective they parse, and their Provision/Start/Stop/Cleanup steps.
+// one. Each feature of the app therefore keeps its running state in a runner shared across
+// configs (lifetimes.go) that the new App adopts, reconfiguring it in place, and the old App
+// lets go of without stopping it, so a reload never runs the same work twice nor loses its
+// state. The measurement engine is held the same way (engine.go).
 type App struct {
 	// Feature configuration: one field per feature, declared here (so the JSON stays one
 	// struct) and documented in full beside the feature's code.
@@ -44,12 +39,15 @@ type App struct {
 	// Guard sets the guard rails that pause shadow load and mirroring (shadow_guard.go).
 	Guard *GuardConfig `json:"guard,omitempty"`
 
-	ctx    caddy.Context
 	logger *zap.Logger
-	tap    *tap.Tap
+	engine *engine
 
-	// state holds each feature's per-App state, keyed by feature name.
-	state map[string]any
+	// The runners this App holds, nil when the feature is off.
+	timeline *timelineRunner
+	gpu      *gpuRunner
+	scrape   *scrapeRunner
+	guard    *guardRunner
+	shadow   shadowState // built at Provision, its loads held from Start
 }
 
 // CaddyModule returns the Caddy module information.
@@ -60,66 +58,40 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// appFeature is one piece of background work owned by the App. Every step is optional.
+// appFeature is one piece of background work of the App: its start and stop steps.
 type appFeature struct {
-	// name identifies the feature (and its state in App.state).
-	name string
-	// subdirectives are the Caddyfile subdirectives of the global option that this feature
-	// parses; parse is called with the dispenser on the subdirective's name.
-	subdirectives []string
-	parse         func(a *App, d *caddyfile.Dispenser) error
-	provision     func(a *App, ctx caddy.Context) error
-	validate      func(a *App) error
-	start         func(a *App) error
-	stop          func(a *App) error
-	cleanup       func(a *App) error
+	name  string
+	start func() error
+	stop  func()
 }
 
-var (
-	appFeaturesMu sync.Mutex
-	appFeatures   []appFeature
-)
-
-// registerAppFeature adds a feature to every App; call it from an init function.
-func registerAppFeature(f appFeature) {
-	appFeaturesMu.Lock()
-	defer appFeaturesMu.Unlock()
-	appFeatures = append(appFeatures, f)
-	sort.Slice(appFeatures, func(i, j int) bool { return appFeatures[i].name < appFeatures[j].name })
-}
-
-func features() []appFeature {
-	appFeaturesMu.Lock()
-	defer appFeaturesMu.Unlock()
-	return append([]appFeature(nil), appFeatures...)
-}
-
-// State returns the per-App state of the named feature, or nil.
-func (a *App) featureState(name string) any { return a.state[name] }
-
-func (a *App) setFeatureState(name string, v any) {
-	if a.state == nil {
-		a.state = make(map[string]any)
+// features lists the App's features in the order they start: the timeline first (it takes
+// the samples and scrapes), then the GPU sampler and the scrapers, then the guard rails and the
+// shadow loads they hold. They stop in the reverse order.
+func (a *App) features() []appFeature {
+	return []appFeature{
+		{"timeline", a.startTimeline, a.stopTimeline},
+		{"gpu", a.startGPU, a.stopGPU},
+		{"scrape", a.startScrapes, a.stopScrapes},
+		{"guard", a.startGuard, a.stopGuard},
+		{"shadow", a.startShadows, a.stopShadows},
 	}
-	a.state[name] = v
 }
 
-// Provision attaches the app to the measurement engine and provisions every feature.
+// Provision attaches the app to the measurement engine, registers llmtap's metrics and builds
+// the shadow loads.
 func (a *App) Provision(ctx caddy.Context) error {
-	a.ctx = ctx
 	a.logger = ctx.Logger()
-	e, err := acquireEngine(a.logger)
+	e, err := acquireEngine()
 	if err != nil {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
-	a.tap = e.tap
-	for _, f := range features() {
-		if f.provision == nil {
-			continue
-		}
-		if err := f.provision(a, ctx); err != nil {
-			return fmt.Errorf("llmtap %s: %w", f.name, err)
-		}
+	a.engine = e
+	if err := registerCollectors(ctx.GetMetricsRegistry()); err != nil {
+		return fmt.Errorf("registering llmtap metrics: %w", err)
+	}
+	if err := a.provisionShadows(); err != nil {
+		return fmt.Errorf("llmtap shadow: %w", err)
 	}
 	return nil
 }
@@ -127,30 +99,25 @@ func (a *App) Provision(ctx caddy.Context) error {
 // Validate checks every feature's configuration.
 func (a *App) Validate() error {
 	var errs []error
-	for _, f := range features() {
-		if f.validate == nil {
-			continue
-		}
-		if err := f.validate(a); err != nil {
-			errs = append(errs, fmt.Errorf("llmtap %s: %w", f.name, err))
+	add := func(name string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("llmtap %s: %w", name, err))
 		}
 	}
+	add("gpu", a.GPU.validate())
+	add("scrape", validateScrapes(a))
+	add("timeline", a.Timeline.validate())
 	return errors.Join(errs...)
 }
 
 // Start starts every feature's background work (or adopts the work of the config being
 // replaced). A feature that fails to start stops the ones started before it.
 func (a *App) Start() error {
-	fs := features()
+	fs := a.features()
 	for i, f := range fs {
-		if f.start == nil {
-			continue
-		}
-		if err := f.start(a); err != nil {
+		if err := f.start(); err != nil {
 			for j := i - 1; j >= 0; j-- {
-				if fs[j].stop != nil {
-					_ = fs[j].stop(a)
-				}
+				fs[j].stop()
 			}
 			return fmt.Errorf("llmtap %s: %w", f.name, err)
 		}
@@ -158,38 +125,22 @@ func (a *App) Start() error {
 	return nil
 }
 
-// Stop stops every feature's background work that the next config did not adopt.
+// Stop lets go of every feature's background work; what the next config adopted goes on.
 func (a *App) Stop() error {
-	var errs []error
-	fs := features()
+	fs := a.features()
 	for i := len(fs) - 1; i >= 0; i-- {
-		if fs[i].stop == nil {
-			continue
-		}
-		if err := fs[i].stop(a); err != nil {
-			errs = append(errs, fmt.Errorf("llmtap %s: %w", fs[i].name, err))
-		}
+		fs[i].stop()
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// Cleanup releases the features' resources and the app's hold on the measurement engine.
+// Cleanup lets go of the app's hold on the measurement engine.
 func (a *App) Cleanup() error {
-	var errs []error
-	fs := features()
-	for i := len(fs) - 1; i >= 0; i-- {
-		if fs[i].cleanup == nil {
-			continue
-		}
-		if err := fs[i].cleanup(a); err != nil {
-			errs = append(errs, fmt.Errorf("llmtap %s: %w", fs[i].name, err))
-		}
-	}
-	if a.tap != nil {
+	if a.engine != nil {
+		a.engine = nil
 		releaseEngine()
-		a.tap = nil
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // UnmarshalCaddyfile sets up the app from the Caddyfile global option:
@@ -204,21 +155,15 @@ func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 	if d.NextArg() {
 		return d.ArgErr()
 	}
-	byName := make(map[string]appFeature)
-	var names []string
-	for _, f := range features() {
-		for _, s := range f.subdirectives {
-			byName[s] = f
-			names = append(names, s)
-		}
+	parsers := map[string]func(*App, *caddyfile.Dispenser) error{
+		"gpu": parseGPU, "guard": parseGuard, "scrape": parseScrape, "shadow": parseShadow, "timeline": parseTimeline,
 	}
-	sort.Strings(names)
 	for d.NextBlock(0) {
-		f, ok := byName[d.Val()]
+		parse, ok := parsers[d.Val()]
 		if !ok {
-			return d.Errf("unknown llmtap global subdirective %q; expected one of %v", d.Val(), names)
+			return d.Errf("unknown llmtap global subdirective %q; expected one of %v", d.Val(), slices.Sorted(maps.Keys(parsers)))
 		}
-		if err := f.parse(a, d); err != nil {
+		if err := parse(a, d); err != nil {
 			return err
 		}
 	}

@@ -95,7 +95,7 @@ func newBenchRig(tb testing.TB, events int) *benchRig {
 	tb.Cleanup(func() { _ = t.Close() })
 	raw := []byte(`{"model":"meta-llama/Llama-3.1-8B-Instruct","messages":[{"role":"user","content":"Tell me a story."}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":128}`)
 	rig := &benchRig{
-		h:    &Handler{tap: t, meters: meter.NewPool(meter.Options{})},
+		h:    &Handler{tap: t, meters: meter.NewPool(meter.Options{}), streams: new(streams)},
 		body: &reusableBody{},
 		raw:  raw,
 		w:    &discardWriter{h: http.Header{}},

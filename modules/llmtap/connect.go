@@ -28,14 +28,11 @@ func newService(readOnly bool) *api.Service {
 		RecorderDropped: RecorderDropped,
 		Recording:       runtimeRecording{},
 		Timeline:        activeTimelineSource,
-		Shadow:          shadowAPI,
+		Shadow:          func() api.Shadow { return shadowControl{} },
 		NoShadow:        "shadow load control is not built into this binary",
 		ReadOnly:        readOnly,
 	})
 }
-
-// shadowAPI returns the shadow load control (connect_shadow.go sets it).
-var shadowAPI func() api.Shadow
 
 // connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin
 // listener beside the JSON routes, at /llmtap.v1.TapService/<Method>. The admin listener

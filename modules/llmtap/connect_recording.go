@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -20,11 +19,7 @@ import (
 // receives every request the engine measures, from every handler, until RecordingStop. It is
 // separate from the recorders of the configuration, which record what their handlers route
 // to them, and like them it writes off the request path through a bounded queue that counts
-// what it drops.
-var (
-	runtimeMu  sync.Mutex // serializes Start and Stop
-	runtimeRec atomic.Pointer[runtimeEntry]
-)
+// what it drops. It is proc.runtimeRec (lifetimes.go).
 
 type runtimeEntry struct {
 	rec     *recorder.Recorder
@@ -33,8 +28,8 @@ type runtimeEntry struct {
 
 // submitRuntime hands a finalized record to the runtime recording, if one runs.
 func submitRuntime(r *record.Record) {
-	if e := runtimeRec.Load(); e != nil && !e.rec.Submit(r) {
-		recorderDropped.Add(1)
+	if e := proc.runtimeRec.Load(); e != nil && !e.rec.Submit(r) {
+		countDrop(dropQueueFull)
 	}
 }
 
@@ -57,15 +52,12 @@ func (runtimeRecording) Start(_ context.Context, req *llmtapv1.RecordingStartReq
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", api.ErrInvalid, err)
 	}
-	runtimeMu.Lock()
-	defer runtimeMu.Unlock()
-	if e := runtimeRec.Load(); e != nil {
+	proc.runtimeMu.Lock()
+	defer proc.runtimeMu.Unlock()
+	if e := proc.runtimeRec.Load(); e != nil {
 		return nil, fmt.Errorf("%w: a recording started through the API is already writing to %s; stop it first", api.ErrState, e.rec.Options().Dir)
 	}
-	recordersMu.RLock()
-	_, configured := recorders[opts.Dir]
-	recordersMu.RUnlock()
-	if configured {
+	if _, configured := recordingDirs()[opts.Dir]; configured {
 		return nil, fmt.Errorf("%w: the loaded config already records to %s; choose another folder", api.ErrState, opts.Dir)
 	}
 	rec, err := recorder.New(opts)
@@ -73,7 +65,7 @@ func (runtimeRecording) Start(_ context.Context, req *llmtapv1.RecordingStartReq
 		return nil, fmt.Errorf("%w: starting the recorder in %s: %v", api.ErrInvalid, opts.Dir, err)
 	}
 	e := &runtimeEntry{rec: rec, started: time.Now()}
-	runtimeRec.Store(e)
+	proc.runtimeRec.Store(e)
 	return recordingProto(rec, "runtime", e.started), nil
 }
 
@@ -83,9 +75,9 @@ const stopTimeout = 10 * time.Second
 // Stop stops the runtime recording: records of requests that ended before the call are
 // delivered, the queue is written, the files synced and closed.
 func (runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
-	runtimeMu.Lock()
-	defer runtimeMu.Unlock()
-	e := runtimeRec.Swap(nil)
+	proc.runtimeMu.Lock()
+	defer proc.runtimeMu.Unlock()
+	e := proc.runtimeRec.Swap(nil)
 	if e == nil {
 		return nil, fmt.Errorf("%w: no recording started through the API is running", api.ErrState)
 	}
@@ -100,26 +92,27 @@ func (runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
 		return nil, fmt.Errorf("closing the recording in %s: %w", p.Dir, err)
 	}
 	st := e.rec.Stats()
-	p.Written, p.Dropped, p.Filtered, p.Errors = st.Written, st.Dropped, st.Filtered, st.Errors
+	proc.recDropped[dropWriteFailed].Add(st.Failed)
+	p.Written, p.Dropped, p.Filtered, p.Errors = st.Written, st.Dropped+st.Failed, st.Filtered, st.Errors
 	return p, nil
 }
 
 // Status lists the runtime recording, then the configured recorders by folder.
 func (runtimeRecording) Status(context.Context) ([]*llmtapv1.Recording, error) {
 	var out []*llmtapv1.Recording
-	if e := runtimeRec.Load(); e != nil {
+	if e := proc.runtimeRec.Load(); e != nil {
 		out = append(out, recordingProto(e.rec, "runtime", e.started))
 	}
-	recordersMu.RLock()
-	dirs := make([]string, 0, len(recorders))
-	for d := range recorders {
-		dirs = append(dirs, d)
+	proc.recMu.RLock()
+	recs := make([]*recorder.Recorder, 0, len(proc.recorders))
+	for _, e := range proc.recorders {
+		recs = append(recs, e.rec)
 	}
-	slices.Sort(dirs)
-	for _, d := range dirs {
-		out = append(out, recordingProto(recorders[d].rec, "config", time.Time{}))
+	proc.recMu.RUnlock()
+	slices.SortFunc(recs, func(a, b *recorder.Recorder) int { return strings.Compare(a.Options().Dir, b.Options().Dir) })
+	for _, r := range recs {
+		out = append(out, recordingProto(r, "config", time.Time{}))
 	}
-	recordersMu.RUnlock()
 	return out, nil
 }
 
@@ -128,7 +121,7 @@ func recordingProto(r *recorder.Recorder, origin string, started time.Time) *llm
 	st := r.Stats()
 	p := &llmtapv1.Recording{
 		Dir: r.Options().Dir, Origin: origin,
-		Written: st.Written, Dropped: st.Dropped, Filtered: st.Filtered, Errors: st.Errors,
+		Written: st.Written, Dropped: st.Dropped + st.Failed, Filtered: st.Filtered, Errors: st.Errors,
 	}
 	p.Files = r.Files()
 	if !started.IsZero() {

@@ -13,8 +13,6 @@ import (
 	"github.com/llmtap/llmtap/shadow/inproc"
 )
 
-func init() { shadowAPI = func() api.Shadow { return shadowControl{} } }
-
 // shadowControl implements api.Shadow on the process's shadow loads, as the admin routes
 // /llmtap/shadow/… do (shadow_admin.go): it starts, stops and sets the rate of the loads the
 // loaded config names, and changes no config.

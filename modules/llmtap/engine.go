@@ -1,61 +1,54 @@
 package llmtap
 
 import (
-	"sync"
-	"sync/atomic"
-
+	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
-// The measurement engine is one per process and outlives config reloads: Caddy provisions the
-// new config before it cleans up the old one, so the reference count never drops to zero during
-// a reload and no count or in-flight stream is lost. It stops when the last config using it is
-// cleaned up.
-var (
-	engineMu   sync.Mutex
-	engineRefs int
-	current    atomic.Pointer[engine]
-)
-
+// The measurement engine is one per process and outlives config reloads: it is held in
+// proc.pool (lifetimes.go) by the llmtap app and every llmtap handler, and a handler of an
+// unloaded config holds it until its last stream has ended (bounded by drainTimeout), so no
+// count or in-flight stream is lost, even when a reload removes llmtap and a later one adds it
+// back. It stops when the last holder lets go.
 type engine struct {
 	tap  *tap.Tap
 	otel *otelExport // nil unless the OTEL_* environment turns export on (otel.go)
 }
 
-func acquireEngine(logger *zap.Logger) (*engine, error) {
-	engineMu.Lock()
-	defer engineMu.Unlock()
-	engineRefs++
-	if e := current.Load(); e != nil {
+// acquireEngine holds the engine, starting it when none runs; every call is paired with one
+// releaseEngine.
+func acquireEngine() (*engine, error) {
+	e, _, err := hold(keyEngine, func() (*engine, error) {
+		e := &engine{tap: tap.New(tap.Options{})}
+		e.tap.AddSink(metricsSink{})
+		e.tap.AddSink(recordSink{})
+		e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
+		e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
+		e.tap.AddSink(proc.mirror.pairs)
+		e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
+		e.otel = startOTel(e.tap)
+		proc.engine.Store(e)
+		logger("engine").Debug("llmtap measurement engine started")
 		return e, nil
-	}
-	e := &engine{tap: tap.New(tap.Options{})}
-	e.tap.AddSink(metricsSink{})
-	e.tap.AddSink(recordSink{})
-	e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
-	e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
-	e.tap.AddSink(mirrorPairs)
-	e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
-	e.otel = startOTel(e.tap, logger)
-	current.Store(e)
-	logger.Debug("llmtap measurement engine started")
-	return e, nil
+	})
+	return e, err
 }
 
-func releaseEngine() {
-	engineMu.Lock()
-	defer engineMu.Unlock()
-	engineRefs--
-	if engineRefs > 0 {
-		return
-	}
-	if e := current.Swap(nil); e != nil {
-		_ = e.tap.Close()
-		e.otel.shutdown()
-	}
+func releaseEngine() { _ = letGo(keyEngine) }
+
+// Destruct drains the record pipeline into the sinks and stops the exporters.
+func (e *engine) Destruct() error {
+	proc.engine.CompareAndSwap(e, nil)
+	_ = e.tap.Close()
+	e.otel.shutdown()
+	return nil
 }
+
+// logger is the logger of process-wide work that belongs to no config (the engine, drains):
+// Caddy's default logger at the time of the call, whose writers are open.
+func logger(name string) *zap.Logger { return caddy.Log().Named("llmtap." + name) }
 
 // ActiveTap returns the running measurement engine, or nil when no loaded config uses the
 // llmtap handler. Commands running Caddy in-process (the demo) use it to add record sinks and
@@ -63,7 +56,7 @@ func releaseEngine() {
 func ActiveTap() *tap.Tap { return activeTap() }
 
 func activeTap() *tap.Tap {
-	if e := current.Load(); e != nil {
+	if e := proc.engine.Load(); e != nil {
 		return e.tap
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -14,17 +13,6 @@ import (
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
-
-func init() {
-	registerAppFeature(appFeature{
-		name:          "gpu",
-		subdirectives: []string{"gpu"},
-		parse:         parseGPU,
-		validate:      func(a *App) error { return a.GPU.validate() },
-		start:         startGPU,
-		stop:          stopGPU,
-	})
-}
 
 // GPUConfig configures GPU sampling through NVML (JSON `"gpu"` of the llmtap app, Caddyfile
 // `gpu { … }` in the llmtap global option).
@@ -38,8 +26,8 @@ func init() {
 // (`scrape <url> { kind dcgm }`) then stands in.
 //
 // A reload whose GPU configuration is unchanged keeps the running sampler (the same NVML
-// session, no gap, no second poller); a changed interval starts a new sampler, and the old
-// one stops when the old config is unloaded.
+// session, no gap, no second poller); a changed interval replaces the sampler when the new
+// config starts (the old one stops first, so two never poll at once).
 type GPUConfig struct {
 	// Interval is the time between two polls of every GPU. Shorter intervals follow a
 	// request's prefill and decode more closely; one poll of an H200 took about 3.5 ms.
@@ -99,125 +87,114 @@ func parseGPU(a *App, d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// openGPU opens the GPU source; tests replace it with a source built on go-nvml's mock.
-var openGPU = gpu.Open
-
-// gpuRunner is the process's NVML sampler with the configuration it was started with. One is
-// current at a time; configs that want the same interval share it (refs).
+// gpuRunner is the process's NVML sampler, shared by every config with GPU sampling on
+// (proc.pool, key "gpu") and reconfigured in place by each one that adopts it.
 type gpuRunner struct {
+	*liveLogger
+
+	mu       sync.Mutex // held while (re)configuring and by nvmlActive
 	interval time.Duration
-	src      gpu.Source
+	src      gpu.Source // nil while NVML is absent or failed to open
 	sampler  *gpu.Sampler
 	unsub    func()
-	refs     int // under gpuMu
 }
 
-var (
-	gpuMu  sync.Mutex
-	gpuCur *gpuRunner
-	// gpuFeed is the runner whose samples the hub takes; a runner being replaced by a reload
-	// keeps polling until its config is unloaded, but its samples are ignored, so nothing is
-	// counted twice.
-	gpuFeed atomic.Pointer[gpuRunner]
-	// nvmlAbsentLogged makes "no NVML" an info line once per process, not once per reload.
-	nvmlAbsentLogged atomic.Bool
-)
-
-// startGPU adopts the running sampler when its interval matches, or starts one.
-func startGPU(a *App) error {
+// startGPU adopts the running sampler (reconfiguring it) or starts one.
+func (a *App) startGPU() (err error) {
 	if a.GPU != nil && a.GPU.Off {
 		return nil
 	}
-	r, err := acquireGPU(a.GPU.interval(), a.logger)
-	if err != nil {
-		return err
-	}
-	if r != nil {
-		a.setFeatureState("gpu", r)
-	}
-	return nil
+	a.gpu, err = adopt(keyGPU, a.logger, func(l *liveLogger) *gpuRunner { return &gpuRunner{liveLogger: l} },
+		func(r *gpuRunner) error { return r.configure(a.GPU.interval()) })
+	return err
 }
 
-// stopGPU releases the App's hold; the sampler stops when no loaded config uses it.
-func stopGPU(a *App) error {
-	r, _ := a.featureState("gpu").(*gpuRunner)
-	if r == nil {
+// stopGPU lets go of the App's hold; the sampler stops when no loaded config uses it.
+func (a *App) stopGPU() { release(keyGPU, &a.gpu) }
+
+// configure makes the runner sample every interval: nothing changes when it already does,
+// otherwise the running sampler stops and a new one starts. A host without NVML, or an NVML
+// that fails to open, leaves GPU sampling off without failing the config.
+func (r *gpuRunner) configure(interval time.Duration) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sampler != nil && r.interval == interval && r.sampler.Err() == nil {
 		return nil
 	}
-	a.setFeatureState("gpu", nil)
-	return releaseGPU(r)
-}
-
-func acquireGPU(interval time.Duration, logger *zap.Logger) (*gpuRunner, error) {
-	gpuMu.Lock()
-	defer gpuMu.Unlock()
-	if r := gpuCur; r != nil && r.interval == interval && r.sampler.Err() == nil {
-		r.refs++
-		return r, nil
-	}
-	src, err := openGPU()
+	r.stopLocked()
+	src, err := proc.openGPU()
 	if errors.Is(err, gpu.ErrNoNVML) {
-		if nvmlAbsentLogged.CompareAndSwap(false, true) {
-			logger.Info("GPU sampling is off: NVML is not available on this host", zap.Error(err))
+		if proc.nvmlAbsentLogged.CompareAndSwap(false, true) {
+			r.log().Info("GPU sampling is off: NVML is not available on this host", zap.Error(err))
 		}
-		return nil, nil
+		return nil
 	}
 	if err != nil {
 		// A GPU that fails to open is not a reason to refuse the config: the proxy and its
 		// measurements work without GPU data.
-		logger.Error("GPU sampling is off: opening NVML failed", zap.Error(err))
-		return nil, nil
+		r.log().Error("GPU sampling is off: opening NVML failed", zap.Error(err))
+		return nil
 	}
-	r := &gpuRunner{interval: interval, src: src, refs: 1}
+	r.interval, r.src = interval, src
 	r.sampler = gpu.NewSampler(src, gpu.Options{
 		Interval: interval,
 		OnError: func(err error) {
 			if errors.Is(err, gpu.ErrNoNVML) {
-				logger.Warn("GPU sampling stopped: NVML went away", zap.Error(err))
+				r.log().Warn("GPU sampling stopped: NVML went away", zap.Error(err))
 				return
 			}
-			logger.Warn("reading a GPU failed", zap.Error(err))
+			r.log().Warn("reading a GPU failed", zap.Error(err))
 		},
 	})
 	r.unsub = r.sampler.Subscribe(func(s []gpu.Sample) {
-		if gpuFeed.Load() == r {
-			hub.onGPU(s)
+		if proc.gpu.Load() == r {
+			proc.hub.onGPU(s)
 		}
 	})
-	gpuCur = r
-	gpuFeed.Store(r)
+	proc.gpu.Store(r)
 	if err := r.sampler.Start(context.Background()); err != nil {
-		return nil, err
+		r.stopLocked()
+		return err
 	}
-	logger.Debug("GPU sampling started", zap.Duration("interval", interval))
-	return r, nil
+	r.log().Debug("GPU sampling started", zap.Duration("interval", interval))
+	return nil
 }
 
-func releaseGPU(r *gpuRunner) error {
-	gpuMu.Lock()
-	r.refs--
-	last := r.refs == 0
-	if last && gpuCur == r {
-		gpuCur = nil
-		gpuFeed.CompareAndSwap(r, nil)
-	}
-	gpuMu.Unlock()
-	if !last {
-		return nil
+// stopLocked stops the sampler and closes its source, if one runs.
+func (r *gpuRunner) stopLocked() {
+	if r.sampler == nil {
+		return
 	}
 	r.unsub()
 	r.sampler.Stop()
-	if gpuFeed.Load() == nil {
-		hub.clearGPU()
+	if err := r.src.Close(); err != nil {
+		r.log().Warn("closing NVML", zap.Error(err))
 	}
-	return r.src.Close()
+	r.sampler, r.src, r.unsub = nil, nil, nil
+}
+
+// Destruct stops sampling when the last config using it is gone.
+func (r *gpuRunner) Destruct() error {
+	r.mu.Lock()
+	r.stopLocked()
+	r.mu.Unlock()
+	proc.gpu.CompareAndSwap(r, nil)
+	if !nvmlActive() {
+		proc.hub.clearGPU()
+	}
+	return nil
 }
 
 // nvmlActive reports whether an NVML sampler feeds the hub, in which case a dcgm-exporter
 // scrape's GPU samples are ignored rather than counted twice.
 func nvmlActive() bool {
-	r := gpuFeed.Load()
+	r := proc.gpu.Load()
 	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sampler == nil {
 		return false
 	}
 	select {
@@ -231,4 +208,4 @@ func nvmlActive() bool {
 // LatestGPUSamples appends the latest poll of every GPU (one sample per GPU, from NVML or,
 // without it, a dcgm-exporter scrape) to dst and returns the extended slice; it appends
 // nothing when no GPU source runs. The OpenTelemetry exporter reads the hw.* gauges from it.
-func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample { return hub.latestGPU(dst) }
+func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample { return proc.hub.latestGPU(dst) }

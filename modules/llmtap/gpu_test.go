@@ -18,13 +18,12 @@ import (
 // error, also without failing the config.
 func TestNoNVMLLogsOnce(t *testing.T) {
 	defer SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: no libnvidia-ml", gpu.ErrNoNVML) })()
-	nvmlAbsentLogged.Store(false)
+	proc.nvmlAbsentLogged.Store(false)
 	core, logs := observer.New(zapcore.DebugLevel)
-	logger := zap.New(core)
+	r := &gpuRunner{liveLogger: newLiveLogger(zap.New(core))}
 	for range 3 {
-		r, err := acquireGPU(gpu.DefaultInterval, logger)
-		if r != nil || err != nil {
-			t.Fatalf("acquireGPU without NVML = %v, %v; want no runner and no error", r, err)
+		if err := r.configure(gpu.DefaultInterval); r.sampler != nil || err != nil {
+			t.Fatalf("configuring the GPU sampler without NVML = %v, %v; want no sampler and no error", r.sampler, err)
 		}
 	}
 	if got := logs.FilterMessageSnippet("NVML is not available").All(); len(got) != 1 || got[0].Level != zapcore.InfoLevel {
@@ -32,8 +31,8 @@ func TestNoNVMLLogsOnce(t *testing.T) {
 	}
 
 	SetGPUOpener(func() (gpu.Source, error) { return nil, errors.New("permission denied") })
-	if r, err := acquireGPU(gpu.DefaultInterval, logger); r != nil || err != nil {
-		t.Fatalf("acquireGPU with a failing NVML = %v, %v; want no runner and no error", r, err)
+	if err := r.configure(gpu.DefaultInterval); r.sampler != nil || err != nil {
+		t.Fatalf("configuring the GPU sampler with a failing NVML = %v, %v; want no sampler and no error", r.sampler, err)
 	}
 	if got := logs.FilterLevelExact(zapcore.ErrorLevel).All(); len(got) != 1 {
 		t.Errorf("a failing NVML logged %d errors, want 1", len(got))

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -76,12 +77,23 @@ type Handler struct {
 	// no mirror.
 	Mirror *MirrorConfig `json:"mirror,omitempty"`
 
+	engine    *engine
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
 	meters    *meter.Pool
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
+
+	streams *streams
+}
+
+// streams counts a handler's streams being measured, so that an unloaded config's handler
+// holds the engine and its recorder until its last stream has ended; abandoned is set when
+// that took longer than drainTimeout and they were let go.
+type streams struct {
+	active    atomic.Int64
+	abandoned atomic.Bool
 }
 
 // CaddyModule returns the Caddy module information.
@@ -96,11 +108,11 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // reloads, and registers llmtap's metrics in this config's registry.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	e, err := acquireEngine(h.logger)
+	e, err := acquireEngine()
 	if err != nil {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
-	h.tap = e.tap
+	h.engine, h.tap, h.streams = e, e.tap, new(streams)
 	h.tracer = e.otel.tracerOf()
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
@@ -108,13 +120,13 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		MaxRequestBody: h.MaxRequestBody,
 		MaxBody:        h.MaxResponseBody,
 	})
-	if err := registerMetrics(ctx.GetMetricsRegistry()); err != nil {
+	if err := registerCollectors(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
 	if err := h.provisionMirror(); err != nil {
 		return err
 	}
-	return h.provisionRecording(ctx)
+	return h.provisionRecording()
 }
 
 // Validate checks the configuration.
@@ -135,20 +147,53 @@ func (h *Handler) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Cleanup releases the handler's hold on the measurement engine; the engine stops when the
-// last config using it is gone.
+// Cleanup lets go of the handler's recorder and of the measurement engine once the handler's
+// streams have ended: Caddy cleans up a config as soon as its servers stop accepting, while
+// their requests go on. Without streams in flight (or when the process exits) that is now;
+// otherwise a goroutine waits for them, at most drainTimeout. The engine stops, and a recorder
+// closes, when the last config using it is gone.
 func (h *Handler) Cleanup() error {
 	h.releaseMirror() // before the engine, which its copies' records go to
-	if h.tap != nil {
-		releaseEngine()
+	if h.engine == nil {
+		return nil
 	}
-	h.releaseRecording() // after the engine, whose last release drains records into it
+	if h.streams.active.Load() == 0 || caddy.Exiting() {
+		h.drain()
+	} else {
+		go h.drain()
+	}
 	return nil
+}
+
+// drain waits, at most drainTimeout, for the handler's streams to end, lets the pipeline
+// deliver their records to the recorder, then lets go of the recorder and the engine.
+func (h *Handler) drain() { h.drainWithin(drainTimeout) }
+
+func (h *Handler) drainWithin(timeout time.Duration) {
+	if !waitZero(&h.streams.active, timeout) {
+		h.streams.abandoned.Store(true)
+		logger("drain").Warn("streams outlived their unloaded config by the drain time; their records are dropped",
+			zap.Int64("streams", h.streams.active.Load()), zap.Duration("drain_timeout", timeout))
+	}
+	h.tap.Flush()
+	h.releaseRecording()
+	releaseEngine()
+}
+
+// end ends the measurement of a stream of this handler.
+func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
+	if rec.RecordTo != "" && h.streams.abandoned.Load() {
+		rec.RecordTo = "" // its recorder is gone
+		countDrop(dropDrainTimeout)
+	}
+	h.tap.End(m, time.Now(), failure, msg)
+	h.streams.active.Add(-1)
 }
 
 // ServeHTTP measures the exchange while passing it through to the next handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
 	t0 := time.Now()
+	h.streams.active.Add(1)
 	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
 	rec := m.Record()
 	rec.RequestID = r.Header.Get("X-Request-Id")
@@ -201,7 +246,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if body != nil {
 			m.RequestBody(body.buf, body.truncated)
 		}
-		h.tap.End(m, time.Now(), failure, msg)
+		h.end(m, rec, failure, msg)
 		if v != nil {
 			panic(v)
 		}
@@ -231,7 +276,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if body != nil {
 		m.RequestBody(body.buf, body.truncated)
 	}
-	h.tap.End(m, time.Now(), failure, msg)
+	h.end(m, rec, failure, msg)
 	return err
 }
 

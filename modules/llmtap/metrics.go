@@ -1,7 +1,6 @@
 package llmtap
 
 import (
-	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -80,22 +79,6 @@ var (
 
 	modelLabels = newLabelCap(100)
 )
-
-// registerMetrics registers llmtap's collectors in reg, tolerating ones already there.
-func registerMetrics(reg *prometheus.Registry) error {
-	if reg == nil {
-		return nil
-	}
-	for _, c := range collectors {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 // metricsSink observes finalized records into the Prometheus collectors.
 type metricsSink struct{}

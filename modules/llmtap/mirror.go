@@ -81,17 +81,13 @@ type MirrorConfig struct {
 	ForwardSensitive []string `json:"forward_sensitive,omitempty"`
 }
 
-// Process-wide mirror state: it outlives config reloads like the measurement engine.
-var (
-	mirrorStats = new(mirror.Stats)
-	mirrorGate  = new(mirror.Gate)
-	mirrorPairs = mirror.NewPairer(0, 0)
-)
+// The mirror state is process-wide (proc.mirror): it outlives config reloads like the
+// measurement engine.
 
 // MirrorGate is the process-wide pause switch of mirroring, for the guard rails: Pause(reason)
 // stops new copies (sampled requests are then skipped with reason "paused"), Resume starts
 // them again, Paused and State report. Copies already running are not interrupted.
-func MirrorGate() *mirror.Gate { return mirrorGate }
+func MirrorGate() *mirror.Gate { return proc.mirror.gate }
 
 // options turns the config into mirror options.
 func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
@@ -105,9 +101,9 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 		HeaderUp:         c.HeaderUp,
 		ForwardSensitive: c.ForwardSensitive,
 		Measure:          measure,
-		Stats:            mirrorStats,
-		Gate:             mirrorGate,
-		Pairs:            mirrorPairs,
+		Stats:            proc.mirror.stats,
+		Gate:             proc.mirror.gate,
+		Pairs:            proc.mirror.pairs,
 	}
 }
 
@@ -225,7 +221,7 @@ func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
 		t.Flush() // so that pairs ended before this request are in
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(mirrorDoc{Counters: mirrorStats.Snapshot(), Gate: mirrorGate.State(), Pairs: mirrorPairs.Summary()})
+	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()})
 }
 
 // mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)
@@ -246,7 +242,7 @@ func (adminAPI) mirrorPairList(w http.ResponseWriter, r *http.Request) error {
 	if t := activeTap(); t != nil {
 		t.Flush()
 	}
-	pairs := mirrorPairs.Pairs()
+	pairs := proc.mirror.pairs.Pairs()
 	pairs = pairs[max(0, len(pairs)-limit):]
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
@@ -282,8 +278,8 @@ func (mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (mirrorCollector) Collect(ch chan<- prometheus.Metric) {
-	c := mirrorStats.Snapshot()
-	g := mirrorGate.State()
+	c := proc.mirror.stats.Snapshot()
+	g := proc.mirror.gate.State()
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -301,7 +297,7 @@ func (mirrorCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descMirrorPaused, prometheus.GaugeValue, paused)
 	counter(descMirrorPauses, g.Pauses)
-	counter(descMirrorPairs, mirrorPairs.Summary().Pairs)
+	counter(descMirrorPairs, proc.mirror.pairs.Summary().Pairs)
 }
 
 // parseMirror reads a mirror block (the option name is the current token):

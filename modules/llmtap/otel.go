@@ -3,7 +3,6 @@ package llmtap
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -19,24 +18,20 @@ import (
 // standard OTEL_* environment, when the engine starts, and flushed and stopped when the engine
 // stops. Without OTEL_* variables nothing is created and the request path pays one nil check.
 
-// gpuSamples, when set, replaces LatestGPUSamples (the llmtap app's GPU sampler, gpu.go) as
-// the source of the hw.* instruments.
-var gpuSamples atomic.Pointer[func(dst []gpu.Sample) []gpu.Sample]
-
 // SetGPUSamples makes fn the source of the OpenTelemetry GPU instruments (hw.power,
 // hw.energy, hw.gpu.*) instead of the llmtap app's GPU sampler: fn appends the latest sample
 // of every GPU to dst. Nil restores the sampler. It is read at each metric collection, so it
 // may be set before or after the engine starts; tests use it to export a GPU they do not have.
 func SetGPUSamples(fn func(dst []gpu.Sample) []gpu.Sample) {
 	if fn == nil {
-		gpuSamples.Store(nil)
+		proc.gpuSamples.Store(nil)
 		return
 	}
-	gpuSamples.Store(&fn)
+	proc.gpuSamples.Store(&fn)
 }
 
 func latestGPUSamples(dst []gpu.Sample) []gpu.Sample {
-	if fn := gpuSamples.Load(); fn != nil {
+	if fn := proc.gpuSamples.Load(); fn != nil {
 		return (*fn)(dst)
 	}
 	return LatestGPUSamples(dst)
@@ -47,31 +42,32 @@ type otelExport struct {
 	providers *otelexport.Providers
 	metrics   *otelexport.Metrics
 	tracer    *otelexport.Tracer // nil when trace export is off
-	logger    *zap.Logger
 }
 
 // startOTel builds the providers the environment asks for and adds their sinks to t. It
 // returns nil when the environment enables no signal, and logs (rather than fails) when the
-// environment is invalid, so that a bad OTEL_* variable never takes the proxy down.
-func startOTel(t *tap.Tap, logger *zap.Logger) *otelExport {
+// environment is invalid, so that a bad OTEL_* variable never takes the proxy down. It logs
+// through the process's logger: the export outlives the config that started it.
+func startOTel(t *tap.Tap) *otelExport {
+	log := logger("otel")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p, err := otelexport.FromEnv(ctx, "")
 	if err != nil {
-		logger.Error("OpenTelemetry export is off", zap.Error(err))
+		log.Error("OpenTelemetry export is off", zap.Error(err))
 		return nil
 	}
 	if p.MeterProvider == nil && p.TracerProvider == nil {
 		return nil
 	}
-	o := &otelExport{providers: p, logger: logger}
+	o := &otelExport{providers: p}
 	if p.MeterProvider != nil {
 		m, err := otelexport.NewMetrics(p.MeterProvider, otelexport.Options{
 			ModelLabel: modelLabels.get,
 			GPU:        latestGPUSamples,
 		})
 		if err != nil {
-			logger.Error("OpenTelemetry metrics are off", zap.Error(err))
+			log.Error("OpenTelemetry metrics are off", zap.Error(err))
 		} else {
 			o.metrics = m
 			t.AddSink(m)
@@ -81,7 +77,7 @@ func startOTel(t *tap.Tap, logger *zap.Logger) *otelExport {
 		o.tracer = otelexport.NewTracer(p.TracerProvider, p.Propagator)
 		t.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
 	}
-	logger.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil))
+	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil))
 	return o
 }
 
@@ -118,6 +114,6 @@ func (o *otelExport) shutdown() {
 		_ = o.metrics.Close()
 	}
 	if err := o.providers.Shutdown(ctx); err != nil {
-		o.logger.Warn("flushing OpenTelemetry export", zap.Error(err))
+		logger("otel").Warn("flushing OpenTelemetry export", zap.Error(err))
 	}
 }

@@ -23,7 +23,13 @@ import (
 // one folder, off the request path, for replay and offline analysis (see telemetry/recorder for
 // the formats). Writing never delays a request: the recorder's queue is bounded and what does
 // not fit is dropped and counted (llmtap_recorder_dropped_total, recorder_dropped in
-// /llmtap/summary).
+// /llmtap/summary), as are records whose writing failed (a full disk: the writer then backs
+// off before it opens a new file, and the proxy goes on serving).
+//
+// Across a reload, a record goes to the recorder of the config that measured it: a config's
+// recorder lives until the last stream of that config has ended, at most 5 minutes after the
+// config was unloaded (a stream still running then loses its record, counted with reason
+// drain_timeout).
 //
 // Authorization, API-key and cookie headers are never written: the recorder sees no headers but
 // the one named by session_header, which may not be one of those.
@@ -147,17 +153,13 @@ type recording struct {
 	entry         *recorderEntry
 	sessionHeader string
 	// released makes releasing idempotent without touching Handler.recording, which requests
-	// still being served by the old config read: Caddy cleans up a config as soon as its
-	// servers stop accepting, while their in-flight requests go on.
+	// still being served by the old config read.
 	released atomic.Bool
 }
 
-// provisionRecording registers the recorder metric and, when the handler records, takes a hold
-// on the recorder of its folder.
-func (h *Handler) provisionRecording(ctx caddy.Context) error {
-	if err := registerRecorderMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return fmt.Errorf("registering llmtap recorder metrics: %w", err)
-	}
+// provisionRecording takes a hold on the recorder of the handler's folder and options, when
+// the handler records.
+func (h *Handler) provisionRecording() error {
 	if h.Record == nil {
 		return nil
 	}
@@ -176,7 +178,7 @@ func (h *Handler) provisionRecording(ctx caddy.Context) error {
 // releaseRecording drops the handler's hold; the recorder stops when no config uses it.
 func (h *Handler) releaseRecording() {
 	if rc := h.recording; rc != nil && rc.released.CompareAndSwap(false, true) {
-		releaseRecorder(rc.entry, h.logger)
+		releaseRecorder(rc.entry)
 	}
 }
 
@@ -188,7 +190,7 @@ func (rc *recording) tag(r *http.Request, rec *record.Record) {
 	if rc == nil {
 		return
 	}
-	rec.RecordTo = rc.entry.dir
+	rec.RecordTo = rc.entry.key
 	if rc.sessionHeader != "" {
 		v := r.Header.Get(rc.sessionHeader)
 		if len(v) > maxSessionID {

@@ -185,8 +185,9 @@ func TestRecordingEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(p.adminGet(t, "/llmtap/summary"), &doc); err != nil || doc.RecorderDropped == nil || *doc.RecorderDropped != 0 {
 		t.Errorf("summary recorder_dropped = %v (err %v), want 0", doc.RecorderDropped, err)
 	}
-	if m := string(p.adminGet(t, "/metrics")); !strings.Contains(m, "llmtap_recorder_dropped_total 0") {
-		t.Error("/metrics has no llmtap_recorder_dropped_total 0")
+	if m := string(p.adminGet(t, "/metrics")); !strings.Contains(m, `llmtap_recorder_dropped_total{reason="queue_full"} 0`) ||
+		!strings.Contains(m, `llmtap_recorder_dropped_total{reason="write_failed"} 0`) {
+		t.Error(`/metrics has no llmtap_recorder_dropped_total{reason="queue_full"} 0 and {reason="write_failed"} 0`)
 	}
 	if err := caddy.Stop(); err != nil {
 		t.Fatal(err)

@@ -2,10 +2,7 @@ package llmtap
 
 import (
 	"context"
-	"errors"
-	"reflect"
-	"sync"
-	"sync/atomic"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,80 +12,101 @@ import (
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
 
-// Recorders are one per folder per process and, like the measurement engine, outlive config
-// reloads: a reload whose recording options for a folder are unchanged keeps the same recorder
-// (same files, nothing flushed early, nothing lost). A reload that changes them starts a new
-// recorder in new files, which takes every record routed to the folder from then on; the old
-// one writes what it has queued, syncs and closes when the old config is cleaned up. Records
-// carry the folder (record.RecordTo), not the recorder, so one still in the pipeline during a
-// reload reaches whichever recorder holds the folder.
-var (
-	recordersMu sync.RWMutex
-	recorders   = map[string]*recorderEntry{}
+// Recorders are held in proc.pool (lifetimes.go) under a key made of their folder and
+// options, and like the measurement engine they outlive config reloads: a reload whose
+// recording options for a folder are unchanged keeps the same recorder (same files, nothing
+// flushed early, nothing lost). A reload that changes them, or the folder, starts a new
+// recorder in new files, which takes the new config's records; the old one goes on taking the
+// records of the old config's streams, which hold it until they have ended (Handler.Cleanup,
+// bounded by drainTimeout), then writes its queue, syncs and closes. Each record carries the
+// key of the recorder of the config that measured it (record.RecordTo).
 
-	// recorderDropped counts records lost to recording over the process's life: a recorder's
-	// full queue, or a record whose folder had no recorder any more. Per-recorder counters
-	// restart with each recorder; this one survives reloads.
-	recorderDropped atomic.Uint64
-)
-
-// recorderCloseTimeout bounds how long releasing a recorder waits for its last writes.
+// recorderCloseTimeout bounds how long closing a recorder waits for its last writes.
 const recorderCloseTimeout = 10 * time.Second
 
 type recorderEntry struct {
-	dir  string
-	opts recorder.Options
-	rec  *recorder.Recorder
-	refs int // under recordersMu
+	key string
+	dir string
+	rec *recorder.Recorder
 }
 
-// acquireRecorder returns the recorder of opts.Dir, starting one when there is none or when
-// its options differ.
+// dropReason says why a record did not reach the recording files: the reason label of
+// llmtap_recorder_dropped_total.
+type dropReason int
+
+const (
+	// dropQueueFull: the recorder's bounded queue was full.
+	dropQueueFull dropReason = iota
+	// dropWriteFailed: writing the record's lines failed (disk full, I/O error).
+	dropWriteFailed
+	// dropClosed: the record reached the pipeline after its recorder had closed.
+	dropClosed
+	// dropDrainTimeout: the stream was still running drainTimeout after its config was
+	// unloaded, so its recorder and engine had been let go.
+	dropDrainTimeout
+	numDropReasons
+)
+
+func (r dropReason) String() string {
+	return [numDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout"}[r]
+}
+
+// countDrop counts one record lost to recording.
+func countDrop(r dropReason) { proc.recDropped[r].Add(1) }
+
+// recorderKey identifies a recorder: its folder and options (every field, in Go syntax).
+func recorderKey(opts recorder.Options) string {
+	return keyRecorder + fmt.Sprintf("%#v", opts)
+}
+
+// acquireRecorder holds the recorder of opts, starting one when none runs with the same
+// folder and options; every call is paired with one releaseRecorder.
 func acquireRecorder(opts recorder.Options) (*recorderEntry, error) {
-	recordersMu.Lock()
-	defer recordersMu.Unlock()
-	if e := recorders[opts.Dir]; e != nil && reflect.DeepEqual(e.opts, opts) {
-		e.refs++
+	key := recorderKey(opts)
+	e, _, err := hold(key, func() (*recorderEntry, error) {
+		r, err := recorder.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		e := &recorderEntry{key: key, dir: opts.Dir, rec: r}
+		proc.recMu.Lock()
+		proc.recorders[key] = e
+		proc.recMu.Unlock()
 		return e, nil
-	}
-	r, err := recorder.New(opts)
-	if err != nil {
-		return nil, err
-	}
-	e := &recorderEntry{dir: opts.Dir, opts: opts, rec: r, refs: 1}
-	recorders[opts.Dir] = e
-	return e, nil
+	})
+	return e, err
 }
 
-// releaseRecorder drops a hold; the last one lets the pipeline deliver what it holds for the
-// folder, then closes the recorder (writing its queue, syncing its files).
-func releaseRecorder(e *recorderEntry, logger *zap.Logger) {
-	recordersMu.Lock()
-	e.refs--
-	last := e.refs == 0
-	recordersMu.Unlock()
-	if !last {
-		return
-	}
-	if t := activeTap(); t != nil {
-		t.Flush()
-	}
-	recordersMu.Lock()
-	if recorders[e.dir] == e {
-		delete(recorders, e.dir)
-	}
-	recordersMu.Unlock()
+// releaseRecorder drops a hold; the last one closes the recorder. The caller has let the
+// pipeline deliver the records of its streams first.
+func releaseRecorder(e *recorderEntry) { _ = letGo(e.key) }
+
+// Destruct writes the recorder's queue, syncs and closes its files, then takes it out of
+// routing, its write failures joining the process's count. Every holder has let the pipeline
+// deliver its records before letting go, so none is on its way here.
+func (e *recorderEntry) Destruct() error {
 	ctx, cancel := context.WithTimeout(context.Background(), recorderCloseTimeout)
 	defer cancel()
-	if err := e.rec.Close(ctx); err != nil && logger != nil {
-		logger.Error("closing the llmtap recorder", zap.String("dir", e.dir), zap.Error(err))
+	log := logger("recorder")
+	err := e.rec.Close(ctx)
+	if err != nil {
+		log.Error("closing the llmtap recorder", zap.String("dir", e.dir), zap.Error(err))
 	}
-	if st := e.rec.Stats(); st.Errors > 0 && logger != nil {
-		logger.Error("the llmtap recorder failed to write some records", zap.String("dir", e.dir), zap.Uint64("errors", st.Errors))
+	st := e.rec.Stats()
+	proc.recMu.Lock()
+	if proc.recorders[e.key] == e { // not a successor with the same key, started meanwhile
+		delete(proc.recorders, e.key)
 	}
+	proc.recDropped[dropWriteFailed].Add(st.Failed)
+	proc.recMu.Unlock()
+	if st.Errors > 0 {
+		log.Error("the llmtap recorder failed to write some records", zap.String("dir", e.dir),
+			zap.Uint64("errors", st.Errors), zap.Uint64("records_failed", st.Failed))
+	}
+	return err
 }
 
-// recordSink routes finalized records to the recorder of their folder. It runs on the record
+// recordSink routes finalized records to the recorder of their config. It runs on the record
 // pipeline's worker, before the pipeline drops the request body.
 type recordSink struct{}
 
@@ -97,33 +115,57 @@ func (recordSink) Consume(r *record.Record) {
 	if r.RecordTo == "" {
 		return
 	}
-	recordersMu.RLock()
-	e := recorders[r.RecordTo]
-	recordersMu.RUnlock()
-	if e == nil || !e.rec.Submit(r) {
-		recorderDropped.Add(1)
+	proc.recMu.RLock()
+	e := proc.recorders[r.RecordTo]
+	proc.recMu.RUnlock()
+	switch {
+	case e == nil:
+		countDrop(dropClosed)
+	case !e.rec.Submit(r):
+		countDrop(dropQueueFull)
 	}
+}
+
+// recorderDrops returns the records lost to recording since the process started, by reason:
+// the counts of closed recorders and those of the running ones.
+func recorderDrops() [numDropReasons]uint64 {
+	var n [numDropReasons]uint64
+	proc.recMu.RLock()
+	for r := range n {
+		n[r] = proc.recDropped[r].Load()
+	}
+	for _, e := range proc.recorders {
+		n[dropWriteFailed] += e.rec.Stats().Failed
+	}
+	proc.recMu.RUnlock()
+	if e := proc.runtimeRec.Load(); e != nil {
+		n[dropWriteFailed] += e.rec.Stats().Failed
+	}
+	return n
 }
 
 // RecorderDropped is the number of records lost to recording since the process started.
-func RecorderDropped() uint64 { return recorderDropped.Load() }
-
-var metricRecorderDropped = prometheus.NewCounterFunc(prometheus.CounterOpts{
-	Name: "llmtap_recorder_dropped_total",
-	Help: "Measured requests not written to the recording files because the recorder's queue was full (traffic and measurement unaffected).",
-}, func() float64 { return float64(recorderDropped.Load()) })
-
-// registerRecorderMetrics registers the recorder's collectors in reg, tolerating ones already
-// there.
-func registerRecorderMetrics(reg *prometheus.Registry) error {
-	if reg == nil {
-		return nil
+func RecorderDropped() uint64 {
+	var sum uint64
+	for _, n := range recorderDrops() {
+		sum += n
 	}
-	if err := reg.Register(metricRecorderDropped); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return err
-		}
-	}
-	return nil
+	return sum
 }
+
+var descRecorderDropped = prometheus.NewDesc("llmtap_recorder_dropped_total",
+	"Measured requests not written to the recording files (traffic and measurement unaffected), by reason: queue_full (the recorder's bounded queue was full), write_failed (writing failed: disk full, I/O error), recorder_closed (the record came after its recorder closed), drain_timeout (the stream outlived its unloaded config by more than the drain time).",
+	[]string{"reason"}, nil)
+
+// recorderCollector serves llmtap_recorder_dropped_total, every reason always present.
+type recorderCollector struct{}
+
+func (recorderCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRecorderDropped }
+
+func (recorderCollector) Collect(ch chan<- prometheus.Metric) {
+	for r, n := range recorderDrops() {
+		ch <- prometheus.MustNewConstMetric(descRecorderDropped, prometheus.CounterValue, float64(n), dropReason(r).String())
+	}
+}
+
+var _ prometheus.Collector = recorderCollector{}

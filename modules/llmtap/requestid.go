@@ -4,15 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
-	"sync/atomic"
 )
 
-// Request ids are a per-process random prefix and a counter: unique, cheap, and sortable by
-// arrival within one process.
-var (
-	idPrefix  = newIDPrefix()
-	idCounter atomic.Uint64
-)
+// Request ids are a per-process random prefix and a counter (proc.idPrefix, proc.idCounter):
+// unique, cheap, and sortable by arrival within one process.
 
 func newIDPrefix() string {
 	var b [6]byte
@@ -21,8 +16,8 @@ func newIDPrefix() string {
 }
 
 func newRequestID() string {
-	buf := make([]byte, 0, len(idPrefix)+12)
-	buf = append(buf, idPrefix...)
-	buf = strconv.AppendUint(buf, idCounter.Add(1), 10)
+	buf := make([]byte, 0, len(proc.idPrefix)+12)
+	buf = append(buf, proc.idPrefix...)
+	buf = strconv.AppendUint(buf, proc.idCounter.Add(1), 10)
 	return string(buf)
 }

@@ -16,17 +16,6 @@ import (
 	"github.com/llmtap/llmtap/telemetry/scrape"
 )
 
-func init() {
-	registerAppFeature(appFeature{
-		name:          "scrape",
-		subdirectives: []string{"scrape"},
-		parse:         parseScrape,
-		validate:      validateScrapes,
-		start:         startScrapes,
-		stop:          stopScrapes,
-	})
-}
-
 // ScrapeKindDCGM names a dcgm-exporter page, read as GPU samples.
 const ScrapeKindDCGM = "dcgm"
 
@@ -150,18 +139,25 @@ func parseScrape(a *App, d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// scrapeKey identifies a running scraper: configs naming the same page, kind and interval
-// share it across reloads.
+// scrapeKey identifies a page scraper: a reload naming the same page, kind and interval keeps
+// it running.
 type scrapeKey struct {
 	url, kind string
 	interval  time.Duration
 }
 
-// scrapeRunner is one page being scraped, by a goroutine of its own (a server page) or by a
-// gpu.Sampler (a dcgm page).
+// scrapeRunner is the process's scrapers, shared by every config with scrape pages
+// (proc.pool, key "scrape"); each config that adopts it brings the set of pages to its own.
 type scrapeRunner struct {
-	key     scrapeKey
-	refs    int // under scrapeMu
+	*liveLogger
+
+	mu    sync.Mutex // held while (re)configuring
+	pages map[scrapeKey]*pageScraper
+}
+
+// pageScraper is one page being scraped, by a goroutine of its own (a server page) or by a
+// gpu.Sampler (a dcgm page).
+type pageScraper struct {
 	stop    chan struct{}
 	done    chan struct{}
 	sampler *gpu.Sampler
@@ -169,95 +165,106 @@ type scrapeRunner struct {
 	unsub   func()
 }
 
-var (
-	scrapeMu sync.Mutex
-	scrapers = map[scrapeKey]*scrapeRunner{}
-)
+func (a *App) startScrapes() (err error) {
+	if len(a.Scrape) == 0 {
+		return nil
+	}
+	a.scrape, err = adopt(keyScrape, a.logger,
+		func(l *liveLogger) *scrapeRunner {
+			return &scrapeRunner{liveLogger: l, pages: map[scrapeKey]*pageScraper{}}
+		},
+		func(r *scrapeRunner) error { return r.configure(a.Scrape) })
+	return err
+}
 
-func startScrapes(a *App) error {
-	var held []*scrapeRunner
-	for i := range a.Scrape {
-		r, err := acquireScrape(&a.Scrape[i], a.logger)
+func (a *App) stopScrapes() { release(keyScrape, &a.scrape) }
+
+// configure scrapes exactly the pages of cfgs: pages already scraped go on, others start,
+// pages no longer named stop.
+func (r *scrapeRunner) configure(cfgs []ScrapeConfig) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := make(map[scrapeKey]bool, len(cfgs))
+	for i := range cfgs {
+		want[scrapeKey{url: cfgs[i].URL, kind: cfgs[i].Kind, interval: cfgs[i].interval()}] = true
+	}
+	for k, p := range r.pages {
+		if !want[k] {
+			delete(r.pages, k)
+			p.halt()
+		}
+	}
+	for i := range cfgs {
+		c := &cfgs[i]
+		key := scrapeKey{url: c.URL, kind: c.Kind, interval: c.interval()}
+		if r.pages[key] != nil {
+			continue
+		}
+		p, err := r.startPage(c, key)
 		if err != nil {
-			for _, h := range held {
-				releaseScrape(h)
-			}
 			return err
 		}
-		held = append(held, r)
-	}
-	a.setFeatureState("scrape", held)
-	return nil
-}
-
-func stopScrapes(a *App) error {
-	held, _ := a.featureState("scrape").([]*scrapeRunner)
-	a.setFeatureState("scrape", nil)
-	for _, r := range held {
-		releaseScrape(r)
+		r.pages[key] = p
 	}
 	return nil
 }
 
-func acquireScrape(c *ScrapeConfig, logger *zap.Logger) (*scrapeRunner, error) {
-	key := scrapeKey{url: c.URL, kind: c.Kind, interval: c.interval()}
-	scrapeMu.Lock()
-	defer scrapeMu.Unlock()
-	if r := scrapers[key]; r != nil {
-		r.refs++
-		return r, nil
+func (r *scrapeRunner) startPage(c *ScrapeConfig, key scrapeKey) (*pageScraper, error) {
+	p := &pageScraper{stop: make(chan struct{}), done: make(chan struct{})}
+	if c.Kind != ScrapeKindDCGM {
+		cc := *c
+		go p.runServer(&cc, key.interval, r.liveLogger)
+		return p, nil
 	}
-	r := &scrapeRunner{key: key, refs: 1, stop: make(chan struct{}), done: make(chan struct{})}
-	log := logger.With(zap.String("url", c.URL))
-	if c.Kind == ScrapeKindDCGM {
-		r.src = scrape.NewDCGMSource(c.URL, scrape.Options{})
-		r.sampler = gpu.NewSampler(r.src, gpu.Options{
-			Interval: key.interval,
-			OnError:  func(err error) { log.Warn("scraping dcgm-exporter failed", zap.Error(err)) },
-		})
-		r.unsub = r.sampler.Subscribe(func(s []gpu.Sample) {
-			if !nvmlActive() {
-				hub.onGPU(s)
-			}
-		})
-		if err := r.sampler.Start(context.Background()); err != nil {
-			return nil, err
-		}
-		close(r.done)
-	} else {
-		go r.runServer(c, log)
-	}
-	scrapers[key] = r
-	return r, nil
-}
-
-func releaseScrape(r *scrapeRunner) {
-	scrapeMu.Lock()
-	r.refs--
-	last := r.refs == 0
-	if last {
-		delete(scrapers, r.key)
-	}
-	scrapeMu.Unlock()
-	if !last {
-		return
-	}
-	if r.sampler != nil {
-		r.unsub()
-		r.sampler.Stop()
-		_ = r.src.Close()
+	url := c.URL
+	p.src = scrape.NewDCGMSource(url, scrape.Options{})
+	p.sampler = gpu.NewSampler(p.src, gpu.Options{
+		Interval: key.interval,
+		OnError: func(err error) {
+			r.log().Warn("scraping dcgm-exporter failed", zap.String("url", url), zap.Error(err))
+		},
+	})
+	p.unsub = p.sampler.Subscribe(func(s []gpu.Sample) {
 		if !nvmlActive() {
-			hub.clearGPU()
+			proc.hub.onGPU(s)
+		}
+	})
+	if err := p.sampler.Start(context.Background()); err != nil {
+		return nil, err
+	}
+	close(p.done)
+	return p, nil
+}
+
+// Destruct stops every scraper when the last config with scrape pages is gone.
+func (r *scrapeRunner) Destruct() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, p := range r.pages {
+		delete(r.pages, k)
+		p.halt()
+	}
+	return nil
+}
+
+// halt stops the page's scraper and waits for it.
+func (p *pageScraper) halt() {
+	if p.sampler != nil {
+		p.unsub()
+		p.sampler.Stop()
+		_ = p.src.Close()
+		if !nvmlActive() {
+			proc.hub.clearGPU()
 		}
 		return
 	}
-	close(r.stop)
-	<-r.done
+	close(p.stop)
+	<-p.done
 }
 
 // runServer scrapes an inference server's page until stop, logging each cause of failure
 // once (again after the page was read successfully in between).
-func (r *scrapeRunner) runServer(c *ScrapeConfig, log *zap.Logger) {
+func (r *pageScraper) runServer(c *ScrapeConfig, interval time.Duration, ll *liveLogger) {
 	defer close(r.done)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -269,7 +276,8 @@ func (r *scrapeRunner) runServer(c *ScrapeConfig, log *zap.Logger) {
 		}
 	}()
 	s := scrape.NewServerScraper(c.URL, scrape.Options{})
-	ticker := time.NewTicker(r.key.interval)
+	ticker := time.NewTicker(interval)
+	log := func() *zap.Logger { return ll.log().With(zap.String("url", c.URL)) }
 	defer ticker.Stop()
 	var lastErr string
 	kindChecked := false
@@ -281,17 +289,17 @@ func (r *scrapeRunner) runServer(c *ScrapeConfig, log *zap.Logger) {
 		case err != nil:
 			if msg := err.Error(); msg != lastErr {
 				lastErr = msg
-				log.Warn("scraping the inference server's metrics failed", zap.Error(err))
+				log().Warn("scraping the inference server's metrics failed", zap.Error(err))
 			}
 		default:
 			lastErr = ""
 			if !kindChecked {
 				kindChecked = true
 				if c.Kind != "" && string(sm.Kind) != c.Kind {
-					log.Warn("the metrics page is not the kind configured", zap.String("kind", c.Kind), zap.String("detected", string(sm.Kind)))
+					log().Warn("the metrics page is not the kind configured", zap.String("kind", c.Kind), zap.String("detected", string(sm.Kind)))
 				}
 			}
-			hub.onServer(c.URL, &sm)
+			proc.hub.onServer(c.URL, &sm)
 		}
 		select {
 		case <-r.stop:

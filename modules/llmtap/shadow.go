@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -25,17 +23,6 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
-
-func init() {
-	registerAppFeature(appFeature{
-		name:          "shadow",
-		subdirectives: []string{"shadow", "guard"},
-		parse:         parseShadowOrGuard,
-		provision:     provisionShadows,
-		start:         startShadows,
-		stop:          stopShadows,
-	})
-}
 
 // ShadowConfig is one shadow load: synthetic (or trace-replayed) requests that llmtap sends,
 // from inside the proxy, through a live route of the same proxy, so that the same handler
@@ -191,23 +178,17 @@ type ShadowHeadroom struct {
 	MinLive int `json:"min_live,omitempty"`
 }
 
-// shadowState is the shadow feature's state in one App.
+// shadowState is the shadow feature's state in one App: the built loads, the guard settings
+// (nil when the App has neither shadow load nor guard block) and the loads it holds.
 type shadowState struct {
 	cfgs  []inproc.Config
 	guard *guardSettings
-}
-
-func (a *App) shadowState() *shadowState {
-	st, _ := a.featureState("shadow").(*shadowState)
-	return st
+	held  []string
 }
 
 // provisionShadows builds every shadow load's config (bodies, trace) and checks it.
-func provisionShadows(a *App, ctx caddy.Context) error {
-	if err := registerShadowMetrics(ctx.GetMetricsRegistry()); err != nil {
-		return fmt.Errorf("registering shadow metrics: %w", err)
-	}
-	st := &shadowState{}
+func (a *App) provisionShadows() error {
+	st := &a.shadow
 	var errs []error
 	seen := map[string]bool{}
 	for i, sc := range a.Shadows {
@@ -221,9 +202,10 @@ func provisionShadows(a *App, ctx caddy.Context) error {
 		seen[sc.Name] = true
 		c, err := sc.build()
 		if c.Headroom != nil {
-			name, logger := sc.Name, a.logger
+			// The probe may outlive this config: it logs through the process's logger.
+			name := sc.Name
 			c.OnHeadroom = func(h inproc.HeadroomReport) {
-				logger.Info("headroom probe finished", zap.String("shadow", name),
+				logger("shadow").Info("headroom probe finished", zap.String("shadow", name),
 					zap.Float64("headroom_requests_per_sec", h.HeadroomRequestsPerSec),
 					zap.Float64("headroom_output_tokens_per_sec", h.HeadroomOutputTokensPerSec),
 					zap.String("verdict", h.Verdict), zap.String("table", h.Table()))
@@ -242,7 +224,6 @@ func provisionShadows(a *App, ctx caddy.Context) error {
 	if a.Guard != nil || len(st.cfgs) > 0 {
 		st.guard = g
 	}
-	a.setFeatureState("shadow", st)
 	return errors.Join(errs...)
 }
 
@@ -407,35 +388,30 @@ func (sc *ShadowConfig) buildTrace(c *inproc.Config, src *inproc.Source, spec wo
 	return nil
 }
 
-// The shadow loads of the process, by name. A load outlives the configs that name it as long
-// as one of them is loaded: Caddy starts the new config before it stops the old one, so a load
-// both name is adopted (and reconfigured) by the new one before the old one lets go of it.
-var shadows = struct {
-	sync.Mutex
-	m    map[string]*shadowEntry
-	list atomic.Pointer[[]*inproc.Runner] // for the record sink, without the lock
-}{m: map[string]*shadowEntry{}}
-
+// The shadow loads of the process, by name (proc.shadows). A load outlives the configs that
+// name it as long as one of them is loaded: each is held in proc.pool under "shadow:<name>",
+// and Caddy starts the new config before it stops the old one, so a load both name is adopted
+// (and reconfigured) by the new one before the old one lets go of it.
 type shadowEntry struct {
+	name   string
 	r      *inproc.Runner
-	refs   int
 	remove func() // from the guard's targets
 	cfg    inproc.Config
 }
 
 func publishShadowsLocked() {
-	l := make([]*inproc.Runner, 0, len(shadows.m))
-	for _, e := range shadows.m {
+	l := make([]*inproc.Runner, 0, len(proc.shadows.m))
+	for _, e := range proc.shadows.m {
 		l = append(l, e.r)
 	}
-	shadows.list.Store(&l)
+	proc.shadows.list.Store(&l)
 }
 
 // shadowRunner returns the running load of that name, or nil.
 func shadowRunner(name string) *inproc.Runner {
-	shadows.Lock()
-	defer shadows.Unlock()
-	if e := shadows.m[name]; e != nil {
+	proc.shadows.Lock()
+	defer proc.shadows.Unlock()
+	if e := proc.shadows.m[name]; e != nil {
 		return e.r
 	}
 	return nil
@@ -443,61 +419,56 @@ func shadowRunner(name string) *inproc.Runner {
 
 // shadowRunners returns every running load, sorted by name.
 func shadowRunners() []*inproc.Runner {
-	shadows.Lock()
-	defer shadows.Unlock()
+	proc.shadows.Lock()
+	defer proc.shadows.Unlock()
 	var l []*inproc.Runner
-	for _, e := range shadows.m {
+	for _, e := range proc.shadows.m {
 		l = append(l, e.r)
 	}
 	slices.SortFunc(l, func(a, b *inproc.Runner) int { return strings.Compare(a.Name(), b.Name()) })
 	return l
 }
 
-func startShadows(a *App) error {
-	st := a.shadowState()
-	if st == nil {
-		return nil
-	}
-	if st.guard != nil {
-		acquireGuard(*st.guard, a.logger)
-	}
-	shadows.Lock()
-	defer shadows.Unlock()
-	var started []string
+// startShadows holds every load of the App: a load no other config runs starts (unless it is
+// loaded stopped); one that runs is adopted, and reconfigured when its config changed.
+func (a *App) startShadows() error {
+	st := &a.shadow
 	for i, c := range st.cfgs {
-		e := shadows.m[c.Name]
-		if e != nil {
-			e.refs++
-			if !sameShadowConfig(e.cfg, c) {
-				if err := e.r.Reconfigure(c); err != nil {
-					e.refs--
-					releaseShadowsLocked(started, a.logger)
-					return fmt.Errorf("shadow %q: %w", c.Name, err)
-				}
-				e.cfg = c
-				a.logger.Info("shadow load reconfigured", zap.String("shadow", c.Name))
+		stopped := a.Shadows[i].Stopped
+		e, adopted, err := hold(keyShadow+c.Name, func() (*shadowEntry, error) {
+			r, err := inproc.New(c)
+			if err != nil {
+				return nil, err
 			}
-			started = append(started, c.Name)
-			continue
-		}
-		r, err := inproc.New(c)
+			e := &shadowEntry{name: c.Name, r: r, cfg: c}
+			e.remove = proc.guardTargets.Add("shadow/"+c.Name, r)
+			proc.shadows.Lock()
+			proc.shadows.m[c.Name] = e
+			publishShadowsLocked()
+			proc.shadows.Unlock()
+			if !stopped {
+				if err := r.Start(); err != nil {
+					a.logger.Error("starting shadow load", zap.String("shadow", c.Name), zap.Error(err))
+				}
+			}
+			a.logger.Info("shadow load started", zap.String("shadow", c.Name), zap.String("url", c.Source.URL),
+				zap.Float64("rate", c.Arrival.Rate), zap.Bool("stopped", stopped))
+			return e, nil
+		})
 		if err != nil {
-			releaseShadowsLocked(started, a.logger)
+			a.stopShadows()
 			return fmt.Errorf("shadow %q: %w", c.Name, err)
 		}
-		e = &shadowEntry{r: r, refs: 1, cfg: c}
-		e.remove = guardTargets.Add("shadow/"+c.Name, r)
-		shadows.m[c.Name] = e
-		if !a.Shadows[i].Stopped {
-			if err := r.Start(); err != nil {
-				a.logger.Error("starting shadow load", zap.String("shadow", c.Name), zap.Error(err))
+		st.held = append(st.held, c.Name)
+		if adopted && !sameShadowConfig(e.cfg, c) {
+			if err := e.r.Reconfigure(c); err != nil {
+				a.stopShadows()
+				return fmt.Errorf("shadow %q: %w", c.Name, err)
 			}
+			e.cfg = c
+			a.logger.Info("shadow load reconfigured", zap.String("shadow", c.Name))
 		}
-		started = append(started, c.Name)
-		a.logger.Info("shadow load started", zap.String("shadow", c.Name), zap.String("url", c.Source.URL),
-			zap.Float64("rate", c.Arrival.Rate), zap.Bool("stopped", a.Shadows[i].Stopped))
 	}
-	publishShadowsLocked()
 	return nil
 }
 
@@ -511,64 +482,42 @@ func sameShadowConfig(a, b inproc.Config) bool {
 		reflect.DeepEqual(sa.Header, sb.Header) && reflect.DeepEqual(sa.Bodies, sb.Bodies)
 }
 
-func stopShadows(a *App) error {
-	st := a.shadowState()
-	if st == nil {
-		return nil
+// stopShadows lets go of the App's loads; a load no loaded config names any more is stopped,
+// its requests in flight cancelled.
+func (a *App) stopShadows() {
+	for _, n := range a.shadow.held {
+		_ = letGo(keyShadow + n)
 	}
-	names := make([]string, 0, len(st.cfgs))
-	for _, c := range st.cfgs {
-		names = append(names, c.Name)
-	}
-	shadows.Lock()
-	releaseShadowsLocked(names, a.logger)
-	publishShadowsLocked()
-	shadows.Unlock()
-	if st.guard != nil {
-		releaseGuard()
-	}
-	return nil
+	a.shadow.held = nil
 }
 
-// releaseShadowsLocked lets go of the named loads; a load no loaded config names any more is
-// stopped, its requests in flight cancelled.
-func releaseShadowsLocked(names []string, logger *zap.Logger) {
-	for _, n := range names {
-		e := shadows.m[n]
-		if e == nil {
-			continue
-		}
-		if e.refs--; e.refs > 0 {
-			continue
-		}
-		delete(shadows.m, n)
-		e.remove()
-		st := e.r.Status()
-		e.r.Close()
-		logger.Info("shadow load removed", zap.String("shadow", n), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
+// Destruct stops the load when the last config naming it is gone.
+func (e *shadowEntry) Destruct() error {
+	proc.shadows.Lock()
+	if proc.shadows.m[e.name] == e { // not a successor of the same name, started meanwhile
+		delete(proc.shadows.m, e.name)
 	}
+	publishShadowsLocked()
+	proc.shadows.Unlock()
+	e.remove()
+	st := e.r.Status()
+	e.r.Close()
+	logger("shadow").Info("shadow load removed", zap.String("shadow", e.name), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
+	return nil
 }
 
 // shadowSink gives every finished record to the guard rails and to the headroom probes.
 type shadowSink struct{}
 
 func (shadowSink) Consume(r *record.Record) {
-	if g := currentGuard.Load(); g != nil {
+	if g := proc.guard.Load(); g != nil {
 		g.observe(r)
 	}
-	if l := shadows.list.Load(); l != nil {
+	if l := proc.shadows.list.Load(); l != nil {
 		for _, rn := range *l {
 			rn.Observe(r)
 		}
 	}
-}
-
-// parseShadowOrGuard reads the shadow and guard subdirectives (the dispenser is on the name).
-func parseShadowOrGuard(a *App, d *caddyfile.Dispenser) error {
-	if d.Val() == "guard" {
-		return parseGuard(a, d)
-	}
-	return parseShadow(a, d)
 }
 
 // parseShadow reads one shadow load:

@@ -165,19 +165,3 @@ func (shadowCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShadowPaused, prometheus.GaugeValue, paused, st.Name)
 	}
 }
-
-// registerShadowMetrics registers the shadow collectors in reg, tolerating ones already there.
-func registerShadowMetrics(reg *prometheus.Registry) error {
-	if reg == nil {
-		return nil
-	}
-	for _, c := range []prometheus.Collector{shadowCollector{}, metricGuardPauses, metricGuardResumes, metricForged} {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return err
-			}
-		}
-	}
-	return nil
-}

@@ -28,7 +28,7 @@ import (
 // without one, only the 429/503 rule with the default window and cool-down applies.
 //
 // Mirroring follows the guard through shadow/mirror.Gate (MirrorGate in mirror.go): anything
-// that implements guard.Pausable can be held by the guard with guardTargets.Add.
+// that implements guard.Pausable can be held by the guard with proc.guardTargets.Add.
 type GuardConfig struct {
 	// Window is the span of the sliding window. Default: 10s.
 	Window caddy.Duration `json:"window,omitempty"`
@@ -136,40 +136,51 @@ func parseGuard(a *App, d *caddyfile.Dispenser) error {
 	return nil
 }
 
-// guardTargets are what the guard pauses: every shadow load ("shadow/<name>") and mirroring
-// ("mirror").
-var guardTargets guard.Targets
-
+// proc.guardTargets are what the guard pauses: every shadow load ("shadow/<name>") and
+// mirroring ("mirror").
 func init() {
-	guardTargets.Add("mirror", MirrorGate())
+	proc.guardTargets.Add("mirror", MirrorGate())
 }
 
-// The process-wide guard loop, held by every loaded config with shadow load or a guard
-// block; a reload with the same settings keeps it (and its window) running.
-var (
-	guardMu      sync.Mutex
-	guardRefs    int
-	currentGuard atomic.Pointer[guardLoop]
-)
+// guardRunner is the process's guard loop, shared by every config with shadow load or a guard
+// block (proc.pool, key "guard"); a reload with the same settings keeps the loop (and its
+// window) running, other settings replace it.
+type guardRunner struct {
+	*liveLogger
+
+	mu  sync.Mutex // held while (re)configuring
+	cur *guardLoop
+}
 
 type guardLoop struct {
-	cfg    guard.Config
-	g      *guard.Guard
-	logger *zap.Logger
-	stop   chan struct{}
-	done   chan struct{}
-	state  atomic.Pointer[guard.State]
+	cfg guard.Config
+	g   *guard.Guard
+	*liveLogger
+	stop  chan struct{}
+	done  chan struct{}
+	state atomic.Pointer[guard.State]
 }
 
-func acquireGuard(cfg guard.Config, logger *zap.Logger) {
-	guardMu.Lock()
-	defer guardMu.Unlock()
-	guardRefs++
-	old := currentGuard.Load()
+func (a *App) startGuard() (err error) {
+	if a.shadow.guard == nil {
+		return nil
+	}
+	a.guard, err = adopt(keyGuard, a.logger, func(l *liveLogger) *guardRunner { return &guardRunner{liveLogger: l} },
+		func(r *guardRunner) error { r.configure(*a.shadow.guard); return nil })
+	return err
+}
+
+func (a *App) stopGuard() { release(keyGuard, &a.guard) }
+
+// configure keeps the running loop when its settings are cfg, and replaces it otherwise.
+func (r *guardRunner) configure(cfg guard.Config) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.cur
 	if old != nil && sameGuard(old.cfg, cfg) {
 		return
 	}
-	l := &guardLoop{cfg: cfg, g: guard.New(cfg), logger: logger, stop: make(chan struct{}), done: make(chan struct{})}
+	l := &guardLoop{cfg: cfg, g: guard.New(cfg), liveLogger: r.liveLogger, stop: make(chan struct{}), done: make(chan struct{})}
 	st, _ := l.g.Evaluate(time.Now())
 	l.state.Store(&st)
 	if old != nil {
@@ -177,25 +188,29 @@ func acquireGuard(cfg guard.Config, logger *zap.Logger) {
 		if s := old.state.Load(); s != nil && s.Tripped {
 			// A new guard starts clear; what the old one paused is resumed by its first
 			// evaluation unless a limit is still crossed.
-			guardTargets.Apply(false, "")
+			proc.guardTargets.Apply(false, "")
 		}
 	}
-	currentGuard.Store(l)
+	r.cur = l
+	proc.guard.Store(l)
 	go l.run()
 }
 
-func releaseGuard() {
-	guardMu.Lock()
-	defer guardMu.Unlock()
-	if guardRefs--; guardRefs > 0 {
-		return
+// Destruct stops the loop, resuming what it paused, when the last config using it is gone.
+func (r *guardRunner) Destruct() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.cur
+	if l == nil {
+		return nil
 	}
-	if l := currentGuard.Swap(nil); l != nil {
-		l.halt()
-		if s := l.state.Load(); s != nil && s.Tripped {
-			guardTargets.Apply(false, "")
-		}
+	r.cur = nil
+	proc.guard.CompareAndSwap(l, nil)
+	l.halt()
+	if s := l.state.Load(); s != nil && s.Tripped {
+		proc.guardTargets.Apply(false, "")
 	}
+	return nil
 }
 
 func sameGuard(a, b guard.Config) bool { return reflect.DeepEqual(a, b) }
@@ -235,17 +250,17 @@ func (l *guardLoop) run() {
 			if !changed {
 				continue
 			}
-			names := guardTargets.Apply(st.Tripped, st.Reason)
+			names := proc.guardTargets.Apply(st.Tripped, st.Reason)
 			fields := []zap.Field{zap.Strings("paused", names), zap.Int64("live_requests", st.LiveRequests),
 				zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
 			if st.Tripped {
 				reason, _, _ := strings.Cut(st.Reason, " ")
 				metricGuardPauses.WithLabelValues(reason).Inc()
-				l.logger.Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
+				l.log().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
 					zap.Time("clears_at", st.ClearsAt))...)
 			} else {
 				metricGuardResumes.Inc()
-				l.logger.Info("guard rails: resuming shadow load and mirroring", fields...)
+				l.log().Info("guard rails: resuming shadow load and mirroring", fields...)
 			}
 		}
 	}
@@ -253,7 +268,7 @@ func (l *guardLoop) run() {
 
 // guardState returns the running guard's state, or nil.
 func guardState() *guard.State {
-	if l := currentGuard.Load(); l != nil {
+	if l := proc.guard.Load(); l != nil {
 		return l.state.Load()
 	}
 	return nil

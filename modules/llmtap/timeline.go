@@ -21,17 +21,6 @@ import (
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
-func init() {
-	registerAppFeature(appFeature{
-		name:          "timeline",
-		subdirectives: []string{"timeline"},
-		parse:         parseTimeline,
-		validate:      func(a *App) error { return a.Timeline.validate() },
-		start:         startTimeline,
-		stop:          stopTimeline,
-	})
-}
-
 // TimelineConfig configures the timeline (JSON `"timeline"` of the llmtap app, Caddyfile
 // `timeline { … }` in the llmtap global option): fixed windows that put the request metrics
 // of every traffic class and model beside the GPU samples and the inference server's metrics
@@ -161,10 +150,8 @@ func parseDurationArg(d *caddyfile.Dispenser, feature string) (caddy.Duration, e
 	return caddy.Duration(dur), nil
 }
 
-// hub routes GPU samples, server scrapes and finished records to the process's timeline and
-// energy attributor, whichever config's runners produced them.
-var hub = &corrHub{attr: timeline.NewAttributor(0)}
-
+// corrHub routes GPU samples, server scrapes and finished records to the process's timeline
+// and energy attributor, whichever config's runners produced them (proc.hub).
 type corrHub struct {
 	attr    *timeline.Attributor
 	tl      atomic.Pointer[timeline.Timeline]
@@ -212,8 +199,8 @@ func (h *corrHub) onServer(target string, sm *scrape.ServerMetrics) {
 // enrichGPU is the record pipeline step that gives each record its GPU figures (record.GPU),
 // before the stats, recorders and exporters see it.
 func enrichGPU(r *record.Record) {
-	if hub.gpuSeen.Load() {
-		hub.attr.Enrich(r)
+	if proc.hub.gpuSeen.Load() {
+		proc.hub.attr.Enrich(r)
 	}
 }
 
@@ -221,57 +208,56 @@ func enrichGPU(r *record.Record) {
 type timelineSink struct{}
 
 func (timelineSink) Consume(r *record.Record) {
-	if tl := hub.tl.Load(); tl != nil {
+	if tl := proc.hub.tl.Load(); tl != nil {
 		tl.Add(r)
 	}
 }
 
 // ActiveTimeline returns the running timeline, or nil when no loaded config runs one.
-func ActiveTimeline() *timeline.Timeline { return hub.tl.Load() }
+func ActiveTimeline() *timeline.Timeline { return proc.hub.tl.Load() }
 
-// timelineRunner is the process's timeline with the goroutine that closes its windows.
+// timelineRunner is the process's timeline, shared by every config with the timeline on
+// (proc.pool, key "timeline"): the goroutine that closes its windows and the files it writes
+// them to. A config with other window, keep or settle replaces the timeline in place.
 type timelineRunner struct {
-	key   [3]time.Duration // window, keep and settle as configured
+	*liveLogger
+
+	mu  sync.Mutex // held while (re)configuring
+	key [3]time.Duration
+	cur *timelineRun
+}
+
+// timelineRun is one timeline with its goroutine.
+type timelineRun struct {
 	tl    *timeline.Timeline
 	files *timelineFiles
 	stop  chan struct{}
 	done  chan struct{}
-	refs  int // under timelineMu
 }
 
-var (
-	timelineMu  sync.Mutex
-	timelineCur *timelineRunner
-)
-
-func startTimeline(a *App) error {
+func (a *App) startTimeline() (err error) {
 	if a.Timeline != nil && a.Timeline.Off {
 		return nil
 	}
-	a.setFeatureState("timeline", acquireTimeline(a.Timeline.options(), a.logger))
-	return nil
+	a.timeline, err = adopt(keyTimeline, a.logger, func(l *liveLogger) *timelineRunner { return &timelineRunner{liveLogger: l} },
+		func(r *timelineRunner) error { r.configure(a.Timeline.options()); return nil })
+	return err
 }
 
-func stopTimeline(a *App) error {
-	r, _ := a.featureState("timeline").(*timelineRunner)
-	if r == nil {
-		return nil
-	}
-	a.setFeatureState("timeline", nil)
-	releaseTimeline(r)
-	return nil
-}
+func (a *App) stopTimeline() { release(keyTimeline, &a.timeline) }
 
-func acquireTimeline(opts timeline.Options, logger *zap.Logger) *timelineRunner {
-	timelineMu.Lock()
-	defer timelineMu.Unlock()
+// configure keeps the running timeline when its window, keep and settle are opts', and
+// replaces it by a new, empty one otherwise.
+func (r *timelineRunner) configure(opts timeline.Options) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	key := [3]time.Duration{opts.Window, opts.Keep, opts.Settle}
-	if r := timelineCur; r != nil && r.key == key {
-		r.refs++
-		return r
+	if r.cur != nil && r.key == key {
+		return
 	}
-	r := &timelineRunner{key: key, files: &timelineFiles{logger: logger, open: map[string]*timelineFile{}},
-		stop: make(chan struct{}), done: make(chan struct{}), refs: 1}
+	r.stopLocked()
+	run := &timelineRun{files: &timelineFiles{liveLogger: r.liveLogger, open: map[string]*timelineFile{}},
+		stop: make(chan struct{}), done: make(chan struct{})}
 	o := opts
 	o.InFlight = func() int64 {
 		if t := activeTap(); t != nil {
@@ -279,38 +265,40 @@ func acquireTimeline(opts timeline.Options, logger *zap.Logger) *timelineRunner 
 		}
 		return 0
 	}
-	o.OnFinal = r.files.write
-	r.tl = timeline.New(o)
+	o.OnFinal = run.files.write
+	run.tl = timeline.New(o)
 	go func() {
-		defer close(r.done)
-		r.tl.Run(r.stop)
-		r.files.closeAll()
+		defer close(run.done)
+		run.tl.Run(run.stop)
+		run.files.closeAll()
 	}()
-	timelineCur = r
-	hub.tl.Store(r.tl)
-	return r
+	r.key, r.cur = key, run
+	proc.hub.tl.Store(run.tl)
 }
 
-func releaseTimeline(r *timelineRunner) {
-	timelineMu.Lock()
-	r.refs--
-	last := r.refs == 0
-	if last && timelineCur == r {
-		timelineCur = nil
-		hub.tl.CompareAndSwap(r.tl, nil)
+func (r *timelineRunner) stopLocked() {
+	if r.cur == nil {
+		return
 	}
-	timelineMu.Unlock()
-	if last {
-		close(r.stop)
-		<-r.done
-	}
+	proc.hub.tl.CompareAndSwap(r.cur.tl, nil)
+	close(r.cur.stop)
+	<-r.cur.done
+	r.cur = nil
+}
+
+// Destruct stops the timeline when the last config using it is gone.
+func (r *timelineRunner) Destruct() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopLocked()
+	return nil
 }
 
 // timelineFiles writes final windows to timeline-<start>.jsonl in every folder being recorded
 // to, starting a new file when the recorder of the folder would (its rotate_size and
 // rotate_age). It is used by the timeline's goroutine only.
 type timelineFiles struct {
-	logger *zap.Logger
+	*liveLogger
 	open   map[string]*timelineFile
 	failed map[string]bool // folders whose failure was logged
 	line   []byte
@@ -368,7 +356,7 @@ func (f *timelineFiles) fail(dir string, err error) {
 	}
 	if !f.failed[dir] {
 		f.failed[dir] = true
-		f.logger.Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
+		f.log().Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
 	}
 }
 
@@ -390,13 +378,13 @@ func (f *timelineFiles) closeAll() {
 
 // recordingDirs returns the folders recorders write to now, with their recorders' options.
 func recordingDirs() map[string]recorder.Options {
-	recordersMu.RLock()
-	defer recordersMu.RUnlock()
-	dirs := make(map[string]recorder.Options, len(recorders))
-	for dir, e := range recorders {
-		dirs[dir] = e.rec.Options()
+	proc.recMu.RLock()
+	defer proc.recMu.RUnlock()
+	dirs := make(map[string]recorder.Options, len(proc.recorders))
+	for _, e := range proc.recorders {
+		dirs[e.dir] = e.rec.Options()
 	}
-	if e := runtimeRec.Load(); e != nil { // the recording started through the API
+	if e := proc.runtimeRec.Load(); e != nil { // the recording started through the API
 		dirs[e.rec.Options().Dir] = e.rec.Options()
 	}
 	return dirs
@@ -419,7 +407,7 @@ func (adminAPI) timeline(w http.ResponseWriter, r *http.Request) error {
 	if r.Method != http.MethodGet {
 		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
 	}
-	tl := hub.tl.Load()
+	tl := proc.hub.tl.Load()
 	if tl == nil {
 		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no timeline is running: load a config with the llmtap global option (and no timeline off)")}
 	}

@@ -3,7 +3,6 @@ package llmtap
 import (
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/llmtap/llmtap/telemetry/meter"
 )
@@ -47,13 +46,11 @@ func (w *tapWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-var copyBufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
 // ReadFrom routes io.Copy through Write, so callers that use it (file servers, some proxies)
 // are measured like any other writer.
 func (w *tapWriter) ReadFrom(r io.Reader) (int64, error) {
-	bp := copyBufPool.Get().(*[]byte)
-	defer copyBufPool.Put(bp)
+	bp := proc.copyBuf.Get().(*[]byte)
+	defer proc.copyBuf.Put(bp)
 	return io.CopyBuffer(writerOnly{w}, r, *bp)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,13 +29,25 @@ const nameLayout = "20060102T150405.000Z"
 
 // file is one open recording file of a kind. The writer goroutine owns it.
 type file struct {
-	f     *os.File
-	w     *bufio.Writer
-	path  string
-	start time.Time
-	size  int64
-	dirty bool // written since the last flush
+	f       sink
+	w       *bufio.Writer
+	path    string
+	start   time.Time
+	size    int64
+	flushed int64 // bytes handed to the operating system
+	dirty   bool  // written since the last flush
 }
+
+// sink is what a file writes to: an *os.File (tests put one that fails in between).
+type sink interface {
+	io.Writer
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// createSink creates a new file, as CreateFile.
+func createSink(dir, kind string, start time.Time) (sink, error) { return CreateFile(dir, kind, start) }
 
 // makeDir creates dir 0700 when it is missing; an existing folder keeps its mode (it may be
 // shared on purpose), but must be a folder.
@@ -55,8 +68,8 @@ func makeDir(dir string) error {
 // openFile creates dir/<kind>-<start>.jsonl 0600, never reusing an existing file: a suffix -1,
 // -2 … is added when the name is taken (two rotations within a millisecond, two recorders in
 // one folder across a reload).
-func openFile(dir, kind string, start time.Time) (*file, error) {
-	f, err := CreateFile(dir, kind, start)
+func openFile(create func(dir, kind string, start time.Time) (sink, error), dir, kind string, start time.Time) (*file, error) {
+	f, err := create(dir, kind, start)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +110,9 @@ func (f *file) flush() error {
 		return nil
 	}
 	f.dirty = false
-	return f.w.Flush()
+	err := f.w.Flush()
+	f.flushed = f.size - int64(f.w.Buffered())
+	return err
 }
 
 // close flushes, syncs to the disk and closes.

@@ -11,11 +11,17 @@ import (
 
 // Stats count what a Recorder did with the records it was offered.
 type Stats struct {
-	// Written is the number of records written (each to every file enabled).
+	// Written is the number of records written (each to every file enabled) and handed to the
+	// operating system: a record counts once the flush that follows its lines succeeded.
 	Written uint64 `json:"written"`
 	// Dropped is the number of records lost because the queue was full or the recorder was
 	// closed: the requests passed, but they are missing from the files.
 	Dropped uint64 `json:"dropped"`
+	// Failed is the number of records lost because writing them failed (a full disk, an I/O
+	// error): the line, or the flush that was to hand it to the operating system, failed.
+	// The writer then backs off before it opens a new file (see writer.fail). Counted apart
+	// from Written and Dropped.
+	Failed uint64 `json:"failed"`
 	// Filtered is the number of records left out on purpose (routes, models, sampling).
 	Filtered uint64 `json:"filtered"`
 	// SkippedPayloads counts bodies not written to the payload file: over the cap, or not a
@@ -46,7 +52,7 @@ type Recorder struct {
 	mu     sync.RWMutex // held for reading while queuing; Close takes it to stop queuing
 	closed bool
 
-	written, dropped, filtered, skipped, errs atomic.Uint64
+	written, dropped, failed, filtered, skipped, errs atomic.Uint64
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -153,6 +159,7 @@ func (r *Recorder) Stats() Stats {
 	return Stats{
 		Written:         r.written.Load(),
 		Dropped:         r.dropped.Load(),
+		Failed:          r.failed.Load(),
 		Filtered:        r.filtered.Load(),
 		SkippedPayloads: r.skipped.Load(),
 		Errors:          r.errs.Load(),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"sync"
 	"time"
 
@@ -33,16 +34,37 @@ type writer struct {
 	mu    sync.Mutex
 	paths []string
 
+	// pending counts the records whose lines are in the files' buffers, not yet handed to
+	// the operating system: the next flush counts them written, or failed.
+	pending uint64
+	// retry is when a new file of each kind may be opened after a failure, and backoff the
+	// wait that set it (doubling from minBackoff to maxBackoff while failures go on).
+	retry   [len(kinds)]time.Time
+	backoff [len(kinds)]time.Duration
+	// create makes a new file and now reads the clock for the back-off (tests replace both).
+	create func(dir, kind string, start time.Time) (sink, error)
+	now    func() time.Time
+
 	closeErr error
 }
 
+// The back-off after a failed write: no new file of that kind is opened for minBackoff, then
+// twice as long after each further failure, up to maxBackoff. Records meanwhile are counted as
+// failed; the proxy goes on serving.
+const (
+	minBackoff = time.Second
+	maxBackoff = time.Minute
+)
+
 func newWriter(r *Recorder) (*writer, error) {
 	w := &writer{
-		rec:  r,
-		opts: r.opts,
-		on:   [len(kinds)]bool{r.opts.Records, r.opts.Trace, r.opts.Payloads},
-		ids:  newPrefixIDs(r.opts.MaxHashes),
-		red:  redactor{rules: r.opts.Redact, max: r.opts.MaxBodyBytes},
+		rec:    r,
+		opts:   r.opts,
+		on:     [len(kinds)]bool{r.opts.Records, r.opts.Trace, r.opts.Payloads},
+		ids:    newPrefixIDs(r.opts.MaxHashes),
+		red:    redactor{rules: r.opts.Redact, max: r.opts.MaxBodyBytes},
+		create: createSink,
+		now:    time.Now,
 	}
 	w.enc = json.NewEncoder(&w.buf)
 	now := time.Now()
@@ -90,8 +112,11 @@ func (w *writer) handle(j job) {
 		close(j.flush)
 		return
 	}
-	w.write(j.r, j.body)
-	w.rec.written.Add(1)
+	if w.write(j.r, j.body) {
+		w.pending++
+	} else {
+		w.rec.failed.Add(1)
+	}
 }
 
 // tick flushes what was written since the last tick and rotates files that are too old.
@@ -104,42 +129,67 @@ func (w *writer) tick(now time.Time) {
 	}
 }
 
+// flushAll hands every file's buffer to the operating system and settles the pending
+// records: written when every flush succeeded, failed otherwise.
 func (w *writer) flushAll() {
-	for _, f := range w.files {
-		if f != nil {
-			w.check(f.flush())
+	ok := true
+	for k, f := range w.files {
+		if f == nil {
+			continue
+		}
+		if !w.check(f.flush()) {
+			ok = false
+			w.drop(k)
+		} else if f.flushed > 0 {
+			w.backoff[k] = 0 // the disk takes writes again
 		}
 	}
+	w.settle(ok)
 }
 
-// write encodes r into every enabled file.
-func (w *writer) write(r *record.Record, body []byte) {
+// settle counts the pending records written (ok) or failed.
+func (w *writer) settle(ok bool) {
+	if w.pending == 0 {
+		return
+	}
+	if ok {
+		w.rec.written.Add(w.pending)
+	} else {
+		w.rec.failed.Add(w.pending)
+	}
+	w.pending = 0
+}
+
+// write encodes r into every enabled file and reports whether every line was taken.
+func (w *writer) write(r *record.Record, body []byte) bool {
 	now := time.Now()
+	ok := true
 	if w.on[0] {
-		w.put(0, now, func(*file) []byte {
+		ok = w.put(0, now, func(*file) []byte {
 			w.buf.Reset()
 			_ = w.enc.Encode(r) // a record always encodes
 			return w.buf.Bytes()
 		})
 	}
 	if w.on[1] {
-		w.put(1, now, func(f *file) []byte {
+		ok = w.put(1, now, func(f *file) []byte {
 			w.hash = w.hashIDs(r, body)
 			w.line = appendTrace(w.line[:0], r, r.Start.Sub(f.start), w.hash)
 			return w.line
-		})
+		}) && ok
 	}
 	if w.on[2] {
 		p, err := w.red.payload(body)
 		if err != nil {
 			w.rec.skipped.Add(1)
-			return
+			return ok
 		}
-		w.put(2, now, func(f *file) []byte {
+		ok = w.put(2, now, func(f *file) []byte {
 			w.line = appendPayload(w.line[:0], r, r.Start.Sub(f.start), p)
 			return w.line
-		})
+		}) && ok
 	}
+	return ok
 }
 
 // hashIDs tokenizes the prompt of body and returns its chained block ids for the current trace
@@ -159,36 +209,50 @@ func (w *writer) hashIDs(r *record.Record, body []byte) []int64 {
 
 // put writes the line encode makes for the file of kind k. When the line would take the file
 // past RotateBytes, the file is rotated and the line encoded again for the new one (its
-// timestamps and hash ids are relative to the file).
-func (w *writer) put(k int, now time.Time, encode func(*file) []byte) {
+// timestamps and hash ids are relative to the file). It reports whether the line was taken.
+func (w *writer) put(k int, now time.Time, encode func(*file) []byte) bool {
 	f := w.ensure(k, now)
 	if f == nil {
-		return
+		return false
 	}
 	line := encode(f)
 	if f.size > 0 && f.size+int64(len(line)) > w.opts.RotateBytes {
 		w.rotate(k)
 		if f = w.ensure(k, now); f == nil {
-			return
+			return false
 		}
 		line = encode(f)
 	}
 	if !w.check(f.write(line)) {
 		w.drop(k)
+		return false
 	}
+	return true
 }
 
 // ensure returns the open file of kind k, opening a new one when the last was rotated away or
-// failed.
+// failed — after a failure, only once the back-off has passed.
 func (w *writer) ensure(k int, now time.Time) *file {
-	if w.files[k] == nil && !w.check(w.open(k, now)) {
-		return nil
+	if w.files[k] == nil {
+		if w.now().Before(w.retry[k]) {
+			return nil
+		}
+		if !w.check(w.open(k, now)) {
+			w.fail(k)
+			return nil
+		}
 	}
 	return w.files[k]
 }
 
+// fail starts or lengthens the back-off of kind k after a failed write or open.
+func (w *writer) fail(k int) {
+	w.backoff[k] = min(max(2*w.backoff[k], minBackoff), maxBackoff)
+	w.retry[k] = w.now().Add(w.backoff[k])
+}
+
 func (w *writer) open(k int, now time.Time) error {
-	f, err := openFile(w.opts.Dir, kinds[k], now)
+	f, err := openFile(w.create, w.opts.Dir, kinds[k], now)
 	if err != nil {
 		return err
 	}
@@ -203,19 +267,29 @@ func (w *writer) open(k int, now time.Time) error {
 // rotate closes the file of kind k; the next line opens a new one.
 func (w *writer) rotate(k int) {
 	if f := w.files[k]; f != nil {
-		w.check(f.close())
+		if !w.check(f.close()) {
+			w.settle(false)
+			w.fail(k)
+		}
 		w.files[k] = nil
 		w.setPaths()
 	}
 }
 
-// drop abandons a file after a failed write; the next line tries a new file.
+// drop abandons a file after a failed write or flush: the records whose lines were still in
+// its buffer are counted failed, a file that never received a byte is removed, and the next
+// line tries a new file once the back-off has passed.
 func (w *writer) drop(k int) {
 	if f := w.files[k]; f != nil {
 		_ = f.f.Close()
+		if f.flushed == 0 {
+			_ = os.Remove(f.path)
+		}
 		w.files[k] = nil
 		w.setPaths()
 	}
+	w.settle(false)
+	w.fail(k)
 }
 
 func (w *writer) closeFiles() error {
@@ -227,7 +301,9 @@ func (w *writer) closeFiles() error {
 		}
 	}
 	w.setPaths()
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	w.settle(err == nil)
+	return err
 }
 
 // check counts err and reports whether there was none.
