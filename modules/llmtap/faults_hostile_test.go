@@ -69,7 +69,7 @@ func (f *hostileRig) testDecodeBounds(t *testing.T) {
 	if ratio := len(stream) / len(streamGz); ratio < 200 {
 		t.Fatalf("the repetitive stream compresses %d:1; the test needs at least 200:1", ratio)
 	}
-	_, bodyGz := repetitiveChat(t, 80000) // past the 4 MiB kept of a complete body
+	_, bodyGz := repetitiveChat(t, 40000) // 5.8 MB: past the 4 MiB kept of a complete body
 	tests := []struct {
 		name, reason, contentType string
 		encoded                   []byte
@@ -351,7 +351,7 @@ func stepContent(usage bool) []byte {
 // stepUpstream is an OpenAI-like server that streams stepContent, compressed as its mode says,
 // with the usage chunk only when the request asks for it, writing content event k+1 only once
 // the client acknowledged reading event k (10 s at most, then it records why it was stuck and
-// writes the rest).
+// writes the rest at once).
 type stepUpstream struct {
 	mu    sync.Mutex
 	acks  map[string]chan struct{}
@@ -407,14 +407,16 @@ func (u *stepUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	acks := u.ackCh(id)
 	content := stepContent(usage)
+	stuck := false
 	for k := range stepEvents {
-		if k > 0 {
+		if k > 0 && !stuck {
 			select {
 			case <-acks:
 			case <-time.After(10 * time.Second):
 				u.mu.Lock()
 				u.stuck[id] = fmt.Sprintf("the client had not read event %d 10 s after it was written: something on the way held it back", k-1)
 				u.mu.Unlock()
+				stuck = true // write the rest at once: the client's reads end and the test reports this
 			}
 		}
 		ev := sseEvent(fmt.Sprintf(" s%d", k))

@@ -144,8 +144,10 @@ func (z *inflater) decode(coding string) error {
 			if room := z.limit - z.out; int64(n) > room {
 				n, err = int(room), errInflateLimit
 			}
-			z.out += int64(n)
-			z.emit(buf[:n], z.at)
+			if n > 0 {
+				z.out += int64(n)
+				z.emit(buf[:n], z.at)
+			}
 		}
 		if err != nil {
 			return cleanEOF(err)
