@@ -104,6 +104,11 @@ func (f *hostileRig) testDecodeBounds(t *testing.T) {
 			if rec.ContentEvents != tc.contentEvents || rec.Error != tc.errClass {
 				t.Errorf("%s: %d content events, error %q (%s); want %d, %q", tc.reason, rec.ContentEvents, rec.Error, rec.ErrorMsg, tc.contentEvents, tc.errClass)
 			}
+			if tc.stopped != "" {
+				if n := f.p.metricValue(t, "llmtap_decode_stopped_total", map[string]string{"reason": tc.stopped}); n < 1 {
+					t.Errorf("%s: llmtap_decode_stopped_total{reason=%q} is %v, want at least 1", tc.reason, tc.stopped, n)
+				}
+			}
 		})
 	}
 }
@@ -156,6 +161,9 @@ func (f *hostileRig) testInjectCompressed(t *testing.T) {
 			if rec.UsageInjection != tc.usage || rec.Error != "" || rec.OutputTokensSource != wantSource {
 				t.Errorf("%s: usage_injection %q, error %q (%s), output tokens from %q; want %q, none, %q",
 					tc.reason, rec.UsageInjection, rec.Error, rec.ErrorMsg, rec.OutputTokensSource, tc.usage, wantSource)
+			}
+			if n := f.p.metricValue(t, "llmtap_usage_injection_total", map[string]string{"outcome": tc.usage}); n < 1 {
+				t.Errorf("%s: llmtap_usage_injection_total{outcome=%q} is %v, want at least 1", tc.reason, tc.usage, n)
 			}
 		})
 	}
@@ -267,8 +275,11 @@ func (f *hostileRig) testWebSocket(t *testing.T) {
 	if rec.Bytes < payload || rec.Bytes > payload+slack || rec.BytesFromClient < payload || rec.BytesFromClient > payload+slack {
 		t.Errorf("bytes %d to the client, %d from it; want each in [%d, %d]", rec.Bytes, rec.BytesFromClient, payload, payload+slack)
 	}
-	if rec.DurationMs <= 0 {
-		t.Errorf("duration %v ms, want the connection's lifetime", rec.DurationMs)
+	if rec.DurationMs <= 0 || rec.RequestLatencyMs != nil || rec.TTFTMs != nil {
+		t.Errorf("duration %v ms, request latency %v, ttft %v; want the connection's lifetime and no LLM latencies", rec.DurationMs, rec.RequestLatencyMs, rec.TTFTMs)
+	}
+	if n := f.p.metricValue(t, "llmtap_upgraded_total", map[string]string{"class": "live"}); n < 1 {
+		t.Errorf("llmtap_upgraded_total %v, want at least 1", n)
 	}
 }
 

@@ -78,8 +78,9 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.InterChunkMs = slices.Clone(m.gaps)
 		r.InterChunkDropped = m.gapsDropped
 	}
-	if r.RequestLatencyMs == nil && m.rec.Status > 0 && m.rec.Status < 400 {
+	if r.RequestLatencyMs == nil && m.rec.Status >= 200 && m.rec.Status < 400 {
 		// A non-streaming response (or a stream without content) ends when its body is complete.
+		// An upgraded connection (101) has no body: duration_ms is its lifetime.
 		d := r.DurationMs
 		r.RequestLatencyMs = &d
 	}
