@@ -24,6 +24,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/coder/websocket"
 
+	"github.com/llmtap/llmtap/internal/bomb"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -64,7 +65,7 @@ func TestFaultsHostile(t *testing.T) {
 // record's decoded_bytes) and the bytes the client received (those of the plain proxy), not
 // by time.
 func (f *hostileRig) testDecodeBounds(t *testing.T) {
-	bomb := gzipBombBody(t, 256) // 256 KiB that decode to 256 MiB: deflate's maximum ratio
+	gz := bomb.Gzip(256) // 256 KiB that decode to 256 MiB: deflate's maximum ratio
 	stream, streamGz := repetitiveChat(t, 20000)
 	if ratio := len(stream) / len(streamGz); ratio < 200 {
 		t.Fatalf("the repetitive stream compresses %d:1; the test needs at least 200:1", ratio)
@@ -79,7 +80,7 @@ func (f *hostileRig) testDecodeBounds(t *testing.T) {
 		errClass                  string
 	}{
 		{"gzip_bomb", "a bomb stops decoding by ratio within a few MiB, and is malformed",
-			"text/event-stream", bomb, "ratio", 1 << 20, 4 << 20, 0, record.ErrMalformed},
+			"text/event-stream", gz, "ratio", 1 << 20, 4 << 20, 0, record.ErrMalformed},
 		{"gzip_200_to_1", "a real stream compressed 200:1 or more is measured in full",
 			"text/event-stream", streamGz, "", int64(len(stream)), int64(len(stream)), 20000, ""},
 		{"gzip_big_body", "a complete body is decoded only as far as the meter keeps it (4 MiB)",
@@ -462,21 +463,6 @@ func serveLoopback(t *testing.T, h http.Handler) string {
 		}
 	})
 	return ln.Addr().String()
-}
-
-// gzipBombBody is members gzip members of 1 MiB of zeros each, concatenated: one gzip body (a
-// reader decodes the members as one stream) at deflate's maximum ratio, about 1030:1.
-func gzipBombBody(t *testing.T, members int) []byte {
-	t.Helper()
-	var one bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	if _, err := zw.Write(make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.Repeat(one.Bytes(), members)
 }
 
 // repetitiveChat is a chat stream of n identical content events and [DONE], and its gzip

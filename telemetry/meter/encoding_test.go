@@ -9,6 +9,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
+	"github.com/llmtap/llmtap/internal/bomb"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -152,21 +153,6 @@ func TestInflateBombIsBounded(t *testing.T) {
 	}
 }
 
-// gzipBomb returns members gzip members of 1 MiB of zeros each, concatenated (a valid gzip
-// body: readers decode the members as one stream), each at deflate's best ratio of ~1030:1.
-func gzipBomb(t testing.TB, members int) []byte {
-	t.Helper()
-	var one bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
-	if _, err := zw.Write(make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return bytes.Repeat(one.Bytes(), members)
-}
-
 // repetitiveStream returns a chat stream of n identical content events and [DONE], gzip-encoded
 // without a flush: the best ratio a real stream can reach (a streaming server flushes every
 // event, which costs it most of that ratio).
@@ -203,7 +189,7 @@ func TestInflateBounds(t *testing.T) {
 	if ratio := len(plain) / len(encoded); ratio < 200 {
 		t.Fatalf("the repetitive stream compresses %d:1, want at least 200:1 for this test", ratio)
 	}
-	bomb := gzipBomb(t, 64) // 64 MiB decoded
+	gz := bomb.Gzip(64) // 64 MiB decoded
 	tests := []struct {
 		name        string
 		opts        Options
@@ -216,13 +202,13 @@ func TestInflateBounds(t *testing.T) {
 		wantErr     string
 	}{
 		{"a gzip bomb at deflate's maximum ratio stops by ratio within a few MiB", Options{}, "text/event-stream",
-			splitEvery(bomb, 16<<10), DecodeStoppedRatio, 4 << 20, 1 << 20, 0, record.ErrMalformed},
+			splitEvery(gz, 16<<10), DecodeStoppedRatio, 4 << 20, 1 << 20, 0, record.ErrMalformed},
 		{"a real stream compressed 200:1 or more is measured in full", Options{}, "text/event-stream",
 			splitEvery(encoded, 1<<10), "", int64(len(plain)), int64(len(plain)), 20000, ""},
 		{"a stream past MaxDecoded is decoded to the bound exactly and not called truncated", Options{MaxDecoded: 64 << 10}, "text/event-stream",
 			splitEvery(encoded, 1<<10), DecodeStoppedSize, 64 << 10, 64 << 10, (64 << 10) / len(chunk(`{"content":"token"}`)), ""},
 		{"a complete body is decoded only as far as the meter keeps it", Options{MaxBody: 1 << 20}, "application/json",
-			splitEvery(bomb[:len(bomb)/8], 16<<10), DecodeStoppedSize, 1<<20 + 1, 1<<20 + 1, 0, ""},
+			splitEvery(gz[:len(gz)/8], 16<<10), DecodeStoppedSize, 1<<20 + 1, 1<<20 + 1, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,7 +239,7 @@ func FuzzInflate(f *testing.F) {
 	f.Add(bytes.Join(encodedWrites(f, "gzip", events), nil), 3)
 	f.Add(bytes.Join(encodedWrites(f, "br", events), nil), 5)
 	f.Add([]byte("\x1f\x8b\x08\x00garbage"), 2)
-	f.Add(gzipBomb(f, 2), 100)
+	f.Add(bomb.Gzip(2), 100)
 	opts := Options{MaxDecoded: 1 << 20}
 	f.Fuzz(func(t *testing.T, body []byte, cut int) {
 		if cut < 0 || cut > len(body) {
