@@ -65,7 +65,12 @@ type Handler struct {
 	// "tokenizer". Requests that ask for usage themselves, do not stream, or cannot be read
 	// within max_request_body pass unchanged. Legacy completions are left alone: some servers
 	// (Ollama) change every chunk when include_usage is set, which the client would see.
-	// Default: off.
+	// The chunk can only be removed from a stream that is not compressed, and the body is
+	// rewritten before the response's encoding is known: so an injected request whose client
+	// accepts compression (most SDKs send Accept-Encoding: gzip) is forwarded with
+	// Accept-Encoding: identity, and one whose client refuses identity is not injected. A
+	// server that compresses all the same has its response passed unfiltered, never held. The
+	// record's usage_injection says which of these happened. Default: off.
 	InjectUsage bool `json:"inject_usage,omitempty"`
 
 	// Record writes the measured requests to files (records, an AIPerf/Mooncake trace and,
@@ -207,7 +212,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		rec.Span = h.tracer.Start(r.Context(), r.Header, t0) // ended from the record, off the request path
 	}
 
-	w, endInject, original := h.injectUsage(w, r, m.MaxRequestBody())
+	w, endInject, original := h.injectUsage(w, r, m.MaxRequestBody(), rec)
 	defer endInject()
 
 	var body *captureBody
@@ -246,6 +251,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		if body != nil {
 			m.RequestBody(body.buf, body.truncated)
 		}
+		tw.endUpgrade()
 		h.end(m, rec, failure, msg)
 		if v != nil {
 			panic(v)
@@ -276,6 +282,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if body != nil {
 		m.RequestBody(body.buf, body.truncated)
 	}
+	tw.endUpgrade()
 	h.end(m, rec, failure, msg)
 	return err
 }

@@ -88,6 +88,7 @@ func (metricsSink) Consume(r *record.Record) {
 	sc := r.StatusClass()
 	metricRequests.WithLabelValues(model, r.Class, sc).Inc()
 	metricOpDuration.WithLabelValues(model, r.Class, sc).Observe(r.DurationMs / 1000)
+	countUnusual(r)
 	if !r.OK() {
 		metricErrors.WithLabelValues(r.Class, r.Error).Inc()
 		return

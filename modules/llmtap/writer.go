@@ -1,8 +1,11 @@
 package llmtap
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/meter"
 )
@@ -16,12 +19,16 @@ type tapWriter struct {
 	wroteHeader bool
 	// clientGone is set when a write to the client failed: the client went away.
 	clientGone bool
+	// upgraded counts the bytes of a connection taken over after a 101 Switching Protocols
+	// (a WebSocket); nil unless the connection was hijacked.
+	upgraded *countedConn
 }
 
 // WriteHeader records the response headers' time and status, then sends them.
 func (w *tapWriter) WriteHeader(code int) {
-	if !w.wroteHeader && code >= 200 {
-		// 1xx responses (103 Early Hints) are informational: the real headers follow.
+	if !w.wroteHeader && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		// Other 1xx responses (103 Early Hints) are informational: the real headers follow.
+		// 101 is final: the connection then carries another protocol (see Hijack).
 		w.wroteHeader = true
 		w.m.Headers(code, w.Header(), w.m.Now())
 	}
@@ -66,6 +73,32 @@ func (w *tapWriter) FlushError() error {
 // Flush is FlushError for callers that use http.Flusher.
 func (w *tapWriter) Flush() { _ = w.FlushError() }
 
+// Hijack hands the client's connection to the caller, as reverse_proxy asks after the upstream
+// answered 101 Switching Protocols, and counts the bytes that then pass each way; endUpgrade
+// gives them to the meter.
+func (w *tapWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return conn, brw, err
+	}
+	// What the client sent after its request and the server had already read is in brw: the
+	// caller forwards it from there.
+	w.upgraded = &countedConn{Conn: conn}
+	w.upgraded.in.Add(int64(brw.Reader.Buffered()))
+	if _, ok := conn.(closeWriter); ok {
+		return &halfClosable{w.upgraded}, brw, nil
+	}
+	return w.upgraded, brw, nil
+}
+
+// endUpgrade gives the meter what passed over a hijacked connection. It is called once the
+// next handler returned, when reverse_proxy's copies of the connection have ended.
+func (w *tapWriter) endUpgrade() {
+	if w.upgraded != nil {
+		w.m.Upgraded(w.upgraded.in.Load(), w.upgraded.out.Load())
+	}
+}
+
 // Unwrap lets http.ResponseController reach the real writer for deadlines, hijacking and full
 // duplex.
 func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
@@ -99,7 +132,36 @@ func (c *captureBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// countedConn counts the bytes read from and written to a connection; reverse_proxy copies
+// each way on its own goroutine.
+type countedConn struct {
+	net.Conn
+	in, out atomic.Int64
+}
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.in.Add(int64(n))
+	return n, err
+}
+
+func (c *countedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.out.Add(int64(n))
+	return n, err
+}
+
+// closeWriter is a connection that can close its write half (TCP, TLS): reverse_proxy uses it
+// to pass one side's end of a tunnel to the other while the other direction drains.
+type closeWriter interface{ CloseWrite() error }
+
+// halfClosable is a countedConn over a connection with CloseWrite, which it keeps.
+type halfClosable struct{ *countedConn }
+
+func (c *halfClosable) CloseWrite() error { return c.Conn.(closeWriter).CloseWrite() }
+
 var (
+	_ http.Hijacker       = (*tapWriter)(nil)
 	_ http.ResponseWriter = (*tapWriter)(nil)
 	_ io.ReaderFrom       = (*tapWriter)(nil)
 	_ http.Flusher        = (*tapWriter)(nil)

@@ -9,6 +9,10 @@
 // exactly what it would have read had the request gone to the server unchanged, while the meter,
 // fed the server's bytes, reads the server's own count.
 //
+// Filter reads plain SSE only; AcceptEncoding tells the handler whether a client accepts a
+// compressed response, so that a rewritten request asks the server for an uncompressed one (or
+// is not rewritten when the client refuses identity).
+//
 // The package knows nothing of HTTP servers: the Caddy handler wires AddIncludeUsage to the
 // request body and Filter between its measuring writer and the client.
 package inject

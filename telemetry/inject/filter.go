@@ -42,6 +42,9 @@ func NewFilter(w io.Writer, max int) *Filter {
 	return &Filter{w: w, max: max}
 }
 
+// Held is the number of bytes of an incomplete event the filter holds, which Close writes.
+func (f *Filter) Held() int { return len(f.pending) }
+
 // Removed is the number of usage-only chunks removed so far.
 func (f *Filter) Removed() int { return f.removed }
 

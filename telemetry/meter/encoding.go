@@ -9,19 +9,33 @@ import (
 	"github.com/andybalholm/brotli"
 )
 
-// maxInflateRatio bounds how many decoded bytes one compressed byte may yield (plus
-// inflateSlack) before the meter stops decoding: gzip cannot exceed ~1032:1, so only a
-// decompression bomb (brotli reaches millions to one) gets there, and it must not cost the
-// proxy unbounded CPU on the request path. Memory is bounded regardless: the decoders keep a
-// fixed window and the framer holds at most MaxEvent.
+// The meter decodes an encoded body in the proxy's write path (the next write waits for the
+// decoder), so what one response may cost it to decode is bounded twice:
+//
+//   - by ratio: past inflateSlack, every encoded byte may yield at most maxInflateRatio
+//     decoded bytes. Deflate's own maximum is about 1032:1, reached only by long runs of one
+//     byte, and brotli reaches millions to one: that is a decompression bomb. A real stream
+//     stays far below (a streaming server flushes every event, which keeps gzip under 30:1;
+//     an unflushed, very repetitive stream reaches a few hundred to one), so the bound is
+//     2.5 times the 200:1 such a stream may reach and half of deflate's maximum: a bomb of runs
+//     trips it after about 2 KiB of input (2 MiB decoded) whatever its coding;
+//   - by size: at most Options.MaxDecoded bytes (a non-streaming body: only what the meter
+//     keeps of it, MaxBody), however slowly they expand.
+//
+// When a bound is hit the meter stops decoding and says so in the record (decode_stopped);
+// the rest of the body still passes to the client untouched, unmeasured. Memory is bounded
+// regardless: the decoders keep a fixed window and the framer holds at most MaxEvent.
 const (
-	maxInflateRatio = 1100
+	maxInflateRatio = 512
 	inflateSlack    = 1 << 20
 	inflateBuf      = 32 << 10
 )
 
-// errInflateBomb is reported when the decoded size passed maxInflateRatio.
-var errInflateBomb = errors.New("the decoded body grew past the expansion bound")
+// Why decoding stopped early (the record's decode_stopped).
+var (
+	errInflateBomb  = errors.New("the body decoded to more than 512 times its encoded size")
+	errInflateLimit = errors.New("the decoded body reached the size bound")
+)
 
 // inflater decodes a copy of a gzip- or br-encoded response for the framer, incrementally: the
 // proxy passes the encoded bytes to the client untouched, and the meter measures the events
@@ -42,7 +56,8 @@ type inflater struct {
 	cur     []byte              // the part of the current write not yet read by the decoder
 	pending bool                // a write was received and not yet acknowledged
 	fed     int64               // encoded bytes handed to the decoder
-	out     int64               // decoded bytes produced
+	out     int64               // decoded bytes produced (and emitted)
+	limit   int64               // the most decoded bytes emitted; decoding stops there
 	err     error               // why decoding stopped early; read after close
 }
 
@@ -59,14 +74,15 @@ func encodingOf(v string) string {
 	return ""
 }
 
-// newInflater starts decoding a body in the given coding ("gzip" or "br"), handing the decoded
-// bytes to emit.
-func newInflater(coding string, emit func([]byte, int64)) *inflater {
+// newInflater starts decoding a body in the given coding ("gzip" or "br"), handing at most
+// limit decoded bytes to emit.
+func newInflater(coding string, limit int64, emit func([]byte, int64)) *inflater {
 	z := &inflater{
 		in:     make(chan []byte),
 		ack:    make(chan struct{}),
 		exited: make(chan struct{}),
 		emit:   emit,
+		limit:  limit,
 	}
 	go z.run(coding)
 	return z
@@ -122,11 +138,16 @@ func (z *inflater) decode(coding string) error {
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
-			z.out += int64(n)
-			if z.out > z.fed*maxInflateRatio+inflateSlack {
+			if z.out+int64(n) > z.fed*maxInflateRatio+inflateSlack {
 				return errInflateBomb
 			}
-			z.emit(buf[:n], z.at)
+			if room := z.limit - z.out; int64(n) > room {
+				n, err = int(room), errInflateLimit
+			}
+			if n > 0 {
+				z.out += int64(n)
+				z.emit(buf[:n], z.at)
+			}
 		}
 		if err != nil {
 			return cleanEOF(err)
@@ -167,14 +188,29 @@ func (z *inflater) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Values of the record's decode_stopped: which bound stopped decoding an encoded body.
+const (
+	DecodeStoppedRatio = "ratio"
+	DecodeStoppedSize  = "size"
+)
+
 // endInflate stops decoding an encoded body, if one is being decoded: it hands the decoder the
-// end of input, lets it frame what it still holds and counts a decoding failure as one
-// malformed event (the body still passed to the client in full).
+// end of input, lets it frame what it still holds, keeps how much was decoded and counts a
+// decoding failure or a decompression bomb as one malformed event (the body still passed to
+// the client in full).
 func (m *Meter) endInflate() {
 	if m.inflate == nil {
 		return
 	}
-	if err := m.inflate.close(); err != nil {
+	err := m.inflate.close()
+	m.decoded = m.inflate.out
+	switch {
+	case err == errInflateLimit:
+		m.decodeStop = DecodeStoppedSize
+	case err == errInflateBomb:
+		m.decodeStop = DecodeStoppedRatio
+		m.inflateFails++
+	case err != nil:
 		m.inflateFails++
 	}
 	m.inflate = nil

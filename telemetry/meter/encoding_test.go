@@ -9,6 +9,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
+	"github.com/llmtap/llmtap/internal/bomb"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -50,11 +51,16 @@ func encodedWrites(t testing.TB, coding string, events []string) [][]byte {
 // feedEncoded runs writes through a meter whose response carries Content-Encoding coding,
 // write i at 10*(i+1) ms.
 func feedEncoded(coding string, writes [][]byte) *record.Record {
-	pool := NewPool(Options{})
+	return feedEncodedWith(Options{}, "text/event-stream", coding, writes)
+}
+
+// feedEncodedWith is feedEncoded with the given options and content type.
+func feedEncodedWith(opts Options, contentType, coding string, writes [][]byte) *record.Record {
+	pool := NewPool(opts)
 	t0 := time.Now()
 	at := func(i int) time.Time { return t0.Add(time.Duration(10*(i+1)) * time.Millisecond) }
 	m := pool.Get(t0, "/v1/chat/completions")
-	m.Headers(200, http.Header{"Content-Type": {"text/event-stream"}, "Content-Encoding": {coding}}, t0)
+	m.Headers(200, http.Header{"Content-Type": {contentType}, "Content-Encoding": {coding}}, t0)
 	for i, w := range writes {
 		m.Write(w, at(i))
 	}
@@ -141,26 +147,111 @@ func TestInflateBombIsBounded(t *testing.T) {
 		t.Fatalf("the test body (%d bytes) does not exceed the bound", buf.Len())
 	}
 	rec := feedEncoded("br", [][]byte{buf.Bytes()})
-	if rec.Malformed != 1 || rec.Error != record.ErrMalformed {
-		t.Fatalf("%d malformed, error %q; want 1, malformed: the bomb must stop decoding", rec.Malformed, rec.Error)
+	if rec.Malformed != 1 || rec.Error != record.ErrMalformed || rec.DecodeStopped != DecodeStoppedRatio {
+		t.Fatalf("%d malformed, error %q, decode_stopped %q; want 1, malformed, ratio: the bomb must stop decoding",
+			rec.Malformed, rec.Error, rec.DecodeStopped)
+	}
+}
+
+// repetitiveStream returns a chat stream of n identical content events and [DONE], gzip-encoded
+// without a flush: the best ratio a real stream can reach (a streaming server flushes every
+// event, which costs it most of that ratio).
+func repetitiveStream(t testing.TB, n int) (plain, encoded []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	for range n {
+		b.WriteString(chunk(`{"content":"token"}`))
+	}
+	b.WriteString("data: [DONE]\n\n")
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+	_, _ = zw.Write(b.Bytes())
+	_ = zw.Close()
+	return b.Bytes(), z.Bytes()
+}
+
+// splitEvery cuts b into writes of size bytes.
+func splitEvery(b []byte, size int) (out [][]byte) {
+	for len(b) > size {
+		out = append(out, b[:size])
+		b = b[size:]
+	}
+	return append(out, b)
+}
+
+// TestInflateBounds checks the two bounds on decoding (ratio and size) by the bytes decoded,
+// not by time: a gzip bomb (deflate's maximum ratio, which the old 1100:1 bound let through in
+// full) stops after a couple of MiB; a body past the size bound is decoded to the bound
+// exactly; a real stream compressed 200:1 or more, and a non-streaming body past what the
+// meter keeps, are handled as their kind requires.
+func TestInflateBounds(t *testing.T) {
+	plain, encoded := repetitiveStream(t, 20000)
+	if ratio := len(plain) / len(encoded); ratio < 200 {
+		t.Fatalf("the repetitive stream compresses %d:1, want at least 200:1 for this test", ratio)
+	}
+	gz := bomb.Gzip(64) // 64 MiB decoded
+	tests := []struct {
+		name        string
+		opts        Options
+		contentType string
+		writes      [][]byte
+		wantStop    string
+		maxDecoded  int64 // the decoded bytes must not exceed this
+		minDecoded  int64 // nor fall short of this
+		wantEvents  int
+		wantErr     string
+	}{
+		{"a gzip bomb at deflate's maximum ratio stops by ratio within a few MiB", Options{}, "text/event-stream",
+			splitEvery(gz, 16<<10), DecodeStoppedRatio, 4 << 20, 1 << 20, 0, record.ErrMalformed},
+		{"a real stream compressed 200:1 or more is measured in full", Options{}, "text/event-stream",
+			splitEvery(encoded, 1<<10), "", int64(len(plain)), int64(len(plain)), 20000, ""},
+		{"a stream past MaxDecoded is decoded to the bound exactly and not called truncated", Options{MaxDecoded: 64 << 10}, "text/event-stream",
+			splitEvery(encoded, 1<<10), DecodeStoppedSize, 64 << 10, 64 << 10, (64 << 10) / len(chunk(`{"content":"token"}`)), ""},
+		{"a complete body is decoded only as far as the meter keeps it", Options{MaxBody: 1 << 20}, "application/json",
+			splitEvery(gz[:len(gz)/8], 16<<10), DecodeStoppedSize, 1<<20 + 1, 1<<20 + 1, 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := feedEncodedWith(tc.opts, tc.contentType, "gzip", tc.writes)
+			if rec.DecodeStopped != tc.wantStop || rec.DecodedBytes > tc.maxDecoded || rec.DecodedBytes < tc.minDecoded {
+				t.Errorf("decode_stopped %q after %d decoded bytes; want %q after %d to %d",
+					rec.DecodeStopped, rec.DecodedBytes, tc.wantStop, tc.minDecoded, tc.maxDecoded)
+			}
+			if rec.ContentEvents != tc.wantEvents || rec.Error != tc.wantErr {
+				t.Errorf("%d content events, error %q (%s); want %d, %q", rec.ContentEvents, rec.Error, rec.ErrorMsg, tc.wantEvents, tc.wantErr)
+			}
+			var sent int64
+			for _, w := range tc.writes {
+				sent += int64(len(w))
+			}
+			if rec.Bytes != sent {
+				t.Errorf("%d bytes counted, %d written: every byte passes and is counted", rec.Bytes, sent)
+			}
+		})
 	}
 }
 
 // FuzzInflate feeds arbitrary bytes, split at an arbitrary point, as a gzip and a br body:
-// the meter must neither panic nor hang, and must count every byte written.
+// the meter must neither panic nor hang, must count every byte written, and must not decode
+// past its bounds (ratio and size).
 func FuzzInflate(f *testing.F) {
 	events := []string{chunk(`{"content":"a"}`), "data: [DONE]\n\n"}
 	f.Add(bytes.Join(encodedWrites(f, "gzip", events), nil), 3)
 	f.Add(bytes.Join(encodedWrites(f, "br", events), nil), 5)
 	f.Add([]byte("\x1f\x8b\x08\x00garbage"), 2)
+	f.Add(bomb.Gzip(2), 100)
+	opts := Options{MaxDecoded: 1 << 20}
 	f.Fuzz(func(t *testing.T, body []byte, cut int) {
 		if cut < 0 || cut > len(body) {
 			cut = len(body) / 2
 		}
 		for _, coding := range []string{"gzip", "br"} {
-			rec := feedEncoded(coding, [][]byte{body[:cut], body[cut:]})
+			rec := feedEncodedWith(opts, "text/event-stream", coding, [][]byte{body[:cut], body[cut:]})
 			if rec.Bytes != int64(len(body)) {
 				t.Fatalf("%s: %d bytes counted, %d written", coding, rec.Bytes, len(body))
+			}
+			if rec.DecodedBytes > min(opts.MaxDecoded, int64(len(body))*maxInflateRatio+inflateSlack) {
+				t.Fatalf("%s: %d bytes decoded from %d, past the bounds", coding, rec.DecodedBytes, len(body))
 			}
 		}
 	})

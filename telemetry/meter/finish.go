@@ -26,10 +26,13 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	}
 
 	m.endInflate()
+	r.DecodedBytes, r.DecodeStopped = m.decoded, m.decodeStop
 	truncated := false
 	switch m.mode {
 	case modeSSE, modeNDJSON:
-		truncated = m.framer.Close()
+		// A stream whose decoding stopped at a bound was not seen to its end: what the framer
+		// holds is where measuring stopped, not where the stream was cut.
+		truncated = m.framer.Close() && m.decodeStop == ""
 	case modeBody:
 		if len(m.body) > 0 && !m.bodyTruncated {
 			if m.dec.Body(m.body) == decode.Error {
@@ -75,8 +78,9 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.InterChunkMs = slices.Clone(m.gaps)
 		r.InterChunkDropped = m.gapsDropped
 	}
-	if r.RequestLatencyMs == nil && m.rec.Status > 0 && m.rec.Status < 400 {
+	if r.RequestLatencyMs == nil && m.rec.Status >= 200 && m.rec.Status < 400 {
 		// A non-streaming response (or a stream without content) ends when its body is complete.
+		// An upgraded connection (101) has no body: duration_ms is its lifetime.
 		d := r.DurationMs
 		r.RequestLatencyMs = &d
 	}
@@ -121,12 +125,14 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.ErrorMsg = res.ErrorMessage
 	case m.streamErr:
 		r.Error, r.ErrorMsg = record.ErrStream, res.ErrorMessage
+	case m.decodeStop == DecodeStoppedRatio:
+		r.Error, r.ErrorMsg = record.ErrMalformed, errInflateBomb.Error()+" (a decompression bomb): measuring stopped there"
 	case m.inflateFails > 0 && m.contentEvents == 0:
 		// Nothing could be measured because the body did not decode in its Content-Encoding.
 		r.Error, r.ErrorMsg = record.ErrMalformed, "the body could not be decoded in its Content-Encoding"
 	case truncated:
 		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended inside an event"
-	case r.Stream && !m.sawDone && !res.Ended && decode.ExpectsDone(m.api):
+	case r.Stream && !m.sawDone && !res.Ended && decode.ExpectsDone(m.api) && m.decodeStop == "":
 		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended without the event that ends a complete "+m.api+" response"
 	case r.Malformed > 0 && m.contentEvents == 0:
 		r.Error, r.ErrorMsg = record.ErrMalformed, "no event of the stream could be decoded as "+m.api

@@ -26,6 +26,12 @@ type Options struct {
 	MaxEvent int
 	// MaxBody is the largest non-streaming response body kept for decoding (default 4 MiB).
 	MaxBody int
+	// MaxDecoded is the most bytes a gzip- or br-encoded response is decoded to for measuring
+	// (default 64 MiB; a non-streaming body is decoded only as far as MaxBody). Past it the
+	// meter stops decoding, the record says decode_stopped "size", and the rest of the body
+	// passes to the client unmeasured. A decompression bomb is stopped sooner, by ratio (see
+	// encoding.go).
+	MaxDecoded int64
 	// MaxRequestBody is how much of the request body is kept for reading the model, the
 	// stream flags and the prompt (default 1 MiB). The body itself always passes in full.
 	MaxRequestBody int
@@ -43,6 +49,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 4 << 20
+	}
+	if o.MaxDecoded <= 0 {
+		o.MaxDecoded = 64 << 20
 	}
 	if o.MaxRequestBody <= 0 {
 		o.MaxRequestBody = 1 << 20
@@ -83,6 +92,8 @@ type Meter struct {
 	inflate      *inflater
 	onDecoded    func([]byte, int64)
 	inflateFails int
+	decoded      int64  // bytes the encoded body decoded to (measured)
+	decodeStop   string // which bound stopped decoding early, if one did
 
 	reqBody []byte
 
@@ -165,6 +176,7 @@ func (m *Meter) start(t0 time.Time, path string) {
 	m.mode = modeNone
 	m.framer = nil
 	m.inflate, m.inflateFails = nil, 0
+	m.decoded, m.decodeStop = 0, ""
 	m.sse.Reset()
 	m.ndjson.Reset()
 	m.reqBody = nil
@@ -221,7 +233,12 @@ func (m *Meter) Headers(status int, h http.Header, at time.Time) {
 	}
 	if coding := encodingOf(h.Get("Content-Encoding")); coding != "" {
 		// The client gets the encoded bytes; the meter measures what they decode to.
-		m.inflate = newInflater(coding, m.onDecoded)
+		limit := m.opts.MaxDecoded
+		if m.mode == modeBody {
+			// Only MaxBody bytes of a complete body are kept: one more tells it was longer.
+			limit = min(limit, int64(m.opts.MaxBody)+1)
+		}
+		m.inflate = newInflater(coding, limit, m.onDecoded)
 	}
 	if m.opts.API == "" {
 		// The path chose a decoder before the response existed; the content type can refine
@@ -244,6 +261,13 @@ func (m *Meter) Write(p []byte, at time.Time) {
 		return
 	}
 	m.consume(p, int64(at.Sub(m.t0)))
+}
+
+// Upgraded records what passed over the connection after a 101 Switching Protocols response
+// (a WebSocket): in bytes from the client, out bytes to it. Call it before Finish.
+func (m *Meter) Upgraded(in, out int64) {
+	m.rec.BytesFromClient = in
+	m.bytes = out
 }
 
 // consume measures body bytes as they read unencoded, at time at (from t0).

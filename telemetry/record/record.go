@@ -33,6 +33,14 @@ const (
 	ErrMalformed = "malformed"        // the stream could not be decoded as the API it claimed to be
 )
 
+// Values of Record.UsageInjection: what inject_usage did with a request.
+const (
+	UsageInjected          = "injected"
+	UsageInjectedIdentity  = "injected_identity"
+	UsageSkippedCompressed = "skipped_compressed"
+	UsageUnfilteredEncoded = "unfiltered_encoded"
+)
+
 // Record is everything measured about one request. Times are float milliseconds from t0, the
 // moment the handler first saw the request; a metric that does not apply (TTFT of a
 // non-streaming request, ITL with fewer than two output tokens) is null in JSON.
@@ -91,6 +99,25 @@ type Record struct {
 	ToolCalls     bool  `json:"tool_calls,omitempty"`
 	Refusal       bool  `json:"refusal,omitempty"`
 	Bytes         int64 `json:"bytes"`
+	// BytesFromClient is, for a connection upgraded to another protocol (status 101, a
+	// WebSocket), the bytes the client sent over it; Bytes is then what it was sent.
+	BytesFromClient int64 `json:"bytes_from_client,omitempty"`
+	// DecodedBytes is what a gzip- or br-encoded body decoded to, as far as it was decoded
+	// for measuring; 0 when the body was not encoded.
+	DecodedBytes int64 `json:"decoded_bytes,omitempty"`
+	// DecodeStopped says which bound stopped decoding an encoded body before its end: "ratio"
+	// (it expanded like a decompression bomb) or "size" (it reached the decoded-size bound);
+	// the rest passed to the client unmeasured. Empty when the body decoded to its end.
+	DecodeStopped string `json:"decode_stopped,omitempty"`
+	// UsageInjection says what inject_usage did with the request: "injected" (include_usage
+	// was added and the usage-only chunk is kept from the client), "injected_identity" (the
+	// same, and the client's Accept-Encoding, which allowed compression, was replaced by
+	// identity, so that the response can be filtered), "skipped_compressed" (the request was
+	// left unchanged because its client accepts only compressed responses, which cannot be
+	// filtered) or "unfiltered_encoded" (injected, but the server answered content-coded
+	// although asked for identity: the response passed unfiltered, usage chunk included).
+	// Empty when inject_usage is off or the request is not one it changes.
+	UsageInjection string `json:"usage_injection,omitempty"`
 
 	// OutputText and ReasoningText hold what the tokenizer counts until the record is
 	// finalized off the request path; RequestBody (the captured request body) lasts until the
