@@ -1,0 +1,182 @@
+package llmtap_test
+
+// Fault-matrix cases of hostile requests aimed at llmtap's outputs rather than at the stream:
+// credentials hidden from the redaction rules by duplicate or re-spelled keys, credentials in
+// the query string of mirrored requests, and bodies that are not UTF-8. Each request goes
+// through a site with llmtap and through the same reverse_proxy without it; the client must not
+// tell them apart, and nothing llmtap writes or sends on may carry the secrets.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/llmtap/llmtap/shadow/trace"
+)
+
+// seenByMirror is a mirror upstream on loopback: it keeps the request URI and headers of every
+// copy by X-Request-Id and answers with a small chat completion.
+type seenByMirror struct {
+	addr string
+	mu   sync.Mutex
+	uri  map[string]string
+	hdr  map[string]http.Header
+}
+
+func startMirrorUpstream(t *testing.T) *seenByMirror {
+	t.Helper()
+	s := &seenByMirror{uri: map[string]string{}, hdr: map[string]http.Header{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.addr = ln.Addr().String()
+	hs := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		s.mu.Lock()
+		s.uri[r.Header.Get("X-Request-Id")] = r.URL.RequestURI()
+		s.hdr[r.Header.Get("X-Request-Id")] = r.Header.Clone()
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"m","object":"chat.completion","model":"mirror-model","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	})}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close(); <-done })
+	return s
+}
+
+// wait returns what the mirror upstream saw of request id, waiting (bounded) for the copy.
+func (s *seenByMirror) wait(t *testing.T, id string) (string, http.Header) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		uri, ok := s.uri[id]
+		h := s.hdr[id]
+		s.mu.Unlock()
+		if ok {
+			return uri, h
+		}
+	}
+	t.Fatalf("the mirror upstream never saw %s", id)
+	return "", nil
+}
+
+// TestFaultsSecrets: sites[0] records payloads with redact_fields api_key and redact_text and
+// mirrors every request; sites[1] is the plain reverse_proxy; sites[2] records payloads
+// without redaction.
+func TestFaultsSecrets(t *testing.T) {
+	up, mir := startFaultUpstream(t), startMirrorUpstream(t)
+	base := t.TempDir()
+	redacted, raw := filepath.Join(base, "redacted"), filepath.Join(base, "raw")
+	p, _ := loadProxy(t, "",
+		site{body: fmt.Sprintf("\tllmtap {\n\t\trecord %s {\n\t\t\tpayloads\n\t\t\tredact_fields api_key\n\t\t\tredact_text\n\t\t}\n\t\tmirror http://%s {\n\t\t\tsample 100%%\n\t\t}\n\t}\n\treverse_proxy %s", redacted, mir.addr, up.addr)},
+		site{body: "\treverse_proxy " + up.addr},
+		site{body: fmt.Sprintf("\tllmtap {\n\t\trecord %s {\n\t\t\tpayloads\n\t\t}\n\t}\n\treverse_proxy %s", raw, up.addr)},
+	)
+	c := newClient(t)
+	send := func(siteURL, id, query string, body []byte, header map[string]string) outcome {
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		return exchange(ctx, c, siteURL+"/v1/chat/completions"+query, id, faultEcho, bytes.NewReader(body), int64(len(body)), "application/json", header)
+	}
+	same := func(tap, plain outcome) {
+		t.Helper()
+		if tap.err != nil || tap.status != http.StatusOK {
+			t.Fatalf("through llmtap: %d %v", tap.status, tap.err)
+		}
+		if d := tap.sameAs(plain); d != "" {
+			t.Errorf("the client could tell llmtap was there: %s", d)
+		}
+	}
+
+	// Duplicate and re-spelled keys, credentials in the query and in a provider's header.
+	hidden := `{"model":"m","api_key":"leakcheck-K1","messages":[{"role":"user","content":"leakcheck-T1"}],` +
+		`"API_KEY":"leakcheck-K2","messages":[{"role":"user","content":"leakcheck-T2","content":"leakcheck-T3"}],` +
+		`"Api_Key":"leakcheck-K3","api\u005fkey":"leakcheck-K4","Prompt":"leakcheck-T4","max_tokens":4}`
+	query := "?api-version=2024-06-01&api_key=leakcheck-Q1&key=leakcheck-Q2&subscription-key=leakcheck-Q3&X-Amz-Signature=leakcheck-Q4&sig=leakcheck-Q5"
+	header := map[string]string{"Ocp-Apim-Subscription-Key": "leakcheck-H1"}
+	same(send(p.sites[0], "dup-tap", query, []byte(hidden), header), send(p.sites[1], "dup-plain", query, []byte(hidden), header))
+
+	// A body that is not UTF-8, in a field no rule rewrites, and in the prompt.
+	notUTF8 := []byte("{\"model\":\"m\",\"user\":\"caf\xe9\",\"max_tokens\":3,\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe hi\"}]}")
+	same(send(p.sites[0], "utf8-tap", "", notUTF8, nil), send(p.sites[1], "utf8-plain", "", notUTF8, nil))
+	same(send(p.sites[2], "utf8-raw", "", notUTF8, nil), send(p.sites[1], "utf8-plain2", "", notUTF8, nil))
+
+	uri, h := mir.wait(t, "dup-tap")
+	if want := "/v1/chat/completions?api-version=2024-06-01"; uri != want {
+		t.Errorf("the mirror upstream saw %s, want %s", uri, want)
+	}
+	if v := h.Get("Ocp-Apim-Subscription-Key"); v != "" {
+		t.Errorf("the mirror upstream got Ocp-Apim-Subscription-Key %q", v)
+	}
+	recs := p.records(t)
+	if r := recs["dup-tap"]; r.Path != "/v1/chat/completions" {
+		t.Errorf("record path %q, want the path without its query", r.Path)
+	}
+	mir.wait(t, "utf8-tap")
+	if err := caddy.Stop(); err != nil { // flushes and closes the recordings
+		t.Fatal(err)
+	}
+
+	files := map[string][]byte{}
+	for _, d := range []string{redacted, raw} {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(d, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[filepath.Join(filepath.Base(d), e.Name())] = b
+		}
+	}
+	payloads := 0
+	for name, b := range files {
+		if bytes.Contains(b, []byte("leakcheck")) {
+			t.Errorf("%s holds a secret: %s", name, b)
+		}
+		if !strings.Contains(name, "payloads-") {
+			continue
+		}
+		for line := range bytes.Lines(b) {
+			payloads++
+			if !utf8.Valid(line) || !json.Valid(line) { // JSON text is UTF-8 (RFC 8259 §8.1); json.Valid does not check it
+				t.Errorf("%s: a line is not valid JSON: %q", name, line)
+			}
+		}
+	}
+	if payloads != 3 {
+		t.Fatalf("%d payload lines, want 3 (2 redacted, 1 raw): the checks above saw nothing", payloads)
+	}
+	// The raw recording hands the exact bytes back to a replay.
+	got, _, err := trace.ReadFile(rawPayloadFile(t, raw), trace.Options{})
+	if err != nil || len(got) != 1 || !bytes.Equal(got[0].Payload, notUTF8) {
+		t.Errorf("the raw recording reads back %d payloads (%v), want the body sent byte for byte", len(got), err)
+	}
+}
+
+// rawPayloadFile returns the one payload file in dir.
+func rawPayloadFile(t *testing.T, dir string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "payloads-*.jsonl"))
+	if len(m) != 1 {
+		t.Fatalf("%d payload files in %s", len(m), dir)
+	}
+	return m[0]
+}
