@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -31,7 +32,7 @@ func acquireEngine(logger *zap.Logger) (*engine, error) {
 	if e := current.Load(); e != nil {
 		return e, nil
 	}
-	e := &engine{tap: tap.New(tap.Options{})}
+	e := &engine{tap: tap.New(tap.Options{Stats: stats.Options{Models: modelLabels}})} // one folding rule (metrics.go)
 	e.tap.AddSink(metricsSink{})
 	e.tap.AddSink(recordSink{})
 	e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +25,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 )
 
 // seenByMirror is a mirror upstream on loopback: it keeps the request URI and headers of every
@@ -179,4 +182,75 @@ func rawPayloadFile(t *testing.T, dir string) string {
 		t.Fatalf("%d payload files in %s", len(m), dir)
 	}
 	return m[0]
+}
+
+// TestFaultsLongModelNames sends more distinct model names than any consumer gives series to,
+// most of them 20 KB long and alike but for their last characters: every label in /metrics
+// and every model in the summary and the records must be at most labelcap.MaxLen bytes, two
+// different names must never share a label unless folded into _other, /metrics and the summary
+// must give their own series to the same models (one cap, one rule), and /metrics must stay
+// small.
+func TestFaultsLongModelNames(t *testing.T) {
+	up := startUpstream(t, mockllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 2, Seed: 5})
+	p, _ := loadProxy(t, "", site{body: "\tllmtap\n\treverse_proxy " + up.addr + " {\n\t\tflush_interval -1\n\t}"})
+	c := newClient(t)
+	const n = 2*labelcap.DefaultMax + 8
+	long := strings.Repeat("m", 20<<10)
+	sent := map[string]string{} // label a name must have if it keeps a series -> name
+	for i := range n {
+		model := fmt.Sprintf("short-%d", i)
+		if i%4 != 0 {
+			model = long + strconv.Itoa(i)
+		}
+		sent[labelcap.Shorten(model)] = model
+		resp, _, err := post(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("long-model-%d", i), chatBody(model, 2, true, false))
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: %v %v", i, resp, err)
+		}
+	}
+	if len(sent) != n {
+		t.Fatalf("%d distinct labels for %d distinct names: two long names merged", len(sent), n)
+	}
+	metrics := p.adminGet(t, "/metrics")
+	promModels := map[string]bool{}
+	for _, s := range p.metricSamples(t, "llmtap_requests_total") {
+		m := s.labels["model"]
+		if len(m) > labelcap.MaxLen {
+			t.Fatalf("/metrics has a model label of %d bytes", len(m))
+		}
+		promModels[m] = true
+	}
+	own := 0 // the collectors are process-wide: earlier tests' models are there too
+	for m := range sent {
+		if promModels[m] {
+			own++
+		}
+	}
+	if own > labelcap.DefaultMax {
+		t.Errorf("/metrics gives %d of the models their own series, want at most %d", own, labelcap.DefaultMax)
+	}
+	if !promModels[labelcap.Other] {
+		t.Errorf("no model was folded into %s after %d distinct models", labelcap.Other, n)
+	}
+	if len(metrics) > 4<<20 {
+		t.Errorf("/metrics is %d bytes", len(metrics))
+	}
+	groups, _, _ := p.summary(t)
+	sumModels := map[string]bool{}
+	for _, g := range groups {
+		if len(g.Model) > labelcap.MaxLen {
+			t.Fatalf("the summary has a model of %d bytes", len(g.Model))
+		}
+		sumModels[g.Model] = true
+	}
+	for m := range sent {
+		if promModels[m] != sumModels[m] {
+			t.Errorf("model %.40q…: own series in /metrics %v, in the summary %v: the caps disagree", m, promModels[m], sumModels[m])
+		}
+	}
+	for id, r := range p.records(t) {
+		if strings.HasPrefix(id, "long-model-") && len(r.Model) > labelcap.MaxLen {
+			t.Errorf("record %s keeps a model of %d bytes", id, len(r.Model))
+		}
+	}
 }

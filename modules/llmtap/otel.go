@@ -67,8 +67,8 @@ func startOTel(t *tap.Tap, logger *zap.Logger) *otelExport {
 	o := &otelExport{providers: p, logger: logger}
 	if p.MeterProvider != nil {
 		m, err := otelexport.NewMetrics(p.MeterProvider, otelexport.Options{
-			ModelLabel: modelLabels.get,
-			GPU:        latestGPUSamples,
+			Models: modelLabels,
+			GPU:    latestGPUSamples,
 		})
 		if err != nil {
 			logger.Error("OpenTelemetry metrics are off", zap.Error(err))

@@ -273,6 +273,7 @@ func acquireTimeline(opts timeline.Options, logger *zap.Logger) *timelineRunner 
 	r := &timelineRunner{key: key, files: &timelineFiles{logger: logger, open: map[string]*timelineFile{}},
 		stop: make(chan struct{}), done: make(chan struct{}), refs: 1}
 	o := opts
+	o.Models = modelLabels // one folding rule with /metrics and the summary
 	o.InFlight = func() int64 {
 		if t := activeTap(); t != nil {
 			return t.InFlight()
