@@ -24,7 +24,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
@@ -252,5 +254,125 @@ func TestFaultsLongModelNames(t *testing.T) {
 		if strings.HasPrefix(id, "long-model-") && len(r.Model) > labelcap.MaxLen {
 			t.Errorf("record %s keeps a model of %d bytes", id, len(r.Model))
 		}
+	}
+}
+
+// markerLogFilter keeps the shadow marker out of Caddy's access log (SECURITY.md, examples).
+const markerLogFilter = `format filter {
+			wrap json
+			fields {
+				request>headers>Llmtap-Shadow delete
+			}
+		}`
+
+// TestFaultsMarkerReplay runs a shadow load through a site whose access log goes to two files,
+// one with markerLogFilter and one without, then replays a mark copied from the unfiltered log
+// the way someone who can read that log would: the request must be measured as live and
+// counted as replayed (not as forged), and the filtered log must hold no mark at all.
+func TestFaultsMarkerReplay(t *testing.T) {
+	mock, err := mockllm.New(shadowMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := serveOn(t, mock)
+	logs := t.TempDir()
+	admin, addr := freeAddr(t), freeAddr(t)
+	cf := fmt.Sprintf(`{
+	admin %[1]s
+	default_bind 127.0.0.1
+	auto_https off
+	persist_config off
+	storage file_system %[2]s
+	log default {
+		exclude http.log.access
+		level ERROR
+	}
+	log filtered {
+		include http.log.access
+		output file %[3]s/filtered.log
+		%[5]s
+	}
+	log unfiltered {
+		include http.log.access
+		output file %[3]s/unfiltered.log
+	}
+	llmtap {
+		shadow replay-check {
+			url http://%[4]s/v1/chat/completions
+			model shadow-m
+			rate 20
+			isl 16
+			osl 4
+		}
+	}
+}
+
+http://%[4]s {
+	log
+	llmtap
+	reverse_proxy %[6]s
+}
+`, admin, storageDir, logs, addr, markerLogFilter, up)
+	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
+	if err != nil {
+		t.Fatalf("adapting: %v\n%s", err, cf)
+	}
+	llmtap.ResetModelLabels()
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		t.Fatalf("loading: %v", err)
+	}
+	t.Cleanup(func() { _ = caddy.Stop() })
+	p := &shadowProxy{proxy: &proxy{admin: "http://" + admin, sites: []string{"http://" + addr}}, site: addr}
+	waitUntil(t, 20*time.Second, "5 shadow requests", func() bool { return p.shadowStatus(t).one(t).OK >= 5 })
+
+	var mark string
+	waitUntil(t, 10*time.Second, "a mark in the unfiltered access log", func() bool {
+		b, _ := os.ReadFile(filepath.Join(logs, "unfiltered.log"))
+		for line := range bytes.Lines(b) {
+			var e struct {
+				Request struct {
+					Headers map[string][]string `json:"headers"`
+				} `json:"request"`
+			}
+			if json.Unmarshal(line, &e) == nil && len(e.Request.Headers["Llmtap-Shadow"]) == 1 {
+				mark = e.Request.Headers["Llmtap-Shadow"][0]
+				return true
+			}
+		}
+		return false
+	})
+	st0 := p.shadowStatus(t)
+	c := newClient(t)
+	req, _ := http.NewRequest(http.MethodPost, p.sites[0]+"/v1/chat/completions", bytes.NewReader(chatBody("replayed-m", 4, true, false)))
+	req.Header.Set("Llmtap-Shadow", mark)
+	req.Header.Set("X-Request-Id", "replayed-mark")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	st := p.shadowStatus(t)
+	if r, ok := p.records(t)["replayed-mark"]; !ok || r.Class != "live" {
+		t.Errorf("the request with a replayed mark was measured as %q, want live", r.Class)
+	}
+	if got := st.ReplayedMarkers - st0.ReplayedMarkers; got != 1 {
+		t.Errorf("replayed markers counted %d, want 1", got)
+	}
+	if got := st.ForgedMarkers - st0.ForgedMarkers; got != 0 {
+		t.Errorf("a replayed genuine mark was counted as forged (%d)", got)
+	}
+	if code, body := p.adminPost(t, "/llmtap/shadow/replay-check/stop", ""); code != 200 {
+		t.Fatalf("stop: %d %s", code, body)
+	}
+	if err := caddy.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	filtered, _ := os.ReadFile(filepath.Join(logs, "filtered.log"))
+	if !bytes.Contains(filtered, []byte(`"uri":"/v1/chat/completions"`)) {
+		t.Fatal("the filtered access log holds no request: the check below would see nothing")
+	}
+	if bytes.Contains(filtered, []byte("Llmtap-Shadow")) {
+		t.Error("the filtered access log holds the marker header")
 	}
 }
