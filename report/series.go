@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
@@ -127,7 +128,7 @@ func windowsOf(recs []*record.Record, w time.Duration) []timeline.Window {
 	done := t1.Add(2 * w)
 	tl := timeline.New(timeline.Options{
 		Window: w, Keep: done.Sub(t0) + 4*w, Settle: w,
-		MaxSeries: 1024, MaxValues: 1 << 16, // a report has the time to be exact
+		Models: labelcap.New(1024), MaxValues: 1 << 16, // a report has the time to be exact
 		Now: func() time.Time { return done },
 	})
 	for _, r := range recs {

@@ -15,7 +15,7 @@ func registerCollectors(reg *prometheus.Registry) error {
 		return nil
 	}
 	all := append(collectors[:len(collectors):len(collectors)], // metrics.go, with the GPU and mirror collectors
-		recorderCollector{}, shadowCollector{}, metricGuardPauses, metricGuardResumes, metricForged)
+		recorderCollector{}, shadowCollector{}, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed)
 	for _, c := range all {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError

@@ -179,6 +179,7 @@ func loadProxy(t *testing.T, globals string, sites ...site) (*proxy, string) {
 		p.sites = append(p.sites, "http://"+addrs[i])
 	}
 	cf := caddyfileFor(admin, globals, addrs, sites)
+	llmtap.ResetModelLabels() // the first 64 models of each test keep their own series
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
 	if err != nil {
 		t.Fatalf("adapting the Caddyfile: %v\n%s", err, cf)

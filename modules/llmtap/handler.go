@@ -113,6 +113,9 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 // reloads, and registers llmtap's metrics in this config's registry.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
+	if err := markerKeyError(); err != nil { // shadow_marker.go
+		return err
+	}
 	e, err := acquireEngine()
 	if err != nil {
 		return fmt.Errorf("starting the measurement engine: %w", err)

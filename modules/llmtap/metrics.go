@@ -1,10 +1,10 @@
 package llmtap
 
 import (
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -77,14 +77,20 @@ var (
 		metricRequests, metricErrors, metricInFlight, metricDropped, mirrorCollector{},
 		newGPUCollector()} // hw_* from the GPU sampler (gpu_prometheus.go)
 
-	modelLabels = newLabelCap(100)
+	// modelLabels bounds model names, in length and number, with the one rule of
+	// telemetry/labelcap; /metrics, the OTel export, the summary and the timeline share it, so
+	// they give the same models their own series and fold the same ones into "_other".
+	modelLabels = labelcap.New(labelcap.DefaultMax)
 )
 
 // metricsSink observes finalized records into the Prometheus collectors.
 type metricsSink struct{}
 
 func (metricsSink) Consume(r *record.Record) {
-	model := modelLabels.get(r.Model)
+	model, _ := modelLabels.Label(r.Model)
+	if model == "" {
+		model = "_unknown"
+	}
 	sc := r.StatusClass()
 	metricRequests.WithLabelValues(model, r.Class, sc).Inc()
 	metricOpDuration.WithLabelValues(model, r.Class, sc).Observe(r.DurationMs / 1000)
@@ -108,32 +114,4 @@ func (metricsSink) Consume(r *record.Record) {
 	if r.OutputTokensSource != "" {
 		metricTokens.WithLabelValues("output", model, r.Class, sc).Observe(float64(r.OutputTokens))
 	}
-}
-
-// labelCap folds label values past a limit into "_other", so a client that sends arbitrary
-// model names cannot blow up the metrics' cardinality.
-type labelCap struct {
-	mu    sync.Mutex
-	limit int
-	seen  map[string]struct{}
-}
-
-func newLabelCap(limit int) *labelCap {
-	return &labelCap{limit: limit, seen: make(map[string]struct{})}
-}
-
-func (c *labelCap) get(v string) string {
-	if v == "" {
-		return "_unknown"
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.seen[v]; ok {
-		return v
-	}
-	if len(c.seen) >= c.limit {
-		return "_other"
-	}
-	c.seen[v] = struct{}{}
-	return v
 }

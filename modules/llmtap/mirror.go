@@ -31,7 +31,10 @@ import (
 //
 // The copy carries the live request's method, path, query, body and headers, except
 // hop-by-hop headers and headers that may carry credentials (Authorization, Cookie, API-key,
-// token, secret and password headers), which are removed unless named in forward_sensitive.
+// token, secret, password, credential and subscription-key headers), which are removed unless
+// named in forward_sensitive, and query parameters that may carry credentials (?key=,
+// ?api_key=, ?access_token=, ?sig=, X-Amz-* and X-Goog-* signed-URL parameters, …), which are
+// always removed.
 // It carries the live request id as X-Request-Id, and X-Llmtap-Mirror-Of; a request that
 // arrives with X-Llmtap-Mirror-Of is never copied, so a mirror pointed back at this proxy
 // cannot multiply traffic. When inject_usage rewrote the live body, the copy carries the

@@ -63,8 +63,8 @@ func startOTel(t *tap.Tap) *otelExport {
 	o := &otelExport{providers: p}
 	if p.MeterProvider != nil {
 		m, err := otelexport.NewMetrics(p.MeterProvider, otelexport.Options{
-			ModelLabel: modelLabels.get,
-			GPU:        latestGPUSamples,
+			Models: modelLabels,
+			GPU:    latestGPUSamples,
 		})
 		if err != nil {
 			log.Error("OpenTelemetry metrics are off", zap.Error(err))

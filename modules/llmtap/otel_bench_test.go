@@ -36,7 +36,7 @@ func BenchmarkRecordSinks(b *testing.B) {
 	r := benchRecord(time.Now())
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	om, err := otelexport.NewMetrics(mp, otelexport.Options{ModelLabel: modelLabels.get})
+	om, err := otelexport.NewMetrics(mp, otelexport.Options{Models: modelLabels})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -322,7 +322,7 @@ func (sc *ShadowConfig) build() (inproc.Config, error) {
 			return c, err
 		}
 	}
-	src.Mark = func(h http.Header) { markRequest(h, class) }
+	src.Mark = func(h http.Header) { markRequest(h, class, sc.Name) }
 	// Caddy starts its apps in no fixed order: wait until the route's listener accepts.
 	host := u.Host
 	if u.Port() == "" {

@@ -40,6 +40,11 @@ type shadowDoc struct {
 	// ForgedMarkers counts requests that carried the Llmtap-Shadow header with a value this
 	// process did not sign (measured as live).
 	ForgedMarkers uint64 `json:"forged_markers"`
+	// ExpiredMarkers and ReplayedMarkers count requests that carried a genuine mark past its
+	// expiry (or of a load this process no longer has), or one already used; they were
+	// measured as live traffic.
+	ExpiredMarkers  uint64 `json:"expired_markers"`
+	ReplayedMarkers uint64 `json:"replayed_markers"`
 	// HardMaxRate and HardMaxInFlight are the ceilings no config or admin call can exceed.
 	HardMaxRate     int `json:"hard_max_rate"`
 	HardMaxInFlight int `json:"hard_max_in_flight"`
@@ -47,6 +52,7 @@ type shadowDoc struct {
 
 func shadowStatus() shadowDoc {
 	doc := shadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: forgedMarks.Load(),
+		ExpiredMarkers: expiredMarks.Load(), ReplayedMarkers: replayedMarks.Load(),
 		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
 	for _, r := range shadowRunners() {
 		doc.Shadows = append(doc.Shadows, r.Status())

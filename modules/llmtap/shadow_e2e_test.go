@@ -131,7 +131,9 @@ type shadowStatus struct {
 		LiveTTFTP99Ms float64 `json:"live_ttft_p99_ms"`
 		LiveRequests  int64   `json:"live_requests"`
 	} `json:"guard"`
-	ForgedMarkers uint64 `json:"forged_markers"`
+	ForgedMarkers   uint64 `json:"forged_markers"`
+	ReplayedMarkers uint64 `json:"replayed_markers"`
+	ExpiredMarkers  uint64 `json:"expired_markers"`
 }
 
 func (p *shadowProxy) shadowStatus(t *testing.T) shadowStatus {

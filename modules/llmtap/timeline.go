@@ -259,6 +259,7 @@ func (r *timelineRunner) configure(opts timeline.Options) {
 	run := &timelineRun{files: &timelineFiles{liveLogger: r.liveLogger, open: map[string]*timelineFile{}},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	o := opts
+	o.Models = modelLabels // one folding rule with /metrics and the summary
 	o.InFlight = func() int64 {
 		if t := activeTap(); t != nil {
 			return t.InFlight()

@@ -294,7 +294,7 @@ func (m *Mirror) Offer(r *http.Request, id string) *Request {
 	if r.URL.RawPath != "" {
 		u.RawPath = m.upstream.EscapedPath() + r.URL.RawPath
 	}
-	u.RawQuery = r.URL.RawQuery
+	u.RawQuery, _ = sensitive.StripQuery(r.URL.RawQuery) // ?api_key=, ?key=, signed-URL parameters
 	return &Request{m: m, id: id, method: r.Method, url: &u, path: r.URL.Path, header: m.headers(r.Header, id)}
 }
 

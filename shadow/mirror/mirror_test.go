@@ -188,6 +188,21 @@ func TestHeaderUpAndForwardSensitive(t *testing.T) {
 	}
 }
 
+// TestQueryCredentialsStripped: credential query parameters never reach the mirror upstream,
+// every other parameter does, in order and as encoded.
+func TestQueryCredentialsStripped(t *testing.T) {
+	url, saw := serve(t, mock(t))
+	m, _ := newMirror(t, Options{Upstream: url})
+	r := liveRequest("3", chat)
+	r.URL.RawQuery = "api-version=2024-06-01&api_key=sk-q1&key=g-q2&Token=t-q3&subscription-key=s-q4&X-Amz-Signature=a-q5&sig=z-q6&x=%2F"
+	m.Offer(r, "req-3").Send([]byte(chat), false)
+	idle(t, m)
+	_, uri := saw.get("req-3")
+	if want := "/v1/chat/completions?api-version=2024-06-01&x=%2F"; uri != want {
+		t.Errorf("the mirror upstream saw %s, want %s", uri, want)
+	}
+}
+
 // TestSkips checks every reason a sampled request is not sent, and that it is counted.
 func TestSkips(t *testing.T) {
 	url, _ := serve(t, stall)

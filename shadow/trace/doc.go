@@ -37,7 +37,9 @@
 // client sent it, as a JSON object; readers hand it over byte for byte in Request.Payload so a
 // replay sends the same body. "request_id", "path" (the request's URL path, default
 // "/v1/chat/completions" for a replayer to assume), "input_tokens" and "output_tokens" are
-// optional; when "output_tokens" is absent the reader takes the body's max_completion_tokens or
+// optional. A body that is not valid UTF-8 cannot be JSON text: such a line carries
+// "payload_b64", the standard base64 of the body's exact bytes, instead of "payload" (never
+// both), and the reader hands over the decoded bytes; when "output_tokens" is absent the reader takes the body's max_completion_tokens or
 // max_tokens as OutputLength, and Model is the body's "model". Secrets never belong in a
 // payload file: the writer records bodies only, never headers.
 //

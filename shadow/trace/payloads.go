@@ -17,6 +17,9 @@ type payloadLine struct {
 	InputTokens  *json.Number    `json:"input_tokens"`
 	OutputTokens *json.Number    `json:"output_tokens"`
 	Payload      json.RawMessage `json:"payload"`
+	// PayloadB64 holds the body's exact bytes in standard base64, for a body that is not
+	// valid UTF-8 (and so cannot be JSON text); encoding/json decodes it.
+	PayloadB64 []byte `json:"payload_b64"`
 }
 
 // payloadBody is what the reader looks at inside a request body.
@@ -42,16 +45,23 @@ func (payloadsDecoder) decode(line []byte, req *Request) error {
 	if req.Timestamp, err = parseOffset([]byte(pl.TimestampMs.String()), time.Millisecond); err != nil {
 		return errField("timestamp_ms", err)
 	}
-	body := bytes.TrimSpace(pl.Payload)
-	if len(body) == 0 || bytes.Equal(body, []byte("null")) {
+	body, field := bytes.TrimSpace(pl.Payload), "payload"
+	if pl.PayloadB64 != nil {
+		if len(body) > 0 && !bytes.Equal(body, []byte("null")) {
+			return errFieldf("payload_b64", "the line has payload too; want one of them")
+		}
+		body, field = pl.PayloadB64, "payload_b64"
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		return errFieldf("payload", "missing")
 	}
-	if body[0] != '{' {
-		return errFieldf("payload", "want a JSON object (the request body)")
+	if trimmed[0] != '{' {
+		return errFieldf(field, "want a JSON object (the request body)")
 	}
 	var pb payloadBody
 	if err := json.Unmarshal(body, &pb); err != nil {
-		return errField("payload", jsonError(err))
+		return errField(field, jsonError(err))
 	}
 	req.Payload, req.Path, req.Model = body, pl.Path, pb.Model
 	if pl.InputTokens != nil {

@@ -268,7 +268,7 @@ func detect(line []byte) (Format, error) {
 		}
 		has := func(k string) bool { return o.Get(k) != nil }
 		switch {
-		case has("payload") && has("timestamp_ms"):
+		case (has("payload") || has("payload_b64")) && has("timestamp_ms"):
 			return FormatPayloads, nil
 		case has("request_id") && has("start"):
 			return FormatRecords, nil
@@ -277,7 +277,7 @@ func detect(line []byte) (Format, error) {
 		}
 		var keys []string
 		o.Visit(func(k []byte, _ *fastjson.Value) { keys = append(keys, string(k)) })
-		return "", fmt.Errorf("unrecognized JSON trace (keys %s): want mooncake (input_length, hash_ids), records (request_id, start) or payloads (timestamp_ms, payload)", strings.Join(keys, ", "))
+		return "", fmt.Errorf("unrecognized JSON trace (keys %s): want mooncake (input_length, hash_ids), records (request_id, start) or payloads (timestamp_ms, payload or payload_b64)", strings.Join(keys, ", "))
 	}
 	if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("[")) {
 		return "", errors.New("a JSON array is not a trace: write one JSON object per line")

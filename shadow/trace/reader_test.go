@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/base64"
 	"errors"
 	"io"
 	"slices"
@@ -136,6 +137,13 @@ func TestReaderRules(t *testing.T) {
 		{name: "payloads", why: "timestamp_ms as written; output falls back to max_tokens",
 			input: `{"timestamp_ms": 1.5, "payload": {"model": "m", "max_tokens": 64, "messages": []}}` + "\n",
 			want:  want{ts: ms(1.5), in: []int{0}, out: []int{64}}, format: FormatPayloads},
+		{name: "payloads base64", why: "a body that is not UTF-8 comes as payload_b64 and is read the same way",
+			input: `{"timestamp_ms": 2, "payload_b64": "eyJtb2RlbCI6Im0iLCJtYXhfdG9rZW5zIjo2NCwicCI6Iv8ifQ=="}` + "\n",
+			want:  want{ts: ms(2), in: []int{0}, out: []int{64}}, format: FormatPayloads},
+		{name: "payloads both", why: "a line with payload and payload_b64 is ambiguous",
+			input: `{"timestamp_ms": 1, "payload": {}, "payload_b64": "e30="}` + "\n", err: "traces/x:1: payload_b64: the line has payload too"},
+		{name: "payloads base64 not object", why: "the decoded bytes are a request body, so an object",
+			input: `{"timestamp_ms": 1, "payload_b64": "aGk="}` + "\n", err: "traces/x:1: payload_b64: want a JSON object"},
 		{name: "payloads not object", why: "the payload is a request body, so an object",
 			input: `{"timestamp_ms": 1, "payload": "hi"}` + "\n", err: "traces/x:1: payload: want a JSON object"},
 		{name: "payloads missing timestamp", why: "an explicit format still checks required keys",
@@ -216,6 +224,17 @@ func TestReaderDetails(t *testing.T) {
 		r := reqs[0]
 		if string(r.Payload) != body || r.Model != "m" || r.OutputLength != 7 || r.Path != "/v1/chat/completions" {
 			t.Errorf("payload not verbatim or fields lost: %+v (%s)", r, r.Payload)
+		}
+	})
+	t.Run("payload base64 verbatim", func(t *testing.T) {
+		body := "{\"model\":\"m\",\n \"p\":\"\xff\xfe\"}" // not UTF-8, and spread over two lines
+		line := `{"timestamp_ms": 0, "path": "/v1/completions", "payload_b64": "` + base64.StdEncoding.EncodeToString([]byte(body)) + `"}`
+		reqs, _, err := readAll(t, line+"\n", Options{})
+		if err != nil || len(reqs) != 1 {
+			t.Fatal(err, reqs)
+		}
+		if r := reqs[0]; string(r.Payload) != body || r.Model != "m" || r.Path != "/v1/completions" {
+			t.Errorf("payload_b64 not handed over byte for byte: %+v (%q)", r, r.Payload)
 		}
 	})
 	t.Run("skip bad info", func(t *testing.T) {

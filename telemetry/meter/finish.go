@@ -190,4 +190,5 @@ func Finalize(r *record.Record) {
 		itl := (*r.RequestLatencyMs - *r.TTFTMs) / float64(r.OutputTokens-1)
 		r.ITLMs = &itl
 	}
+	r.BoundStrings() // models, ids, paths and messages come from clients and upstreams
 }

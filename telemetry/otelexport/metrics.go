@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -20,10 +21,13 @@ const maxAttrSets = 4096
 
 // Options configures Metrics. The zero value is usable.
 type Options struct {
-	// ModelLabel maps a record's model to the value of gen_ai.request.model and
-	// gen_ai.response.model, so a caller can cap their cardinality (llmtap folds models past
-	// its limit into "_other"). Nil keeps the model as it is; an empty model is "_unknown".
-	ModelLabel func(string) string
+	// Models bounds the values of gen_ai.request.model and gen_ai.response.model, in length
+	// and number, with the rule of telemetry/labelcap (the first labelcap.DefaultMax models
+	// keep their own values for good, later ones are "_other", long names are shortened with
+	// a hash suffix); an empty model is "_unknown". Share one Set with the other consumers of
+	// the same records (llmtap shares /metrics' set) so they agree. Default: a Set of its own
+	// with labelcap.DefaultMax.
+	Models *labelcap.Set
 	// GPU, when not nil, returns the latest sample of every GPU, appended to dst; the hw.*
 	// instruments call it once per collection. Nil means no GPU instruments.
 	GPU func(dst []gpu.Sample) []gpu.Sample
@@ -61,6 +65,9 @@ type setPair struct {
 // of mp. Close unregisters the GPU callback.
 func NewMetrics(mp metric.MeterProvider, opts Options) (*Metrics, error) {
 	meter := mp.Meter(ScopeName)
+	if opts.Models == nil {
+		opts.Models = labelcap.New(labelcap.DefaultMax)
+	}
 	m := &Metrics{opts: opts, sets: make(map[setKey]setPair)}
 	var errs []error
 	hist := func(name, desc string, buckets []float64) metric.Float64Histogram {
@@ -140,9 +147,7 @@ func (m *Metrics) Close() error {
 }
 
 func (m *Metrics) modelLabel(model string) string {
-	if m.opts.ModelLabel != nil {
-		model = m.opts.ModelLabel(model)
-	}
+	model, _ = m.opts.Models.Label(model)
 	if model == "" {
 		return defaultModel
 	}

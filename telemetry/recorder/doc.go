@@ -22,7 +22,8 @@
 //   - payloads (opt-in): the payload format of shadow/trace: "timestamp_ms" (as the trace's
 //     timestamp), "request_id", "path", "input_tokens", "output_tokens" and "payload", the request
 //     body as the client sent it (whitespace between JSON tokens removed so it fits one line),
-//     after the redaction rules.
+//     after the redaction rules; a body that is not valid UTF-8 is written as "payload_b64",
+//     the base64 of its exact bytes, so every line stays valid JSON.
 //
 // Lines are written when a request completes, so within a file they are in completion order
 // and a long stream's line comes after shorter requests that arrived later: sort by timestamp

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -62,7 +63,10 @@ func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []by
 	return append(b, "}\n"...)
 }
 
-// appendPayload writes one payload-file line around body, a one-line JSON object.
+// appendPayload writes one payload-file line around body, a one-line JSON object. A body that
+// is not valid UTF-8 is not JSON text (RFC 8259 §8.1), so it is written as "payload_b64", the
+// standard base64 of its exact bytes, which keeps every line of the file valid JSON and lets
+// a replay send the same bytes.
 func appendPayload(b []byte, r *record.Record, ts time.Duration, body []byte) []byte {
 	b = append(b, `{"timestamp_ms": `...)
 	b = appendMs(b, ts)
@@ -74,7 +78,13 @@ func appendPayload(b []byte, r *record.Record, ts time.Duration, body []byte) []
 	b = strconv.AppendInt(b, max(r.InputTokens, 0), 10)
 	b = append(b, `, "output_tokens": `...)
 	b = strconv.AppendInt(b, max(r.OutputTokens, 0), 10)
-	b = append(b, `, "payload": `...)
-	b = append(b, body...)
+	if utf8.Valid(body) {
+		b = append(b, `, "payload": `...)
+		b = append(b, body...)
+	} else {
+		b = append(b, `, "payload_b64": "`...)
+		b = base64.StdEncoding.AppendEncode(b, body)
+		b = append(b, '"')
+	}
 	return append(b, "}\n"...)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -34,6 +35,21 @@ func TestRedact(t *testing.T) {
 			Redact{Text: true}, `{"model":"claude","system":"be kind","messages":[]}`, `{"model":"claude","system":"xx xxxx","messages":[]}`},
 		{"escapes", "escaped characters count as the characters they stand for",
 			Redact{Text: true}, `{"prompt":"a\nb\"c"}`, `{"prompt":"x\nxxx"}`},
+		{"duplicate field", "Python and Go servers read the last of duplicate keys: every occurrence goes",
+			Redact{Fields: []string{"api_key"}}, `{"api_key":"a","n":1,"api_key":"b"}`, `{"n":1}`},
+		{"field spellings", "Go's encoding/json matches keys in any case (Unicode folding, Kelvin sign) and after unescaping",
+			Redact{Fields: []string{"api_key"}}, `{"API_KEY":"a","Api_Key":"b","api_\u212aey":"c","api\u005fkey":"d","x":1}`, `{"x":1}`},
+		{"duplicate text", "a second messages field is masked like the first",
+			Redact{Text: true}, `{"messages":[{"role":"user","content":"ab"}],"messages":[{"role":"user","content":"cd"}]}`,
+			`{"messages":[{"role":"user","content":"xx"}],"messages":[{"role":"user","content":"xx"}]}`},
+		{"duplicate nested text", "a second content inside one message is masked too",
+			Redact{Text: true}, `{"messages":[{"role":"user","content":"ab","content":"cd"}]}`, `{"messages":[{"role":"user","content":"xx","content":"xx"}]}`},
+		{"text spellings", "MESSAGES and Prompt are what a Go server reads as messages and prompt",
+			Redact{Text: true}, `{"MESSAGES":[{"role":"user","content":"ab"}],"Prompt":"cd"}`, `{"MESSAGES":[{"role":"user","content":"xx"}],"Prompt":"xx"}`},
+		{"structural spelling", "a structural key in another case is masked: fidelity is lost, never secrecy",
+			Redact{Text: true}, `{"messages":[{"ROLE":"ab","role":"user"}]}`, `{"messages":[{"ROLE":"xx","role":"user"}]}`},
+		{"control whitespace", "a masked vertical tab is written as JSON has it (\\u000b, not Go's \\v)",
+			Redact{Text: true}, `{"prompt":"a\u000bb"}`, `{"prompt":"x\u000bx"}`},
 		{"cut body", "a body cut at capture is not a JSON object and is not written",
 			Redact{}, `{"model":"m","messages":[{"role":"us`, ""},
 		{"array", "a JSON array is not a request body",
@@ -87,4 +103,78 @@ func FuzzRedact(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzRedactKeys checks redaction against what real servers would read from the redacted body:
+// Go's encoding/json (last of duplicate keys, any case) and Python's json (last, exact case;
+// a Go map is read the same way). Whatever either reads as api_key must be absent, and every
+// string either reads inside messages or prompt must be masked. The seeds repeat and re-spell
+// the keys; the fuzzer mutates the spellings and the nesting.
+func FuzzRedactKeys(f *testing.F) {
+	for _, s := range []string{
+		`{"api_key":"a","api_key":"s3cret"}`,
+		`{"API_KEY":"s3cret","Api_Key":"b","api_\u212aey":"c","api\u005fkey":"d"}`,
+		`{"messages":[{"role":"user","content":"ab"}],"messages":[{"role":"user","content":"s3cret"}]}`,
+		`{"MESSAGES":[{"role":"user","content":"ab","content":"s3cret"}],"Prompt":"x y","prompt":["a","b"]}`,
+		`{"meſſages":[{"role":"user","content":"s3cret"}],"PROMPT":"s3cret"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rd := redactor{rules: Redact{Fields: []string{"api_key"}, Text: true}, max: 1 << 16}
+		out, err := rd.payload(body)
+		if err != nil {
+			return
+		}
+		var goView struct {
+			APIKey   any `json:"api_key"`
+			Messages any `json:"messages"`
+			Prompt   any `json:"prompt"`
+		}
+		if json.Unmarshal(out, &goView) != nil {
+			return // not JSON Go reads (invalid UTF-8 is still read; other cases are not servers' input)
+		}
+		var pyView map[string]any
+		_ = json.Unmarshal(out, &pyView)
+		if goView.APIKey != nil {
+			t.Fatalf("Go reads api_key %v from %s (body %s)", goView.APIKey, out, body)
+		}
+		if v, ok := pyView["api_key"]; ok {
+			t.Fatalf("Python reads api_key %v from %s (body %s)", v, out, body)
+		}
+		for _, v := range []any{goView.Messages, goView.Prompt, pyView["messages"], pyView["prompt"]} {
+			if s, ok := unmasked(v); ok {
+				t.Fatalf("text %q is in clear in %s (body %s)", s, out, body)
+			}
+		}
+	})
+}
+
+// unmasked returns a string inside v that is not only x's and whitespace, skipping the values
+// of structural keys.
+func unmasked(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		for _, c := range v {
+			if c != 'x' && !unicode.IsSpace(c) {
+				return v, true
+			}
+		}
+	case []any:
+		for _, it := range v {
+			if s, ok := unmasked(it); ok {
+				return s, true
+			}
+		}
+	case map[string]any:
+		for k, it := range v {
+			if structuralKeys[k] {
+				continue
+			}
+			if s, ok := unmasked(it); ok {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }

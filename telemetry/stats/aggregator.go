@@ -7,14 +7,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
-// OtherModel is the model name that requests of models past Options.MaxKeys are counted under.
-const OtherModel = "_other"
-
-// DefaultMaxKeys is the default limit on distinct models.
-const DefaultMaxKeys = 64
+// OtherModel is the model name that requests of models past the Models set's limit are
+// counted under (labelcap.Other).
+const OtherModel = labelcap.Other
 
 // Options configure an Aggregator. The zero value is usable.
 type Options struct {
@@ -29,27 +28,29 @@ type Options struct {
 	Now func() time.Time
 	// SLOs are the goodput objectives; without them the goodput metrics are left out.
 	SLOs []SLO
-	// MaxKeys caps label cardinality: once MaxKeys distinct models have been seen, requests
-	// naming any further model are counted under the model "_other" (default 64). Models are
-	// what clients choose freely; classes and status classes are already few.
-	MaxKeys int
+	// Models bounds the model names keys hold, in length and number, with the rule of
+	// telemetry/labelcap (the first labelcap.DefaultMax models keep their own keys for good,
+	// later ones are counted under "_other"; long names are shortened with a hash suffix).
+	// Models are what clients choose freely; classes and status classes are already few.
+	// Share one Set with every other consumer of the same records so they all agree. Default:
+	// a Set of its own with labelcap.DefaultMax.
+	Models *labelcap.Set
 }
 
 // Aggregator folds per-request records into statistics per key (model, traffic class,
 // status class), cumulative and over a rolling window. It is safe for concurrent use and
 // starts no goroutines: windows move when records are added or summaries read.
 type Aggregator struct {
-	now     func() time.Time
-	start   time.Time
-	clock   clock
-	window  time.Duration
-	slos    []SLO
-	objs    []objective
-	maxKeys int
+	now    func() time.Time
+	start  time.Time
+	clock  clock
+	window time.Duration
+	slos   []SLO
+	objs   []objective
+	models *labelcap.Set
 
 	mu     sync.RWMutex
 	keys   map[Key]*keyState
-	models map[string]struct{}
 	folded atomic.Int64
 }
 
@@ -61,19 +62,18 @@ func New(opts Options) *Aggregator {
 	if opts.Window <= 0 {
 		opts.Window = DefaultWindow
 	}
-	if opts.MaxKeys <= 0 {
-		opts.MaxKeys = DefaultMaxKeys
+	if opts.Models == nil {
+		opts.Models = labelcap.New(labelcap.DefaultMax)
 	}
 	a := &Aggregator{
-		now:     opts.Now,
-		start:   opts.Now(),
-		clock:   newClock(opts.Window, opts.Slots),
-		window:  opts.Window,
-		slos:    slices.Clone(opts.SLOs),
-		objs:    resolve(opts.SLOs),
-		maxKeys: opts.MaxKeys,
-		keys:    map[Key]*keyState{},
-		models:  map[string]struct{}{},
+		now:    opts.Now,
+		start:  opts.Now(),
+		clock:  newClock(opts.Window, opts.Slots),
+		window: opts.Window,
+		slos:   slices.Clone(opts.SLOs),
+		objs:   resolve(opts.SLOs),
+		models: opts.Models,
+		keys:   map[Key]*keyState{},
 	}
 	a.clock.start(a.start)
 	return a
@@ -112,39 +112,27 @@ func statusClass(status int) string {
 	return statusClasses[0]
 }
 
-// state returns the state of key k, after folding its model into OtherModel when the model
-// limit is reached, creating it if needed.
+// state returns the state of key k, after folding its model by the Models set, creating it
+// if needed.
 func (a *Aggregator) state(k Key) *keyState {
-	a.mu.RLock()
-	k2, folded := a.fold(k)
-	st := a.keys[k2]
-	a.mu.RUnlock()
-	if folded {
+	var folded bool
+	if k.Model, folded = a.models.Label(k.Model); folded {
 		a.folded.Add(1)
 	}
+	a.mu.RLock()
+	st := a.keys[k]
+	a.mu.RUnlock()
 	if st != nil {
 		return st
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	k2, _ = a.fold(k)
-	if st = a.keys[k2]; st != nil {
+	if st = a.keys[k]; st != nil {
 		return st
 	}
-	a.models[k2.Model] = struct{}{}
 	st = newKeyState(int(a.clock.n))
-	a.keys[k2] = st
+	a.keys[k] = st
 	return st
-}
-
-// fold renames the model of k to OtherModel when the model is new and the limit is reached.
-// The caller holds a.mu.
-func (a *Aggregator) fold(k Key) (Key, bool) {
-	if _, known := a.models[k.Model]; known || k.Model == OtherModel || len(a.models) < a.maxKeys {
-		return k, false
-	}
-	k.Model = OtherModel
-	return k, true
 }
 
 // Summary snapshots every key: a cumulative group and a rolling window group each.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -177,9 +178,9 @@ func TestErrorsStayOutOfDistributions(t *testing.T) {
 	}
 }
 
-func TestMaxKeysFoldsNewModels(t *testing.T) {
+func TestModelsFoldNewModels(t *testing.T) {
 	clk := &fakeClock{t: t0}
-	a := New(Options{Now: clk.Now, MaxKeys: 2})
+	a := New(Options{Now: clk.Now, Models: labelcap.New(2)})
 	for _, m := range []string{"a", "b", "c", "d", "a", "c"} {
 		a.Add(streamRecord(m, record.ClassLive, t0, 10, 1, 2))
 	}

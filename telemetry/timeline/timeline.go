@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/scrape"
 )
@@ -14,7 +15,6 @@ const (
 	DefaultWindow    = time.Second
 	DefaultKeep      = 15 * time.Minute
 	DefaultSettle    = 10 * time.Second
-	DefaultMaxSeries = 64
 	DefaultMaxValues = 1024
 	// maxGPUs and maxServers bound the per-window GPU and server entries, so a source that
 	// invents indexes or model names cannot grow a window without limit.
@@ -22,8 +22,8 @@ const (
 	maxServers = 64
 )
 
-// OtherModel is the model of series past MaxSeries in one window.
-const OtherModel = "_other"
+// OtherModel is the model of the series that models past the Models set's limit share.
+const OtherModel = labelcap.Other
 
 // Options configure a Timeline. The zero value is usable.
 type Options struct {
@@ -35,9 +35,12 @@ type Options struct {
 	// Settle is how long after its end a window becomes final and is handed to OnFinal
 	// (default 10 s).
 	Settle time.Duration
-	// MaxSeries bounds the (class, model) series of one window (default 64); further models
-	// are counted under OtherModel.
-	MaxSeries int
+	// Models bounds the models that get series of their own, in length and number, with the
+	// rule of telemetry/labelcap: the first labelcap.DefaultMax models keep their own series
+	// for good, later ones share the series of OtherModel, long names are shortened with a
+	// hash suffix. Share one Set with the other consumers of the same records (the summary,
+	// /metrics) so they agree. Default: a Set of its own with labelcap.DefaultMax.
+	Models *labelcap.Set
 	// MaxValues bounds the TTFT and ITL values kept per series and window for percentiles
 	// (default 1024); past it a reservoir sample is kept.
 	MaxValues int
@@ -80,8 +83,8 @@ func New(opts Options) *Timeline {
 	if opts.Settle <= 0 {
 		opts.Settle = DefaultSettle
 	}
-	if opts.MaxSeries <= 0 {
-		opts.MaxSeries = DefaultMaxSeries
+	if opts.Models == nil {
+		opts.Models = labelcap.New(labelcap.DefaultMax)
 	}
 	if opts.MaxValues <= 0 {
 		opts.MaxValues = DefaultMaxValues
@@ -162,6 +165,7 @@ func (t *Timeline) Add(r *record.Record) {
 	start := r.Start
 	end := start.Add(time.Duration(r.DurationMs * float64(time.Millisecond)))
 	ok := r.OK()
+	model, _ := t.opts.Models.Label(r.Model) // before the lock: it may hash a long name
 	first := end
 	if r.TTFTMs != nil {
 		first = start.Add(msDur(*r.TTFTMs))
@@ -181,7 +185,7 @@ func (t *Timeline) Add(r *record.Record) {
 			w.late++ // once per record
 			w.lateStamp = t.adds
 		}
-		return w.series(r.Class, r.Model, t.opts.MaxSeries)
+		return w.series(r.Class, model)
 	}
 
 	if s := touch(t.seq(end)); s != nil {

@@ -1,11 +1,14 @@
 package timeline
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/scrape"
 )
@@ -302,5 +305,42 @@ func TestAttributorRingWraps(t *testing.T) {
 	u, ok := a.Usage(base, base.Add(4*time.Second))
 	if !ok || u.CoveredMs != 2000 || math.Abs(u.EnergyJ-2) > 1e-9 {
 		t.Errorf("usage after wrap = %+v (%v), want 2000 ms and 2 J", u, ok)
+	}
+}
+
+// TestModelsFoldBySharedSet: the timeline folds models with the Set it is given, the rule the
+// summary and /metrics use: a model that took a place keeps its series in every later window,
+// even when other models came first there, and a long name is shortened.
+func TestModelsFoldBySharedSet(t *testing.T) {
+	c := &clock{base}
+	models := labelcap.New(2)
+	models.Label("a") // another consumer saw "a" first
+	tl := newTL(t, c, Options{Models: models})
+	long := strings.Repeat("z", 10<<10)
+	add := func(sec int, model string) {
+		r := stream("live", base.Add(time.Duration(sec)*time.Second+100*time.Millisecond), 50, []float64{10}, 2)
+		r.Model = model
+		tl.Add(r)
+	}
+	add(0, long)
+	add(0, "c")
+	add(1, "d")
+	add(1, "e")
+	add(1, "a")
+	c.t = base.Add(2 * time.Second)
+	tl.Close(c.t)
+	got := map[int64]map[string]int64{}
+	for _, w := range tl.Windows(Query{}) {
+		got[w.Seq-base.Unix()] = map[string]int64{}
+		for _, s := range w.Series {
+			got[w.Seq-base.Unix()][s.Model] = s.Requests
+		}
+	}
+	want := map[int64]map[string]int64{
+		0: {labelcap.Shorten(long): 1, OtherModel: 1},
+		1: {OtherModel: 2, "a": 1},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("series by window %v, want %v", got, want)
 	}
 }

@@ -28,16 +28,13 @@ func (w *win) reset(seq int64) {
 	w.nSeries, w.nGPUs, w.nServers = 0, 0, 0
 }
 
-// series returns the series of (class, model), adding it when there is room; past max
-// series, new models share the series of OtherModel.
-func (w *win) series(class, model string, maxSeries int) *series {
+// series returns the series of (class, model), adding it when new. The model was already
+// folded by the timeline's Models set, so a window holds at most (Max + 1) series per class.
+func (w *win) series(class, model string) *series {
 	for i := range w.nSeries {
 		if s := &w.seriesBuf[i]; s.class == class && s.model == model {
 			return s
 		}
-	}
-	if w.nSeries >= maxSeries && model != OtherModel {
-		return w.series(class, OtherModel, maxSeries+1)
 	}
 	if w.nSeries == len(w.seriesBuf) {
 		w.seriesBuf = append(w.seriesBuf, series{})
