@@ -101,6 +101,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
 	h.tap = e.tap
+	acquireDashboard(h.logger) // dashboard.go: the dashboard on a listener of its own
 	h.tracer = e.otel.tracerOf()
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
@@ -140,6 +141,7 @@ func (h *Handler) Validate() error {
 func (h *Handler) Cleanup() error {
 	h.releaseMirror() // before the engine, which its copies' records go to
 	if h.tap != nil {
+		releaseDashboard()
 		releaseEngine()
 	}
 	h.releaseRecording() // after the engine, whose last release drains records into it
