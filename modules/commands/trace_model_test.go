@@ -3,6 +3,7 @@ package commands
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -86,5 +87,23 @@ func TestTraceConvertKeepsModel(t *testing.T) {
 				t.Errorf("%s: line %d %s: model %q, want %q", filepath.Base(c.in), i+1, l, v.Model, c.want[i])
 			}
 		}
+	}
+}
+
+// TestTraceStatsShortTrace checks the rate line of a trace shorter than a minute: the mean
+// over its span, and no "peak minute" (which, counted over 60 s, fell below the mean).
+func TestTraceStatsShortTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "short.jsonl")
+	var b strings.Builder
+	for i := range 20 { // 20 arrivals 0.5 s apart: 9.5 s, 2 req/s
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 10, "output_length": 2, "hash_ids": []}`+"\n", i*500)
+	}
+	os.WriteFile(path, []byte(b.String()), 0o600)
+	code, out, _, err := runTraceCmd(t, "stats", path)
+	if code != 0 || err != nil {
+		t.Fatalf("code %d, err %v", code, err)
+	}
+	if !strings.Contains(out, "2.000 req/s") || strings.Contains(out, "peak minute 0.3") || !strings.Contains(out, "no peak minute") {
+		t.Errorf("rate line of a 9.5 s trace at 2 req/s:\n%s", out)
 	}
 }
