@@ -222,6 +222,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			m.Headers(he.StatusCode, http.Header{}, time.Now())
 		}
 		failure, msg = record.ErrUpstream, err.Error()
+		if body != nil {
+			body.readUnsent(tw) // writer.go: the model of a request no upstream read
+		}
 	}
 	// A canceled context alone does not make a cancel: a client that closes its connection as
 	// soon as it has read the whole response (no keep-alive) cancels the context while the

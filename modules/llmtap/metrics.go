@@ -140,7 +140,7 @@ func newLabelCap(limit int) *labelCap {
 
 func (c *labelCap) get(v string) string {
 	if v == "" {
-		return "_unknown"
+		return record.UnknownModel
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
