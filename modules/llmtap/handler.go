@@ -150,6 +150,10 @@ func (h *Handler) Cleanup() error {
 
 // ServeHTTP measures the exchange while passing it through to the next handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if caddyhttp.GetVar(r.Context(), "llmtap.request_id") != nil {
+		// An outer llmtap (a top-level one around a handle block with its own) measures it.
+		return next.ServeHTTP(w, r)
+	}
 	t0 := time.Now()
 	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
 	rec := m.Record()
