@@ -2,14 +2,11 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"github.com/chromedp/chromedp"
 
 	"github.com/llmtap/llmtap/internal/loopback"
@@ -21,41 +18,15 @@ import (
 // listener, which refuses the typed URL). The dashboard listener serves it: the page must load
 // from a typed URL and fill its charts and table from that listener alone.
 func TestDashboardBasicConfig(t *testing.T) {
-	free := func() string {
-		a, err := loopback.FreeAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	admin, site, dash := free(), free(), free()
-	t.Setenv(llmtap.DashboardEnv, dash)
-	// The README's basic config; the global block only moves the admin listener off the fixed
-	// port 2019 and keeps Caddy's state in the test's folder.
-	cf := fmt.Sprintf(`{
-	admin %s
-	default_bind 127.0.0.1
-	auto_https off
-	persist_config off
-	storage file_system %s
-	log {
-		level ERROR
-	}
-}
-
-http://%s {
-	llmtap
-	reverse_proxy %s
-}
-`, admin, t.TempDir(), site, startMock(t))
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "basic"})
+	dash, err := loopback.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := caddy.Load(cfg, true); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
+	t.Setenv(llmtap.DashboardEnv, dash)
+	// The README's basic config: llmtap and reverse_proxy, nothing for the admin listener
+	// beyond a free port (startCaddy's global block keeps Caddy's state in the test's folder).
+	p := startCaddy(t, startMock(t), "", "", false)
+	admin, site := p.admin, p.site
 
 	ctx, stop := context.WithCancel(context.Background())
 	wait := load(ctx, t, site, 2, 2000)
