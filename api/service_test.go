@@ -61,9 +61,11 @@ func TestStatsTimeline(t *testing.T) {
 		t.Fatalf("%d windows, want 1", len(ws))
 	}
 	w := ws[0]
-	if w.Seq != 1_000_000 || w.Source != api.SourceStats || w.Span.AsDuration() <= 0 || !w.Start.AsTime().Equal(time.Unix(999_999, 0)) {
-		t.Errorf("window seq %d source %q span %v start %v: want seq 1000000 (Unix seconds), source stats, a span, start at the previous second",
-			w.Seq, w.Source, w.Span.AsDuration(), w.Start.AsTime())
+	end := time.Unix(1_000_000, 0)
+	if w.Seq != 1_000_000 || w.Source != api.SourceStats || w.Span.AsDuration() <= 0 || w.Duration.AsDuration() != w.Span.AsDuration() ||
+		!w.Start.AsTime().Add(w.Duration.AsDuration()).Equal(end) {
+		t.Errorf("window seq %d source %q span %v start %v duration %v: want seq 1000000 (Unix seconds), source stats, a span, "+
+			"and as the first window, the span as its duration, ending at the second", w.Seq, w.Source, w.Span.AsDuration(), w.Start.AsTime(), w.Duration.AsDuration())
 	}
 	if len(w.Series) != 2 {
 		t.Fatalf("series %v, want live and shadow of m", w.Series)
@@ -90,6 +92,57 @@ func TestStatsTimeline(t *testing.T) {
 	empty := (&api.StatsTimeline{Tap: func() *tap.Tap { return nil }}).Windows(0)
 	if len(empty) != 1 || len(empty[0].Series) != 0 {
 		t.Errorf("without an engine: %v, want one empty window", empty)
+	}
+}
+
+// TestStatsTimelineWindowRates checks that a stats window's counts and rates are those of the
+// window, as its start and duration say: the requests that completed between two windows over
+// the time between them, not the rolling window's (whose span covers the percentiles only).
+func TestStatsTimelineWindowRates(t *testing.T) {
+	tp := tap.New(tap.Options{})
+	defer tp.Close()
+	add := func(n int, failure string) {
+		for range n {
+			tp.Stats().Add(rec("m", record.ClassLive, 20, 2, 10, failure))
+		}
+	}
+	add(30, "") // before the first window: in the rolling window, not in the next windows
+	now := time.Unix(2_000_000, 0)
+	st := &api.StatsTimeline{Tap: func() *tap.Tap { return tp }, Now: func() time.Time { return now }}
+	first := st.Windows(0)[0]
+	if first.Series[0].Requests != 30 {
+		t.Fatalf("first window: %d requests, want the rolling window's 30", first.Series[0].Requests)
+	}
+	for _, step := range []struct {
+		elapsed    time.Duration
+		ok, failed int
+		wantRate   float64
+		reason     string
+	}{
+		{time.Second, 19, 0, 19, "a steady second: its 19 requests, per second"},
+		{time.Second, 4, 1, 5, "failed requests count as requests and errors"},
+		{3 * time.Second, 6, 0, 2, "windows nobody asked for: one window over the three seconds"},
+		{time.Second, 0, 0, 0, "traffic ended: the rate falls to zero at once"},
+	} {
+		prevEnd := now
+		now = now.Add(step.elapsed)
+		add(step.ok, "")
+		add(step.failed, record.ErrStream)
+		ws := st.Windows(0)
+		w, se := ws[0], ws[0].Series[0]
+		if !w.Start.AsTime().Equal(prevEnd) || w.Duration.AsDuration() != step.elapsed {
+			t.Errorf("%s: window %v+%v, want %v+%v", step.reason, w.Start.AsTime(), w.Duration.AsDuration(), prevEnd, step.elapsed)
+		}
+		if se.Requests != int64(step.ok+step.failed) || se.Errors != int64(step.failed) || se.RequestRate != step.wantRate ||
+			se.OutputTokens != float64(10*step.ok) || se.OutputTokenRate != float64(10*step.ok)/step.elapsed.Seconds() {
+			t.Errorf("%s: series %v, want %d requests (%d errors) at %v/s", step.reason, se, step.ok+step.failed, step.failed, step.wantRate)
+		}
+		if step.failed > 0 && se.ErrorsByClass[record.ErrStream] != int64(step.failed) {
+			t.Errorf("%s: errors by class %v", step.reason, se.ErrorsByClass)
+		}
+		if q := se.TtftMs; q.GetCount() < 30 {
+			t.Errorf("%s: TTFT over %d values: percentiles must stay the rolling window's", step.reason, q.GetCount())
+		}
 	}
 }
 

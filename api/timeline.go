@@ -27,11 +27,15 @@ const DefaultPeriod = time.Second
 // SourceStats names windows computed from the aggregator's rolling window.
 const SourceStats = "stats"
 
-// StatsTimeline makes timeline windows from a tap's statistics: each window carries the
-// percentiles and rates of the aggregator's rolling window (60 s by default, its span in
-// TimelineWindow.Span) at the moment the window closes. It stands in where no timeline of
-// fixed windows runs (`llmtap bench`, a config without the timeline): the figures move
-// smoothly rather than per second, and say so in Source and Span.
+// StatsTimeline makes timeline windows from a tap's statistics. It stands in where no timeline
+// of fixed windows runs (`llmtap bench`, a config without the timeline), and says so in
+// Source. Counts and rates are those of the window: the change in the aggregator's cumulative
+// counts since the previous window it computed, over the time between the two (the window's
+// Start and Duration; a stream that asked for no window for a while gets one longer window).
+// The first window, which has no previous one, carries the counts and rates of the
+// aggregator's rolling window (60 s by default), and its Start and Duration are that span.
+// Percentiles are always those of the rolling window, whose span is in TimelineWindow.Span:
+// they move smoothly rather than per window.
 //
 // A window costs a full summary of the aggregator (percentiles of every metric of every key,
 // about 2 ms per model and class; see BenchmarkStatsTimelineWindow), so it is computed once per
@@ -47,6 +51,17 @@ type StatsTimeline struct {
 	mu   sync.Mutex
 	last *llmtapv1.TimelineWindow // the newest window computed, shared
 	tap  *tap.Tap                 // the engine it was computed from
+	cum  map[seriesKey]cumCounts  // the engine's cumulative counts at last's end
+}
+
+// seriesKey names a series.
+type seriesKey struct{ model, class string }
+
+// cumCounts are the cumulative counts of a series that its window's counts are taken from.
+type cumCounts struct {
+	requests, errors int64
+	output, input    float64
+	errorsByClass    map[string]int64
 }
 
 // Period returns the window period.
@@ -82,7 +97,11 @@ func (st *StatsTimeline) Windows(after int64) []*llmtapv1.TimelineWindow {
 	w := &llmtapv1.TimelineWindow{
 		Seq: seq, Start: timeProto(end.Add(-p)), Duration: durationpb.New(p), Source: SourceStats,
 	}
-	st.last, st.tap = w, t
+	prev, prevEnd, sameTap := st.cum, time.Time{}, st.tap == t
+	if st.last != nil {
+		prevEnd = st.last.Start.AsTime().Add(st.last.Duration.AsDuration())
+	}
+	st.last, st.tap, st.cum = w, t, nil
 	if t == nil {
 		return []*llmtapv1.TimelineWindow{w}
 	}
@@ -91,7 +110,69 @@ func (st *StatsTimeline) Windows(after int64) []*llmtapv1.TimelineWindow {
 	w.Series, span = seriesOf(&sum)
 	w.Span = durationpb.New(span)
 	w.InFlight, w.RecordsDropped = t.InFlight(), t.Dropped()
+	st.cum = cumulativeOf(&sum)
+	if sameTap && prev != nil && end.After(prevEnd) && windowCounts(w.Series, prev, st.cum, end.Sub(prevEnd)) {
+		w.Start, w.Duration = timeProto(prevEnd), durationpb.New(end.Sub(prevEnd))
+	} else if span > 0 {
+		// The first window: its counts and rates are the rolling window's, and so is its span.
+		w.Start, w.Duration = timeProto(end.Add(-span)), durationpb.New(span)
+	}
 	return []*llmtapv1.TimelineWindow{w}
+}
+
+// cumulativeOf returns the cumulative counts of a summary per series.
+func cumulativeOf(s *stats.Summary) map[seriesKey]cumCounts {
+	out := map[seriesKey]cumCounts{}
+	for i := range s.Groups {
+		g := &s.Groups[i]
+		if g.Window != stats.WindowCumulative {
+			continue
+		}
+		k := seriesKey{g.Key.Model, g.Key.Class}
+		c := out[k]
+		ok, errs := int64(g.Scalars[stats.TagRequestCount].Value), int64(g.Scalars[stats.TagErrorRequestCount].Value)
+		c.requests += ok + errs
+		c.errors += errs
+		c.output += g.Scalars[stats.TagTotalOutputTokens].Value
+		c.input += g.Scalars[stats.TagTotalISL].Value
+		for cl, n := range g.Errors {
+			if c.errorsByClass == nil {
+				c.errorsByClass = map[string]int64{}
+			}
+			c.errorsByClass[cl] += n
+		}
+		out[k] = c
+	}
+	return out
+}
+
+// windowCounts sets the counts and rates of series to the change from prev to cum over d. It
+// reports false, changing nothing, when a count went down (the aggregator started over), so
+// that the caller falls back to the rolling window's figures.
+func windowCounts(series []*llmtapv1.Series, prev, cum map[seriesKey]cumCounts, d time.Duration) bool {
+	for k, c := range cum {
+		if p := prev[k]; c.requests < p.requests || c.errors < p.errors {
+			return false
+		}
+	}
+	sec := d.Seconds()
+	for _, se := range series {
+		c, p := cum[seriesKey{se.Model, se.Class}], prev[seriesKey{se.Model, se.Class}]
+		se.Requests, se.Errors = c.requests-p.requests, c.errors-p.errors
+		se.OutputTokens, se.InputTokens = c.output-p.output, c.input-p.input
+		se.ErrorsByClass = nil
+		for cl, n := range c.errorsByClass {
+			if n -= p.errorsByClass[cl]; n > 0 {
+				if se.ErrorsByClass == nil {
+					se.ErrorsByClass = map[string]int64{}
+				}
+				se.ErrorsByClass[cl] = n
+			}
+		}
+		se.RequestRate = float64(se.Requests) / sec
+		se.OutputTokenRate, se.InputTokenRate = se.OutputTokens/sec, se.InputTokens/sec
+	}
+	return true
 }
 
 // seriesOf folds the rolling-window groups of a summary into one series per (model, class),

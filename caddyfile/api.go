@@ -9,11 +9,11 @@ import (
 
 // registerAPIDirective registers llmtap_api, the Connect API on a site route. It must end up
 // before llmtap, so the API's own requests are not measured as inference traffic; Caddy only
-// orders against standard directives, so it goes before reverse_proxy first and llmtap,
-// registered after it the same way, lands between the two.
+// orders against standard directives, so it goes before invoke first and llmtap, registered
+// after it the same way, lands between the two.
 func registerAPIDirective() {
 	httpcaddyfile.RegisterHandlerDirective("llmtap_api", parseAPIHandler)
-	httpcaddyfile.RegisterDirectiveOrder("llmtap_api", httpcaddyfile.Before, "reverse_proxy")
+	httpcaddyfile.RegisterDirectiveOrder("llmtap_api", httpcaddyfile.Before, "invoke")
 }
 
 func parseAPIHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {

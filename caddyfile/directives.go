@@ -1,5 +1,6 @@
 // Package caddyfile is llmtap's Caddyfile surface: it registers the llmtap directive and orders
-// it before reverse_proxy, so users never need an `order` line. Its tests adapt every Caddyfile
+// it before handle, route and reverse_proxy (after encode), so users never need an `order`
+// line. Its tests adapt every Caddyfile
 // under testdata/ and compare the JSON with golden files.
 package caddyfile
 
@@ -15,9 +16,11 @@ import (
 func init() {
 	registerAPIDirective() // llmtap_api, which must come before llmtap (api.go)
 	httpcaddyfile.RegisterHandlerDirective("llmtap", parseHandler)
-	// Before reverse_proxy so the handler wraps the writer the proxy streams into; after
-	// encode (which comes earlier in Caddy's order), so llmtap sees uncompressed bytes.
-	httpcaddyfile.RegisterDirectiveOrder("llmtap", httpcaddyfile.Before, "reverse_proxy")
+	// Before invoke, handle, handle_path and route, so that a top-level llmtap wraps the
+	// requests those blocks answer (ordered after them, it never ran for them), and so before
+	// reverse_proxy, whose writer it wraps; after encode, push, intercept and templates (which
+	// come earlier in Caddy's order), so llmtap sees the upstream's uncompressed bytes.
+	httpcaddyfile.RegisterDirectiveOrder("llmtap", httpcaddyfile.Before, "invoke")
 	// The global option configures the llmtap app (GPU sampling, scrapes, timeline, shadow load).
 	httpcaddyfile.RegisterGlobalOption("llmtap", parseApp)
 }

@@ -201,6 +201,13 @@ type proxy struct {
 // section), and Caddy refuses such requests from browsers unless told otherwise.
 func startProxy(t *testing.T, upstream, globals, handlerBody string) *proxy {
 	t.Helper()
+	return startCaddy(t, upstream, globals, handlerBody, true)
+}
+
+// startCaddy is startProxy, with the admin listener's empty origin only when typedURLs is set
+// (without it, the admin listener is as the README's basic config leaves it).
+func startCaddy(t *testing.T, upstream, globals, handlerBody string, typedURLs bool) *proxy {
+	t.Helper()
 	admin, err := loopback.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
@@ -209,10 +216,12 @@ func startProxy(t *testing.T, upstream, globals, handlerBody string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf := fmt.Sprintf(`{
-	admin %[1]s {
-		origins %[1]s ""
+	origins := ""
+	if typedURLs {
+		origins = fmt.Sprintf(" {\n\t\torigins %s \"\"\n\t}", admin)
 	}
+	cf := fmt.Sprintf(`{
+	admin %[1]s%[7]s
 %[6]s
 	default_bind 127.0.0.1
 	auto_https off
@@ -229,7 +238,7 @@ http://%[3]s {
 	}
 	reverse_proxy %[5]s
 }
-`, admin, t.TempDir(), site, handlerBody, upstream, strings.ReplaceAll(globals, "{site}", site))
+`, admin, t.TempDir(), site, handlerBody, upstream, strings.ReplaceAll(globals, "{site}", site), origins)
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "browser-test"})
 	if err != nil {
 		t.Fatalf("adapting:\n%s\n%v", cf, err)

@@ -23,6 +23,7 @@ func runMock(fs *flag.FlagSet, args []string) (int, error) {
 		return 2, err
 	}
 	defer srv.Close()
+	srv.Warm() // the first requests do not pay for loading the tokenizer
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(os.Stderr, "llmtap mock: serving OpenAI-compatible API on http://%s (TTFT %v, ITL %v, %d tokens by default)\n",

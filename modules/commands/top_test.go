@@ -122,6 +122,40 @@ func TestTopFrame(t *testing.T) {
 	}
 }
 
+// TestTopFrameStats checks the header of windows from the aggregator's statistics (a config
+// without the timeline): the window named is the one the counts and rates cover, and the span
+// of the percentiles is named apart when it differs.
+func TestTopFrameStats(t *testing.T) {
+	end := time.Date(2026, 12, 1, 3, 40, 12, 0, time.UTC)
+	series := func(rate float64) []*llmtapv1.Series {
+		return []*llmtapv1.Series{{Model: "m", Class: "live", Requests: int64(rate), RequestRate: rate, TtftMs: &llmtapv1.Quantiles{P50: 20, P99: 30, Count: 600}}}
+	}
+	for _, tc := range []struct {
+		name           string
+		start          time.Time
+		duration, span time.Duration
+		rate           float64
+		header, row    string
+	}{
+		{"a second", end.Add(-time.Second), time.Second, time.Minute, 19,
+			"window 1s from stats (percentiles over the last 1m0s)\n", "19.0"},
+		{"the first window", end.Add(-time.Minute), time.Minute, time.Minute, 5.6,
+			"window 1m0s from stats\n", "5.6"},
+	} {
+		w := &llmtapv1.TimelineWindow{Seq: 9, Start: timestamppb.New(tc.start), Duration: durationpb.New(tc.duration),
+			Span: durationpb.New(tc.span), Source: "stats", Series: series(tc.rate)}
+		v := &topView{cfg: topConfig{base: "http://127.0.0.1:2019", keep: 2}, rows: map[[2]string]*topRow{}}
+		v.add(w)
+		f := v.frame(w, 0)
+		if !strings.Contains(f, "03:40:12 UTC  "+tc.header) {
+			t.Errorf("%s: header of\n%s\nwant %q", tc.name, f, tc.header)
+		}
+		if row := topFields(f, "m", "live"); len(row) < 3 || row[2] != tc.row {
+			t.Errorf("%s: row %q, want REQ/S %s", tc.name, row, tc.row)
+		}
+	}
+}
+
 func slicesEqual(a, b []string) bool {
 	if len(a) != len(b) {
 		return false

@@ -49,9 +49,11 @@ func (v *topView) frame(w *llmtapv1.TimelineWindow, width int) string {
 	var b strings.Builder
 	start := w.GetStart().AsTime()
 	d := w.GetDuration().AsDuration()
-	fmt.Fprintf(&b, "llmtap top  %s  %s UTC  window %v from %s", v.cfg.base, start.Add(d).UTC().Format(time.TimeOnly), d, w.GetSource())
-	if w.GetSource() != "timeline" && w.GetSpan() != nil {
-		fmt.Fprintf(&b, " (rates and percentiles over the last %v)", w.GetSpan().AsDuration().Round(100*time.Millisecond))
+	// The window is what the counts and rates cover; the percentiles of a source other than the
+	// timeline cover its span (the aggregator's rolling window), which the header then names.
+	fmt.Fprintf(&b, "llmtap top  %s  %s UTC  window %v from %s", v.cfg.base, start.Add(d).UTC().Format(time.TimeOnly), topSpan(d), w.GetSource())
+	if sp := w.GetSpan().AsDuration(); w.GetSource() != "timeline" && w.GetSpan() != nil && sp != d {
+		fmt.Fprintf(&b, " (percentiles over the last %v)", topSpan(sp))
 	}
 	fmt.Fprintf(&b, "\nin flight %d  records dropped %d\n\n", w.GetInFlight(), w.GetRecordsDropped())
 
@@ -123,6 +125,14 @@ func (v *topView) frame(w *llmtapv1.TimelineWindow, width int) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// topSpan rounds a window's length for the header: to 100 ms, or to 1 ms below a second.
+func topSpan(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
 }
 
 // topMs writes a latency quantile (p99 when high) in milliseconds, "-" when there is none.

@@ -160,7 +160,11 @@ func printStats(w io.Writer, st fileStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  requests\t%d\tfailures %d\n", s.Requests, s.Failures)
 	fmt.Fprintf(tw, "  span\t%.1f s\t%d distinct timestamps\n", s.SpanSeconds, s.DistinctTimestamps)
-	fmt.Fprintf(tw, "  rate\t%s req/s\tpeak minute %s req/s at +%.0f s\n", rate(s.Rate), rate(s.PeakMinuteRate), s.PeakMinuteStart)
+	if s.SpanSeconds >= 60 {
+		fmt.Fprintf(tw, "  rate\t%s req/s\tpeak minute %s req/s at +%.0f s\n", rate(s.Rate), rate(s.PeakMinuteRate), s.PeakMinuteStart)
+	} else {
+		fmt.Fprintf(tw, "  rate\t%s req/s\tno peak minute: the trace spans less than a minute\n", rate(s.Rate))
+	}
 	fmt.Fprintf(tw, "  inter-arrival CV\t%.2f\t\n", s.IATCV)
 	fmt.Fprintf(tw, "  input tokens\tmean %.1f\tp50 %s  p90 %s  p99 %s  (min %d, max %d)\n",
 		s.Input.Mean, num(s.Input.P50), num(s.Input.P90), num(s.Input.P99), s.Input.Min, s.Input.Max)

@@ -2,12 +2,20 @@ package llmtap
 
 import (
 	"cmp"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/ui"
@@ -67,4 +75,183 @@ func slowest(recs []*record.Record, k int) []*record.Record {
 	out := slices.Clone(recs)
 	slices.SortStableFunc(out, func(a, b *record.Record) int { return cmp.Compare(key(b), key(a)) })
 	return out[:min(k, len(out))]
+}
+
+// DashboardEnv names the environment variable that sets where llmtap serves its dashboard on a
+// listener of its own: a host:port ("127.0.0.1:2020" by default), or "off" for none. It is read
+// when the first config using the llmtap handler is provisioned.
+//
+// Why a listener of its own: Caddy's admin listener refuses every request a browser makes
+// without an Origin or a Referer (it tells browsers by their Sec-Fetch-* headers), and that is
+// what a browser sends for a typed URL or a bookmark, so http://localhost:2019/llmtap/ui/ only
+// opens once the admin config lists the empty origin. The dashboard listener serves the page at
+// / (and /llmtap/ui/) and every llmtap admin route the page reads, under the same guard as on
+// the admin listener (loopback clients and origins only unless LLMTAP_ADMIN_ALLOW allows more),
+// plus the checks Caddy makes for browsers: a Host header naming a loopback host (against DNS
+// rebinding) and no request another site made (Sec-Fetch-Site cross-site or same-site). It
+// lives as long as any loaded config uses the handler; when its address is taken, llmtap logs
+// why and carries on without it.
+const DashboardEnv = "LLMTAP_DASHBOARD"
+
+// defaultDashboardAddr is where the dashboard listener binds when DashboardEnv is unset: the
+// port after Caddy's admin listener, on loopback.
+const defaultDashboardAddr = "127.0.0.1:2020"
+
+// dashboardListener is the process-wide dashboard server, held by every provisioned handler.
+var dashboardListener struct {
+	mu   sync.Mutex
+	refs int
+	srv  *http.Server
+	done chan struct{}
+	addr string // the bound address, empty when none is served
+}
+
+// acquireDashboard takes a hold on the dashboard listener, starting it with the first hold.
+func acquireDashboard(logger *zap.Logger) {
+	l := &dashboardListener
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refs++; l.refs > 1 {
+		return
+	}
+	addr := strings.TrimSpace(os.Getenv(DashboardEnv))
+	if addr == "" {
+		addr = defaultDashboardAddr
+	}
+	if addr == "off" {
+		return
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		logger.Warn("the dashboard's own listener is not served; the dashboard stays on the admin listener (see the README)",
+			zap.String("address", addr), zap.String("env", DashboardEnv), zap.Error(err))
+		return
+	}
+	l.srv = &http.Server{Handler: dashboardHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	l.done = make(chan struct{})
+	l.addr = ln.Addr().String()
+	go func(srv *http.Server, done chan struct{}) {
+		defer close(done)
+		srv.Serve(ln) //nolint:errcheck // ends with Close in releaseDashboard
+	}(l.srv, l.done)
+	logger.Info("llmtap dashboard", zap.String("url", "http://"+l.addr+"/"))
+}
+
+// releaseDashboard gives back a hold; the last one stops the listener and waits for it.
+func releaseDashboard() {
+	l := &dashboardListener
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.refs--; l.refs > 0 || l.srv == nil {
+		return
+	}
+	l.srv.Close() //nolint:errcheck // closing the listener and its connections
+	<-l.done
+	l.srv, l.done, l.addr = nil, nil, ""
+}
+
+// DashboardAddr returns the address the dashboard listener is bound to, empty when none is.
+func DashboardAddr() string {
+	dashboardListener.mu.Lock()
+	defer dashboardListener.mu.Unlock()
+	return dashboardListener.addr
+}
+
+// dashboardHandler serves the page at / and every llmtap admin route, errors as Caddy's admin
+// listener writes them ({"error": "…"}).
+func dashboardHandler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range (adminAPI{}).Routes() {
+		mux.Handle(r.Pattern, adminRoute(r.Handler))
+	}
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, dashboardPrefix, http.StatusTemporaryRedirect)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := browserChecks(r); err != nil {
+			writeAdminError(w, err)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// adminRoute serves an admin handler outside Caddy's admin listener.
+func adminRoute(h caddy.AdminHandler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h.ServeHTTP(w, r); err != nil {
+			writeAdminError(w, err)
+		}
+	})
+}
+
+// writeAdminError writes err as Caddy's admin listener does: its status (500 for an error that
+// is not an APIError) and {"error": message}.
+func writeAdminError(w http.ResponseWriter, err error) {
+	var apiErr caddy.APIError
+	if !errors.As(err, &apiErr) {
+		apiErr = caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: err}
+	}
+	if apiErr.HTTPStatus == 0 {
+		apiErr.HTTPStatus = http.StatusInternalServerError
+	}
+	if apiErr.Message == "" && apiErr.Err != nil {
+		apiErr.Message = apiErr.Err.Error()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(apiErr.HTTPStatus)
+	json.NewEncoder(w).Encode(apiErr) //nolint:errcheck // the client went away
+}
+
+// browserChecks makes, on the dashboard listener, the checks Caddy's admin listener makes for
+// browsers before the guard of every route (adminguard.go) runs: the Host must name a loopback
+// host, or one LLMTAP_ADMIN_ALLOW allows (a page of a rebound DNS name reaches loopback with
+// its own name as the Host), and a request another site made is refused (a browser says so in
+// Sec-Fetch-Site; a no-cors request carries no Origin for the guard to check).
+func browserChecks(r *http.Request) error {
+	p := adminPolicyFromEnv()
+	refuse := func(format string, args ...any) error {
+		return caddy.APIError{HTTPStatus: http.StatusForbidden, Err: fmt.Errorf("%w: %s", errAdminRefused, fmt.Sprintf(format, args...))}
+	}
+	if !p.hostAllowed(r.Host) {
+		return refuse("host %q is not a loopback host; the dashboard listener answers requests to localhost or a loopback address unless %s allows more", r.Host, AdminAllowEnv)
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		if _, ok := r.Header["Origin"]; !ok || !p.originAllowed(r.Header.Get("Origin")) {
+			return refuse("a request made by another site (Sec-Fetch-Site %s) is refused", site)
+		}
+	}
+	return nil
+}
+
+// hostAllowed reports whether a request's Host header names the dashboard listener under a
+// loopback name, or a host the policy allows.
+func (p adminPolicy) hostAllowed(hostport string) bool {
+	if p.any {
+		return true
+	}
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Unmap().IsLoopback() {
+			return true
+		}
+		for _, n := range p.nets {
+			if n.Contains(ip.Unmap()) {
+				return true
+			}
+		}
+	}
+	for o := range p.origins {
+		if _, h, ok := strings.Cut(o, "://"); ok && strings.EqualFold(h, hostport) {
+			return true
+		}
+	}
+	return false
 }

@@ -626,6 +626,24 @@ func TestErrorClasses(t *testing.T) {
 		if rec.Error != record.ErrUpstream || rec.Status != 502 || rec.ErrorMsg == "" {
 			t.Errorf("error %q (%q) status %d; want %q with a message, 502", rec.Error, rec.ErrorMsg, rec.Status, record.ErrUpstream)
 		}
+		if rec.Model != "e2e-model" {
+			t.Errorf("model %q; want the one the request named, e2e-model (no upstream read the body)", rec.Model)
+		}
+		// A request that names no model: the record and the metric label spell it alike.
+		resp, _, err = post(t.Context(), c, p.sites[2]+"/v1/chat/completions", "down-2", []byte(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil || resp.StatusCode != http.StatusBadGateway {
+			t.Fatalf("%v %v; want a 502", resp, err)
+		}
+		if rec := p.records(t)["down-2"]; rec.Model != record.UnknownModel {
+			t.Errorf("model %q for a request naming none; want %q", rec.Model, record.UnknownModel)
+		}
+		found := false
+		for _, s := range p.metricSamples(t, "llmtap_requests_total") {
+			found = found || s.labels["model"] == record.UnknownModel
+		}
+		if !found {
+			t.Errorf("no llmtap_requests_total series with model=%q", record.UnknownModel)
+		}
 	})
 }
 

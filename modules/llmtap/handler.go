@@ -121,6 +121,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
 	h.engine, h.tap, h.streams = e, e.tap, new(streams)
+	acquireDashboard(h.logger) // dashboard.go: the dashboard on a listener of its own
 	h.tracer = e.otel.tracerOf()
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
@@ -165,6 +166,7 @@ func (h *Handler) Cleanup() error {
 	if h.engine == nil {
 		return nil
 	}
+	releaseDashboard()
 	if h.streams.active.Load() == 0 || caddy.Exiting() {
 		h.drain()
 	} else {
@@ -200,6 +202,10 @@ func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
 
 // ServeHTTP measures the exchange while passing it through to the next handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyhttp.Handler) error {
+	if caddyhttp.GetVar(r.Context(), "llmtap.request_id") != nil {
+		// An outer llmtap (a top-level one around a handle block with its own) measures it.
+		return next.ServeHTTP(w, r)
+	}
 	t0 := time.Now()
 	h.streams.active.Add(1)
 	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
@@ -274,6 +280,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			m.Headers(he.StatusCode, http.Header{}, time.Now())
 		}
 		failure, msg = record.ErrUpstream, err.Error()
+		if body != nil {
+			body.readUnsent(tw) // writer.go: the model of a request no upstream read
+		}
 	}
 	// A canceled context alone does not make a cancel: a client that closes its connection as
 	// soon as it has read the whole response (no keep-alive) cancels the context while the

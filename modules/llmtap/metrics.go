@@ -89,7 +89,7 @@ type metricsSink struct{}
 func (metricsSink) Consume(r *record.Record) {
 	model, _ := modelLabels.Label(r.Model)
 	if model == "" {
-		model = "_unknown"
+		model = record.UnknownModel
 	}
 	sc := r.StatusClass()
 	metricRequests.WithLabelValues(model, r.Class, sc).Inc()

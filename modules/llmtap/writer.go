@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/llmtap/llmtap/telemetry/meter"
 )
@@ -113,6 +114,34 @@ type captureBody struct {
 	buf       []byte
 	max       int
 	truncated bool
+}
+
+// Close closes the client's body, unless nothing was read from it: a transport closes the body
+// of a request it could not send (a dead upstream), and the handler then reads the start of
+// it to learn what the request named (readUnsent). The server closes it after the handler.
+func (c *captureBody) Close() error {
+	if len(c.buf) == 0 && !c.truncated {
+		return nil
+	}
+	return c.ReadCloser.Close()
+}
+
+// unsentBodyWait bounds how long readUnsent waits for a body the upstream never read.
+const unsentBodyWait = 100 * time.Millisecond
+
+// readUnsent reads the start of a body that no upstream read (up to the capture's cap, for at
+// most unsentBodyWait), so that the record of a request that could not be sent still names the
+// model it asked for. It runs after the next handler failed, before the error response.
+func (c *captureBody) readUnsent(w http.ResponseWriter) {
+	if c.ReadCloser == nil || len(c.buf) > 0 || c.truncated || c.max <= 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(unsentBodyWait)) != nil {
+		return // no deadline possible: do not wait on the client
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, int64(c.max)+1))
+	_ = rc.SetReadDeadline(time.Time{})
 }
 
 func (c *captureBody) Read(p []byte) (int, error) {

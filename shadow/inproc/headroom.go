@@ -1,8 +1,11 @@
 package inproc
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -19,6 +22,14 @@ import (
 // and of the shadow requests met every SLO. The probe stops at the first failing step, or when
 // the guard rails pause it (that step fails), or after the step at Max. The headroom is what
 // the last passing step sustained: its achieved shadow request rate and output tokens/s.
+//
+// The shadow requests of a step are the probe's own: each carries an X-Request-Id made of the
+// probe's random prefix and a number (requestID), and a shadow record whose request id lacks
+// the prefix (another shadow load beside the probe, a previous probe's last requests) is not
+// counted. Once the probe has ended (a failing step, the guard rails, the step at Max, or a
+// stop through the admin API), its report no longer changes: later records are ignored and a
+// step that was running ends when the probe did, so the JSON, the text table, the state the
+// runner reports and the log line written at the end all show the same report.
 
 // maxValues bounds the values one step keeps per class and metric.
 const maxValues = 100_000
@@ -60,6 +71,7 @@ type step struct {
 type probe struct {
 	cfg   HeadroomConfig
 	grace time.Duration
+	id    string // prefix of the request ids of the probe's own requests
 
 	mu       sync.Mutex
 	steps    []*step
@@ -76,7 +88,21 @@ func (p *probe) isFinished() bool {
 }
 
 func newProbe(cfg HeadroomConfig) *probe {
-	return &probe{cfg: cfg, grace: min(cfg.StepDuration/2, 5*time.Second)}
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return &probe{cfg: cfg, grace: min(cfg.StepDuration/2, 5*time.Second), id: "llmtap-headroom-" + hex.EncodeToString(b[:]) + "-"}
+}
+
+// requestID returns the request id of the probe's request number n.
+func (p *probe) requestID(n int64) string { return p.id + strconv.FormatInt(n, 10) }
+
+// stop ends a probe that is still running, as a stop through the admin API does.
+func (p *probe) stop(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.finished {
+		p.finish(now, "stopped through the admin API before the probe ended")
+	}
 }
 
 // rate returns the rate the probe wants at now, moving through its steps, and whether it has
@@ -92,7 +118,7 @@ func (p *probe) rate(now time.Time) (float64, bool) {
 		if !s.judged && !s.end.IsZero() && now.Sub(s.end) >= p.grace {
 			p.judge(s)
 			if !s.passed {
-				p.finish(fmt.Sprintf("step at %v req/s failed: %s", s.rate, s.reason))
+				p.finish(now, fmt.Sprintf("step at %v req/s failed: %s", s.rate, s.reason))
 				return 0, true
 			}
 		}
@@ -117,7 +143,7 @@ func (p *probe) rate(now time.Time) (float64, bool) {
 	if !cur.end.IsZero() {
 		// The last step is over: no load while it is judged.
 		if cur.judged {
-			p.finish(fmt.Sprintf("every step up to max %v req/s passed", p.cfg.Max))
+			p.finish(now, fmt.Sprintf("every step up to max %v req/s passed", p.cfg.Max))
 			return 0, true
 		}
 		return 0, false
@@ -149,11 +175,18 @@ func (p *probe) guardTripped(reason string) {
 	if i := slices.IndexFunc(p.steps, func(s *step) bool { return !s.passed }); i >= 0 {
 		first = p.steps[i]
 	}
-	p.finish(fmt.Sprintf("step at %v req/s failed: %s", first.rate, first.reason))
+	p.finish(now, fmt.Sprintf("step at %v req/s failed: %s", first.rate, first.reason))
 }
 
-func (p *probe) finish(verdict string) {
+// finish ends the probe at now, under p.mu: a step still running ends there too, so that the
+// report stops changing.
+func (p *probe) finish(now time.Time, verdict string) {
 	p.finished, p.verdict = true, verdict
+	for _, s := range p.steps {
+		if s.end.IsZero() {
+			s.end = now
+		}
+	}
 }
 
 // judge decides a finished step, under p.mu.
@@ -180,12 +213,18 @@ func (p *probe) observe(rec *record.Record) {
 	switch rec.Class {
 	case record.ClassLive:
 	case record.ClassShadow:
+		if !strings.HasPrefix(rec.RequestID, p.id) {
+			return // another shadow load's request
+		}
 		shadow = true
 	default:
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.finished {
+		return // the report is final
+	}
 	for i := len(p.steps) - 1; i >= 0; i-- {
 		s := p.steps[i]
 		if rec.Start.Before(s.start) {

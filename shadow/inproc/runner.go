@@ -61,6 +61,14 @@ type Runner struct {
 	lastLag         loadgen.Dist
 
 	headroom *probe
+	// probe is headroom for the goroutines that build requests, which do not take mu.
+	probe atomic.Pointer[probe]
+}
+
+// setProbeLocked makes p the runner's headroom probe (nil: none).
+func (r *Runner) setProbeLocked(p *probe) {
+	r.headroom = p
+	r.probe.Store(p)
 }
 
 // run is one schedule: a controlled arrival process and the loadgen.Run sending it.
@@ -95,7 +103,7 @@ func New(cfg Config) (*Runner, error) {
 	r.src.Store(cfg.Source)
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if cfg.Headroom != nil {
-		r.headroom = newProbe(*cfg.Headroom)
+		r.setProbeLocked(newProbe(*cfg.Headroom))
 	}
 	r.wg.Go(r.supervise)
 	return r, nil
@@ -121,7 +129,7 @@ func (r *Runner) Start() error {
 	}
 	r.stopped, r.done, r.began = false, false, time.Now()
 	if r.headroom != nil {
-		r.headroom = newProbe(*r.cfg.Headroom)
+		r.setProbeLocked(newProbe(*r.cfg.Headroom))
 	}
 	r.applyLocked(time.Now())
 	return nil
@@ -132,6 +140,9 @@ func (r *Runner) Stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.stopped = true
+	if r.headroom != nil {
+		r.headroom.stop(time.Now()) // its report is final: done, as the state says
+	}
 	r.applyLocked(time.Now())
 }
 
@@ -224,9 +235,9 @@ func (r *Runner) Reconfigure(cfg Config) error {
 	r.cfg = cfg
 	r.src.Store(cfg.Source)
 	if cfg.Headroom != nil && (old.Headroom == nil || r.sched != cfg.scheduleKey()) {
-		r.headroom = newProbe(*cfg.Headroom)
+		r.setProbeLocked(newProbe(*cfg.Headroom))
 	} else if cfg.Headroom == nil {
-		r.headroom = nil
+		r.setProbeLocked(nil)
 	}
 	if r.run != nil && r.sched != cfg.scheduleKey() {
 		r.endRunLocked()
@@ -248,6 +259,11 @@ func (r *Runner) Config() Config {
 // wantRateLocked is the rate the schedule should run at now, and the state that explains it.
 func (r *Runner) wantRateLocked(now time.Time) (float64, string) {
 	switch {
+	case r.headroom != nil && r.headroom.isFinished():
+		// A probe that ended (its verdict, the guard rails, a stop) is done, paused or stopped
+		// alike: its report says so too.
+		r.done = true
+		return 0, StateDone
 	case r.stopped:
 		if r.run != nil || r.draining > 0 {
 			return 0, StateStopping
@@ -382,7 +398,11 @@ func (r *Runner) request(ctx context.Context, n int) (*http.Request, error) {
 	if src.Mark != nil {
 		src.Mark(req.Header)
 	}
-	r.sent.Add(1)
+	sent := r.sent.Add(1)
+	if p := r.probe.Load(); p != nil {
+		// The probe tells its own requests from other shadow loads' by their ids (headroom.go).
+		req.Header.Set("X-Request-Id", p.requestID(sent))
+	}
 	r.inFlight.Add(1)
 	return req, nil
 }

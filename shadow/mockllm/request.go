@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	json "github.com/goccy/go-json"
 	"github.com/tiktoken-go/tokenizer"
@@ -235,5 +236,9 @@ var o200k = sync.OnceValue(func() tokenizer.Codec {
 	if err != nil {
 		panic("mockllm: o200k_base tokenizer unavailable: " + err.Error()) // built in; cannot happen
 	}
+	o200kLoaded.Store(true)
 	return c
 })
+
+// o200kLoaded reports whether the vocabulary was loaded, for tests.
+var o200kLoaded atomic.Bool

@@ -9,7 +9,8 @@
 //
 //   - [FormatMooncake]: Mooncake / AIPerf mooncake_trace JSONL, one object per line with
 //     "timestamp" (milliseconds), "input_length", "output_length", "hash_ids" and optionally
-//     "session_id" and "delay" (milliseconds). Timestamps are kept as written.
+//     "session_id", "delay" (milliseconds) and "model" (which llmtap's recorder writes; it
+//     becomes Request.Model). Timestamps are kept as written.
 //   - [FormatRecords]: llmtap's own per-request records (telemetry/record.Record as JSONL).
 //     Timestamp is "start" relative to the first line's "start". Records are written when a
 //     request completes, so a request that started before the first line's request but finished

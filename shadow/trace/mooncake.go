@@ -48,6 +48,10 @@ func (d *mooncakeDecoder) decode(line []byte, req *Request) error {
 	if req.Delay, _, err = jsonOffset(&d.num, o, "delay", time.Millisecond); err != nil {
 		return err
 	}
+	// llmtap's recorder names the model on every line (AIPerf's loader ignores the field).
+	if req.Model, err = jsonString(o, "model"); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -65,7 +69,9 @@ type WriterOptions struct {
 
 // MooncakeWriter writes requests as Mooncake / AIPerf mooncake_trace JSONL: "timestamp" and
 // "delay" in milliseconds, "input_length", "output_length", "hash_ids" (always present, empty
-// when the request has none) and "session_id" when set. It buffers; call Flush at the end.
+// when the request has none), "session_id" when set, and "model" when the request names one,
+// as llmtap's recorder writes it (AIPerf ignores it; llmtap replay sends it). It buffers; call
+// Flush at the end.
 type MooncakeWriter struct {
 	w   *bufio.Writer
 	opt WriterOptions
@@ -111,6 +117,14 @@ func (w *MooncakeWriter) Write(r Request) error {
 			b = append(b, `, "delay": `...)
 			b = w.appendTime(b, r.Delay)
 		}
+	}
+	if r.Model != "" {
+		m, err := json.Marshal(r.Model)
+		if err != nil {
+			return err
+		}
+		b = append(b, `, "model": `...)
+		b = append(b, m...)
 	}
 	b = append(b, "}\n"...)
 	w.buf = b

@@ -20,9 +20,12 @@ type Summary struct {
 	SpanSeconds float64 `json:"span_s"`
 	// Rate is (Requests−1)/SpanSeconds: the mean arrival rate between first and last request.
 	Rate float64 `json:"rate_rps"`
-	// PeakMinuteRate is the largest number of arrivals in one minute, divided by 60. Minutes
-	// are counted from the first arrival ([t0, t0+60 s), [t0+60 s, t0+120 s), …), so the figure
-	// is deterministic; PeakMinuteStart is that minute's start, in seconds from t0.
+	// PeakMinuteRate is the largest number of arrivals in one whole minute, divided by 60.
+	// Minutes are counted from the first arrival ([t0, t0+60 s), [t0+60 s, t0+120 s), …), so
+	// the figure is deterministic, and only the minutes that end by the last arrival count: a
+	// trailing part of a minute, divided by 60, would understate its rate. A trace that spans
+	// less than a minute has no whole minute: both fields are then 0 (the mean is Rate).
+	// PeakMinuteStart is that minute's start, in seconds from t0.
 	PeakMinuteRate  float64 `json:"peak_minute_rps"`
 	PeakMinuteStart float64 `json:"peak_minute_start_s"`
 	// DistinctTimestamps counts different arrival times; far below Requests it reveals a
@@ -126,12 +129,17 @@ func Stats(reqs []Request) Summary {
 	return c.Summary()
 }
 
-// peakMinute finds the busiest minute of sorted arrival times, minutes aligned to the first.
+// peakMinute finds the busiest whole minute of sorted arrival times, minutes aligned to the
+// first; it returns zeros when they span less than a minute.
 func peakMinute(times []time.Duration) (rate, start float64) {
 	best, bestMin := 0, int64(0)
 	cur, curMin := 0, int64(0)
+	whole := int64((times[len(times)-1] - times[0]) / time.Minute)
 	for _, t := range times {
 		m := int64((t - times[0]) / time.Minute)
+		if m >= whole {
+			break // the trailing part of a minute
+		}
 		if m != curMin {
 			cur, curMin = 0, m
 		}

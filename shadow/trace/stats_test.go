@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 )
@@ -56,6 +57,21 @@ func TestStatsHandComputed(t *testing.T) {
 	if s.PeakMinuteRate != 4.0/60 || s.PeakMinuteStart != 0 {
 		t.Errorf("peak minute %g at %g, want 4/60 at 0", s.PeakMinuteRate, s.PeakMinuteStart)
 	}
+	// Shorter than a minute: no whole minute, no peak-minute figure below the mean (4 arrivals
+	// in 6 s were reported as a peak of 4/60 req/s, under the mean of 0.5 req/s).
+	if s := Stats(reqs[:4]); s.PeakMinuteRate != 0 || s.PeakMinuteStart != 0 {
+		t.Errorf("a 6 s trace: peak minute %g at %g, want none (0)", s.PeakMinuteRate, s.PeakMinuteStart)
+	}
+	// The trailing part of a minute does not count: 30 arrivals in [60 s, 61 s) after 4 in
+	// the first minute would be a "peak" of 30/60 req/s over one second.
+	burst := slices.Clone(reqs[:4])
+	for i := range 30 {
+		burst = append(burst, Request{Timestamp: sec(60) + time.Duration(i)*time.Millisecond, InputLength: 1})
+	}
+	burst = append(burst, Request{Timestamp: sec(61), InputLength: 1})
+	if s := Stats(burst); s.PeakMinuteRate != 4.0/60 || s.PeakMinuteStart != 0 {
+		t.Errorf("a burst in the trailing second: peak minute %g at %g, want 4/60 at 0 (the only whole minute)", s.PeakMinuteRate, s.PeakMinuteStart)
+	}
 	// Arrival order does not matter to timing statistics: gaps come from sorted times.
 	shuffled := []Request{reqs[3], reqs[0], reqs[2], reqs[1]}
 	if got := Stats(shuffled).IATCV; math.Abs(got-math.Sqrt2/2) > 1e-12 {
@@ -68,7 +84,7 @@ func TestStatsDegenerate(t *testing.T) {
 		t.Errorf("empty trace: %+v, want zero", s)
 	}
 	s := Stats([]Request{{InputLength: 3}})
-	if s.Requests != 1 || s.Rate != 0 || s.IATCV != 0 || s.Input.P99 != 3 || s.PeakMinuteRate != 1.0/60 {
+	if s.Requests != 1 || s.Rate != 0 || s.IATCV != 0 || s.Input.P99 != 3 || s.PeakMinuteRate != 0 {
 		t.Errorf("one request: %+v (no NaN, rate and CV 0)", s)
 	}
 	s = Stats([]Request{{}, {}})

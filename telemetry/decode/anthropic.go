@@ -18,7 +18,8 @@ const APIAnthropicMessages = "anthropic.messages"
 // content_block_start is Content when it opens a tool_use block with a name (the name is
 // generated output, as in NewOpenAIChat) or a text block that already holds text, and
 // Reasoning when it opens a redacted_thinking block (reasoning the server sends whole and
-// encrypted). message_stop is Done and sets Ended; an error event is Error; message_start,
+// encrypted) or a compaction block that already holds its summary (see Compaction below);
+// compaction_delta is Reasoning when its content is non-empty. message_stop is Done and sets Ended; an error event is Error; message_start,
 // message_delta, content_block_stop, ping and event types added later are Other.
 //
 // Usage. message_start carries the input side: InputTokens is input_tokens plus
@@ -31,6 +32,17 @@ const APIAnthropicMessages = "anthropic.messages"
 // OutputTokens -1 and falls back to the tokenizer instead of claiming one token. Input and cache
 // counts that a message_delta repeats (some backends send them only there) replace the earlier
 // ones. ReasoningTokens stays -1: Anthropic counts thinking inside output_tokens.
+//
+// Compaction. When the server compacts the context before answering (the compaction beta), it
+// streams the summary it generated as a compaction block (content_block_start of type
+// "compaction", then compaction_delta events carrying content), before the answer. The summary
+// is generated output that is not the answer, like thinking: a non-empty one is Reasoning (it
+// counts for TTFT, not TTFO) and its text is kept as ReasoningText; a compaction that failed
+// (null content, only encrypted_content) generates nothing and is Other. Such a response's usage
+// has an iterations array, one entry per sampling pass ("compaction", then "message"), and its
+// top-level counts leave the compaction pass out; llmtap counts every token the server
+// generated and read for the response, so when iterations is present each count is its sum over
+// the iterations instead of the top-level value.
 //
 // FinishReason is the stop_reason as Anthropic names it ("end_turn", "max_tokens",
 // "stop_sequence", "tool_use", "pause_turn", "refusal"); "refusal" also sets Refusal.
@@ -139,6 +151,11 @@ func (d *anthropic) delta(dl *fastjson.Value) Kind {
 			d.reasoning(s)
 			return d.classify(false, true)
 		}
+	case "compaction_delta":
+		if s := nonEmptyString(dl.Get("content")); s != nil {
+			d.reasoning(s)
+			return d.classify(false, true)
+		}
 	case "input_json_delta":
 		if s := nonEmptyString(dl.Get("partial_json")); s != nil {
 			d.text(s)
@@ -168,6 +185,11 @@ func (d *anthropic) block(b *fastjson.Value) (content, reasoning bool) {
 		}
 	case "redacted_thinking":
 		return false, true
+	case "compaction":
+		if s := nonEmptyString(b.Get("content")); s != nil {
+			d.reasoning(s)
+			return false, true
+		}
 	case "tool_use", "server_tool_use":
 		name := nonEmptyString(b.Get("name"))
 		if name != nil {
@@ -198,17 +220,37 @@ func (d *anthropic) usage(u *fastjson.Value, output bool) {
 	if u == nil || u.Type() != fastjson.TypeObject {
 		return
 	}
-	d.input = countOr(count(u.Get("input_tokens")), d.input)
-	d.cacheRead = countOr(count(u.Get("cache_read_input_tokens")), d.cacheRead)
-	d.cacheWrite = countOr(count(u.Get("cache_creation_input_tokens")), d.cacheWrite)
+	c := usageCounts(u)
+	if its := u.GetArray("iterations"); len(its) > 0 {
+		c = [4]int64{-1, -1, -1, -1}
+		for _, it := range its {
+			for k, n := range usageCounts(it) {
+				if n >= 0 {
+					c[k] = max(c[k], 0) + n
+				}
+			}
+		}
+	}
+	d.input = countOr(c[0], d.input)
+	d.cacheRead = countOr(c[1], d.cacheRead)
+	d.cacheWrite = countOr(c[2], d.cacheWrite)
 	if output {
-		d.res.Usage.OutputTokens = countOr(count(u.Get("output_tokens")), d.res.Usage.OutputTokens)
+		d.res.Usage.OutputTokens = countOr(c[3], d.res.Usage.OutputTokens)
 	}
 	if d.input >= 0 {
 		d.res.Usage.InputTokens = d.input + max(d.cacheRead, 0) + max(d.cacheWrite, 0)
 	}
 	d.res.Usage.CachedTokens = d.cacheRead
 	d.res.HasUsage = d.res.Usage.InputTokens >= 0 || d.res.Usage.OutputTokens >= 0
+}
+
+// usageCounts reads the four counts of a usage object (or of one of its iterations): input,
+// cache read, cache write and output tokens, -1 for a count it does not hold.
+func usageCounts(u *fastjson.Value) [4]int64 {
+	return [4]int64{
+		count(u.Get("input_tokens")), count(u.Get("cache_read_input_tokens")),
+		count(u.Get("cache_creation_input_tokens")), count(u.Get("output_tokens")),
+	}
 }
 
 // Interface guards.

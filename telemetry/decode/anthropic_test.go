@@ -51,6 +51,28 @@ func TestAnthropicEvents(t *testing.T) {
 			want:   xview{view: fresh()},
 		},
 		{
+			name:   "failed compaction",
+			reason: "a compaction that produced no summary (null content, only encrypted_content) generated nothing",
+			events: []ev{cs(`{"type":"compaction","content":null}`), cd(`{"type":"compaction_delta","content":null,"encrypted_content":"opaque"}`)},
+			kinds:  []Kind{Other, Other},
+			want:   xview{view: fresh()},
+		},
+		{
+			name:   "prefilled compaction",
+			reason: "a compaction block may open with its whole summary: generated before the answer, like thinking",
+			events: []ev{cs(`{"type":"compaction","content":"sum"}`)},
+			kinds:  []Kind{Reasoning},
+			want:   xview{view: view{Choices: 1, ReasoningEvents: 1, ReasoningText: "sum"}},
+		},
+		{
+			name:   "iterations without some counts",
+			reason: "each count is summed over the iterations that report it; one no iteration reports keeps its earlier value",
+			events: []ev{te("message_start", start), te("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5,"iterations":[{"type":"compaction","input_tokens":50,"output_tokens":7},{"type":"message","input_tokens":10,"output_tokens":5}]}}`)},
+			kinds:  []Kind{Other, Other},
+			want: xview{view: view{Model: "claude-x", HasUsage: true, FinishReason: "end_turn",
+				Usage: Usage{InputTokens: 165, OutputTokens: 12, ReasoningTokens: -1, CachedTokens: 100}}},
+		},
+		{
 			name:   "redacted thinking",
 			reason: "a redacted_thinking block arrives whole and encrypted: reasoning without text",
 			events: []ev{cs(`{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}`)},

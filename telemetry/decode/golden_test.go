@@ -22,6 +22,7 @@ var goldenStreams = []struct {
 	{"responses.txt", "/v1/responses", "text/event-stream", "a reasoning model: summary deltas, then text; usage only in response.completed"},
 	{"responses_tool.txt", "/v1/responses", "text/event-stream", "a function call cut by max_output_tokens: response.incomplete ends it"},
 	{"anthropic.txt", "/v1/messages", "text/event-stream", "thinking, text and a tool call; cumulative usage in message_delta; message_stop ends it"},
+	{"anthropic_compaction.txt", "/v1/messages", "text/event-stream", "a compaction block before the answer; usage.iterations counts the compaction pass"},
 	{"tgi.txt", "/generate_stream", "text/event-stream", "a TGI stream ending with a special EOS token and details; a keep-alive comment"},
 	{"tgi_length.txt", "/generate_stream", "text/event-stream", "a TGI stream cut by max_new_tokens: the final event is also the last token"},
 	{"native-api-chat.txt", "/api/chat", "application/x-ndjson", "the real Ollama /api/chat capture: 32 tokens, then the done line"},

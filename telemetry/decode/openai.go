@@ -20,8 +20,10 @@ var done = []byte("[DONE]")
 // tool-call function name or arguments (delta.tool_calls[].function, or the legacy
 // delta.function_call); it is Reasoning when its only generated text is delta.reasoning_content
 // or delta.reasoning (both spellings are in use: vLLM renamed the field, DeepSeek and SGLang
-// did not). Role-only deltas, finish-only chunks and usage-only chunks are Other; "[DONE]" is
-// Done; an error object is Error; anything that is not a JSON object is Malformed.
+// did not), or thinking content parts (Mistral's {"type":"thinking","thinking":[…]} in
+// delta.content, see parts). Role-only deltas, finish-only chunks and usage-only chunks are
+// Other; "[DONE]" is Done; an error object is Error (the model and usage a chunk carries beside
+// its error are still read); anything that is not a JSON object is Malformed.
 //
 // A tool call that so far carries only its function name counts as Content: OpenAI sends the
 // name (with empty arguments) in the first delta of a tool call, the name is generated output,
@@ -156,15 +158,18 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 			objV = x
 		}
 	})
+	// The model and usage of a chunk are read before its error: a gateway that ends a stream with
+	// an error chunk (OpenRouter's mid-stream error) sends the usage of what was generated in
+	// that same chunk, and losing it would leave the token counts to the tokenizer.
+	setModel(&d.res, modelV.GetStringBytes())
+	if u, ok := openAIUsage(usageV); ok {
+		d.res.Usage, d.res.HasUsage = u, true
+	}
 	if (errV != nil && errV.Type() != fastjson.TypeNull) || string(objV.GetStringBytes()) == "error" {
 		if typ, msg, ok := errorFields(v); ok {
 			d.res.ErrorType, d.res.ErrorMessage = typ, msg
 			return Error
 		}
-	}
-	setModel(&d.res, modelV.GetStringBytes())
-	if u, ok := openAIUsage(usageV); ok {
-		d.res.Usage, d.res.HasUsage = u, true
 	}
 	var content, reasoning bool
 	for _, c := range choicesV.GetArray() {
@@ -254,13 +259,7 @@ func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
 				content = true
 			}
 		case fastjson.TypeArray:
-			// Content parts ([{"type":"text","text":"…"}]), which a few servers return.
-			for _, p := range contentV.GetArray() {
-				if s := nonEmptyString(p.Get("text")); s != nil {
-					d.text(s)
-					content = true
-				}
-			}
+			content, reasoning = d.parts(contentV.GetArray())
 		}
 	}
 	if s := nonEmptyString(refusalV); s != nil {
@@ -281,8 +280,38 @@ func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
 		r = nonEmptyString(reasonAltV)
 	}
 	if r != nil {
-		d.res.ReasoningText, d.res.TextTruncated = d.capped(d.res.ReasoningText, r)
+		d.reasoning(r)
 		reasoning = true
+	}
+	return content, reasoning
+}
+
+// parts folds content sent as typed parts. A part with a "text" is content
+// ([{"type":"text","text":"…"}], which a few servers return). A "thinking" part is reasoning:
+// Mistral's reasoning models stream their thinking as
+// {"type":"thinking","thinking":[{"type":"text","text":"…"}]} (a ThinkChunk of text chunks) in
+// delta.content, before the answer arrives as plain content; its thinking is also accepted as a
+// plain string. Other part types (images, references) generate no text.
+func (d *openAI) parts(ps []*fastjson.Value) (content, reasoning bool) {
+	for _, p := range ps {
+		if string(p.GetStringBytes("type")) == "thinking" {
+			th := p.Get("thinking")
+			if s := nonEmptyString(th); s != nil {
+				d.reasoning(s)
+				reasoning = true
+			}
+			for _, t := range th.GetArray() {
+				if s := nonEmptyString(t.Get("text")); s != nil {
+					d.reasoning(s)
+					reasoning = true
+				}
+			}
+			continue
+		}
+		if s := nonEmptyString(p.Get("text")); s != nil {
+			d.text(s)
+			content = true
+		}
 	}
 	return content, reasoning
 }
@@ -311,6 +340,11 @@ func (d *openAI) function(f *fastjson.Value) bool {
 // text appends generated output text under the cap.
 func (d *openAI) text(s []byte) {
 	d.res.Text, d.res.TextTruncated = d.capped(d.res.Text, s)
+}
+
+// reasoning appends reasoning text under the cap.
+func (d *openAI) reasoning(s []byte) {
+	d.res.ReasoningText, d.res.TextTruncated = d.capped(d.res.ReasoningText, s)
 }
 
 // capped appends s to buf under the cap and returns the new TextTruncated, which stays set once

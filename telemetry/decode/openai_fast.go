@@ -753,7 +753,7 @@ func (d *openAI) commit(b []byte) Kind {
 			r = c.reason
 		}
 		if !r.empty() {
-			d.res.ReasoningText, d.res.TextTruncated = d.capped(d.res.ReasoningText, d.str(b, r))
+			d.reasoning(d.str(b, r))
 			reasoning = true
 		}
 		if !c.text.empty() {

@@ -44,6 +44,10 @@ var fastSeeds = []string{
 	`{"choices":[{"text":"a","index":0},{"text":"","index":1}]}`,
 	`{"choices":[{"index":1,"message":{"content":"body shape"}}]}`,
 	`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"part"}]}}]}`,
+	chunk(delta(0, `{"content":[{"type":"thinking","thinking":[{"type":"text","text":"hm"},{"type":"reference","reference_ids":[1]}]},{"type":"text","text":"a"}]}`, "null")),
+	chunk(delta(0, `{"content":[{"type":"thinking","thinking":"plain"},{"type":"thinking","thinking":[{"text":""}]},{"type":"thinking"}]}`, "null")),
+	`{"model":"m","error":{"code":"server_error","message":"gone"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`,
+	`{"object":"error","message":"m","usage":{"prompt_tokens":1,"completion_tokens":0}}`,
 	`{"error":{"message":"boom","type":"server_error"}}`,
 	`{"object":"error","message":"m","type":"BadRequestError","code":400}`,
 	`{"error":"plain"}`,
@@ -78,7 +82,7 @@ var fastSeeds = []string{
 // result. An input is a sequence of events, one per line; the cap byte varies the text cap so
 // that truncation is compared too.
 func FuzzChatFastVsFull(f *testing.F) {
-	for _, name := range []string{"chat.txt", "chat_sampled.txt", "completions.txt"} {
+	for _, name := range []string{"chat.txt", "chat_sampled.txt", "completions.txt", "mistral_thinking.txt", "openrouter_error.txt"} {
 		var all []byte
 		for _, e := range splitSSE(string(readTestdata(f, name))) {
 			f.Add([]byte(e.data), false, uint8(0))
@@ -152,6 +156,8 @@ func TestChatFastPathTaken(t *testing.T) {
 		{"repeated key", `{"model":"a","model":"b"}`, "fold's Visit and Get disagree on which wins", false},
 		{"escaped key", `{"mod\u0065l":"a"}`, "keys are compared raw", false},
 		{"content parts", chunk(delta(0, `{"content":[{"type":"text","text":"x"}]}`, "null")), "rare; fold reads them", false},
+		{"thinking parts", chunk(delta(0, `{"content":[{"type":"thinking","thinking":[{"type":"text","text":"x"}]}]}`, "null")), "Mistral's reasoning: fold reads it", false},
+		{"error with usage", `{"error":{"message":"gone"},"usage":{"prompt_tokens":1,"completion_tokens":2}}`, "errors are read by fold, usage with them", false},
 		{"message", `{"choices":[{"message":{"content":"x"}}]}`, "a body's shape: fold picks delta or message", false},
 		{"float index", `{"choices":[{"index":0.0,"delta":{"content":"x"}}]}`, "fastjson reads it best effort", false},
 		{"too many choices", `{"choices":[{},{},{},{},{}]}`, "more choices than the scanner records", false},

@@ -158,6 +158,9 @@ func Finalize(r *record.Record) {
 			}
 		}
 	}
+	if r.Model == "" {
+		r.Model = record.UnknownModel // one spelling on every surface
+	}
 	// The request body stays on the record for the sinks (the recorder writes payloads and
 	// hashes the prompt); the pipeline drops it once they have run.
 	if r.OutputTokensSource == record.SourceTokenizer && r.OutputTokens < 0 {

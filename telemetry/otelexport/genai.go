@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/llmtap/llmtap/telemetry/decode"
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // Instrument names, units and recommended bucket boundaries of the OpenTelemetry GenAI
@@ -50,7 +51,7 @@ const (
 	eventFirstToken    = "first_token"
 	defaultOperation   = "chat"
 	defaultProvider    = "_OTHER"
-	defaultModel       = "_unknown"
+	defaultModel       = record.UnknownModel
 )
 
 // Bucket boundaries the GenAI conventions recommend (ExplicitBucketBoundaries advisory).

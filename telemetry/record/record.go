@@ -40,22 +40,27 @@ const (
 	UsageSkippedCompressed = "skipped_compressed"
 	UsageUnfilteredEncoded = "unfiltered_encoded"
 )
+// UnknownModel is the model of a request for which neither the request nor the response
+// named one, in records and every label derived from them.
+const UnknownModel = "_unknown"
 
 // Record is everything measured about one request. Times are float milliseconds from t0, the
 // moment the handler first saw the request; a metric that does not apply (TTFT of a
 // non-streaming request, ITL with fewer than two output tokens) is null in JSON.
 type Record struct {
-	RequestID string    `json:"request_id"`
-	Class     string    `json:"class"`
-	Model     string    `json:"model"`
-	Path      string    `json:"path"`
-	API       string    `json:"api"`
-	Stream    bool      `json:"stream"`
-	Status    int       `json:"status"`
-	Error     string    `json:"error"`
-	ErrorMsg  string    `json:"error_message,omitempty"`
-	Finish    string    `json:"finish_reason,omitempty"`
-	Start     time.Time `json:"start"`
+	RequestID string `json:"request_id"`
+	Class     string `json:"class"`
+	// Model is the model the response named, else the one the request named, else
+	// UnknownModel: one spelling on every surface (records, summaries, metrics, exports).
+	Model    string    `json:"model"`
+	Path     string    `json:"path"`
+	API      string    `json:"api"`
+	Stream   bool      `json:"stream"`
+	Status   int       `json:"status"`
+	Error    string    `json:"error"`
+	ErrorMsg string    `json:"error_message,omitempty"`
+	Finish   string    `json:"finish_reason,omitempty"`
+	Start    time.Time `json:"start"`
 	// SessionID is the value of the header the recorder was told groups a conversation's
 	// turns (record's session_header), cut to 256 bytes; empty when none is configured.
 	SessionID string `json:"session_id,omitempty"`

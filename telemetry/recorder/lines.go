@@ -56,7 +56,7 @@ func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []by
 		b = append(b, `, "session_id": `...)
 		b = appendString(b, r.SessionID)
 	}
-	if r.Model != "" {
+	if r.Model != "" && r.Model != record.UnknownModel {
 		b = append(b, `, "model": `...)
 		b = appendString(b, r.Model)
 	}

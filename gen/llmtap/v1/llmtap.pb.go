@@ -1053,10 +1053,12 @@ type TimelineWindow struct {
 	Duration *durationpb.Duration   `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`
 	// Source says what the figures were computed from: "timeline" (the fixed windows of the
 	// llmtap app's timeline, figures placed where they happened) or "stats" (the aggregator's
-	// rolling window, where no timeline runs: percentiles and rates then span Span, not
-	// Duration, and there are no GPU or server figures).
+	// statistics, where no timeline runs: counts and rates are the change of its cumulative
+	// counts over the window, the first window's those of its rolling window, whose span the
+	// first window then has; percentiles span Span; there are no GPU or server figures).
 	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	// Span is the time the percentiles and rates of the series cover.
+	// Span is the time the percentiles of the series cover (and, from the timeline, its counts
+	// and rates: then Span equals Duration).
 	Span   *durationpb.Duration `protobuf:"bytes,5,opt,name=span,proto3" json:"span,omitempty"`
 	Series []*Series            `protobuf:"bytes,6,rep,name=series,proto3" json:"series,omitempty"`
 	// InFlight is the number of requests being measured at the window's end, all classes.
