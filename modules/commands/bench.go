@@ -213,8 +213,12 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 			errs = append(errs, err)
 		}
 	}
-	if *count < 0 || *duration < 0 || *warmup < 0 || *grace < 0 || *entries < 1 {
-		errs = append(errs, errors.New("--request-count, --benchmark-duration, --warmup-request-count and --benchmark-grace-period must not be negative, --num-dataset-entries must be positive"))
+	if *count < 0 || !(*duration >= 0) || math.IsInf(*duration, 0) || *warmup < 0 || *entries < 1 {
+		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
+	}
+	graceD, err := gracePeriod(*grace)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return 2, errors.Join(errs...)
@@ -265,9 +269,9 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	spec := &execSpec{
 		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
 		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
-		schedule: sched, grace: seconds(*grace), total: *count, build: build,
+		schedule: sched, grace: graceD, graceFrom: sched.Duration, total: *count, build: build,
 		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
-		info: runInfo{Seed: r.seed, CLICommand: "llmtap bench " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
+		info: newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
 	}
 	if *warmup > 0 {
 		w := sched
@@ -296,6 +300,18 @@ func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
 		return -1 // loadgen: timer only
 	}
 	return loadgen.DefaultSpinThreshold
+}
+
+// gracePeriod turns --benchmark-grace-period seconds into a Duration: "inf" (or anything past
+// the longest Duration) is an infinite grace, returned as -1; negative and NaN are errors.
+func gracePeriod(s float64) (time.Duration, error) {
+	switch {
+	case !(s >= 0):
+		return 0, fmt.Errorf("--benchmark-grace-period %v: want seconds ≥ 0, or inf", s)
+	case s*float64(time.Second) >= math.MaxInt64:
+		return -1, nil
+	}
+	return seconds(s), nil
 }
 
 // seconds converts flag seconds to a Duration.
