@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -61,11 +62,14 @@ type runInfo struct {
 
 // inputConfig is the part of AIPerf's UserConfig (aiperf/common/config/user_config.py at
 // aiperfCommit) a llmtap run has: AIPerf's tools read the model, endpoint type and concurrency
-// labels of a run from it.
+// labels of a run from it. Members AIPerf would reject are left out (its defaults apply): an
+// endpoint type it does not know (messages, ollama_chat: run_info.flags has llmtap's), a
+// gamma arrival pattern, a duration under its minimum of 1 s, and the request count of a
+// duration-based run or the grace period of a count-based one (its validators refuse either).
 type inputConfig struct {
 	Endpoint struct {
 		ModelNames []string `json:"model_names"`
-		Type       string   `json:"type"`
+		Type       string   `json:"type,omitempty"`
 		Streaming  bool     `json:"streaming"`
 		URL        string   `json:"url"`
 	} `json:"endpoint"`
@@ -75,10 +79,10 @@ type inputConfig struct {
 	Loadgen struct {
 		Concurrency              *int     `json:"concurrency"`
 		RequestRate              *float64 `json:"request_rate"`
-		RequestRateMode          string   `json:"request_rate_mode"`
+		RequestRateMode          string   `json:"request_rate_mode,omitempty"`
 		RequestCount             *int     `json:"request_count,omitempty"`
-		BenchmarkDuration        *float64 `json:"benchmark_duration"`
-		BenchmarkGracePeriod     float64  `json:"benchmark_grace_period"`
+		BenchmarkDuration        *float64 `json:"benchmark_duration,omitempty"`
+		BenchmarkGracePeriod     *float64 `json:"benchmark_grace_period,omitempty"`
 		WarmupRequestCount       int      `json:"warmup_request_count"`
 		RequestCancellationRate  float64  `json:"request_cancellation_rate"`
 		RequestCancellationDelay float64  `json:"request_cancellation_delay"`
@@ -102,27 +106,33 @@ func newRunInfo(fs *flag.FlagSet, cli, mode, dir string, seed uint64) runInfo {
 	num := func(name string) float64 { v, _ := strconv.ParseFloat(str(name), 64); return v }
 	in := &info.Input
 	in.Endpoint.ModelNames = []string{str("model")}
-	in.Endpoint.Type = str("endpoint-type")
+	switch t := str("endpoint-type"); t {
+	case workload.EndpointChat, workload.EndpointCompletions:
+		in.Endpoint.Type = t
+	}
 	in.Endpoint.Streaming = str("streaming") == "true"
 	in.Endpoint.URL = str("url")
 	in.Input.RandomSeed = seed
 	if c := int(num("concurrency")); c > 0 {
 		in.Loadgen.Concurrency = &c
+		in.Loadgen.RequestRateMode = "concurrency_burst"
 	}
-	in.Loadgen.RequestRateMode = "concurrency_burst"
 	if r := num("request-rate"); r > 0 {
 		in.Loadgen.RequestRate = &r
-		in.Loadgen.RequestRateMode = str("arrival-pattern")
+		in.Loadgen.RequestRateMode = ""
+		if p := str("arrival-pattern"); p == "constant" || p == "poisson" {
+			in.Loadgen.RequestRateMode = p
+		}
 	}
-	if n := int(num("request-count")); n > 0 {
-		in.Loadgen.RequestCount = &n
-	}
-	if d := num("benchmark-duration"); d > 0 {
+	if d := num("benchmark-duration"); d >= 1 {
 		in.Loadgen.BenchmarkDuration = &d
-	}
-	in.Loadgen.BenchmarkGracePeriod = num("benchmark-grace-period")
-	if math.IsInf(in.Loadgen.BenchmarkGracePeriod, 0) || math.IsNaN(in.Loadgen.BenchmarkGracePeriod) {
-		in.Loadgen.BenchmarkGracePeriod = math.MaxFloat64 // JSON has no infinity
+		g := num("benchmark-grace-period")
+		if math.IsInf(g, 0) || math.IsNaN(g) {
+			g = math.MaxFloat64 // JSON has no infinity
+		}
+		in.Loadgen.BenchmarkGracePeriod = &g
+	} else if n := int(num("request-count")); n > 0 {
+		in.Loadgen.RequestCount = &n
 	}
 	in.Loadgen.WarmupRequestCount = int(num("warmup-request-count"))
 	in.Loadgen.RequestCancellationRate = num("request-cancellation-rate")
