@@ -73,13 +73,17 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.streaming, "streaming", true, "ask for streamed responses (--streaming=false for unary)")
 	fs.BoolVar(&c.legacyMaxTokens, "use-legacy-max-tokens", false, "send the output length as max_tokens instead of max_completion_tokens")
 	fs.Var(&c.extra, "extra-inputs", "key:value merged into every body, typed as JSON (min_tokens:128, ignore_eos:true), or a JSON object (repeatable)")
-	fs.Uint64Var(&c.seed, "random-seed", 0, "seed of prompts, lengths, arrivals and cancellations (0 = a fixed default, 42)")
+	fs.Uint64Var(&c.seed, "random-seed", defaultSeed, "seed of prompts, lengths, arrivals and cancellations (every value is a seed, 0 included, as in AIPerf; unset: 42, where AIPerf draws one)")
 	fs.StringVar(&c.goodput, "goodput", "", "SLOs as metric:value pairs, e.g. 'time_to_first_token:100 inter_token_latency:5'")
 	fs.Float64Var(&c.cancelRate, "request-cancellation-rate", 0, "percentage (0-100) of requests to cancel")
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
 	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
 	fs.StringVar(&c.apiListen, "api-listen", "", "serve the Connect API on this address while running (127.0.0.1:PORT), for llmtap top --admin")
 }
+
+// defaultSeed is the seed when --random-seed is not given: a fixed one, so that two runs send
+// the same prompts (AIPerf draws a random seed instead; docs/metrics.md lists the deviation).
+const defaultSeed = 42
 
 // resolved is the validated common configuration.
 type resolved struct {
@@ -88,15 +92,14 @@ type resolved struct {
 	headers http.Header
 	slos    []stats.SLO
 	seed    uint64
+	// notes are said once on the console before the run: meanings that changed.
+	notes []string
 }
 
 func (c *clientFlags) resolve() (resolved, []error) {
 	var r resolved
 	var errs []error
 	r.seed = c.seed
-	if r.seed == 0 {
-		r.seed = 42
-	}
 	var extras []workload.Extra
 	for _, e := range c.extra {
 		ex, err := workload.ParseExtra(e)
@@ -141,6 +144,11 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	var err error
 	if r.slos, err = stats.ParseSLOs(c.goodput); err != nil {
 		errs = append(errs, err)
+	}
+	for _, slo := range r.slos {
+		if note := sloNote(slo); note != "" {
+			r.notes = append(r.notes, note)
+		}
 	}
 	if !(c.cancelRate >= 0 && c.cancelRate <= 100) {
 		errs = append(errs, fmt.Errorf("--request-cancellation-rate %v: want a percentage in [0, 100]", c.cancelRate))
@@ -223,6 +231,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if len(errs) > 0 {
 		return 2, errors.Join(errs...)
 	}
+	sayNotes(stderr, r.notes)
 	if *count == 0 && *duration == 0 {
 		*count = 10
 	}
@@ -282,6 +291,31 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		spec.warmup = &w
 	}
 	return executeMain(ctx, spec, stdout, hook)
+}
+
+// changedSLOs are the goodput metrics whose objective compared ≤ before llmtap followed AIPerf
+// (which compares ≥ for every metric where larger is better), with what else changed.
+var changedSLOs = map[string]string{
+	stats.TagOutputTokenCount: "; output_token_count no longer counts reasoning tokens (output_sequence_length does)",
+	stats.TagReasoningTokens:  "",
+	stats.TagInputSeqLength:   "",
+}
+
+// sloNote says how an objective's meaning changed, "" when it did not.
+func sloNote(s stats.SLO) string {
+	more, ok := changedSLOs[s.Metric]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("note: --goodput %s:%g now means %s (AIPerf's direction for a metric where larger is better; llmtap compared ≤ before)%s",
+		s.Metric, s.Threshold, s.String(), more)
+}
+
+// sayNotes prints each note once.
+func sayNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }
 
 // spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then

@@ -74,6 +74,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if len(errs) > 0 {
 		return 2, errors.Join(errs...)
 	}
+	sayNotes(stderr, r.notes)
 	reqs, info, err := trace.ReadSorted(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
 	if err != nil {
 		return 1, err
