@@ -1,0 +1,70 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// TestLoadAIPerfExample reads the files AIPerf itself wrote (its example artifacts, the older
+// layout: metadata.timestamp_ns, metric tags ttft/ttst, summary under records{}).
+func TestLoadAIPerfExample(t *testing.T) {
+	run, err := Load("testdata/aiperf-run1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.AIPerf || run.ExportedRequests != 89 || len(run.Records) != 40 || run.Skipped != 0 {
+		t.Fatalf("AIPerf %v, exported request_count %v, %d records, %d skipped (%v); want an AIPerf run, 89, 40, 0",
+			run.AIPerf, run.ExportedRequests, len(run.Records), run.Skipped, run.Warnings)
+	}
+	cancelled := 0
+	var r *record.Record
+	for _, rec := range run.Records {
+		if rec.Model != "openai/gpt-oss-20b" || rec.Class != record.ClassBench {
+			t.Fatalf("record of model %q class %q: want the summary's model and class bench", rec.Model, rec.Class)
+		}
+		if rec.Error == record.ErrCanceled && rec.Status == 499 {
+			cancelled++
+		}
+		if rec.RequestID == "1ed40a0d-e708-434d-bb8e-fb1b44cb8717" {
+			r = rec
+		}
+	}
+	if cancelled != 11 {
+		t.Errorf("%d cancelled records, want AIPerf's 11 (code 499)", cancelled)
+	}
+	if r == nil {
+		t.Fatal("request 1ed40a0d… not read")
+	}
+	// The line's own values: ttft 1680.543782 ms, OSL 193 = 61 output + 132 reasoning.
+	if r.TTFTMs == nil || *r.TTFTMs != 1680.543782 || r.OutputTokens != 193 || r.ReasoningTokens != 132 ||
+		r.InputTokens != 550 || r.RequestLatencyMs == nil || *r.RequestLatencyMs != 7936.968269 || len(r.InterChunkMs) == 0 {
+		t.Errorf("record %+v", r)
+	}
+}
+
+// TestLoadLlmtapRuns reads llmtap bench runs in the layout written before the exports followed
+// AIPerf's models (error as a class string) and after (error_class, error as AIPerf's object).
+func TestLoadLlmtapRuns(t *testing.T) {
+	for _, dir := range []string{"testdata/llmtap-before", "testdata/llmtap-aiperf-layout"} {
+		run, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := 0
+		for _, r := range run.Records {
+			if r.Error == record.ErrHTTP && r.Status == 500 {
+				failed++
+			} else if r.Error != "" || r.Model != "mock-model" {
+				t.Errorf("%s: record error %q model %q", dir, r.Error, r.Model)
+			}
+		}
+		if run.AIPerf || len(run.Records) != 6 || failed != 4 || run.Skipped != 0 {
+			t.Errorf("%s: AIPerf %v, %d records, %d HTTP 500s, %d skipped %v; want a llmtap run of 6 with 4",
+				dir, run.AIPerf, len(run.Records), failed, run.Skipped, run.Warnings)
+		}
+		if run.ExportedRequests != 2 {
+			t.Errorf("%s: exported request_count %v, want 2", dir, run.ExportedRequests)
+		}
+	}
+}
