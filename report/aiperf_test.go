@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -67,4 +70,31 @@ func TestLoadLlmtapRuns(t *testing.T) {
 			t.Errorf("%s: exported request_count %v, want 2", dir, run.ExportedRequests)
 		}
 	}
+}
+
+// FuzzParseRecordLine: any line is a record or a reason to skip it, never a panic, and a
+// record always has a start time and a class.
+func FuzzParseRecordLine(f *testing.F) {
+	for _, dir := range []string{"testdata/aiperf-run1", "testdata/llmtap-before", "testdata/llmtap-aiperf-layout"} {
+		b, err := os.ReadFile(filepath.Join(dir, "profile_export.jsonl"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for i, l := range bytes.Split(b, []byte("\n")) {
+			if i < 3 && len(l) < 4096 {
+				f.Add(l)
+			}
+		}
+	}
+	f.Add([]byte(`{"metadata":{"timestamp_ns":1,"credit_phase":"warmup"},"metrics":{}}`))
+	f.Add([]byte(`{"metadata":{"request_start_ns":5},"metrics":{"output_token_count":{"value":[1,2],"unit":"tokens"}},"error":{"code":-3}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, _, why := parseRecordLine(line, "m")
+		if r == nil {
+			return
+		}
+		if why != "" || r.Start.IsZero() || r.Class == "" {
+			t.Fatalf("record %+v with reason %q", r, why)
+		}
+	})
 }

@@ -186,41 +186,50 @@ type recordLine struct {
 func (run *Run) readRecords(file string) error {
 	run.Files = append(run.Files, file)
 	return eachLine(file, func(n int, line []byte) error {
-		l := recordLine{Record: new(record.Record)}
-		if err := json.Unmarshal(line, &l); err != nil {
-			run.skip(file, n, "not a record: "+err.Error())
+		r, aiperf, why := parseRecordLine(line, run.model)
+		if r == nil {
+			if why != "" {
+				run.skip(file, n, why)
+			}
 			return nil
 		}
-		r := l.Record
-		switch {
-		case !r.Start.IsZero():
-			// llmtap's record: the error class is error_class, or the error itself before.
-			if l.ErrorClass != nil {
-				r.Error = *l.ErrorClass
-			} else if len(l.Error) > 0 && l.Error[0] == '"' {
-				json.Unmarshal(l.Error, &r.Error)
-			}
-		default:
-			var a aiperfLine
-			if json.Unmarshal(line, &a) != nil || a.Metadata == nil {
-				run.skip(file, n, "record without a start time")
-				return nil
-			}
-			var why string
-			if r, why = a.toRecord(run.model); r == nil {
-				if why != "" {
-					run.skip(file, n, why)
-				}
-				return nil
-			}
-			run.AIPerf = true
-		}
-		if r.Class == "" {
-			r.Class = record.ClassLive
-		}
+		run.AIPerf = run.AIPerf || aiperf
 		run.Records = append(run.Records, r)
 		return nil
 	})
+}
+
+// parseRecordLine reads one line of a record file: a llmtap record (old or new layout) or a
+// line NVIDIA AIPerf wrote (its records get model model); aiperf says which. A nil record is
+// a line to skip, for the reason why ("" for one that is not a result, such as warmup).
+func parseRecordLine(line []byte, model string) (r *record.Record, aiperf bool, why string) {
+	l := recordLine{Record: new(record.Record)}
+	if err := json.Unmarshal(line, &l); err != nil {
+		return nil, false, "not a record: " + err.Error()
+	}
+	r = l.Record
+	switch {
+	case !r.Start.IsZero():
+		// llmtap's record: the error class is error_class, or the error itself before.
+		if l.ErrorClass != nil {
+			r.Error = *l.ErrorClass
+		} else if len(l.Error) > 0 && l.Error[0] == '"' {
+			json.Unmarshal(l.Error, &r.Error)
+		}
+	default:
+		var a aiperfLine
+		if json.Unmarshal(line, &a) != nil || a.Metadata == nil {
+			return nil, false, "record without a start time"
+		}
+		if r, why = a.toRecord(model); r == nil {
+			return nil, false, why
+		}
+		aiperf = true
+	}
+	if r.Class == "" {
+		r.Class = record.ClassLive
+	}
+	return r, aiperf, ""
 }
 
 // readTimeline reads the windows of a timeline file the proxy wrote beside its records

@@ -39,7 +39,8 @@ Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, 
 embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
 --use-legacy-max-tokens); force it with --extra-inputs min_tokens:N --extra-inputs ignore_eos:true.
 Results go to artifacts/<model>-<endpoint>-<mode><value>/: profile_export_aiperf.json and .csv,
-profile_export.jsonl (one line per request), with the generator's own schedule lag and CPU use.`,
+profile_export.jsonl (one line per request), in AIPerf's layout and with AIPerf's metric
+meanings (docs/metrics.md), with the generator's own schedule lag and CPU use.`,
 		runBench)
 }
 
@@ -176,7 +177,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
 	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
 	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
-	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration")
+	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
 	warmup := fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
 	isl := fs.Float64("isl", 550, "mean input tokens")
 	fs.Float64Var(isl, "synthetic-input-tokens-mean", 550, "alias of --isl")

@@ -52,7 +52,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	format := trace.FormatAuto
 	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
-	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the last request is sent")
+	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the trace's last request is due (inf: wait for all); requests still open then are left out of the results")
 	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
 		return 2, err
 	}
