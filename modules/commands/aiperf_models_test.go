@@ -33,7 +33,7 @@ import (
 // extra="allow" (AIPerfBaseModel, JsonExportData) and ignored where it does not (BaseConfig);
 // int fields take JSON integers only (stricter than pydantic's lax mode, which also takes 2.0).
 
-// jsonKind is a JSON value's pydantic-relevant type.
+// check validates one JSON value (decoded with UseNumber) as a pydantic type would.
 type check func(v any) error
 
 func isInt(v any) error {
@@ -115,6 +115,23 @@ func listOf(c check) check {
 	}
 }
 
+// dictOf is dict[str, T].
+func dictOf(c check) check {
+	return func(v any) error {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%v is not an object", v)
+		}
+		var errs []error
+		for k, e := range obj {
+			if err := c(e); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", k, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+}
+
 func atLeast(c check, min float64, strict bool) check {
 	return func(v any) error {
 		if err := c(v); err != nil {
@@ -135,11 +152,10 @@ type field struct {
 	c        check
 }
 
-// model is a pydantic model: its fields, and whether extra members are allowed.
+// model is a pydantic model: its fields. Extra members are never refused (see check).
 type model struct {
 	name   string
 	fields []field
-	extra  bool
 }
 
 func (m model) check(v any) error {
@@ -148,9 +164,7 @@ func (m model) check(v any) error {
 		return fmt.Errorf("%s: %v is not an object", m.name, v)
 	}
 	var errs []error
-	known := map[string]bool{}
 	for _, f := range m.fields {
-		known[f.name] = true
 		val, present := obj[f.name]
 		if !present {
 			if f.required {
@@ -162,9 +176,8 @@ func (m model) check(v any) error {
 			errs = append(errs, fmt.Errorf("%s.%s: %w", m.name, f.name, err))
 		}
 	}
-	if !m.extra {
-		_ = known // extra="ignore" (pydantic's default): unknown members are dropped, not refused
-	}
+	// Unknown members pass either way: extra="allow" keeps them, extra="ignore" (pydantic's
+	// default, BaseConfig's) drops them; neither refuses them.
 	return errors.Join(errs...)
 }
 
@@ -172,17 +185,17 @@ func (m model) c() check { return m.check }
 
 var (
 	// error_models.py, both commits.
-	errorDetailsModel = model{name: "ErrorDetails", extra: true, fields: []field{
+	errorDetailsModel = model{name: "ErrorDetails", fields: []field{
 		{"code", false, nullable(isInt)},
 		{"type", false, nullable(isStr)},
 		{"message", true, isStr},
 	}}
-	errorDetailsCount = model{name: "ErrorDetailsCount", extra: true, fields: []field{
+	errorDetailsCount = model{name: "ErrorDetailsCount", fields: []field{
 		{"error_details", true, errorDetailsModel.c()},
 		{"count", true, isInt},
 	}}
 	// record_models.py MetricValue: value int | float | list[float] | list[int].
-	metricValue = model{name: "MetricValue", extra: true, fields: []field{
+	metricValue = model{name: "MetricValue", fields: []field{
 		{"value", true, func(v any) error {
 			if _, ok := v.([]any); ok {
 				return listOf(isNumber)(v)
@@ -194,7 +207,7 @@ var (
 	creditPhase = oneOf("warmup", "profiling")
 
 	// record_models.py MetricRecordMetadata at aiperfCommit.
-	recordMetadata = model{name: "MetricRecordMetadata", extra: true, fields: []field{
+	recordMetadata = model{name: "MetricRecordMetadata", fields: []field{
 		{"session_num", true, isInt},
 		{"x_request_id", false, nullable(isStr)},
 		{"x_correlation_id", false, nullable(isStr)},
@@ -210,7 +223,7 @@ var (
 		{"cancellation_time_ns", false, nullable(isInt)},
 	}}
 	// record_models.py MetricRecordMetadata at 7c31f579 (the example artifacts).
-	recordMetadataOld = model{name: "MetricRecordMetadata@7c31f579", extra: true, fields: []field{
+	recordMetadataOld = model{name: "MetricRecordMetadata@7c31f579", fields: []field{
 		{"x_request_id", false, nullable(isStr)},
 		{"x_correlation_id", false, nullable(isStr)},
 		{"conversation_id", false, nullable(isStr)},
@@ -220,21 +233,9 @@ var (
 		{"record_processor_id", true, isStr},
 		{"credit_phase", true, creditPhase},
 	}}
-	metricsDict = func(v any) error {
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return fmt.Errorf("%v is not an object", v)
-		}
-		var errs []error
-		for k, mv := range obj {
-			if err := metricValue.check(mv); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", k, err))
-			}
-		}
-		return errors.Join(errs...)
-	}
-	recordInfo = func(meta model) model {
-		return model{name: "MetricRecordInfo", extra: true, fields: []field{
+	metricsDict = dictOf(metricValue.c())
+	recordInfo  = func(meta model) model {
+		return model{name: "MetricRecordInfo", fields: []field{
 			{"metadata", true, meta.c()},
 			{"metrics", true, metricsDict},
 			{"error", false, nullable(errorDetailsModel.c())},
@@ -242,13 +243,13 @@ var (
 	}
 
 	// export_models.py JsonMetricResult at aiperfCommit.
-	jsonMetricResult = model{name: "JsonMetricResult", extra: true, fields: append([]field{
+	jsonMetricResult = model{name: "JsonMetricResult", fields: append([]field{
 		{"unit", true, isStr},
 		{"min", false, nullable(isNumber)},
 		{"max", false, nullable(isNumber)},
 	}, statFields("avg", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std")...)}
 	// record_models.py MetricResult at 7c31f579.
-	metricResultOld = model{name: "MetricResult@7c31f579", extra: true, fields: append([]field{
+	metricResultOld = model{name: "MetricResult@7c31f579", fields: append([]field{
 		{"tag", true, isStr},
 		{"unit", true, isStr},
 		{"header", true, isStr},
@@ -312,19 +313,7 @@ var (
 	}
 	// JsonExportData at 7c31f579 (json_exporter.py): metrics under records{}.
 	jsonExportDataOld = model{name: "JsonExportData@7c31f579", fields: append([]field{
-		{"records", false, nullable(func(v any) error {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return fmt.Errorf("%v is not an object", v)
-			}
-			var errs []error
-			for k, r := range obj {
-				if err := metricResultOld.check(r); err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", k, err))
-				}
-			}
-			return errors.Join(errs...)
-		})},
+		{"records", false, nullable(dictOf(metricResultOld.c()))},
 	}, jsonExportDataFields...)}
 )
 
@@ -350,7 +339,7 @@ var aiperfJSONTags = []string{
 // jsonExportData is JsonExportData at aiperfCommit; extra members are allowed (its
 // model_config says extra="allow"), so llmtap's additions pass.
 var jsonExportData = func() model {
-	m := model{name: "JsonExportData", extra: true, fields: slices.Clone(jsonExportDataFields)}
+	m := model{name: "JsonExportData", fields: slices.Clone(jsonExportDataFields)}
 	for _, tag := range aiperfJSONTags {
 		m.fields = append(m.fields, field{tag, false, nullable(jsonMetricResult.c())})
 	}
