@@ -189,7 +189,6 @@ func (e exportSummary) summaryMembers() []jsonMember {
 		jsonMember{"start_time", aiperfTime(e.Start)},
 		jsonMember{"end_time", aiperfTime(e.End)},
 		// llmtap's additions.
-		jsonMember{"llmtap_version", 1},
 		jsonMember{"aiperf_commit", aiperfCommit},
 		jsonMember{"model", g.Key.Model},
 		jsonMember{"class", g.Key.Class},
