@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,4 +98,52 @@ func FuzzParseRecordLine(f *testing.F) {
 			t.Fatalf("record %+v with reason %q", r, why)
 		}
 	})
+}
+
+// TestLoadAIPerfCurrentLayout reads lines in the layout of the AIPerf commit the exports follow
+// (metadata.request_start_ns, benchmark_phase; time_to_first_token; error objects), with the
+// summary's metrics as top-level members: llmtap's bench lines stripped to AIPerf's members.
+func TestLoadAIPerfCurrentLayout(t *testing.T) {
+	src := "testdata/llmtap-aiperf-layout"
+	b, err := os.ReadFile(filepath.Join(src, "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var out bytes.Buffer
+	lines := 0
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var full map[string]json.RawMessage
+		if err := json.Unmarshal(l, &full); err != nil {
+			t.Fatal(err)
+		}
+		only, _ := json.Marshal(map[string]json.RawMessage{"metadata": full["metadata"], "metrics": full["metrics"], "error": full["error"]})
+		out.Write(append(only, '\n'))
+		lines++
+	}
+	os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), out.Bytes(), 0o600)
+	sum, _ := os.ReadFile(filepath.Join(src, "profile_export_aiperf.json"))
+	os.WriteFile(filepath.Join(dir, "profile_export_aiperf.json"), sum, 0o600)
+
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !run.AIPerf || len(run.Records) != lines || run.ExportedRequests != 2 {
+		t.Fatalf("AIPerf %v, %d records of %d lines, exported request_count %v", run.AIPerf, len(run.Records), lines, run.ExportedRequests)
+	}
+	ok, failed := 0, 0
+	for _, r := range run.Records {
+		switch {
+		case r.Error == record.ErrHTTP && r.Status == 500:
+			failed++
+		case r.Error == "" && r.TTFTMs != nil && r.OutputTokens == 4 && r.ReasoningTokens == 2 && r.Model == "mock-model":
+			ok++
+		default:
+			t.Errorf("record %+v", r)
+		}
+	}
+	if ok != 2 || failed != 4 {
+		t.Errorf("%d valid and %d failed records, want 2 and 4", ok, failed)
+	}
 }
