@@ -513,10 +513,6 @@ func TestAIPerfModelsAcceptAIPerfsOwnFiles(t *testing.T) {
 // line of profile_export.jsonl, the summary and the CSV against the port of AIPerf's models at
 // aiperfCommit, and the labels AIPerf's tools read.
 func TestBenchExportsPassAIPerfModels(t *testing.T) {
-	cfg := fastMock()
-	cfg.Reasoning = 3
-	cfg.ErrorRate = 0.2
-	_, url := startMock(t, cfg)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -525,6 +521,12 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 		{"count", []string{"--request-rate", "200", "--request-count", "12", "--streaming=false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A mock of its own: request k fails by the draw PCG(seed, k), so which of the run's
+			// requests fail does not depend on what another run sent first.
+			cfg := fastMock()
+			cfg.Reasoning = 3
+			cfg.ErrorRate = 0.4
+			_, url := startMock(t, cfg)
 			dir := t.TempDir()
 			args := append([]string{"--url", url, "--model", "mock-model", "--isl", "20", "--osl", "8",
 				"--extra-inputs", "ignore_eos:true", "--artifact-dir", dir}, tc.args...)
