@@ -206,7 +206,7 @@ func seriesOf(s *stats.Summary) ([]*llmtapv1.Series, time.Duration) {
 			}
 			se.ErrorsByClass[c] += n
 		}
-		se.OutputTokens += g.Scalars[stats.TagTotalOutputTokens].Value
+		se.OutputTokens += g.Scalars[stats.TagTotalOSL].Value
 		se.InputTokens += g.Scalars[stats.TagTotalISL].Value
 		pick(&se.TtftMs, g.Metrics, stats.TagTTFT)
 		pick(&se.ItlMs, g.Metrics, stats.TagITL)

@@ -36,6 +36,13 @@ type Run struct {
 	Warnings []string
 	// Timeline holds the windows with GPU figures of the timeline files the run wrote, if any.
 	Timeline []timeline.Window
+	// AIPerf is set when the run's records were written by NVIDIA AIPerf; ExportedRequests is
+	// then the request_count of its profile_export_aiperf.json (-1 without one), which the
+	// records read must match.
+	AIPerf           bool
+	ExportedRequests float64
+
+	model string // the model an AIPerf summary beside the records names
 }
 
 // recordFiles reports whether a file name is one of the record files llmtap writes: the
@@ -59,8 +66,19 @@ func Load(path string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Name: filepath.Base(filepath.Clean(path))}
+	run := &Run{Name: filepath.Base(filepath.Clean(path)), ExportedRequests: -1}
 	var recs, tls []string
+	dir := path
+	if !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	model, requests, ok, err := readAIPerfSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		run.model, run.ExportedRequests = model, requests
+	}
 	if st.IsDir() {
 		entries, err := os.ReadDir(path)
 		if err != nil {
@@ -156,24 +174,62 @@ func (run *Run) skip(file string, n int, why string) {
 	}
 }
 
+// recordLine is a line of a record file: a llmtap record (the proxy's, or a bench export line,
+// which adds AIPerf's members and writes the record's error class as error_class, its error as
+// AIPerf's object), or a line NVIDIA AIPerf wrote.
+type recordLine struct {
+	*record.Record
+	Error      json.RawMessage `json:"error"` // a class (llmtap before AIPerf's layout), AIPerf's object, or null
+	ErrorClass *string         `json:"error_class"`
+}
+
 func (run *Run) readRecords(file string) error {
 	run.Files = append(run.Files, file)
 	return eachLine(file, func(n int, line []byte) error {
-		r := new(record.Record)
-		if err := json.Unmarshal(line, r); err != nil {
-			run.skip(file, n, "not a record: "+err.Error())
+		r, aiperf, why := parseRecordLine(line, run.model)
+		if r == nil {
+			if why != "" {
+				run.skip(file, n, why)
+			}
 			return nil
 		}
-		if r.Start.IsZero() {
-			run.skip(file, n, "record without a start time")
-			return nil
-		}
-		if r.Class == "" {
-			r.Class = record.ClassLive
-		}
+		run.AIPerf = run.AIPerf || aiperf
 		run.Records = append(run.Records, r)
 		return nil
 	})
+}
+
+// parseRecordLine reads one line of a record file: a llmtap record (old or new layout) or a
+// line NVIDIA AIPerf wrote (its records get model model); aiperf says which. A nil record is
+// a line to skip, for the reason why ("" for one that is not a result, such as warmup).
+func parseRecordLine(line []byte, model string) (r *record.Record, aiperf bool, why string) {
+	l := recordLine{Record: new(record.Record)}
+	if err := json.Unmarshal(line, &l); err != nil {
+		return nil, false, "not a record: " + err.Error()
+	}
+	r = l.Record
+	switch {
+	case !r.Start.IsZero():
+		// llmtap's record: the error class is error_class, or the error itself before.
+		if l.ErrorClass != nil {
+			r.Error = *l.ErrorClass
+		} else if len(l.Error) > 0 && l.Error[0] == '"' {
+			json.Unmarshal(l.Error, &r.Error)
+		}
+	default:
+		var a aiperfLine
+		if json.Unmarshal(line, &a) != nil || a.Metadata == nil {
+			return nil, false, "record without a start time"
+		}
+		if r, why = a.toRecord(model); r == nil {
+			return nil, false, why
+		}
+		aiperf = true
+	}
+	if r.Class == "" {
+		r.Class = record.ClassLive
+	}
+	return r, aiperf, ""
 }
 
 // readTimeline reads the windows of a timeline file the proxy wrote beside its records

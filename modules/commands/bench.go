@@ -39,7 +39,8 @@ Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, 
 embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
 --use-legacy-max-tokens); force it with --extra-inputs min_tokens:N --extra-inputs ignore_eos:true.
 Results go to artifacts/<model>-<endpoint>-<mode><value>/: profile_export_aiperf.json and .csv,
-profile_export.jsonl (one line per request), with the generator's own schedule lag and CPU use.`,
+profile_export.jsonl (one line per request), in AIPerf's layout and with AIPerf's metric
+meanings (docs/metrics.md), with the generator's own schedule lag and CPU use.`,
 		runBench)
 }
 
@@ -73,13 +74,17 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.streaming, "streaming", true, "ask for streamed responses (--streaming=false for unary)")
 	fs.BoolVar(&c.legacyMaxTokens, "use-legacy-max-tokens", false, "send the output length as max_tokens instead of max_completion_tokens")
 	fs.Var(&c.extra, "extra-inputs", "key:value merged into every body, typed as JSON (min_tokens:128, ignore_eos:true), or a JSON object (repeatable)")
-	fs.Uint64Var(&c.seed, "random-seed", 0, "seed of prompts, lengths, arrivals and cancellations (0 = a fixed default, 42)")
+	fs.Uint64Var(&c.seed, "random-seed", defaultSeed, "seed of prompts, lengths, arrivals and cancellations (every value is a seed, 0 included, as in AIPerf; unset: 42, where AIPerf draws one)")
 	fs.StringVar(&c.goodput, "goodput", "", "SLOs as metric:value pairs, e.g. 'time_to_first_token:100 inter_token_latency:5'")
 	fs.Float64Var(&c.cancelRate, "request-cancellation-rate", 0, "percentage (0-100) of requests to cancel")
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
 	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
 	fs.StringVar(&c.apiListen, "api-listen", "", "serve the Connect API on this address while running (127.0.0.1:PORT), for llmtap top --admin")
 }
+
+// defaultSeed is the seed when --random-seed is not given: a fixed one, so that two runs send
+// the same prompts (AIPerf draws a random seed instead; docs/metrics.md lists the deviation).
+const defaultSeed = 42
 
 // resolved is the validated common configuration.
 type resolved struct {
@@ -88,15 +93,14 @@ type resolved struct {
 	headers http.Header
 	slos    []stats.SLO
 	seed    uint64
+	// notes are said once on the console before the run: meanings that changed.
+	notes []string
 }
 
 func (c *clientFlags) resolve() (resolved, []error) {
 	var r resolved
 	var errs []error
 	r.seed = c.seed
-	if r.seed == 0 {
-		r.seed = 42
-	}
 	var extras []workload.Extra
 	for _, e := range c.extra {
 		ex, err := workload.ParseExtra(e)
@@ -142,6 +146,11 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	if r.slos, err = stats.ParseSLOs(c.goodput); err != nil {
 		errs = append(errs, err)
 	}
+	for _, slo := range r.slos {
+		if note := sloNote(slo); note != "" {
+			r.notes = append(r.notes, note)
+		}
+	}
 	if !(c.cancelRate >= 0 && c.cancelRate <= 100) {
 		errs = append(errs, fmt.Errorf("--request-cancellation-rate %v: want a percentage in [0, 100]", c.cancelRate))
 	}
@@ -168,7 +177,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
 	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
 	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
-	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration")
+	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
 	warmup := fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
 	isl := fs.Float64("isl", 550, "mean input tokens")
 	fs.Float64Var(isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
@@ -213,12 +222,17 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 			errs = append(errs, err)
 		}
 	}
-	if *count < 0 || *duration < 0 || *warmup < 0 || *grace < 0 || *entries < 1 {
-		errs = append(errs, errors.New("--request-count, --benchmark-duration, --warmup-request-count and --benchmark-grace-period must not be negative, --num-dataset-entries must be positive"))
+	if *count < 0 || !(*duration >= 0) || math.IsInf(*duration, 0) || *warmup < 0 || *entries < 1 {
+		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
+	}
+	graceD, err := gracePeriod(*grace)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return 2, errors.Join(errs...)
 	}
+	sayNotes(stderr, r.notes)
 	if *count == 0 && *duration == 0 {
 		*count = 10
 	}
@@ -265,9 +279,9 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	spec := &execSpec{
 		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
 		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
-		schedule: sched, grace: seconds(*grace), total: *count, build: build,
+		schedule: sched, grace: graceD, graceFrom: sched.Duration, total: *count, build: build,
 		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
-		info: runInfo{Seed: r.seed, CLICommand: "llmtap bench " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
+		info: newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
 	}
 	if *warmup > 0 {
 		w := sched
@@ -278,6 +292,31 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		spec.warmup = &w
 	}
 	return executeMain(ctx, spec, stdout, hook)
+}
+
+// changedSLOs are the goodput metrics whose objective compared ≤ before llmtap followed AIPerf
+// (which compares ≥ for every metric where larger is better), with what else changed.
+var changedSLOs = map[string]string{
+	stats.TagOutputTokenCount: "; output_token_count no longer counts reasoning tokens (output_sequence_length does)",
+	stats.TagReasoningTokens:  "",
+	stats.TagInputSeqLength:   "",
+}
+
+// sloNote says how an objective's meaning changed, "" when it did not.
+func sloNote(s stats.SLO) string {
+	more, ok := changedSLOs[s.Metric]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("note: --goodput %s:%g now means %s (AIPerf's direction for a metric where larger is better; llmtap compared ≤ before)%s",
+		s.Metric, s.Threshold, s.String(), more)
+}
+
+// sayNotes prints each note once.
+func sayNotes(w io.Writer, notes []string) {
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 }
 
 // spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then
@@ -296,6 +335,18 @@ func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
 		return -1 // loadgen: timer only
 	}
 	return loadgen.DefaultSpinThreshold
+}
+
+// gracePeriod turns --benchmark-grace-period seconds into a Duration: "inf" (or anything past
+// the longest Duration) is an infinite grace, returned as -1; negative and NaN are errors.
+func gracePeriod(s float64) (time.Duration, error) {
+	switch {
+	case !(s >= 0):
+		return 0, fmt.Errorf("--benchmark-grace-period %v: want seconds ≥ 0, or inf", s)
+	case s*float64(time.Second) >= math.MaxInt64:
+		return -1, nil
+	}
+	return seconds(s), nil
 }
 
 // seconds converts flag seconds to a Duration.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -19,54 +20,98 @@ import (
 // self-check: a request sent more than this after its intended time.
 const lateThreshold = time.Millisecond
 
-// exportLine is one line of profile_export.jsonl: the per-request record exactly as the proxy
-// writes it, plus what only the load generator knows (the schedule) and AIPerf's metadata
-// object, so scripts written for either tool read it.
+// exportLine is one line of profile_export.jsonl: AIPerf's MetricRecordInfo (metadata,
+// metrics, error; see aiperf.go for the commit it follows), with the per-request record exactly
+// as the proxy writes it and what only the load generator knows (the schedule) as extra
+// members, which AIPerf's models allow. The record's own "error" (its error class) is written
+// as error_class: AIPerf's error member is an object or null.
 type exportLine struct {
 	*record.Record
-	N                  int          `json:"n"`
-	SessionID          string       `json:"session_id,omitempty"`
-	Intended           time.Time    `json:"intended"`
-	ScheduleLagMs      float64      `json:"schedule_lag_ms"`
-	QueueWaitMs        float64      `json:"queue_wait_ms"`
-	EffectiveLatencyMs float64      `json:"effective_latency_ms"`
-	WasCancelled       bool         `json:"was_cancelled"`
-	SendError          string       `json:"send_error,omitempty"`
-	Metadata           exportMeta   `json:"metadata"`
-	Metrics            exportMetric `json:"metrics"`
+	N                  int           `json:"n"`
+	SessionID          string        `json:"session_id,omitempty"`
+	Intended           time.Time     `json:"intended"`
+	ScheduleLagMs      float64       `json:"schedule_lag_ms"`
+	QueueWaitMs        float64       `json:"queue_wait_ms"`
+	EffectiveLatencyMs float64       `json:"effective_latency_ms"`
+	WasCancelled       bool          `json:"was_cancelled"`
+	SendError          string        `json:"send_error,omitempty"`
+	ErrorClass         string        `json:"error_class"`
+	Error              *errorDetails `json:"error"`
+	Metadata           exportMeta    `json:"metadata"`
+	Metrics            exportMetric  `json:"metrics"`
 }
 
-// exportMeta is AIPerf's per-request metadata, for the fields llmtap has.
+// exportMeta is AIPerf's MetricRecordMetadata. Every member it requires is written; the ids
+// AIPerf's distributed workers have are llmtap's one process ("llmtap").
 type exportMeta struct {
-	XRequestID     string `json:"x_request_id"`
-	XCorrelationID string `json:"x_correlation_id,omitempty"`
-	RequestStartNs int64  `json:"request_start_ns"`
-	RequestEndNs   int64  `json:"request_end_ns"`
-	BenchmarkPhase string `json:"benchmark_phase"`
-	WasCancelled   bool   `json:"was_cancelled"`
+	SessionNum         int     `json:"session_num"`
+	XRequestID         string  `json:"x_request_id"`
+	XCorrelationID     *string `json:"x_correlation_id"`
+	ConversationID     *string `json:"conversation_id"`
+	TurnIndex          *int    `json:"turn_index"`
+	RequestStartNs     int64   `json:"request_start_ns"`
+	RequestAckNs       *int64  `json:"request_ack_ns"`
+	RequestEndNs       int64   `json:"request_end_ns"`
+	WorkerID           string  `json:"worker_id"`
+	RecordProcessorID  string  `json:"record_processor_id"`
+	BenchmarkPhase     string  `json:"benchmark_phase"`
+	WasCancelled       bool    `json:"was_cancelled"`
+	CancellationTimeNs *int64  `json:"cancellation_time_ns"`
 }
 
-// valueUnit is AIPerf's {value, unit} of one per-request metric.
+// llmtapWorker is the worker_id and record_processor_id of every line: one process sent,
+// measured and recorded every request.
+const llmtapWorker = "llmtap"
+
+// valueUnit is AIPerf's MetricValue {value, unit} of one per-request metric.
 type valueUnit struct {
 	Value float64 `json:"value"`
 	Unit  string  `json:"unit"`
 }
 
+// nsUnit is a MetricValue holding a wall-clock timestamp in ns, an integer too large for a
+// float64 to keep exactly.
+type nsUnit struct {
+	Value int64  `json:"value"`
+	Unit  string `json:"unit"`
+}
+
+// listUnit is a MetricValue holding a list (inter_chunk_latency).
+type listUnit struct {
+	Value []float64 `json:"value"`
+	Unit  string    `json:"unit"`
+}
+
 // exportMetric is AIPerf's per-request metrics object: the record's figures under AIPerf's
-// tags, absent where they do not apply. A struct rather than a map (one fewer map to build and
-// sort per line); the fields are in the tags' alphabetical order, the order encoding/json
-// writes a map in, so the line is the same either way.
+// tags, absent where they do not apply (a failed request has only error_request_count), the
+// values stats.Each gives, so they are the summary's. A struct rather than a map (one fewer
+// map to build and sort per line); the fields are in the tags' alphabetical order, the order
+// encoding/json writes a map in, so the line is the same either way.
 type exportMetric struct {
-	EffectiveLatency    *valueUnit   `json:"effective_latency,omitempty"`
-	InputSequenceLength *valueUnit   `json:"input_sequence_length,omitempty"`
-	InterTokenLatency   *valueUnit   `json:"inter_token_latency,omitempty"`
-	OutputTokenCount    *valueUnit   `json:"output_token_count,omitempty"`
-	PerUserThroughput   *valueUnit   `json:"output_token_throughput_per_user,omitempty"`
-	RequestLatency      *valueUnit   `json:"request_latency,omitempty"`
-	TimeToFirstToken    *valueUnit   `json:"time_to_first_token,omitempty"`
-	TimeToSecondToken   *valueUnit   `json:"time_to_second_token,omitempty"`
-	values              [8]valueUnit // backing store, so that a line allocates its metrics once
-	used                int
+	DecodeDuration       *valueUnit `json:"decode_duration,omitempty"`
+	E2EThroughput        *valueUnit `json:"e2e_output_token_throughput,omitempty"`
+	EffectiveLatency     *valueUnit `json:"effective_latency,omitempty"`
+	ErrorRequestCount    *valueUnit `json:"error_request_count,omitempty"`
+	InputSequenceLength  *valueUnit `json:"input_sequence_length,omitempty"`
+	InterChunkLatency    *listUnit  `json:"inter_chunk_latency,omitempty"`
+	InterTokenLatency    *valueUnit `json:"inter_token_latency,omitempty"`
+	MaxResponseTimestamp *nsUnit    `json:"max_response_timestamp,omitempty"`
+	MinRequestTimestamp  *nsUnit    `json:"min_request_timestamp,omitempty"`
+	OutputSequenceLength *valueUnit `json:"output_sequence_length,omitempty"`
+	OutputTokenCount     *valueUnit `json:"output_token_count,omitempty"`
+	PerUserThroughput    *valueUnit `json:"output_token_throughput_per_user,omitempty"`
+	PrefillPerUser       *valueUnit `json:"prefill_throughput_per_user,omitempty"`
+	ReasoningTokenCount  *valueUnit `json:"reasoning_token_count,omitempty"`
+	RequestCount         *valueUnit `json:"request_count,omitempty"`
+	RequestLatency       *valueUnit `json:"request_latency,omitempty"`
+	TimeToFirstOutput    *valueUnit `json:"time_to_first_output_token,omitempty"`
+	TimeToFirstToken     *valueUnit `json:"time_to_first_token,omitempty"`
+	TimeToSecondToken    *valueUnit `json:"time_to_second_token,omitempty"`
+
+	values [16]valueUnit // backing store, so that a line allocates its metrics once
+	used   int
+	ns     [2]nsUnit
+	icl    listUnit
 }
 
 func (m *exportMetric) put(v float64, unit string) *valueUnit {
@@ -76,26 +121,55 @@ func (m *exportMetric) put(v float64, unit string) *valueUnit {
 	return p
 }
 
-// fill sets the metrics of record r, whose effective latency is effectiveMs.
-func (m *exportMetric) fill(r *record.Record, effectiveMs float64) {
-	ms := func(p *float64) *valueUnit {
-		if p == nil {
-			return nil
-		}
-		return m.put(*p, "ms")
-	}
-	m.TimeToFirstToken = ms(r.TTFTMs)
-	m.TimeToSecondToken = ms(r.TTSTMs)
-	m.RequestLatency = ms(r.RequestLatencyMs)
-	m.InterTokenLatency = ms(r.ITLMs)
-	if r.OK() {
-		m.OutputTokenCount = m.put(float64(r.OutputTokens), "tokens")
-		m.InputSequenceLength = m.put(float64(r.InputTokens), "tokens")
-		if r.ITLMs != nil && *r.ITLMs > 0 {
-			m.PerUserThroughput = m.put(1000 / *r.ITLMs, "tokens/sec/user")
-		}
-	}
+// fill sets the metrics of record r, whose effective latency is effectiveMs, for a request
+// that started at startNs and ended at endNs (wall clock).
+func (m *exportMetric) fill(r *record.Record, effectiveMs float64, startNs, endNs int64) {
 	m.EffectiveLatency = m.put(effectiveMs, "ms")
+	if !r.OK() {
+		m.ErrorRequestCount = m.put(1, "requests")
+		return
+	}
+	m.RequestCount = m.put(1, "requests")
+	m.ns = [2]nsUnit{{startNs, "ns"}, {endNs, "ns"}}
+	m.MinRequestTimestamp, m.MaxResponseTimestamp = &m.ns[0], &m.ns[1]
+	if len(r.InterChunkMs) > 0 {
+		m.icl = listUnit{r.InterChunkMs, "ms"}
+		m.InterChunkLatency = &m.icl
+	}
+	stats.Each(r, func(tag, unit string, v float64) {
+		var f **valueUnit
+		switch tag {
+		case stats.TagTTFT:
+			f = &m.TimeToFirstToken
+		case stats.TagTTST:
+			f = &m.TimeToSecondToken
+		case stats.TagTTFO:
+			f = &m.TimeToFirstOutput
+		case stats.TagRequestLatency:
+			f = &m.RequestLatency
+		case stats.TagDecodeDuration:
+			f = &m.DecodeDuration
+		case stats.TagITL:
+			f = &m.InterTokenLatency
+		case stats.TagPerUserThroughput:
+			f = &m.PerUserThroughput
+		case stats.TagPrefillPerUser:
+			f = &m.PrefillPerUser
+		case stats.TagE2EThroughput:
+			f = &m.E2EThroughput
+		case stats.TagOutputTokenCount:
+			f = &m.OutputTokenCount
+		case stats.TagReasoningTokens:
+			f = &m.ReasoningTokenCount
+		case stats.TagOutputSeqLength:
+			f = &m.OutputSequenceLength
+		case stats.TagInputSeqLength:
+			f = &m.InputSequenceLength
+		default:
+			return // headers_latency: the line's metadata has it as request_ack_ns
+		}
+		*f = m.put(v, unit)
+	})
 }
 
 // collector joins each request's finalized record (from the tap's pipeline) with its schedule
@@ -121,6 +195,15 @@ type collector struct {
 	late, cancelled      int64
 	ok, failed           int64
 
+	// agg summarizes the lines as AIPerf's exports count them: 2xx responses without content
+	// are errors, and requests cut at the end of the grace period are left out; nil in warmup.
+	agg *stats.Aggregator
+	// cut is set when the grace period ends; requests that fail after it were still open and
+	// are left out of the results (AIPerf's rule), counted in unfinished.
+	cut        atomic.Bool
+	unfinished int64
+	errs       errorLog
+
 	// keep, in tests, remembers every request's id and intended time.
 	keep bool
 	sent []sentRequest
@@ -142,7 +225,9 @@ type joined struct {
 	out *loadgen.Outcome
 }
 
-func newCollector(prefix, phase string, w io.Writer) *collector {
+// newCollector returns a collector of requests whose ids start with prefix, in benchmark phase
+// phase ("warmup" or "profiling"), writing export lines to w (nil: none, and no summary).
+func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collector {
 	c := &collector{
 		prefix: prefix, phase: phase, pending: map[int]*joined{},
 		effective: stats.NewHist(stats.HistOptions{}),
@@ -152,6 +237,7 @@ func newCollector(prefix, phase string, w io.Writer) *collector {
 	if w != nil {
 		c.w = bufio.NewWriterSize(w, 64<<10)
 		c.enc = json.NewEncoder(c.w)
+		c.agg = stats.New(stats.Options{SLOs: slos})
 	}
 	return c
 }
@@ -244,17 +330,11 @@ func (c *collector) write(line *exportLine) {
 }
 
 // emit accounts for one finished request and returns its export line, nil when lines are
-// not written; c.mu is held.
+// not written or the request is left out; c.mu is held.
 func (c *collector) emit(n int, j *joined) *exportLine {
 	delete(c.pending, n)
 	out := j.out
 	now := time.Now()
-	eff := record.Ms(out.EffectiveLatency())
-	c.lag.Record(now, record.Ms(out.Lag()))
-	c.wait.Record(now, record.Ms(out.QueueWait()))
-	if out.Lag() > lateThreshold {
-		c.late++
-	}
 	rec := j.rec
 	if rec == nil {
 		rec = &record.Record{RequestID: c.id(n), UsageOutputTokens: -1, Error: record.ErrUpstream}
@@ -262,40 +342,73 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 			rec.ErrorMsg = out.Err.Error()
 		}
 	}
+	cancelled := j.si != nil && j.si.canceled.Load()
+	if !rec.OK() && !cancelled && c.cut.Load() {
+		// Still open when the grace period ended: not a result (AIPerf leaves it out).
+		c.unfinished++
+		return nil
+	}
+	if noContent(rec) {
+		rec = asInvalid(rec)
+	}
+	eff := record.Ms(out.EffectiveLatency())
+	c.lag.Record(now, record.Ms(out.Lag()))
+	c.wait.Record(now, record.Ms(out.QueueWait()))
+	if out.Lag() > lateThreshold {
+		c.late++
+	}
 	if rec.OK() {
 		c.ok++
 		c.effective.Record(now, eff)
 	} else {
 		c.failed++
 	}
+	if c.agg != nil {
+		c.agg.Add(rec)
+	}
 	line := &exportLine{
 		Record: rec, N: n, ScheduleLagMs: record.Ms(out.Lag()), QueueWaitMs: record.Ms(out.QueueWait()),
-		EffectiveLatencyMs: eff,
+		EffectiveLatencyMs: eff, ErrorClass: rec.Error,
 	}
 	if si := j.si; si != nil {
 		line.SessionID, line.Intended = si.session, si.intended
-		line.WasCancelled = si.canceled.Load()
 		if c.keep {
 			c.sent = append(c.sent, sentRequest{ID: si.id, N: n, Session: si.session, Intended: si.intended,
 				Done: out.Done, Start: out.Released})
 		}
 	}
-	if line.WasCancelled {
+	line.WasCancelled = cancelled
+	if cancelled {
 		c.cancelled++
 	}
 	if out.Err != nil {
 		line.SendError = out.Err.Error()
 	}
-	line.Metadata = exportMeta{
-		XRequestID: rec.RequestID, XCorrelationID: line.SessionID,
-		RequestStartNs: rec.Start.UnixNano(), BenchmarkPhase: c.phase, WasCancelled: line.WasCancelled,
-	}
-	if !rec.Start.IsZero() {
-		line.Metadata.RequestEndNs = rec.Start.Add(time.Duration(rec.DurationMs * float64(time.Millisecond))).UnixNano()
-	}
+	line.Error = newErrorDetails(rec, cancelled, line.SendError)
+	c.errs.add(line.Error)
 	if c.w == nil {
 		return nil
 	}
-	line.Metrics.fill(rec, eff)
+	line.Metadata = exportMeta{
+		SessionNum: n, XRequestID: rec.RequestID, WorkerID: llmtapWorker, RecordProcessorID: llmtapWorker,
+		BenchmarkPhase: c.phase, WasCancelled: cancelled,
+	}
+	if line.SessionID != "" {
+		line.Metadata.XCorrelationID, line.Metadata.ConversationID = &line.SessionID, &line.SessionID
+	}
+	startNs, endNs := now.UnixNano(), now.UnixNano()
+	if !rec.Start.IsZero() {
+		startNs = rec.Start.UnixNano()
+		endNs = rec.Start.Add(time.Duration(rec.DurationMs * float64(time.Millisecond))).UnixNano()
+		if rec.Stream && rec.HeadersMs != nil {
+			ack := rec.Start.Add(time.Duration(*rec.HeadersMs * float64(time.Millisecond))).UnixNano()
+			line.Metadata.RequestAckNs = &ack
+		}
+	}
+	line.Metadata.RequestStartNs, line.Metadata.RequestEndNs = startNs, endNs
+	if cancelled {
+		line.Metadata.CancellationTimeNs = &line.Metadata.RequestEndNs
+	}
+	line.Metrics.fill(rec, eff, startNs, endNs)
 	return line
 }

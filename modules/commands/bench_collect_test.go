@@ -30,11 +30,13 @@ func TestExportLinesEncodeAsEncodingJSON(t *testing.T) {
 		{RequestID: "bench-x-3", UsageOutputTokens: -1, DurationMs: 1.5e21},
 	}
 	for i, rec := range recs {
-		line := &exportLine{Record: rec, N: i, SessionID: "s\u00e9ssion-<1>", Intended: start.Add(-time.Millisecond),
+		session := "s\u00e9ssion-<1>"
+		line := &exportLine{Record: rec, N: i, SessionID: session, Intended: start.Add(-time.Millisecond),
 			ScheduleLagMs: 0.020432, QueueWaitMs: 3e-9, EffectiveLatencyMs: 46.110559, WasCancelled: i == 1,
-			SendError: "\u007f<>&", Metadata: exportMeta{XRequestID: rec.RequestID, RequestStartNs: start.UnixNano(),
-				BenchmarkPhase: "profiling"}}
-		line.Metrics.fill(rec, 46.110559)
+			SendError: "\u007f<>&", ErrorClass: rec.Error, Error: newErrorDetails(rec, i == 1, "\u007f<>&"),
+			Metadata: exportMeta{XRequestID: rec.RequestID, RequestStartNs: start.UnixNano(),
+				BenchmarkPhase: "profiling", XCorrelationID: &session, WorkerID: llmtapWorker}}
+		line.Metrics.fill(rec, 46.110559, start.UnixNano(), start.UnixNano()+660125000)
 		want, err := stdjson.Marshal(line)
 		if err != nil {
 			t.Fatal(err)
@@ -47,14 +49,14 @@ func TestExportLinesEncodeAsEncodingJSON(t *testing.T) {
 		if err := stdjson.Unmarshal(want, &parsed); err != nil {
 			t.Fatal(err)
 		}
-		var asMap map[string]valueUnit
+		var asMap map[string]stdjson.RawMessage
 		if err := stdjson.Unmarshal(parsed.Metrics, &asMap); err != nil {
 			t.Fatal(err)
 		}
 		if again, _ := stdjson.Marshal(asMap); string(again) != string(parsed.Metrics) {
 			t.Errorf("line %d: metrics %s, as a map %s", i, parsed.Metrics, again)
 		}
-		if wantKeys := []int{8, 1, 3}[i]; len(asMap) != wantKeys {
+		if wantKeys := []int{10, 2, 4}[i]; len(asMap) != wantKeys {
 			t.Errorf("line %d: metrics %s: want %d of them", i, parsed.Metrics, wantKeys)
 		}
 		got, err := json.Marshal(line)
@@ -77,7 +79,7 @@ func BenchmarkExportLine(b *testing.B) {
 		OutputTokens: 4, UsageOutputTokens: 4, Choices: 1, Bytes: 298}
 	line := &exportLine{Record: rec, N: 120, Intended: time.Now(), ScheduleLagMs: 0.02, QueueWaitMs: 0.003,
 		EffectiveLatencyMs: 46.11, Metadata: exportMeta{XRequestID: rec.RequestID, BenchmarkPhase: "profiling"}}
-	line.Metrics.fill(rec, 46.11)
+	line.Metrics.fill(rec, 46.11, 1, 2)
 	for _, enc := range []struct {
 		name   string
 		encode func(io.Writer) func(any) error

@@ -39,9 +39,13 @@ type execSpec struct {
 	info        runInfo
 
 	schedule loadgen.Config // Arrivals or Concurrency, MaxRequests, Duration
-	grace    time.Duration  // after Duration, how long responses in flight may take
-	total    int            // requests to send, for the progress bar (0 = unknown)
-	build    func(n int) (built, error)
+	grace    time.Duration  // after graceFrom, how long responses in flight may take; < 0: forever
+	// graceFrom is when, from the start of the run, the grace period starts: the end of
+	// --benchmark-duration, or the last request's time in a replay; 0: no grace period (the run
+	// waits for every response).
+	graceFrom time.Duration
+	total     int // requests to send, for the progress bar (0 = unknown)
+	build     func(n int) (built, error)
 	// mapN turns loadgen's request number into the build number (replay: head → trace
 	// index); nil means the same.
 	mapN func(n int) int
@@ -63,6 +67,7 @@ type execSpec struct {
 // execResult is what a run produced.
 type execResult struct {
 	summary  stats.Summary
+	export   exportSummary
 	gen      generatorReport
 	counters loadgen.Counters
 	files    []string
@@ -122,7 +127,7 @@ func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, er
 	if s.warmup != nil {
 		tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger})
 		api.setTap(tp)
-		col := newCollector("warmup-", "warmup", nil)
+		col := newCollector("warmup-", "warmup", nil, nil)
 		snd := s.sender(base, tp, col)
 		cfg := *s.warmup
 		cfg.Request, cfg.Client, cfg.OnDone = snd.loadgenRequest, snd.client, col.done
@@ -144,15 +149,16 @@ func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, er
 	tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Stats: stats.Options{SLOs: s.slos}})
 	defer tp.Close()
 	api.setTap(tp)
-	col := newCollector(s.class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf)
+	col := newCollector(s.class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.slos)
 	col.keep = s.keep
 	snd := s.sender(base, tp, col)
 
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	if d := s.schedule.Duration; d > 0 {
-		// AIPerf's grace period: responses still in flight this long after the end are cut.
-		t := time.AfterFunc(d+s.grace, cancelRun)
+	if d := s.graceFrom; d > 0 && s.grace >= 0 {
+		// AIPerf's grace period: responses still in flight this long after the end are cut,
+		// and left out of the results. A negative grace is an infinite one: no cut.
+		t := time.AfterFunc(d+s.grace, func() { col.cut.Store(true); cancelRun() })
 		defer t.Stop()
 	}
 
@@ -224,16 +230,20 @@ func execute(ctx context.Context, s *execSpec, stdout io.Writer) (execResult, er
 	}
 	res.counters, res.sent, res.lines = counters, col.sent, col.lines
 	res.gen = col.report(counters, cpu, tp)
-	res.summary = tp.Stats().Summary()
-	main, others, errs := splitGroups(res.summary, s.class)
-	exp := exportSummary{Group: main, Others: others, Generator: res.gen, Info: s.info,
-		Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.slos, ErrorCounts: errs}
-	files, err := writeExports(s.dir, exp)
+	res.summary = col.agg.Summary()
+	others := classGroups(res.summary, s.class)
+	col.mu.Lock()
+	errs, unfinished := col.errs.summary(), col.unfinished
+	col.mu.Unlock()
+	res.export = exportSummary{Group: stats.Combine(others, len(s.slos) > 0), Others: others, Generator: res.gen,
+		Info: s.info, Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.slos,
+		Errors: errs, Unfinished: unfinished}
+	files, err := writeExports(s.dir, res.export)
 	if err != nil {
 		return res, err
 	}
 	res.files = append(files, jp)
-	if err := writeConsole(stdout, res.summary, s.class, res.gen, wall, res.files, s.info.CLICommand); err != nil {
+	if err := writeConsole(stdout, res.export, wall, res.files); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -266,6 +276,9 @@ func executeMain(ctx context.Context, spec *execSpec, stdout io.Writer, hook fun
 		return 1, err
 	}
 	if res.counters.Completed == 0 {
+		if errs := res.export.Errors; len(errs) > 0 {
+			return 1, fmt.Errorf("no request completed: %d failed with %s", errs[0].Count, errs[0].Details.Message)
+		}
 		return 1, errors.New("no request completed")
 	}
 	return 0, nil

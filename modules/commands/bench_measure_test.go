@@ -49,7 +49,7 @@ func (cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func BenchmarkMeasuredRequest(b *testing.B) {
 	tp := tap.New(tap.Options{Queue: 1 << 16})
 	defer tp.Close()
-	col := newCollector("bench-x-", "profiling", io.Discard)
+	col := newCollector("bench-x-", "profiling", io.Discard, nil)
 	snd := newSender(cannedTransport{}, tp, "bench", col)
 	snd.baseURL = "http://127.0.0.1"
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4}`)

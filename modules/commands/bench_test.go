@@ -97,7 +97,7 @@ func TestBenchClosedLoop(t *testing.T) {
 		t.Fatalf("%d export lines, want 40", len(lines))
 	}
 	for _, l := range lines {
-		if l["class"] != "bench" || l["error"] != "" || l["input_tokens"].(float64) != 120 || l["output_tokens"].(float64) != 16 {
+		if l["class"] != "bench" || l["error"] != nil || l["error_class"] != "" || l["input_tokens"].(float64) != 120 || l["output_tokens"].(float64) != 16 {
 			t.Fatalf("unexpected line %v", l)
 		}
 		if strings.HasPrefix(l["request_id"].(string), "warmup") {
@@ -132,7 +132,7 @@ func TestBenchClosedLoop(t *testing.T) {
 		t.Error("no generator self-check in the JSON export")
 	}
 	csvb, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
-	if !bytes.HasPrefix(csvb, []byte("Metric,avg,min,max,p1,")) || !bytes.Contains(csvb, []byte("Schedule Lag p99 (ms)")) {
+	if !bytes.HasPrefix(csvb, []byte("Metric,avg,min,max,p1,")) || !bytes.Contains(csvb, []byte("\r\nRequest Count,40.00\r\n")) {
 		t.Errorf("CSV export:\n%s", csvb)
 	}
 	for _, want := range []string{"Time to First Token (ms)", "Load generator self-check", "JSON Export:"} {
@@ -185,8 +185,8 @@ func TestBenchOpenLoopCeilingAndCancel(t *testing.T) {
 	for _, l := range lines {
 		if l["was_cancelled"] == true {
 			cancelled++
-			if l["error"] != "client_canceled" {
-				t.Errorf("cancelled request with error %q", l["error"])
+			if e, _ := l["error"].(map[string]any); l["error_class"] != "client_canceled" || e["code"] != 499.0 || e["type"] != "client_canceled" {
+				t.Errorf("cancelled request with error %v", l["error"])
 			}
 		}
 		if l["queue_wait_ms"].(float64) > 0 {

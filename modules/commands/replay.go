@@ -53,7 +53,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	format := trace.FormatAuto
 	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
-	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the last request is sent")
+	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the trace's last request is due (inf: wait for all); requests still open then are left out of the results")
 	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
 		return 2, err
 	}
@@ -68,9 +68,14 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if *maxReqs < 0 {
 		errs = append(errs, fmt.Errorf("--max-requests %d: must not be negative", *maxReqs))
 	}
+	graceD, err := gracePeriod(*grace)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return 2, errors.Join(errs...)
 	}
+	sayNotes(stderr, r.notes)
 	reqs, info, err := trace.ReadSorted(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
 	if err != nil {
 		return 1, err
@@ -146,7 +151,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
 		schedule: loadgen.Config{Arrivals: arrivals, MaxInFlight: -1}, total: len(reqs), build: build,
 		mapN: func(n int) int { return plan.heads[n] }, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
-		info: runInfo{Seed: r.seed, CLICommand: "llmtap replay " + strings.Join(args, " "), Mode: mode, Input: flagValues(fs)},
+		info: newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
 	}
 	if plan.hasSessions {
 		spec.next = func(i int) (int, time.Duration, bool) {
@@ -157,7 +162,8 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 			return nx, time.Duration(float64(reqs[nx].Delay) / *speedup), true
 		}
 	}
-	spec.grace = seconds(*grace)
+	// The grace period starts when the trace's last request is due.
+	spec.grace, spec.graceFrom = graceD, last
 	spec.schedule.Duration = 0
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
 	return executeMain(ctx, spec, stdout, hook)

@@ -15,12 +15,14 @@ func init() {
 		"Writes an HTML report (and PNG charts) of a recorded or benchmarked run",
 		`Reads a run from RUN — a folder of records written by the proxy's recorder (records-*.jsonl,
 with timeline*.jsonl when one was written), a llmtap bench artifact folder
-(profile_export.jsonl), a llmtap demo output folder (records.jsonl), or one such file — and
+(profile_export.jsonl), an NVIDIA AIPerf artifact folder (its profile_export.jsonl, with the
+model from profile_export_aiperf.json), a llmtap demo output folder (records.jsonl), or one
+such file — and
 writes one self-contained HTML file: summary table, charts over time (TTFT and ITL p50/p99,
 request, token and error rates, requests in flight, GPU when the timeline has it), CDFs and
 histograms of TTFT, ITL, request latency and output tokens per class and model, and the token
 timelines of the slowest requests. --compare RUN2 puts a second run beside the first (before
-and after a change); --class and --compare-class keep one traffic class of each, so
+and after a change, or an AIPerf run beside a llmtap one); --class and --compare-class keep one traffic class of each, so
 "RUN --class live --compare RUN --compare-class mirror" sets live against mirror. --png DIR
 also writes every chart as a PNG image.`,
 		runReport)

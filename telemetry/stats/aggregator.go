@@ -189,10 +189,15 @@ func windowName(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 
+// ErrNoContent is the error class of a response that succeeded at the HTTP level but carried
+// no generated content: AIPerf does not count such a request as valid (its record has no
+// responses), so the AIPerf-named exports count it as an error. See Invalid.
+const ErrNoContent = "no_content"
+
 // errorClasses are the error classes counted separately; anything else counts as "other".
 var errorClasses = [...]string{
 	record.ErrHTTP, record.ErrStream, record.ErrTruncated,
-	record.ErrCanceled, record.ErrUpstream, record.ErrMalformed, "other",
+	record.ErrCanceled, record.ErrUpstream, record.ErrMalformed, ErrNoContent, "other",
 }
 
 func errorIndex(class string) int {
@@ -218,10 +223,12 @@ func sourceIndex(src string) int {
 
 // counts are the counters of one key over some time.
 type counts struct {
-	ok, errors, good                  int64
-	byError                           [len(errorClasses)]int64
-	outTokens, inTokens, reasonTokens int64
-	outSources, inSources             [len(sourceNames)]int64
+	ok, errors, good int64
+	byError          [len(errorClasses)]int64
+	// oslTokens sums the output sequence lengths (all generated tokens), outTokens their
+	// non-reasoning part (AIPerf's output_token_count).
+	oslTokens, outTokens, inTokens, reasonTokens int64
+	outSources, inSources                        [len(sourceNames)]int64
 	// energyJ is the GPU energy share of the successful records that carry one, and
 	// energyOut their output tokens: the basis of tokens per joule.
 	energyJ   float64
@@ -238,7 +245,8 @@ func (c *counts) add(r *record.Record, ok, good bool) {
 	if good {
 		c.good++
 	}
-	c.outTokens += max(r.OutputTokens, 0)
+	c.oslTokens += max(r.OutputTokens, 0)
+	c.outTokens += OutputTokenCount(r)
 	c.inTokens += max(r.InputTokens, 0)
 	c.reasonTokens += max(r.ReasoningTokens, 0)
 	c.outSources[sourceIndex(r.OutputTokensSource)]++
@@ -256,6 +264,7 @@ func (c *counts) merge(o *counts) {
 	for i := range c.byError {
 		c.byError[i] += o.byError[i]
 	}
+	c.oslTokens += o.oslTokens
 	c.outTokens += o.outTokens
 	c.inTokens += o.inTokens
 	c.reasonTokens += o.reasonTokens
@@ -280,8 +289,9 @@ type keyState struct {
 	series [numMetrics]*series
 	total  counts
 	ring   []countSlot
-	// first and last bound the records seen: the earliest request start and the latest
-	// response end (start + duration), AIPerf's benchmark_duration.
+	// first and last bound the valid records seen: the earliest request start and the latest
+	// response end (start + duration), AIPerf's benchmark_duration (its minimum request and
+	// maximum response timestamps are taken over valid requests only).
 	first, last time.Time
 }
 
@@ -312,7 +322,7 @@ func (st *keyState) add(e int64, r *record.Record, vs *values, ok, good bool) {
 		sl.epoch, sl.c = e, counts{}
 		sl.c.add(r, ok, good)
 	}
-	if !r.Start.IsZero() {
+	if ok && !r.Start.IsZero() {
 		end := r.Start.Add(time.Duration(r.DurationMs * float64(time.Millisecond)))
 		if st.first.IsZero() || r.Start.Before(st.first) {
 			st.first = r.Start
@@ -392,12 +402,14 @@ func nonZero(names []string, ns []int64) map[string]int64 {
 // scalarValues derives the single-value metrics from counters over a duration: counts
 // always, rates and the duration when the duration is positive, goodput metrics when SLOs
 // are set. Rates use AIPerf's formulas: requests, output tokens and input+output tokens per
-// second; goodput is good requests per second; the good fraction is good / (ok + errors).
+// second, the output tokens being the output sequence lengths (total_osl, reasoning included);
+// goodput is good requests per second; the good fraction is good / (ok + errors).
 func scalarValues(c *counts, d time.Duration, withSLOs bool) map[string]Scalar {
 	m := map[string]Scalar{
 		TagRequestCount:      {unitRequests, float64(c.ok)},
 		TagErrorRequestCount: {unitRequests, float64(c.errors)},
 		TagTotalOutputTokens: {unitTokens, float64(c.outTokens)},
+		TagTotalOSL:          {unitTokens, float64(c.oslTokens)},
 		TagTotalISL:          {unitTokens, float64(c.inTokens)},
 	}
 	if c.reasonTokens > 0 {
@@ -416,8 +428,8 @@ func scalarValues(c *counts, d time.Duration, withSLOs bool) map[string]Scalar {
 	if sec > 0 {
 		m[TagBenchmarkDuration] = Scalar{unitSec, sec}
 		m[TagRequestThroughput] = Scalar{unitRequestsPerSec, float64(c.ok) / sec}
-		m[TagOutputThroughput] = Scalar{unitTokensPerSec, float64(c.outTokens) / sec}
-		m[TagTotalThroughput] = Scalar{unitTokensPerSec, float64(c.outTokens+c.inTokens) / sec}
+		m[TagOutputThroughput] = Scalar{unitTokensPerSec, float64(c.oslTokens) / sec}
+		m[TagTotalThroughput] = Scalar{unitTokensPerSec, float64(c.oslTokens+c.inTokens) / sec}
 	}
 	if withSLOs {
 		m[TagGoodRequestCount] = Scalar{unitRequests, float64(c.good)}

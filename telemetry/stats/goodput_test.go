@@ -71,6 +71,7 @@ func TestParseSLOsErrors(t *testing.T) {
 
 func TestGood(t *testing.T) {
 	base := func() *record.Record { return streamRecord("m", record.ClassLive, t0, 100, 10, 11) } // ITL 10 ms, 100 tok/s/user
+	reasoning := func() *record.Record { r := base(); r.ReasoningTokens = 4; return r }
 	tests := []struct {
 		name string
 		r    func() *record.Record
@@ -82,6 +83,11 @@ func TestGood(t *testing.T) {
 		{"one objective missed is enough to fail", base, "time_to_first_token:150 inter_token_latency:9", false},
 		{"larger-is-better metrics compare with >=", base, "output_token_throughput_per_user:100", true},
 		{"a per-user throughput below its floor fails", base, "output_token_throughput_per_user:101", false},
+		// AIPerf's output_token_count (11 generated, 4 of them reasoning: 7) is larger-is-better.
+		{"an output token count compares with >=", reasoning, "output_token_count:7", true},
+		{"an output token count leaves reasoning out", reasoning, "output_token_count:8", false},
+		{"an output sequence length counts reasoning", reasoning, "output_sequence_length:11", true},
+		{"an input length compares with >=", base, "input_sequence_length:50", true},
 		{"a failed request is never good", func() *record.Record { r := base(); r.Error = record.ErrCanceled; return r },
 			"time_to_first_token:150", false},
 		{"a missing value cannot be shown to meet its objective", func() *record.Record { r := base(); r.TTFTMs = nil; return r },
@@ -111,7 +117,8 @@ func TestGoodputInSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := New(Options{Now: clk.Now, SLOs: slos})
-	// Two good requests, one slow one, one failure, over a 10 s benchmark duration.
+	// Two good requests, one slow one, one failure; the valid ones span 9 s (AIPerf's
+	// benchmark duration is over valid requests).
 	for i, ttft := range []float64{50, 100, 150, 50} {
 		r := streamRecord("m", record.ClassLive, t0.Add(time.Duration(i)*time.Second), ttft, 10, 3)
 		r.DurationMs = 7000
@@ -124,7 +131,7 @@ func TestGoodputInSummary(t *testing.T) {
 	g, _ := s.Find(Key{"m", record.ClassLive, "2xx"}, WindowCumulative)
 	want := map[string]float64{
 		TagGoodRequestCount: 2,
-		TagGoodput:          0.2,
+		TagGoodput:          2.0 / 9,
 		TagGoodRequestFrac:  0.5, // errors count as attempts
 	}
 	for tag, v := range want {

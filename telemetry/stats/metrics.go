@@ -16,8 +16,11 @@ const (
 	TagHeadersLatency    = "headers_latency"
 	TagPerUserThroughput = "output_token_throughput_per_user"
 	TagE2EThroughput     = "e2e_output_token_throughput"
+	TagDecodeDuration    = "decode_duration"
+	TagPrefillPerUser    = "prefill_throughput_per_user"
 	TagOutputTokenCount  = "output_token_count"
 	TagReasoningTokens   = "reasoning_token_count"
+	TagOutputSeqLength   = "output_sequence_length"
 	TagInputSeqLength    = "input_sequence_length"
 	TagRequestThroughput = "request_throughput"
 	TagOutputThroughput  = "output_token_throughput"
@@ -28,6 +31,7 @@ const (
 	TagGoodput           = "goodput"
 	TagGoodRequestFrac   = "good_request_fraction"
 	TagTotalOutputTokens = "total_output_tokens"
+	TagTotalOSL          = "total_osl"
 	TagTotalISL          = "total_isl"
 	TagTotalReasoning    = "total_reasoning_tokens"
 	TagBenchmarkDuration = "benchmark_duration"
@@ -66,13 +70,16 @@ const (
 	mTTST
 	mTTFO
 	mRequestLatency
+	mDecode
 	mITL
 	mICL
 	mHeaders
 	mPerUser
+	mPrefillPerUser
 	mE2E
 	mOutputTokens
 	mReasoningTokens
+	mOSL
 	mISL
 	numMetrics
 )
@@ -100,14 +107,17 @@ var specs = [numMetrics]metricSpec{
 	mTTST:            {tag: TagTTST, header: "Time to Second Token", unit: unitMs, scale: scaleMsToMicros, max: maxMicros},
 	mTTFO:            {tag: TagTTFO, header: "Time to First Output Token", unit: unitMs, scale: scaleMsToMicros, max: maxMicros},
 	mRequestLatency:  {tag: TagRequestLatency, header: "Request Latency", unit: unitMs, scale: scaleMsToMicros, max: maxMicros},
+	mDecode:          {tag: TagDecodeDuration, header: "Decode Duration", unit: unitMs, scale: scaleMsToMicros, max: maxMicros},
 	mITL:             {tag: TagITL, header: "Inter Token Latency", unit: unitMs, scale: scaleMsToMicros, max: maxMicros},
 	mICL:             {tag: TagICL, header: "Inter Chunk Latency", unit: unitMs, scale: scaleMsToMicros, max: maxMicros, list: true},
 	mHeaders:         {tag: TagHeadersLatency, header: "Headers Latency", unit: unitMs, scale: scaleMsToMicros, max: maxMicros},
 	mPerUser:         {tag: TagPerUserThroughput, header: "Output Token Throughput Per User", unit: unitTokensPerSecUser, scale: scaleThroughputMillis, max: maxMilliTokensPerSec, largerIsBetter: true},
+	mPrefillPerUser:  {tag: TagPrefillPerUser, header: "Prefill Throughput Per User", unit: unitTokensPerSecUser, scale: scaleThroughputMillis, max: maxMilliTokensPerSec, largerIsBetter: true},
 	mE2E:             {tag: TagE2EThroughput, header: "E2E Output Token Throughput", unit: unitTokensPerSec, scale: scaleThroughputMillis, max: maxMilliTokensPerSec, largerIsBetter: true},
-	mOutputTokens:    {tag: TagOutputTokenCount, header: "Output Token Count", unit: unitTokens, scale: scaleTokens, max: maxTokens},
-	mReasoningTokens: {tag: TagReasoningTokens, header: "Reasoning Token Count", unit: unitTokens, scale: scaleTokens, max: maxTokens},
-	mISL:             {tag: TagInputSeqLength, header: "Input Sequence Length", unit: unitTokens, scale: scaleTokens, max: maxTokens},
+	mOutputTokens:    {tag: TagOutputTokenCount, header: "Output Token Count", unit: unitTokens, scale: scaleTokens, max: maxTokens, largerIsBetter: true},
+	mReasoningTokens: {tag: TagReasoningTokens, header: "Reasoning Token Count", unit: unitTokens, scale: scaleTokens, max: maxTokens, largerIsBetter: true},
+	mOSL:             {tag: TagOutputSeqLength, header: "Output Sequence Length", unit: unitTokens, scale: scaleTokens, max: maxTokens, largerIsBetter: true},
+	mISL:             {tag: TagInputSeqLength, header: "Input Sequence Length", unit: unitTokens, scale: scaleTokens, max: maxTokens, largerIsBetter: true},
 }
 
 func init() {
@@ -149,6 +159,7 @@ var scalars = []scalarSpec{
 	{TagGoodRequestCount, "Good Request Count", unitRequests},
 	{TagGoodRequestFrac, "Good Request Fraction", unitRatio},
 	{TagTotalOutputTokens, "Total Output Tokens", unitTokens},
+	{TagTotalOSL, "Total Output Sequence Length", unitTokens},
 	{TagTotalISL, "Total Input Sequence Length", unitTokens},
 	{TagTotalReasoning, "Total Reasoning Tokens", unitTokens},
 	{TagBenchmarkDuration, "Benchmark Duration", unitSec},
@@ -172,11 +183,14 @@ func (vs *values) setPtr(m metric, p *float64) {
 	}
 }
 
-// extract computes the per-request metric values of a record, following DESIGN.md's contract:
-// pointers that are nil do not apply; token counts apply when their source is known; the
-// per-user throughput is 1/ITL and the end-to-end throughput is output tokens over request
-// latency (AIPerf's formulas). Reasoning counts apply only to requests that reasoned, so the
-// distribution describes reasoning requests instead of being diluted by zeros.
+// extract computes the per-request metric values of a record, following DESIGN.md's contract
+// and AIPerf's metric classes (docs/metrics.md lists them tag by tag): pointers that are nil do
+// not apply; token counts apply when their source is known. The record's OutputTokens is
+// AIPerf's output sequence length (all generated tokens, reasoning included);
+// output_token_count is the part that is not reasoning and, as in AIPerf, has no value when it
+// is zero; reasoning_token_count applies only to requests that reasoned. The per-user
+// throughput is 1/ITL, the prefill throughput per user ISL/TTFT, the decode duration request
+// latency − TTFT and the end-to-end throughput OSL over request latency (AIPerf's formulas).
 func extract(r *record.Record) (vs values) {
 	vs.setPtr(mTTFT, r.TTFTMs)
 	vs.setPtr(mTTST, r.TTSTMs)
@@ -187,10 +201,17 @@ func extract(r *record.Record) (vs values) {
 	if r.ITLMs != nil && *r.ITLMs > 0 {
 		vs.set(mPerUser, 1000 / *r.ITLMs)
 	}
+	if r.TTFTMs != nil && r.RequestLatencyMs != nil {
+		vs.set(mDecode, max(*r.RequestLatencyMs-*r.TTFTMs, 0))
+	}
 	if r.OutputTokensSource != record.SourceNone {
-		vs.set(mOutputTokens, float64(r.OutputTokens))
+		osl := max(r.OutputTokens, 0)
+		vs.set(mOSL, float64(osl))
+		if out := OutputTokenCount(r); out > 0 {
+			vs.set(mOutputTokens, float64(out))
+		}
 		if r.RequestLatencyMs != nil && *r.RequestLatencyMs > 0 {
-			vs.set(mE2E, float64(r.OutputTokens)*1000 / *r.RequestLatencyMs)
+			vs.set(mE2E, float64(osl)*1000 / *r.RequestLatencyMs)
 		}
 	}
 	if r.ReasoningTokens > 0 {
@@ -198,6 +219,32 @@ func extract(r *record.Record) (vs values) {
 	}
 	if r.InputTokensSource != record.SourceNone {
 		vs.set(mISL, float64(r.InputTokens))
+		if r.TTFTMs != nil && *r.TTFTMs > 0 {
+			vs.set(mPrefillPerUser, float64(r.InputTokens)*1000 / *r.TTFTMs)
+		}
 	}
 	return vs
+}
+
+// OutputTokenCount is AIPerf's output_token_count of a record: the generated tokens that are
+// not reasoning, never negative. The record's OutputTokens (AIPerf's output_sequence_length,
+// and the GenAI conventions' output tokens) includes the reasoning.
+func OutputTokenCount(r *record.Record) int64 {
+	return max(r.OutputTokens-max(r.ReasoningTokens, 0), 0)
+}
+
+// Each calls fn with every single-valued per-request metric of r that has a value, by tag and
+// display unit, in the catalog's order: the values a summary's distributions take from r, so
+// per-request exports show the same numbers. A failed record has none. The inter-chunk gaps
+// (a list) are left to the caller, in r.InterChunkMs.
+func Each(r *record.Record, fn func(tag, unit string, v float64)) {
+	if !r.OK() {
+		return
+	}
+	vs := extract(r)
+	for m := range numMetrics {
+		if vs.has[m] {
+			fn(specs[m].tag, specs[m].unit, vs.v[m])
+		}
+	}
 }

@@ -3,6 +3,7 @@ package stats
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"time"
 )
 
@@ -181,4 +182,91 @@ func (g GroupSummary) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// Combine merges the cumulative groups of one model and class, one per status class, into
+// the single group AIPerf's summary describes: the distributions of the valid requests (only
+// successful requests have values, and they are all in one group, that of 2xx, which Combine
+// takes as the base), every failure counted in error_request_count and in the good-request
+// fraction whatever its status, and the rates recomputed over the valid requests' time
+// bounds. Groups of other windows are ignored; an empty list gives an empty group.
+func Combine(groups []GroupSummary, withSLOs bool) GroupSummary {
+	var base *GroupSummary
+	for i := range groups {
+		g := &groups[i]
+		if g.Window != WindowCumulative {
+			continue
+		}
+		if base == nil || (g.Key.StatusClass == "2xx" && base.Key.StatusClass != "2xx") {
+			base = g
+		}
+	}
+	if base == nil {
+		return GroupSummary{Window: WindowCumulative, Metrics: map[string]Stat{}, Scalars: map[string]Scalar{}}
+	}
+	out := *base
+	out.Key.StatusClass = "all"
+	out.Metrics = maps.Clone(base.Metrics)
+	out.Errors = map[string]int64{}
+	out.Sources = Sources{OutputTokens: map[string]int64{}, InputTokens: map[string]int64{}}
+	var c counts
+	for i := range groups {
+		g := &groups[i]
+		if g.Window != WindowCumulative {
+			continue
+		}
+		c.ok += int64(g.Scalars[TagRequestCount].Value)
+		c.errors += int64(g.Scalars[TagErrorRequestCount].Value)
+		c.good += int64(g.Scalars[TagGoodRequestCount].Value)
+		c.outTokens += int64(g.Scalars[TagTotalOutputTokens].Value)
+		c.oslTokens += int64(g.Scalars[TagTotalOSL].Value)
+		c.inTokens += int64(g.Scalars[TagTotalISL].Value)
+		c.reasonTokens += int64(g.Scalars[TagTotalReasoning].Value)
+		for k, v := range g.Errors {
+			out.Errors[k] += v
+		}
+		for k, v := range g.Sources.OutputTokens {
+			out.Sources.OutputTokens[k] += v
+		}
+		for k, v := range g.Sources.InputTokens {
+			out.Sources.InputTokens[k] += v
+		}
+		if g.Scalars[TagRequestCount].Value > 0 && g != base {
+			// Valid requests of another status class (a 3xx answer with content): widen the
+			// bounds to them.
+			if !g.Start.IsZero() && (out.Start.IsZero() || g.Start.Before(out.Start)) {
+				out.Start = g.Start
+			}
+			if g.End.After(out.End) {
+				out.End = g.End
+			}
+		}
+	}
+	out.Scalars = scalarValues(&c, out.End.Sub(out.Start), withSLOs)
+	for _, tag := range []string{TagGPUEnergy, TagTokensPerJoule, TagJoulesPerOutputToken} {
+		if v, ok := base.Scalars[tag]; ok {
+			out.Scalars[tag] = v
+		}
+	}
+	return out
+}
+
+// Metric describes one metric tag of the catalog: its console header and whether it is a
+// per-request distribution.
+type Metric struct {
+	Tag, Header string
+	Dist        bool
+}
+
+// Catalog lists every metric a group may hold, distributions first, in the order summaries
+// show them.
+func Catalog() []Metric {
+	out := make([]Metric, 0, len(specs)+len(scalars))
+	for i := range specs {
+		out = append(out, Metric{Tag: specs[i].tag, Header: specs[i].header, Dist: true})
+	}
+	for _, s := range scalars {
+		out = append(out, Metric{Tag: s.tag, Header: s.header})
+	}
+	return out
 }

@@ -218,3 +218,47 @@ func TestWritersReportErrors(t *testing.T) {
 		t.Error("WriteCSV hid a write error")
 	}
 }
+
+// TestCombineCountsEveryStatus: the group AIPerf's exports describe counts the failures of
+// every status class (a 5xx is an error of its own group in the summary), takes its
+// distributions and time bounds from the valid requests, and recomputes the rates over them.
+func TestCombineCountsEveryStatus(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	slos, _ := ParseSLOs("time_to_first_token:1000")
+	a := New(Options{Now: clk.Now, SLOs: slos})
+	for i := range 4 {
+		a.Add(streamRecord("m", record.ClassBench, t0.Add(time.Duration(i)*time.Second), 100, 10, 5))
+	}
+	for i := range 2 { // later, and failed: they bound nothing
+		a.Add(&record.Record{Model: "m", Class: record.ClassBench, Status: 500, Error: record.ErrHTTP,
+			Start: t0.Add(time.Duration(10+i) * time.Second), DurationMs: 5})
+	}
+	s := a.Summary()
+	var groups []GroupSummary
+	for _, g := range s.Groups {
+		if g.Window == WindowCumulative {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) != 2 {
+		t.Fatalf("%d cumulative groups, want 2xx and 5xx", len(groups))
+	}
+	c := Combine(groups, true)
+	want := map[string]float64{
+		TagRequestCount:      4,
+		TagErrorRequestCount: 2,
+		TagGoodRequestCount:  4,
+		TagGoodRequestFrac:   4.0 / 6,
+		TagTotalOSL:          20,
+		TagBenchmarkDuration: 3.141, // the last valid request starts at 3 s and lasts 141 ms
+		TagRequestThroughput: 4 / 3.141,
+	}
+	for tag, v := range want {
+		if got := c.Scalars[tag].Value; !near(got, v, 1e-9, 0) {
+			t.Errorf("%s = %v, want %v", tag, got, v)
+		}
+	}
+	if c.Errors[record.ErrHTTP] != 2 || c.Metrics[TagTTFT].Count != 4 || c.Key.StatusClass != "all" {
+		t.Errorf("errors %v, TTFT count %d, status class %q", c.Errors, c.Metrics[TagTTFT].Count, c.Key.StatusClass)
+	}
+}

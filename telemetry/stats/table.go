@@ -231,3 +231,68 @@ func appendCountRows(rows [][]string, name string, m map[string]int64) [][]strin
 	}
 	return rows
 }
+
+// WriteAIPerfCSV writes one group exactly as AIPerf's CsvExporter writes
+// profile_export_aiperf.csv (ai-dynamo/aiperf aiperf/exporters/csv_exporter.py): the header
+// "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std" and a row per distribution
+// metric, then, after a blank line, "Metric,Value" and a row per single-value metric
+// (including min_request_timestamp and max_response_timestamp, in ns, from the group's time
+// bounds). Rows are sorted by tag within each section and named "Header (unit)", without the
+// unit when it is "requests"; numbers have two decimals. keep selects the tags written.
+func WriteAIPerfCSV(w io.Writer, g GroupSummary, keep func(tag string) bool) error {
+	type row struct {
+		tag   string
+		cells []string
+	}
+	name := func(header, unit string) string {
+		if unit != "" && !strings.EqualFold(unit, "count") && !strings.EqualFold(unit, unitRequests) {
+			return header + " (" + unit + ")"
+		}
+		return header
+	}
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	var dists, singles []row
+	for i := range specs {
+		st, ok := g.Metrics[specs[i].tag]
+		if !ok || !keep(specs[i].tag) {
+			continue
+		}
+		cells := []string{name(specs[i].header, st.Unit)}
+		for _, k := range csvStats {
+			cells = append(cells, num(st.field(k)))
+		}
+		dists = append(dists, row{specs[i].tag, cells})
+	}
+	for _, sc := range scalars {
+		if v, ok := g.Scalars[sc.tag]; ok && keep(sc.tag) {
+			singles = append(singles, row{sc.tag, []string{name(sc.header, v.Unit), num(v.Value)}})
+		}
+	}
+	if !g.Start.IsZero() {
+		singles = append(singles,
+			row{"min_request_timestamp", []string{"Minimum Request Timestamp (ns)", num(float64(g.Start.UnixNano()))}},
+			row{"max_response_timestamp", []string{"Maximum Response Timestamp (ns)", num(float64(g.End.UnixNano()))}})
+	}
+	byTag := func(a, b row) int { return strings.Compare(a.tag, b.tag) }
+	slices.SortFunc(dists, byTag)
+	slices.SortFunc(singles, byTag)
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true // Python's csv.writer ends rows with \r\n
+	if len(dists) > 0 {
+		cw.Write(append([]string{"Metric"}, csvStats...))
+		for _, r := range dists {
+			cw.Write(r.cells)
+		}
+		if len(singles) > 0 {
+			cw.Write(nil) // csv.writer.writerow([]): an empty line
+		}
+	}
+	if len(singles) > 0 {
+		cw.Write([]string{"Metric", "Value"})
+		for _, r := range singles {
+			cw.Write(r.cells)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -81,7 +81,7 @@ const Source = {
       if (g.window === "cumulative") {
         c.ok += val(g.request_count);
         c.err += val(g.error_request_count);
-        c.tok += val(g.total_output_tokens);
+        c.tok += val(g.total_osl);
         continue;
       }
       // The rolling window: percentiles of the successful requests (the 2xx group).
