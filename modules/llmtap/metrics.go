@@ -1,7 +1,6 @@
 package llmtap
 
 import (
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/telemetry/labelcap"

@@ -40,6 +40,7 @@ const (
 	UsageSkippedCompressed = "skipped_compressed"
 	UsageUnfilteredEncoded = "unfiltered_encoded"
 )
+
 // UnknownModel is the model of a request for which neither the request nor the response
 // named one, in records and every label derived from them.
 const UnknownModel = "_unknown"
