@@ -20,7 +20,7 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer releaseEngine() // the test's own hold, so the handler's release does not stop it
+	defer releaseEngine()                      // the test's own hold, so the handler's release does not stop it
 	if _, err := acquireEngine(); err != nil { // the handler's hold
 		t.Fatal(err)
 	}
