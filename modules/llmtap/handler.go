@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -280,8 +281,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			m.Headers(he.StatusCode, http.Header{}, time.Now())
 		}
 		failure, msg = record.ErrUpstream, err.Error()
-		if body != nil {
-			body.readUnsent(tw) // writer.go: the model of a request no upstream read
+		if body != nil && !expectsContinue(r) {
+			// writer.go: the model of a request no upstream read. Not for a client waiting
+			// for "100 Continue": reading its body would send it one, which the plain proxy
+			// does not.
+			body.readUnsent(tw)
 		}
 	}
 	// A canceled context alone does not make a cancel: a client that closes its connection as
@@ -306,3 +310,8 @@ var (
 	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
+
+// expectsContinue reports whether the client waits for "100 Continue" before sending its body.
+func expectsContinue(r *http.Request) bool {
+	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")
+}
