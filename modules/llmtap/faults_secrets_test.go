@@ -240,6 +240,7 @@ func TestFaultsLongModelNames(t *testing.T) {
 	if !promModels[labelcap.Other] {
 		t.Errorf("no model was folded into %s after %d distinct models", labelcap.Other, n)
 	}
+	t.Logf("/metrics: %d bytes after %d model names of up to 20 KB", len(metrics), n)
 	if len(metrics) > 4<<20 {
 		t.Errorf("/metrics is %d bytes", len(metrics))
 	}
