@@ -138,19 +138,7 @@ func TestFaultsSecrets(t *testing.T) {
 	}
 
 	files := map[string][]byte{}
-	for _, d := range []string{redacted, raw} {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join(d, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[filepath.Join(filepath.Base(d), e.Name())] = b
-		}
-	}
+	readFilesInto(t, files, redacted, raw)
 	payloads := 0
 	for name, b := range files {
 		if bytes.Contains(b, []byte("leakcheck")) {
@@ -173,6 +161,24 @@ func TestFaultsSecrets(t *testing.T) {
 	got, _, err := trace.ReadFile(rawPayloadFile(t, raw), trace.Options{})
 	if err != nil || len(got) != 1 || !bytes.Equal(got[0].Payload, notUTF8) {
 		t.Errorf("the raw recording reads back %d payloads (%v), want the body sent byte for byte", len(got), err)
+	}
+}
+
+// readFilesInto reads every file of dirs into out, named "<folder base>/<file>".
+func readFilesInto(t *testing.T, out map[string][]byte, dirs ...string) {
+	t.Helper()
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(d, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[filepath.Join(filepath.Base(d), e.Name())] = b
+		}
 	}
 }
 
@@ -234,6 +240,7 @@ func TestFaultsLongModelNames(t *testing.T) {
 	if !promModels[labelcap.Other] {
 		t.Errorf("no model was folded into %s after %d distinct models", labelcap.Other, n)
 	}
+	t.Logf("/metrics: %d bytes after %d model names of up to 20 KB", len(metrics), n)
 	if len(metrics) > 4<<20 {
 		t.Errorf("/metrics is %d bytes", len(metrics))
 	}
@@ -277,42 +284,25 @@ func TestFaultsMarkerReplay(t *testing.T) {
 	up := serveOn(t, mock)
 	logs := t.TempDir()
 	admin, addr := freeAddr(t), freeAddr(t)
-	cf := fmt.Sprintf(`{
-	admin %[1]s
-	default_bind 127.0.0.1
-	auto_https off
-	persist_config off
-	storage file_system %[2]s
-	log default {
-		exclude http.log.access
-		level ERROR
-	}
-	log filtered {
+	globals := fmt.Sprintf(`	log filtered {
 		include http.log.access
-		output file %[3]s/filtered.log
-		%[5]s
+		output file %[1]s/filtered.log
+		%[2]s
 	}
 	log unfiltered {
 		include http.log.access
-		output file %[3]s/unfiltered.log
+		output file %[1]s/unfiltered.log
 	}
 	llmtap {
 		shadow replay-check {
-			url http://%[4]s/v1/chat/completions
+			url http://%[3]s/v1/chat/completions
 			model shadow-m
 			rate 20
 			isl 16
 			osl 4
 		}
-	}
-}
-
-http://%[4]s {
-	log
-	llmtap
-	reverse_proxy %[6]s
-}
-`, admin, storageDir, logs, addr, markerLogFilter, up)
+	}`, logs, markerLogFilter, addr)
+	cf := caddyfileFor(admin, globals, []string{addr}, []site{{body: "\tlog\n\tllmtap\n\treverse_proxy " + up}})
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
 	if err != nil {
 		t.Fatalf("adapting: %v\n%s", err, cf)

@@ -154,19 +154,7 @@ http://%[4]s {
 	if err := caddy.Stop(); err != nil { // flushes and closes the recording and the logs
 		t.Fatal(err)
 	}
-	for _, d := range []string{dir, logs} {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join(d, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			outputs[filepath.Join(filepath.Base(d), e.Name())] = b
-		}
-	}
+	readFilesInto(t, outputs, dir, logs) // faults_secrets_test.go
 
 	// The check would pass vacuously if nothing was produced: every kind of output must be there
 	// and carry the requests.

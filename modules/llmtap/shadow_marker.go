@@ -23,8 +23,8 @@ import (
 const MarkerKeyEnv = "LLMTAP_MARKER_KEY"
 
 // processMarker signs the marker header of llmtap's own traffic (shadow load, trace replay);
-// made on first use from MarkerKeyEnv. A key that does not parse fails every config that
-// uses llmtap (Handler.Provision), and meanwhile a random key is used.
+// made on first use from MarkerKeyEnv. A key that does not parse fails the provisioning of
+// every llmtap handler (Handler.Provision); until then a random key is used.
 var processMarker = sync.OnceValues(func() (*marker.Signer, error) {
 	v := strings.TrimSpace(os.Getenv(MarkerKeyEnv))
 	if v == "" {

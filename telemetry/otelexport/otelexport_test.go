@@ -2,8 +2,10 @@ package otelexport
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -473,5 +476,35 @@ func TestRequestAndResponseModel(t *testing.T) {
 	sresp, _ := set.Value(attrResponseModel)
 	if s.Name() != "chat gpt-4o" || sreq.AsString() != "gpt-4o" || sresp.AsString() != "gpt-4o-2024-08-06" {
 		t.Errorf("span %q request %q response %q", s.Name(), sreq.AsString(), sresp.AsString())
+	}
+}
+
+// TestModelsFoldedByTheSharedRule: the export labels models with the Set it is given, the rule
+// /metrics and the summary use: a model the Set already gave its place keeps it, later ones are
+// _other, and a long name is shortened with its hash.
+func TestModelsFoldedByTheSharedRule(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	models := labelcap.New(2)
+	long := strings.Repeat("L", 50<<10)
+	models.Label(long) // another consumer saw it first
+	m, err := NewMetrics(mp, Options{Models: models})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{long, "b", "c", "d"} {
+		r := streamRecord(time.Now())
+		r.Model, r.RequestModel = name, name
+		m.Consume(r)
+	}
+	got := map[string]uint64{}
+	for _, dp := range collect(t, reader)[MetricServerTimeToFirstToken].Data.(metricdata.Histogram[float64]).DataPoints {
+		v, _ := dp.Attributes.Value(attrResponseModel)
+		got[v.AsString()] += dp.Count
+	}
+	want := map[string]uint64{labelcap.Shorten(long): 1, "b": 1, labelcap.Other: 2}
+	if !maps.Equal(got, want) {
+		t.Errorf("TTFT points by model %v, want %v", got, want)
 	}
 }

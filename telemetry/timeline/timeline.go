@@ -315,7 +315,8 @@ func (t *Timeline) AddServer(target string, sm *scrape.ServerMetrics) {
 		return
 	}
 	for i := range sm.Models {
-		if sv := w.server(target, sm.Kind, sm.Models[i].Model, maxServers); sv != nil {
+		// The model names come from the server's own metrics: bounded in length like every label.
+		if sv := w.server(target, sm.Kind, labelcap.Shorten(sm.Models[i].Model), maxServers); sv != nil {
 			sv.add(&sm.Models[i], sm.Time)
 		}
 	}
