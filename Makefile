@@ -5,9 +5,10 @@ GO        ?= go
 BIN       ?= bin/llmtap
 FUZZTIME  ?= 5s
 BUF_VERSION   := v1.75.0
+STATICCHECK_VERSION := v0.8.2
 CADDY_VERSION := $(shell sed -n 's/.*"caddy_version": *"\([^"]*\)".*/\1/p' xcaddy.json)
 
-.PHONY: help build xcaddy tools generate generate-check test vet fmt-check unit fuzz-smoke demo-smoke soak-smoke soak vulncheck fuzz bench bench-proxy demo clean
+.PHONY: help build xcaddy tools generate generate-check test vet staticcheck fmt-check unit fuzz-smoke demo-smoke soak-smoke soak vulncheck fuzz bench bench-proxy demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -33,11 +34,14 @@ generate: ## regenerate gen/ from proto/ with buf and the protoc-gen-go/connect-
 generate-check: generate ## fail when the committed gen/ differs from what `make generate` writes
 	@out=$$(git status --porcelain -- gen proto); if [ -n "$$out" ]; then echo "make generate changed (commit the result):"; echo "$$out"; git --no-pager diff --stat -- gen; exit 1; fi
 
-test: tools generate-check vet fmt-check unit fuzz-smoke demo-smoke soak-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo, the 2-minute soak
+test: tools generate-check vet staticcheck fmt-check unit fuzz-smoke demo-smoke soak-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo, the 2-minute soak
 
 vet: ## go vet (the root module and the nested e2e/otlp module)
 	$(GO) vet ./...
 	cd e2e/otlp && $(GO) vet -mod=mod ./...
+
+staticcheck: ## staticcheck over every package (pinned, via go run); a deliberate exception carries a //lint:ignore with its reason
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 fmt-check: ## fail when gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

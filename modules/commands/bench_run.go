@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -122,7 +121,6 @@ type progress struct {
 	total    int           // requests to send, 0 when unknown
 	duration time.Duration // length of the run, 0 when unknown
 	extra    func() (sent, done, errs, inFlight int64)
-	last     atomic.Int64
 }
 
 func (p *progress) every() time.Duration {

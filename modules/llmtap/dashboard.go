@@ -97,10 +97,10 @@ const DashboardEnv = "LLMTAP_DASHBOARD"
 // port after Caddy's admin listener, on loopback.
 const defaultDashboardAddr = "127.0.0.1:2020"
 
-// dashboardListener is the process-wide dashboard server, held by every provisioned handler.
-var dashboardListener struct {
-	mu   sync.Mutex
-	refs int
+// dashboardServer is the dashboard's own listener, one per process, held through proc.pool by
+// every provisioned handler (keyDashboard): the first hold starts it, the last letGo stops it.
+// A server that could not bind (or is turned off) is held all the same, serving nothing.
+type dashboardServer struct {
 	srv  *http.Server
 	done chan struct{}
 	addr string // the bound address, empty when none is served
@@ -108,53 +108,59 @@ var dashboardListener struct {
 
 // acquireDashboard takes a hold on the dashboard listener, starting it with the first hold.
 func acquireDashboard(logger *zap.Logger) {
-	l := &dashboardListener
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.refs++; l.refs > 1 {
-		return
-	}
+	_, _, _ = hold(keyDashboard, func() (*dashboardServer, error) {
+		d := startDashboard(logger)
+		proc.dashboard.Store(d)
+		return d, nil
+	})
+}
+
+// releaseDashboard gives back a hold; the last one stops the listener and waits for it.
+func releaseDashboard() { _ = letGo(keyDashboard) }
+
+func startDashboard(logger *zap.Logger) *dashboardServer {
+	d := new(dashboardServer)
 	addr := strings.TrimSpace(os.Getenv(DashboardEnv))
 	if addr == "" {
 		addr = defaultDashboardAddr
 	}
 	if addr == "off" {
-		return
+		return d
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		logger.Warn("the dashboard's own listener is not served; the dashboard stays on the admin listener (see the README)",
 			zap.String("address", addr), zap.String("env", DashboardEnv), zap.Error(err))
-		return
+		return d
 	}
-	l.srv = &http.Server{Handler: dashboardHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
-	l.done = make(chan struct{})
-	l.addr = ln.Addr().String()
-	go func(srv *http.Server, done chan struct{}) {
-		defer close(done)
-		srv.Serve(ln) //nolint:errcheck // ends with Close in releaseDashboard
-	}(l.srv, l.done)
-	logger.Info("llmtap dashboard", zap.String("url", "http://"+l.addr+"/"))
+	d.srv = &http.Server{Handler: dashboardHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
+	d.done = make(chan struct{})
+	d.addr = ln.Addr().String()
+	go func() {
+		defer close(d.done)
+		d.srv.Serve(ln) //nolint:errcheck // ends with Close in Destruct
+	}()
+	logger.Info("llmtap dashboard", zap.String("url", "http://"+d.addr+"/"))
+	return d
 }
 
-// releaseDashboard gives back a hold; the last one stops the listener and waits for it.
-func releaseDashboard() {
-	l := &dashboardListener
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.refs--; l.refs > 0 || l.srv == nil {
-		return
+// Destruct stops the listener and waits for it.
+func (d *dashboardServer) Destruct() error {
+	proc.dashboard.CompareAndSwap(d, nil)
+	if d.srv == nil {
+		return nil
 	}
-	l.srv.Close() //nolint:errcheck // closing the listener and its connections
-	<-l.done
-	l.srv, l.done, l.addr = nil, nil, ""
+	err := d.srv.Close()
+	<-d.done
+	return err
 }
 
 // DashboardAddr returns the address the dashboard listener is bound to, empty when none is.
 func DashboardAddr() string {
-	dashboardListener.mu.Lock()
-	defer dashboardListener.mu.Unlock()
-	return dashboardListener.addr
+	if d := proc.dashboard.Load(); d != nil {
+		return d.addr
+	}
+	return ""
 }
 
 // dashboardHandler serves the page at / and every llmtap admin route, errors as Caddy's admin

@@ -47,7 +47,7 @@ func newGPUCollector() *gpuCollector {
 		}
 		constLabels := prometheus.Labels{}
 		for _, kv := range r.Attrs {
-			constLabels[promLabel(string(kv.Key))] = kv.Value.Emit()
+			constLabels[promLabel(string(kv.Key))] = kv.Value.String()
 		}
 		c.descs = append(c.descs, prometheus.NewDesc(name, r.Description, base, constLabels))
 		c.types = append(c.types, vt)
@@ -70,7 +70,7 @@ func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
 		attrs := otelexport.GPUAttrs(s)
 		values := make([]string, len(attrs))
 		for j, kv := range attrs {
-			values[j] = kv.Value.Emit()
+			values[j] = kv.Value.String()
 		}
 		for j, r := range otelexport.GPUReadings {
 			if v, ok := r.Value(s); ok {

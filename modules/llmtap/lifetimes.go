@@ -83,6 +83,12 @@ type process struct {
 
 	// copyBuf recycles the buffers of tapWriter.ReadFrom (writer.go).
 	copyBuf sync.Pool
+
+	// marks counts the shadow marks refused, by why (shadow_marker.go).
+	marks struct{ forged, expired, replayed atomic.Uint64 }
+
+	// dashboard is the dashboard's own listener while one is served (dashboard.go).
+	dashboard atomic.Pointer[dashboardServer]
 }
 
 // shadowSet is the shadow loads of the process, by name; list is the same loads for the
@@ -103,13 +109,14 @@ type mirrorState struct {
 // Keys of the shared runners in proc.pool. Recorders and shadow loads add their identity to
 // their feature's key.
 const (
-	keyEngine   = "engine"
-	keyGPU      = "gpu"
-	keyTimeline = "timeline"
-	keyScrape   = "scrape"
-	keyGuard    = "guard"
-	keyRecorder = "recorder:"
-	keyShadow   = "shadow:"
+	keyEngine    = "engine"
+	keyGPU       = "gpu"
+	keyTimeline  = "timeline"
+	keyScrape    = "scrape"
+	keyGuard     = "guard"
+	keyRecorder  = "recorder:"
+	keyShadow    = "shadow:"
+	keyDashboard = "dashboard"
 )
 
 // hold returns the runner of key, creating it with create when none runs; adopted reports

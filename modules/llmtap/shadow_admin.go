@@ -51,8 +51,8 @@ type shadowDoc struct {
 }
 
 func shadowStatus() shadowDoc {
-	doc := shadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: forgedMarks.Load(),
-		ExpiredMarkers: expiredMarks.Load(), ReplayedMarkers: replayedMarks.Load(),
+	doc := shadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
+		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
 		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
 	for _, r := range shadowRunners() {
 		doc.Shadows = append(doc.Shadows, r.Status())

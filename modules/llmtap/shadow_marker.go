@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -71,24 +70,22 @@ var markedClasses = map[string]string{
 	record.ClassMirror: record.ClassMirror,
 }
 
-// Refused marks, by reason: forged (not signed with the key), expired (past their few seconds,
-// or minted by a load this process no longer has) and replayed (genuine, unexpired, already
-// used once).
-var forgedMarks, expiredMarks, replayedMarks atomic.Uint64
-
+// Refused marks (proc.marks), by reason: forged (not signed with the key), expired (past their
+// few seconds, or minted by a load this process no longer has) and replayed (genuine,
+// unexpired, already used once).
 var (
 	metricForged = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "llmtap_shadow_marker_forged_total",
 		Help: "Requests that carried the Llmtap-Shadow header with a value not signed with the marker key; they were measured as live traffic.",
-	}, func() float64 { return float64(forgedMarks.Load()) })
+	}, func() float64 { return float64(proc.marks.forged.Load()) })
 	metricMarkExpired = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "llmtap_shadow_marker_expired_total",
 		Help: "Requests that carried a genuine Llmtap-Shadow mark past its expiry, or of a load this process no longer has; they were measured as live traffic.",
-	}, func() float64 { return float64(expiredMarks.Load()) })
+	}, func() float64 { return float64(proc.marks.expired.Load()) })
 	metricMarkReplayed = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "llmtap_shadow_marker_replayed_total",
 		Help: "Requests that carried a genuine, unexpired Llmtap-Shadow mark that had already been used; they were measured as live traffic.",
-	}, func() float64 { return float64(replayedMarks.Load()) })
+	}, func() float64 { return float64(proc.marks.replayed.Load()) })
 )
 
 // classify returns the traffic class of r: the class of a marker header signed with the key,
@@ -102,7 +99,7 @@ func classify(r *http.Request) string {
 		return record.ClassLive
 	}
 	if len(vs) != 1 {
-		forgedMarks.Add(1)
+		proc.marks.forged.Add(1)
 		return record.ClassLive
 	}
 	s, _ := processMarker()
@@ -116,11 +113,11 @@ func classify(r *http.Request) string {
 		r.Header.Del(marker.Header)
 		return class
 	case res == marker.Expired:
-		expiredMarks.Add(1)
+		proc.marks.expired.Add(1)
 	case res == marker.Replayed:
-		replayedMarks.Add(1)
+		proc.marks.replayed.Add(1)
 	default:
-		forgedMarks.Add(1)
+		proc.marks.forged.Add(1)
 	}
 	return record.ClassLive
 }

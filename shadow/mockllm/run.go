@@ -66,8 +66,11 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // golang.org/x/net/http2.
 func (s *Server) startLean(ln net.Listener) (url string, stop func() error, err error) {
 	base, cancel := context.WithCancel(context.Background())
-	h2 := &http2.Server{}
+	// net/http serves h2c only on listeners it accepts from, not on one connection handed
+	// over after h1server read its preface, so x/net/http2's per-connection server stays.
+	h2 := &http2.Server{} //lint:ignore SA1019 no net/http API serves one handed-over h2c connection
 	ls := &h1server.Server{Handler: s, BaseContext: base, Fallback: func(c net.Conn) {
+		//lint:ignore SA1019 as above
 		h2.ServeConn(c, &http2.ServeConnOpts{Context: base, Handler: s})
 	}}
 	served := make(chan error, 1)

@@ -35,7 +35,7 @@ func goldenEvents(t testing.TB, file, ctype string) []ev {
 	var out []ev
 	if ctype == "text/event-stream" {
 		for _, e := range splitSSE(string(b)) {
-			out = append(out, ev{e.typ, e.data})
+			out = append(out, ev(e))
 		}
 		return out
 	}

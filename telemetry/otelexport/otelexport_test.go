@@ -320,7 +320,7 @@ func TestSpans(t *testing.T) {
 		attribute.Key(attrAPI): attribute.StringValue("openai.chat"),
 	} {
 		if got, ok := attrs.Value(k); !ok || got != want {
-			t.Errorf("chat span %s = %v (present %v), want %v", k, got.Emit(), ok, want.Emit())
+			t.Errorf("chat span %s = %v (present %v), want %v", k, got.String(), ok, want.String())
 		}
 	}
 	if chat.Status().Code != codes.Unset {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -91,22 +89,4 @@ func readAll(t *testing.T, dir, kind string, want trace.Format) ([]trace.Request
 		infos = append(infos, info)
 	}
 	return reqs, infos
-}
-
-// fileText returns the contents of every file in dir, for secret scans.
-func fileText(t *testing.T, dir string) string {
-	t.Helper()
-	var b strings.Builder
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(data)
-	}
-	return b.String()
 }

@@ -62,7 +62,7 @@ func (r *redactor) payload(body []byte) ([]byte, error) {
 	if err := fastjson.ValidateBytes(trimmed); err != nil {
 		return nil, errNotObject
 	}
-	if !r.rules.active() && (bytes.IndexAny(trimmed, "\r\n") < 0 || !utf8.Valid(trimmed)) {
+	if !r.rules.active() && (!bytes.ContainsAny(trimmed, "\r\n") || !utf8.Valid(trimmed)) {
 		return trimmed, nil // verbatim: one line, or written in base64 (see appendPayload)
 	}
 	v, err := r.p.ParseBytes(trimmed)
