@@ -82,6 +82,34 @@ func TestScheduleJitter(t *testing.T) {
 	}
 }
 
+// TestScheduleRequestJitter checks that RequestJitterCV scales a request's
+// TTFT and every gap by one factor, and that the factors of many requests
+// have mean 1 and the configured coefficient of variation (seeded).
+func TestScheduleRequestJitter(t *testing.T) {
+	const ttft, itl, n = 4 * time.Millisecond, time.Millisecond, 20000
+	rng := rand.New(rand.NewPCG(7, 8))
+	var s schedule
+	var sum, sq float64
+	for range n {
+		s.reset(&Config{TTFT: ttft, ITL: itl, RequestJitterCV: 0.8}, rng)
+		first := s.advance()
+		k := float64(first) / float64(ttft)
+		for i := 1; i < 5; i++ {
+			prev := s.at
+			if gap := s.advance() - prev; math.Abs(float64(gap)/float64(itl)-k) > 1e-3*k+1e-6 {
+				t.Fatalf("gap %d is %v, want ITL × the request's factor %.4f", i, gap, k)
+			}
+		}
+		sum += k
+		sq += k * k
+	}
+	mean := sum / n
+	cv := math.Sqrt(sq/n-mean*mean) / mean
+	if math.Abs(mean-1) > 0.03 || math.Abs(cv-0.8) > 0.06 {
+		t.Errorf("factor mean %.3f and CV %.3f, want 1 and 0.8", mean, cv)
+	}
+}
+
 func TestChunkEnding(t *testing.T) {
 	cp := choicePlan{tokens: 10, reasoning: 3}
 	// k = 2: reasoning 0-1 | 2, content 3-4 | 5-6 | 7-8 | 9.
