@@ -76,7 +76,7 @@ const surfaceRequests = 72
 //
 //   - counts exactly: requests, errors and tokens in the client's profile_export.jsonl and
 //     JSON summary, the proxy's record file, /llmtap/summary, /metrics, the Connect API's
-//     Summary, llmtap top's model (the timeline windows it is fed) and llmtap report (over
+//     Summary, llmtap top's model (the Connect windows it is fed, added up) and llmtap report (over
 //     the proxy's records and over the bench's export);
 //   - the Prometheus latency histograms bucket by bucket against buckets recomputed from the
 //     record file with the same boundaries, each with values in at least three buckets;
@@ -390,8 +390,9 @@ func TestSurfacesAgree(t *testing.T) {
 		}
 	}
 
-	// llmtap top's model: requests and errors of every status class; tokens as the timeline
-	// counts them.
+	// llmtap top's model: requests and errors of every status class; tokens as the Connect
+	// Timeline defines them (total_isl, and total_osl: all generated tokens, reasoning
+	// included, of the successful requests).
 	if topTotals.requests != surfaceRequests || topTotals.errors != int64(exp.failed()) {
 		t.Errorf("top: %d requests, %d errors over its windows; want %d and %d", topTotals.requests, topTotals.errors, surfaceRequests, exp.failed())
 	}
