@@ -103,7 +103,11 @@ func TestStatsTimelineWindowRates(t *testing.T) {
 	defer tp.Close()
 	add := func(n int, failure string) {
 		for range n {
-			tp.Stats().Add(rec("m", record.ClassLive, 20, 2, 10, failure))
+			// 4 of the 10 output tokens are reasoning: a window's output tokens are all
+			// generated tokens (total_osl), in the first window as in the next ones.
+			r := rec("m", record.ClassLive, 20, 2, 10, failure)
+			r.ReasoningTokens = 4
+			tp.Stats().Add(r)
 		}
 	}
 	add(30, "") // before the first window: in the rolling window, not in the next windows

@@ -133,7 +133,7 @@ func cumulativeOf(s *stats.Summary) map[seriesKey]cumCounts {
 		ok, errs := int64(g.Scalars[stats.TagRequestCount].Value), int64(g.Scalars[stats.TagErrorRequestCount].Value)
 		c.requests += ok + errs
 		c.errors += errs
-		c.output += g.Scalars[stats.TagTotalOutputTokens].Value
+		c.output += g.Scalars[stats.TagTotalOSL].Value // all generated tokens, as seriesOf
 		c.input += g.Scalars[stats.TagTotalISL].Value
 		for cl, n := range g.Errors {
 			if c.errorsByClass == nil {

@@ -90,6 +90,15 @@ type Config struct {
 	// gaps. Zero means exact gaps; must be in [0, 10].
 	JitterCV float64
 
+	// RequestJitterCV is the coefficient of variation of a lognormal factor
+	// with mean 1, drawn once per request, that multiplies its TTFT and all
+	// of its ITL gaps (before JitterCV's per-gap factor): some requests are
+	// served fast and others slow, as on a server whose batch changes, so
+	// per-request latencies spread over a distribution instead of
+	// clustering around one value. Zero means every request at the same
+	// pace; must be in [0, 10].
+	RequestJitterCV float64
+
 	// OutputTokens is the number of tokens generated for a request that
 	// sets neither max_tokens nor max_completion_tokens. Reaching it ends
 	// the response with finish_reason "stop", as if the model chose to
@@ -216,6 +225,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.JitterCV >= 0 && c.JitterCV <= maxJitterCV) { // also rejects NaN
 		bad("jitter-cv %v: must be in [0, %d]", c.JitterCV, maxJitterCV)
+	}
+	if !(c.RequestJitterCV >= 0 && c.RequestJitterCV <= maxJitterCV) {
+		bad("request-jitter-cv %v: must be in [0, %d]", c.RequestJitterCV, maxJitterCV)
 	}
 	if c.OutputTokens < 0 {
 		bad("output-tokens %d: must not be negative", c.OutputTokens)

@@ -20,6 +20,7 @@ func TestValidate(t *testing.T) {
 		{"negative delays", Config{TTFT: -1, ITL: -1}, []string{"ttft", "itl"}, "both bad fields are reported at once"},
 		{"nan jitter", Config{JitterCV: math.NaN()}, []string{"jitter-cv"}, "NaN passes naive range checks"},
 		{"huge jitter", Config{JitterCV: 11}, []string{"jitter-cv"}, "beyond 10 the tail is a hang"},
+		{"nan request jitter", Config{RequestJitterCV: math.NaN()}, []string{"request-jitter-cv"}, "NaN passes naive range checks"},
 		{"rates", Config{ErrorRate: 1.5, StreamErrorRate: -0.1, EOSProbability: 2}, []string{"error-rate", "stream-error-rate", "eos-probability"}, "probabilities live in [0, 1]"},
 		{"negative counts", Config{OutputTokens: -1, TokensPerChunk: -1, Reasoning: -1, LogLimit: -1, MaxOutputTokens: -1}, []string{"output-tokens", "tokens-per-chunk", "reasoning", "log-limit", "max-output-tokens"}, "counts are not negative"},
 		{"output over max", Config{OutputTokens: 100, MaxOutputTokens: 10}, []string{"output-tokens 100: above"}, "the default length must be a valid request"},
@@ -60,7 +61,7 @@ func TestRegisterFlags(t *testing.T) {
 		t.Fatalf("flag defaults %+v differ from DefaultConfig", *cfg)
 	}
 	err := fs.Parse([]string{
-		"--model", "m", "--ttft", "1ms", "--itl", "2ms", "--jitter-cv", "0.3", "--output-tokens", "9",
+		"--model", "m", "--ttft", "1ms", "--itl", "2ms", "--jitter-cv", "0.3", "--request-jitter-cv", "0.7", "--output-tokens", "9",
 		"--max-output-tokens", "99", "--eos-probability", "0.1", "--tokens-per-chunk", "2", "--reasoning", "3",
 		"--role-chunk=false", "--usage", "never", "--prompt-counter", "approx", "--error-rate", "0.2",
 		"--stream-error-rate", "0.3", "--seed", "42", "--log-events", "--log-limit", "5", "--event-log", "/tmp/x",
@@ -69,7 +70,7 @@ func TestRegisterFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Model: "m", TTFT: time.Millisecond, ITL: 2 * time.Millisecond, JitterCV: 0.3, OutputTokens: 9,
+	want := Config{Model: "m", TTFT: time.Millisecond, ITL: 2 * time.Millisecond, JitterCV: 0.3, RequestJitterCV: 0.7, OutputTokens: 9,
 		MaxOutputTokens: 99, EOSProbability: 0.1, TokensPerChunk: 2, Reasoning: 3, Usage: UsageNever,
 		PromptCounter: PromptApprox, ErrorRate: 0.2, StreamErrorRate: 0.3, Seed: 42, LogEvents: true, LogLimit: 5,
 		EventLogPath: "/tmp/x", LeanHTTP: true}
@@ -78,7 +79,7 @@ func TestRegisterFlags(t *testing.T) {
 	}
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n != 19 {
+	if n != 20 {
 		t.Errorf("%d flags; update this test when adding one", n)
 	}
 }

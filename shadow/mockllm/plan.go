@@ -89,12 +89,28 @@ type schedule struct {
 
 func (s *schedule) reset(cfg *Config, rng *rand.Rand) {
 	*s = schedule{ttft: cfg.TTFT, itl: cfg.ITL, rng: rng}
-	if cv := cfg.JitterCV; cv > 0 {
-		// A lognormal with E = 1 and CV = cv has sigma² = ln(1+cv²) and
-		// mu = -sigma²/2.
-		v := math.Log1p(cv * cv)
-		s.sigma, s.mu = math.Sqrt(v), -v/2
+	if f := lognormalMean1(cfg.RequestJitterCV); f.sigma > 0 {
+		// One factor for the whole request: its pace.
+		k := math.Exp(f.mu + f.sigma*rng.NormFloat64())
+		s.ttft = time.Duration(float64(s.ttft) * k)
+		s.itl = time.Duration(float64(s.itl) * k)
 	}
+	f := lognormalMean1(cfg.JitterCV)
+	s.mu, s.sigma = f.mu, f.sigma
+}
+
+// lognormal holds the parameters of a lognormal distribution; sigma 0 is the
+// constant 1.
+type lognormal struct{ mu, sigma float64 }
+
+// lognormalMean1 returns the lognormal with mean 1 and coefficient of
+// variation cv: sigma² = ln(1+cv²) and mu = -sigma²/2.
+func lognormalMean1(cv float64) lognormal {
+	if cv <= 0 {
+		return lognormal{}
+	}
+	v := math.Log1p(cv * cv)
+	return lognormal{mu: -v / 2, sigma: math.Sqrt(v)}
 }
 
 // advance returns the offset of the next token.

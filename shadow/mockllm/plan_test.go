@@ -66,20 +66,55 @@ func TestScheduleJitter(t *testing.T) {
 	const itl, n = time.Millisecond, 50000
 	s.reset(&Config{ITL: itl, JitterCV: 0.5}, rand.New(rand.NewPCG(5, 6)))
 	s.advance() // TTFT 0
-	var sum, sq float64
+	gaps := make([]float64, n)
 	prev := s.at
-	for range n {
+	for i := range n {
 		at := s.advance()
-		g := float64(at-prev) / float64(itl)
+		gaps[i] = float64(at-prev) / float64(itl)
 		prev = at
-		sum += g
-		sq += g * g
 	}
-	mean := sum / n
-	cv := math.Sqrt(sq/n-mean*mean) / mean
+	mean, cv := meanCV(gaps)
 	if math.Abs(mean-1) > 0.02 || math.Abs(cv-0.5) > 0.03 {
 		t.Errorf("gap mean %.3f ITL and CV %.3f, want 1 and 0.5", mean, cv)
 	}
+}
+
+// TestScheduleRequestJitter checks that RequestJitterCV scales a request's
+// TTFT and every gap by one factor, and that the factors of many requests
+// have mean 1 and the configured coefficient of variation (seeded).
+func TestScheduleRequestJitter(t *testing.T) {
+	const ttft, itl, n = 4 * time.Millisecond, time.Millisecond, 20000
+	rng := rand.New(rand.NewPCG(7, 8))
+	var s schedule
+	factors := make([]float64, 0, n)
+	for range n {
+		s.reset(&Config{TTFT: ttft, ITL: itl, RequestJitterCV: 0.8}, rng)
+		first := s.advance()
+		k := float64(first) / float64(ttft)
+		for i := 1; i < 5; i++ {
+			prev := s.at
+			if gap := s.advance() - prev; math.Abs(float64(gap)/float64(itl)-k) > 1e-3*k+1e-6 {
+				t.Fatalf("gap %d is %v, want ITL × the request's factor %.4f", i, gap, k)
+			}
+		}
+		factors = append(factors, k)
+	}
+	mean, cv := meanCV(factors)
+	if math.Abs(mean-1) > 0.03 || math.Abs(cv-0.8) > 0.06 {
+		t.Errorf("factor mean %.3f and CV %.3f, want 1 and 0.8", mean, cv)
+	}
+}
+
+// meanCV returns the mean and the coefficient of variation (population) of xs.
+func meanCV(xs []float64) (mean, cv float64) {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	n := float64(len(xs))
+	mean = sum / n
+	return mean, math.Sqrt(sq/n-mean*mean) / mean
 }
 
 func TestChunkEnding(t *testing.T) {

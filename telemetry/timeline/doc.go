@@ -25,9 +25,10 @@
 //     completed (Start + DurationMs);
 //   - TTFT: the window in which the first content event arrived (Start + TTFT), so a TTFT step
 //     shows in the window where the slow first tokens were seen;
-//   - input tokens: the same window as TTFT (prefill is done when the first token arrives), or
+//   - input tokens (of successful requests only, as every token total; a failed request's
+//     tokens count nowhere): the same window as TTFT (prefill is done when the first token arrives), or
 //     the completion window when the request streamed no content;
-//   - output tokens: spread over the content events' times (Start + TTFT + the running sum of
+//   - output tokens (successful requests only): spread over the content events' times (Start + TTFT + the running sum of
 //     the inter-chunk gaps), OutputTokens/ContentEvents per event, so a long stream's tokens
 //     land in the windows where they were produced. Events past the record's gap cap
 //     (InterChunkDropped) are spread evenly between the last timed event and the last content

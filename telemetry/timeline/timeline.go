@@ -201,11 +201,13 @@ func (t *Timeline) Add(r *record.Record) {
 		if ok && r.TTFTMs != nil {
 			t.keep(&s.ttft, &s.nTTFT, *r.TTFTMs)
 		}
-		if r.InputTokensSource != record.SourceNone {
+		if ok && r.InputTokensSource != record.SourceNone {
 			s.inTokens += float64(max(r.InputTokens, 0))
 		}
 	}
-	if r.OutputTokensSource != record.SourceNone && r.OutputTokens > 0 {
+	// A failed request's tokens are in no total (docs/metrics.md, "Which requests count"), as
+	// in the summary's total_isl and total_osl.
+	if ok && r.OutputTokensSource != record.SourceNone && r.OutputTokens > 0 {
 		t.spreadOutput(r, start, first, end, touch)
 	}
 	// In flight at each window end strictly inside the request's lifetime.

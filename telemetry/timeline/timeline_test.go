@@ -97,6 +97,28 @@ func TestTokensLandWhereProduced(t *testing.T) {
 	}
 }
 
+// TestFailedRequestTokensCountNowhere: a stream that fails mid-way (tokens streamed, then an
+// error event) and an HTTP 500 (prompt counted by the tokenizer) count as requests and errors
+// of their completion window, but their tokens are in no window, as in every token total
+// (docs/metrics.md): only the successful request's tokens are.
+func TestFailedRequestTokensCountNowhere(t *testing.T) {
+	c := &clock{base.Add(2 * time.Second)}
+	tl := newTL(t, c, Options{})
+	tl.Add(stream("live", base, 100, []float64{50, 50}, 3))
+	broken := stream("live", base, 100, []float64{50}, 2)
+	broken.Error = "stream_error"
+	tl.Add(broken)
+	tl.Add(&record.Record{Class: "live", Model: "m", Start: base, Status: 500, Error: "http_status", DurationMs: 5,
+		InputTokens: 40, InputTokensSource: record.SourceTokenizer})
+	c.t = base.Add(3 * time.Second)
+	tl.Close(c.t)
+	s := find(t, byStart(tl.Windows(Query{})), 0, "live")
+	if s.Requests != 3 || s.Errors != 2 || s.InputTokens != 100 || math.Abs(s.OutputTokens-3) > 1e-9 {
+		t.Errorf("window 0 = %d requests, %d errors, %v input and %v output tokens; want 3, 2, and the successful request's 100 and 3",
+			s.Requests, s.Errors, s.InputTokens, s.OutputTokens)
+	}
+}
+
 func TestTokensPastTheGapCap(t *testing.T) {
 	c := &clock{base.Add(4 * time.Second)}
 	tl := newTL(t, c, Options{})
