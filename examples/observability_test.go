@@ -195,8 +195,9 @@ func reflectEqualJSON(a, b any) bool {
 	return errA == nil && errB == nil && a != nil && bytes.Equal(ja, jb)
 }
 
-// metricDecl finds the metric names llmtap registers: the Name of each collector's options.
-var metricDecl = regexp.MustCompile(`(?s)(Histogram|Counter|Gauge)Opts\{\s*Name:\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"`)
+// metricDecl finds the metric names llmtap registers: the Name of each collector's options,
+// and the name of each descriptor a custom collector serves (prometheus.NewDesc).
+var metricDecl = regexp.MustCompile(`(?s)(Histogram|Counter|Gauge)Opts\{\s*Name:\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"|(NewDesc)\(\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"`)
 
 // registeredMetrics reads the names llmtap registers from its source, so a renamed metric
 // fails the dashboard check. Histograms also answer to their _bucket, _sum and _count series.
@@ -212,6 +213,10 @@ func registeredMetrics(t *testing.T) map[string]bool {
 			t.Fatal(err)
 		}
 		for _, m := range metricDecl.FindAllStringSubmatch(string(src), -1) {
+			if m[3] == "NewDesc" {
+				out[m[4]] = true
+				continue
+			}
 			out[m[2]] = true
 			if m[1] == "Histogram" {
 				for _, s := range []string{"_bucket", "_sum", "_count"} {
