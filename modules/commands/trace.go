@@ -15,8 +15,8 @@ import (
 )
 
 func init() {
-	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT",
-		"Summarises and converts request traces (Mooncake, Azure, BurstGPT, llmtap records)",
+	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT | merge [-o OUT] FILE…",
+		"Summarises, converts and merges request traces (Mooncake, Azure, BurstGPT, llmtap records)",
 		`Works on request traces: published ones (Mooncake/AIPerf JSONL, Azure LLM inference CSV,
 BurstGPT CSV) and llmtap's own records and payload files. The format is detected from the file
 unless --format/--from names it (auto, mooncake, records, payloads, azure, burstgpt).
@@ -28,7 +28,18 @@ unless --format/--from names it (auto, mooncake, records, payloads, azure, burst
   llmtap trace convert [--from F] --to mooncake [--round-ms] [--keep-sessions] IN OUT
       writes IN as an AIPerf-compatible Mooncake JSONL trace (OUT "-" is stdout), sorted by
       arrival, rebased to start at zero, with synthetic 512-token hash ids for requests that
-      have none. The output file is created with mode 0600.`,
+      have none. The output file is created with mode 0600.
+
+  llmtap trace merge [-o OUT] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
+      merges llmtap trace files (trace-<UTC start>.jsonl) of several instances and rotations
+      into one Mooncake JSONL trace: each row's absolute arrival is its file's start (from the
+      name) plus its timestamp; rows are ordered by it and rebased to the earliest; hash ids
+      are renumbered 0, 1, 2 … in order of first appearance, so two requests share a prefix in
+      the output exactly as far as their ids agree in the files (give every instance the same
+      LLMTAP_FLEET_KEY). Instances' clocks are trusted as they are: a skew of S between two
+      instances moves their requests by S against each other, so keep them synchronised (NTP
+      keeps skew within milliseconds). A request in flight across a rotation has timestamp 0
+      in its file and lands at the file's start.`,
 		runTrace)
 }
 
@@ -48,6 +59,8 @@ func traceMain(stdout, stderr io.Writer, args []string) (int, error) {
 		return traceStats(stdout, stderr, args[1:])
 	case "convert":
 		return traceConvert(stdout, stderr, args[1:])
+	case "merge":
+		return traceMerge(stdout, stderr, args[1:]) // trace_merge.go
 	case "help", "-h", "-help", "--help":
 		traceUsage(stderr)
 		return 0, nil
@@ -60,6 +73,7 @@ func traceUsage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   llmtap trace stats [--json] [--format auto|mooncake|records|payloads|azure|burstgpt] [--skip-bad] FILE…
   llmtap trace convert [--from FORMAT] --to mooncake [--round-ms] [--keep-sessions] IN OUT
+  llmtap trace merge [-o OUT] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
 `)
 }
 
