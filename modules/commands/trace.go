@@ -112,12 +112,8 @@ func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
 	asJSON := fs.Bool("json", false, "print a JSON array, one object per file")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed lines instead of stopping at the first")
-	if err := fs.Parse(args); err != nil {
-		return 2, err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2, errors.New("no trace file given")
+	if code, err := parseFiles(fs, args); err != nil {
+		return code, err
 	}
 	var all []fileStats
 	for _, path := range fs.Args() {
@@ -256,21 +252,7 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 			synthesized++
 		}
 	}
-	write := func(w io.Writer) error {
-		mw := trace.NewMooncakeWriter(w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
-		for _, r := range reqs {
-			if err := mw.Write(r); err != nil {
-				return err
-			}
-		}
-		return mw.Flush()
-	}
-	if out == "-" {
-		err = write(stdout)
-	} else {
-		err = writeFile0600(out, write)
-	}
-	if err != nil {
+	if err := writeMooncake(stdout, out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}); err != nil {
 		return 1, err
 	}
 	fmt.Fprintf(stderr, "llmtap trace convert: %d requests from %s (%s) to %s (mooncake); %d given synthetic hash ids",
@@ -283,6 +265,37 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 	}
 	fmt.Fprintln(stderr)
 	return 0, nil
+}
+
+// parseFiles parses the flags of a subcommand that takes one or more files: exit code 2 and an
+// error when the flags are bad or no file is given.
+func parseFiles(fs *flag.FlagSet, args []string) (int, error) {
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2, errors.New("no trace file given")
+	}
+	return 0, nil
+}
+
+// writeMooncake writes reqs as a Mooncake JSONL trace to out (created 0600 through
+// writeFile0600), or to stdout when out is "-".
+func writeMooncake(stdout io.Writer, out string, reqs []trace.Request, opt trace.WriterOptions) error {
+	write := func(w io.Writer) error {
+		mw := trace.NewMooncakeWriter(w, opt)
+		for _, r := range reqs {
+			if err := mw.Write(r); err != nil {
+				return err
+			}
+		}
+		return mw.Flush()
+	}
+	if out == "-" {
+		return write(stdout)
+	}
+	return writeFile0600(out, write)
 }
 
 // writeFile0600 writes a file through a temporary file in the same folder, renamed into place

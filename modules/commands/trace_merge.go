@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -84,32 +83,14 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	roundMs := fs.Bool("round-ms", false, "write whole milliseconds (for tools that want integer timestamps)")
 	keepSessions := fs.Bool("keep-sessions", false, "write session_id and delay (off by default: AIPerf would append earlier turns to prompts that may already hold them)")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed lines instead of stopping at the first")
-	if err := fs.Parse(args); err != nil {
-		return 2, err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2, errors.New("no trace file given")
+	if code, err := parseFiles(fs, args); err != nil { // trace.go
+		return code, err
 	}
 	reqs, info, err := mergeTraces(fs.Args(), *skipBad)
 	if err != nil {
 		return 1, err
 	}
-	write := func(w io.Writer) error {
-		mw := trace.NewMooncakeWriter(w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
-		for _, r := range reqs {
-			if err := mw.Write(r); err != nil {
-				return err
-			}
-		}
-		return mw.Flush()
-	}
-	if *out == "-" {
-		err = write(stdout)
-	} else {
-		err = writeFile0600(*out, write)
-	}
-	if err != nil {
+	if err := writeMooncake(stdout, *out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}); err != nil {
 		return 1, err
 	}
 	fmt.Fprintf(stderr, "llmtap trace merge: %d requests from %d files to %s (mooncake)", len(reqs), fs.NArg(), *out)
