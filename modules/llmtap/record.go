@@ -17,6 +17,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/internal/sensitive"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
@@ -113,7 +114,7 @@ func fleetKey() ([]byte, error) {
 	if v == "" {
 		return nil, nil
 	}
-	k, err := parseKey(v, recorder.MinFleetKey, 0) // shadow_marker.go
+	k, err := keyparse.Parse(v, recorder.MinFleetKey, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", FleetKeyEnv, err)
 	}

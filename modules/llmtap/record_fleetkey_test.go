@@ -2,7 +2,6 @@ package llmtap
 
 import (
 	"bytes"
-	"encoding/hex"
 	"strings"
 	"testing"
 )
@@ -37,26 +36,4 @@ func TestFleetKeyEnv(t *testing.T) {
 			t.Errorf("%s: key %q, err %v; want %q", tc.name, o.FleetKey, err, tc.want)
 		}
 	}
-}
-
-// FuzzParseKey: parseKey never panics, and what it accepts is within its bounds; a key it
-// returns, written in hex, parses back to itself.
-func FuzzParseKey(f *testing.F) {
-	for _, s := range []string{"000102030405060708090a0b0c0d0e0f", "YSBmbGVldC13aWRlIGtleSBvZiAzMiBieXRlcy4uLi4=", "", "=", "zz", "c2hvcnQ"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, v string) {
-		for _, b := range [][2]int{{16, 0}, {32, 32}} {
-			k, err := parseKey(v, b[0], b[1])
-			if err != nil {
-				continue
-			}
-			if len(k) < b[0] || (b[1] > 0 && len(k) > b[1]) {
-				t.Fatalf("parseKey(%q, %d, %d) = %d bytes", v, b[0], b[1], len(k))
-			}
-			if k2, err := parseKey(hex.EncodeToString(k), b[0], b[1]); err != nil || !bytes.Equal(k, k2) {
-				t.Fatalf("hex of %x parsed as %x, %v", k, k2, err)
-			}
-		}
-	})
 }
