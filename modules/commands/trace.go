@@ -15,8 +15,8 @@ import (
 )
 
 func init() {
-	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT",
-		"Summarises and converts request traces (Mooncake, Azure, BurstGPT, llmtap records)",
+	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT | merge [-o OUT] FILE…",
+		"Summarises, converts and merges request traces (Mooncake, Azure, BurstGPT, llmtap records)",
 		`Works on request traces: published ones (Mooncake/AIPerf JSONL, Azure LLM inference CSV,
 BurstGPT CSV) and llmtap's own records and payload files. The format is detected from the file
 unless --format/--from names it (auto, mooncake, records, payloads, azure, burstgpt).
@@ -28,7 +28,18 @@ unless --format/--from names it (auto, mooncake, records, payloads, azure, burst
   llmtap trace convert [--from F] --to mooncake [--round-ms] [--keep-sessions] IN OUT
       writes IN as an AIPerf-compatible Mooncake JSONL trace (OUT "-" is stdout), sorted by
       arrival, rebased to start at zero, with synthetic 512-token hash ids for requests that
-      have none. The output file is created with mode 0600.`,
+      have none. The output file is created with mode 0600.
+
+  llmtap trace merge [-o OUT] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
+      merges llmtap trace files (trace-<UTC start>.jsonl) of several instances and rotations
+      into one Mooncake JSONL trace: each row's absolute arrival is its file's start (from the
+      name) plus its timestamp; rows are ordered by it and rebased to the earliest; hash ids
+      are renumbered 0, 1, 2 … in order of first appearance, so two requests share a prefix in
+      the output exactly as far as their ids agree in the files (give every instance the same
+      LLMTAP_FLEET_KEY). Instances' clocks are trusted as they are: a skew of S between two
+      instances moves their requests by S against each other, so keep them synchronised (NTP
+      keeps skew within milliseconds). A request in flight across a rotation has timestamp 0
+      in its file and lands at the file's start.`,
 		runTrace)
 }
 
@@ -48,6 +59,8 @@ func traceMain(stdout, stderr io.Writer, args []string) (int, error) {
 		return traceStats(stdout, stderr, args[1:])
 	case "convert":
 		return traceConvert(stdout, stderr, args[1:])
+	case "merge":
+		return traceMerge(stdout, stderr, args[1:]) // trace_merge.go
 	case "help", "-h", "-help", "--help":
 		traceUsage(stderr)
 		return 0, nil
@@ -60,6 +73,7 @@ func traceUsage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   llmtap trace stats [--json] [--format auto|mooncake|records|payloads|azure|burstgpt] [--skip-bad] FILE…
   llmtap trace convert [--from FORMAT] --to mooncake [--round-ms] [--keep-sessions] IN OUT
+  llmtap trace merge [-o OUT] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
 `)
 }
 
@@ -98,12 +112,8 @@ func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
 	asJSON := fs.Bool("json", false, "print a JSON array, one object per file")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed lines instead of stopping at the first")
-	if err := fs.Parse(args); err != nil {
-		return 2, err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2, errors.New("no trace file given")
+	if code, err := parseFiles(fs, args); err != nil {
+		return code, err
 	}
 	var all []fileStats
 	for _, path := range fs.Args() {
@@ -242,21 +252,7 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 			synthesized++
 		}
 	}
-	write := func(w io.Writer) error {
-		mw := trace.NewMooncakeWriter(w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
-		for _, r := range reqs {
-			if err := mw.Write(r); err != nil {
-				return err
-			}
-		}
-		return mw.Flush()
-	}
-	if out == "-" {
-		err = write(stdout)
-	} else {
-		err = writeFile0600(out, write)
-	}
-	if err != nil {
+	if err := writeMooncake(stdout, out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}); err != nil {
 		return 1, err
 	}
 	fmt.Fprintf(stderr, "llmtap trace convert: %d requests from %s (%s) to %s (mooncake); %d given synthetic hash ids",
@@ -269,6 +265,37 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 	}
 	fmt.Fprintln(stderr)
 	return 0, nil
+}
+
+// parseFiles parses the flags of a subcommand that takes one or more files: exit code 2 and an
+// error when the flags are bad or no file is given.
+func parseFiles(fs *flag.FlagSet, args []string) (int, error) {
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2, errors.New("no trace file given")
+	}
+	return 0, nil
+}
+
+// writeMooncake writes reqs as a Mooncake JSONL trace to out (created 0600 through
+// writeFile0600), or to stdout when out is "-".
+func writeMooncake(stdout io.Writer, out string, reqs []trace.Request, opt trace.WriterOptions) error {
+	write := func(w io.Writer) error {
+		mw := trace.NewMooncakeWriter(w, opt)
+		for _, r := range reqs {
+			if err := mw.Write(r); err != nil {
+				return err
+			}
+		}
+		return mw.Flush()
+	}
+	if out == "-" {
+		return write(stdout)
+	}
+	return writeFile0600(out, write)
 }
 
 // writeFile0600 writes a file through a temporary file in the same folder, renamed into place

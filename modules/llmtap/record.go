@@ -4,16 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
+	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/internal/sensitive"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
@@ -96,6 +100,30 @@ type RecordConfig struct {
 	Queue int `json:"queue,omitempty"`
 }
 
+// FleetKeyEnv names the environment variable that gives the key of the trace's prefix block
+// ids (recorder.Options.FleetKey): at least 16 bytes, in hex or base64. Instances given the same
+// key write the same hash_ids for the same prompt prefix, so their traces merge (llmtap trace
+// merge) with prefix sharing intact. Unset, a random key is drawn once per process: ids agree
+// across the rotations and reloads of one process, not between instances. A value that does not
+// parse fails the provisioning of every handler that records.
+const FleetKeyEnv = "LLMTAP_FLEET_KEY"
+
+// fleetKey reads FleetKeyEnv; nil when unset.
+func fleetKey() ([]byte, error) {
+	v := strings.TrimSpace(os.Getenv(FleetKeyEnv))
+	if v == "" {
+		return nil, nil
+	}
+	k, err := keyparse.Parse(v, recorder.MinFleetKey, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", FleetKeyEnv, err)
+	}
+	return k, nil
+}
+
+// keylessOnce logs once per process that traces are recorded without a fleet key.
+var keylessOnce sync.Once
+
 // sensitiveHeader reports whether a header may carry credentials, which are never recorded.
 func sensitiveHeader(name string) bool { return sensitive.Header(name) }
 
@@ -122,6 +150,11 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 		RotateAge:    time.Duration(c.RotateAge),
 		FlushEvery:   time.Duration(c.FlushInterval),
 		Queue:        c.Queue,
+	}
+	if key, err := fleetKey(); err != nil {
+		errs = append(errs, fmt.Errorf("record: %w", err))
+	} else {
+		o.FleetKey = key
 	}
 	files := c.Files
 	if len(files) == 0 {
@@ -172,6 +205,12 @@ func (h *Handler) provisionRecording() error {
 		return fmt.Errorf("starting the recorder in %s: %w", opts.Dir, err)
 	}
 	h.recording = &recording{entry: e, sessionHeader: h.Record.SessionHeader}
+	if opts.Trace && opts.FleetKey == nil {
+		keylessOnce.Do(func() {
+			h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
+				zap.String("dir", opts.Dir))
+		})
+	}
 	return nil
 }
 

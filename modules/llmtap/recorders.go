@@ -2,6 +2,7 @@ package llmtap
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -54,9 +55,12 @@ func (r dropReason) String() string {
 // countDrop counts one record lost to recording.
 func countDrop(r dropReason) { proc.recDropped[r].Add(1) }
 
-// recorderKey identifies a recorder: its folder and options (every field, in Go syntax).
+// recorderKey identifies a recorder: its folder and options (every field, in Go syntax), the
+// fleet key by a digest only, since the key names records (record.Record.RecordTo).
 func recorderKey(opts recorder.Options) string {
-	return keyRecorder + fmt.Sprintf("%#v", opts)
+	sum := sha256.Sum256(opts.FleetKey)
+	opts.FleetKey = nil
+	return keyRecorder + fmt.Sprintf("%#v key=%x", opts, sum[:8])
 }
 
 // acquireRecorder holds the recorder of opts, starting one when none runs with the same

@@ -1,8 +1,6 @@
 package llmtap
 
 import (
-	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/shadow/marker"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -41,20 +40,7 @@ var processMarker = sync.OnceValues(func() (*marker.Signer, error) {
 })
 
 // parseMarkerKey decodes a key given as hex or base64 (standard or URL alphabet, padded or not).
-func parseMarkerKey(v string) ([]byte, error) {
-	if b, err := hex.DecodeString(v); err == nil && len(b) == marker.KeyLen {
-		return b, nil
-	}
-	for _, e := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := e.DecodeString(v); err == nil {
-			if len(b) != marker.KeyLen {
-				return nil, fmt.Errorf("the key is %d bytes; want %d", len(b), marker.KeyLen)
-			}
-			return b, nil
-		}
-	}
-	return nil, fmt.Errorf("want %d bytes in hex or base64", marker.KeyLen)
-}
+func parseMarkerKey(v string) ([]byte, error) { return keyparse.Parse(v, marker.KeyLen, marker.KeyLen) }
 
 // markerKeyError reports why MarkerKeyEnv cannot be used, or nil.
 func markerKeyError() error {

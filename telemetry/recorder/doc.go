@@ -35,11 +35,15 @@
 // The prompt (the texts decode.ParseRequestFor extracts, joined by newlines) is tokenized with
 // o200k_base and cut into blocks of 512 tokens. Block i's hash covers block i's tokens and the
 // hash of block i-1, so two prompts get the same id for a block exactly when they share every
-// token up to its end. Hashes are numbered 0, 1, 2 … in order of first appearance in each trace
-// file (a bounded map; when it is full it starts over, which only forgets reuse). The number of
+// token up to its end. The id is the hash itself: HMAC-SHA256 keyed with Options.FleetKey, cut
+// to 53 bits (below 2^53, so JavaScript and jq read it exactly). It depends on nothing but the
+// key and the prompt, so the same prefix gets the same ids in every file, across rotations, and
+// in every process given the same key: the traces of a fleet merge (llmtap trace merge
+// renumbers them densely). No map of seen hashes is kept, so nothing is forgotten. Without a
+// key, a random one is drawn per process: ids agree within the process only. The number of
 // ids is ceil(input_length/512) as Mooncake requires: when the server's input token count
-// (which includes its chat template) spans more blocks than the tokenized text, fresh ids are
-// appended; when fewer, the list is cut.
+// (which includes its chat template) spans more blocks than the tokenized text, random 53-bit
+// ids are appended (unique, also in a merge); when fewer, the list is cut.
 //
 // # Secrets
 //

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestPrefixChaining(t *testing.T) {
 		{"longer prompt", "a prompt extending the base shares its whole blocks, not its partial last one", append(slices.Clone(base), toks(5000, 300)...), 2},
 	}
 	for _, tc := range cases {
-		p := newPrefixIDs(1 << 10)
+		p := newPrefixIDs(testKey)
 		a := p.assign(nil, base, blocks(int64(len(base))))
 		b := p.assign(nil, tc.prompt, blocks(int64(len(tc.prompt))))
 		shared := 0
@@ -68,7 +69,7 @@ func TestIDCountFollowsInputLength(t *testing.T) {
 		{"none", "no input tokens, no ids", 600, 0},
 	}
 	for _, tc := range cases {
-		p := newPrefixIDs(16)
+		p := newPrefixIDs(testKey)
 		got := p.assign(nil, toks(0, tc.toks), tc.want)
 		if len(got) != tc.want {
 			t.Errorf("%s (%s): %d ids, want %d", tc.name, tc.why, len(got), tc.want)
@@ -83,19 +84,70 @@ func TestIDCountFollowsInputLength(t *testing.T) {
 	}
 }
 
-// TestBoundedHashMap forgets old hashes when full but never reuses an id for a new block.
-func TestBoundedHashMap(t *testing.T) {
-	p := newPrefixIDs(4)
-	var all []int64
-	for i := range 10 {
-		all = p.assign(all, toks(i*10000, 512), 1)
+var (
+	testKey  = []byte("0123456789abcdef-fleet")
+	otherKey = []byte("0123456789abcdef-other")
+)
+
+// TestIDsFromContentAndKey: two derivations with the same key (two recorders, two processes)
+// give the same ids for the same prompt; another key gives other ids; every id is below 2^53.
+func TestIDsFromContentAndKey(t *testing.T) {
+	prompt := toks(7, 2000) // 4 blocks
+	a := newPrefixIDs(testKey).assign(nil, prompt, 4)
+	b := newPrefixIDs(slices.Clone(testKey)).assign(nil, prompt, 4)
+	c := newPrefixIDs(otherKey).assign(nil, prompt, 4)
+	if !slices.Equal(a, b) {
+		t.Errorf("same key, same prompt, different ids: %v vs %v", a, b)
 	}
-	if len(p.ids) > 4 {
-		t.Errorf("map holds %d hashes, bound 4", len(p.ids))
+	for i := range a {
+		if a[i] == c[i] {
+			t.Errorf("block %d has id %d under two keys", i, a[i])
+		}
 	}
-	slices.Sort(all)
-	if len(slices.Compact(all)) != 10 {
-		t.Errorf("distinct blocks got repeated ids: %v", all)
+	for _, id := range slices.Concat(a, c, newPrefixIDs(testKey).assign(nil, toks(0, 10), 5)) {
+		if id < 0 || id >= 1<<53 {
+			t.Errorf("id %d outside [0, 2^53)", id)
+		}
+	}
+	// No key: the process's random key, the same for every recorder of the process.
+	if x, y := newPrefixIDs(nil).assign(nil, prompt, 4), newPrefixIDs(nil).assign(nil, prompt, 4); !slices.Equal(x, y) || slices.Equal(x, a) {
+		t.Errorf("keyless ids %v and %v should agree with each other and not with the keyed %v", x, y, a)
+	}
+}
+
+// TestRotationKeepsIDs records the same prompt before and after a rotation, and in a second
+// recorder with the same key: every file has the same ids for it.
+func TestRotationKeepsIDs(t *testing.T) {
+	body := chat("m", strings.Repeat("Lighthouses keep their lamps lit through the night. ", 80), 8)
+	r, dir := open(t, Options{Trace: true, FleetKey: testKey, RotateBytes: 1})
+	for i := range 2 {
+		rc := rec(i, time.Now(), body)
+		rc.InputTokens = 1200
+		r.Submit(rc)
+	}
+	closeRec(t, r)
+	r2, dir2 := open(t, Options{Trace: true, FleetKey: testKey})
+	rc := rec(5, time.Now(), body)
+	rc.InputTokens = 1200
+	r2.Submit(rc)
+	closeRec(t, r2)
+	files, _ := filepath.Glob(filepath.Join(dir, "trace-*.jsonl"))
+	if len(files) < 2 {
+		t.Fatalf("no rotation: %v", files)
+	}
+	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rs2, _ := readAll(t, dir2, KindTrace, trace.FormatMooncake)
+	if len(rs) != 2 || len(rs2) != 1 || len(rs[0].HashIDs) != 3 {
+		t.Fatalf("trace %+v %+v", rs, rs2)
+	}
+	want := rs[0].HashIDs[:2] // the third block holds template tokens the text does not show
+	for _, got := range [][]int64{rs[1].HashIDs, rs2[0].HashIDs} {
+		if !slices.Equal(got[:2], want) {
+			t.Errorf("the same prompt after a rotation or in another recorder got ids %v, want prefix %v", got, want)
+		}
+		if got[2] == rs[0].HashIDs[2] {
+			t.Errorf("a block the text does not show repeated id %d", got[2])
+		}
 	}
 }
 

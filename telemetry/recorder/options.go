@@ -14,7 +14,7 @@ const (
 	DefaultRotateAge    = time.Hour
 	DefaultFlushEvery   = time.Second
 	DefaultQueue        = 4096
-	// DefaultMaxHashes bounds the map from prefix hashes to the small ids of a trace file.
+	// DefaultMaxHashes is kept for compatibility; block ids no longer need a map.
 	DefaultMaxHashes = 1 << 20
 )
 
@@ -53,8 +53,18 @@ type Options struct {
 	// Queue is the number of records waiting for the writer before Consume drops. Default
 	// DefaultQueue.
 	Queue int
-	// MaxHashes bounds the prefix-hash map of a trace file. Default DefaultMaxHashes.
+	// MaxHashes is accepted and ignored.
+	//
+	// Deprecated: block ids are derived from the prompt and FleetKey alone (no map of seen
+	// hashes is kept, so nothing is forgotten).
 	MaxHashes int
+	// FleetKey keys the trace's prefix block ids (HMAC-SHA256 of the previous block's id and
+	// the block's tokens, cut to 53 bits), at least MinFleetKey bytes. Recorders given the
+	// same key write the same ids for the same prompt prefix, in every file and process, so
+	// the traces of a fleet merge (llmtap trace merge); without the key a block's id cannot be
+	// confirmed by guessing its text. Empty: a random key drawn once per process, so ids agree
+	// across the rotations of one process but not between processes.
+	FleetKey []byte
 }
 
 // Redact says what is removed from request bodies before they are written.
@@ -115,6 +125,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 {
 		errs = append(errs, errors.New("sizes, durations and the queue length must not be negative"))
+	}
+	if len(o.FleetKey) > 0 && len(o.FleetKey) < MinFleetKey {
+		errs = append(errs, fmt.Errorf("the fleet key is %d bytes; want at least %d", len(o.FleetKey), MinFleetKey))
 	}
 	return errors.Join(errs...)
 }

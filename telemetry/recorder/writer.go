@@ -61,7 +61,7 @@ func newWriter(r *Recorder) (*writer, error) {
 		rec:    r,
 		opts:   r.opts,
 		on:     [len(kinds)]bool{r.opts.Records, r.opts.Trace, r.opts.Payloads},
-		ids:    newPrefixIDs(r.opts.MaxHashes),
+		ids:    newPrefixIDs(r.opts.FleetKey),
 		red:    redactor{rules: r.opts.Redact, max: r.opts.MaxBodyBytes},
 		create: createSink,
 		now:    time.Now,
@@ -192,8 +192,8 @@ func (w *writer) write(r *record.Record, body []byte) bool {
 	return ok
 }
 
-// hashIDs tokenizes the prompt of body and returns its chained block ids for the current trace
-// file, exactly blocks(input tokens) of them.
+// hashIDs tokenizes the prompt of body and returns its chained block ids, exactly
+// blocks(input tokens) of them.
 func (w *writer) hashIDs(r *record.Record, body []byte) []int64 {
 	want := blocks(r.InputTokens)
 	if want == 0 {
@@ -209,7 +209,7 @@ func (w *writer) hashIDs(r *record.Record, body []byte) []int64 {
 
 // put writes the line encode makes for the file of kind k. When the line would take the file
 // past RotateBytes, the file is rotated and the line encoded again for the new one (its
-// timestamps and hash ids are relative to the file). It reports whether the line was taken.
+// timestamps are relative to the file). It reports whether the line was taken.
 func (w *writer) put(k int, now time.Time, encode func(*file) []byte) bool {
 	f := w.ensure(k, now)
 	if f == nil {
@@ -257,9 +257,6 @@ func (w *writer) open(k int, now time.Time) error {
 		return err
 	}
 	w.files[k] = f
-	if k == 1 {
-		w.ids.reset()
-	}
 	w.setPaths()
 	return nil
 }
