@@ -321,9 +321,9 @@ func checkMetrics(t *testing.T, all []pmetric.Metrics) {
 			}
 			attrs := dp.Attributes().AsRaw()
 			if e, failed := attrs["error.type"]; failed {
-				// The failed request. Its model is unknown: llmtap reads the request body as the
-				// proxy forwards it, and no upstream connection took it.
-				if e != "upstream_failure" || attrs["gen_ai.request.model"] != "_unknown" || dp.Count() != 1 {
+				// The failed request. No upstream connection took its body, and llmtap still
+				// reads the model it named (from the unsent body) before the 502 goes out.
+				if e != "upstream_failure" || attrs["gen_ai.request.model"] != model || dp.Count() != 1 {
 					t.Errorf("%s: failed request's data point %v (count %d), want error.type upstream_failure", h.name, attrs, dp.Count())
 				}
 				errorPoints[h.name]++
