@@ -64,6 +64,9 @@ type process struct {
 	gpu              atomic.Pointer[gpuRunner]
 	openGPU          func() (gpu.Source, error)
 	nvmlAbsentLogged atomic.Bool
+	// keylessLogged makes "traces recorded without a fleet key" one line per process
+	// (record.go).
+	keylessLogged atomic.Bool
 	// gpuSamples, when set, replaces the sampler as the source of the exported GPU readings
 	// (otel.go).
 	gpuSamples atomic.Pointer[func(dst []gpu.Sample) []gpu.Sample]

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,9 +120,6 @@ func fleetKey() ([]byte, error) {
 	return k, nil
 }
 
-// keylessOnce logs once per process that traces are recorded without a fleet key.
-var keylessOnce sync.Once
-
 // sensitiveHeader reports whether a header may carry credentials, which are never recorded.
 func sensitiveHeader(name string) bool { return sensitive.Header(name) }
 
@@ -206,10 +202,10 @@ func (h *Handler) provisionRecording() error {
 	}
 	h.recording = &recording{entry: e, sessionHeader: h.Record.SessionHeader}
 	if opts.Trace && opts.FleetKey == nil {
-		keylessOnce.Do(func() {
+		if !proc.keylessLogged.Swap(true) { // once per process
 			h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
 				zap.String("dir", opts.Dir))
-		})
+		}
 	}
 	return nil
 }
