@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"connectrpc.com/connect"
@@ -157,7 +158,12 @@ func (s *Service) RecentRecords(ctx context.Context, req *connect.Request[llmtap
 // maxInterval bounds StreamTimeline's interval.
 const maxInterval = time.Hour
 
-// StreamTimeline sends timeline windows until the client goes away.
+// maxProvisional bounds the windows a stream waits on to become final (oldest forgotten first).
+const maxProvisional = 1000
+
+// StreamTimeline sends timeline windows until the client goes away: each window once when it
+// closes, and a window that was not final then once more when it becomes final (the same Seq),
+// so that a client that keeps the latest version of each window adds up final figures.
 func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmtapv1.StreamTimelineRequest], stream *connect.ServerStream[llmtapv1.StreamTimelineResponse]) error {
 	tl := s.stats
 	if s.opts.Timeline != nil {
@@ -175,16 +181,44 @@ func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmta
 	}
 	class, model := req.Msg.GetClass(), req.Msg.GetModel()
 	var last int64
+	// provisional holds the windows sent before they were final, oldest first: each is sent
+	// once more when the source says it became final, and forgotten when the source no longer
+	// returns it (aged out, or a source that serves only its newest window).
+	var provisional []int64
 	send := func() error {
-		ws := tl.Windows(last)
-		if len(ws) == 0 {
-			return nil
+		after := last
+		if len(provisional) > 0 {
+			after = provisional[0] - 1
 		}
-		if interval > period {
-			ws = ws[len(ws)-1:]
-		}
+		ws := tl.Windows(after)
+		var out, fresh []*llmtapv1.TimelineWindow
+		var kept []int64
 		for _, w := range ws {
-			last = w.GetSeq()
+			seq := w.GetSeq()
+			if seq > last {
+				fresh = append(fresh, w)
+				continue
+			}
+			if !slices.Contains(provisional, seq) {
+				continue
+			}
+			if w.GetFinal() {
+				out = append(out, w) // the final version of a window sent provisional
+			} else {
+				kept = append(kept, seq)
+			}
+		}
+		provisional = kept[max(0, len(kept)-maxProvisional):]
+		if interval > period && len(fresh) > 1 {
+			fresh = fresh[len(fresh)-1:]
+		}
+		for _, w := range append(out, fresh...) {
+			if seq := w.GetSeq(); seq > last {
+				last = seq
+				if !w.GetFinal() {
+					provisional = append(provisional, seq)
+				}
+			}
 			w = s.decorate(ctx, w, class, model)
 			if err := stream.Send(&llmtapv1.StreamTimelineResponse{Window: w}); err != nil {
 				return err

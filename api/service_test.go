@@ -150,11 +150,14 @@ func TestStatsTimelineWindowRates(t *testing.T) {
 	}
 }
 
-// fakeTimeline makes a window every period, numbered from 1, with one series per model.
+// fakeTimeline makes a window every period, numbered from 1, with one series per model. With
+// settle > 0 a window is final settle windows after it closed, and then counts 1000 more
+// requests (the records that reached it late).
 type fakeTimeline struct {
 	period time.Duration
 	start  time.Time
 	models []string
+	settle int64
 }
 
 func (f *fakeTimeline) Period() time.Duration { return f.period }
@@ -167,9 +170,13 @@ func (f *fakeTimeline) Windows(after int64) []*llmtapv1.TimelineWindow {
 	}
 	var out []*llmtapv1.TimelineWindow
 	for s := max(from, 1); s <= n; s++ {
-		w := &llmtapv1.TimelineWindow{Seq: s, Source: "fake"}
+		w := &llmtapv1.TimelineWindow{Seq: s, Source: "fake", Final: f.settle > 0 && n-s >= f.settle}
 		for _, m := range f.models {
-			w.Series = append(w.Series, &llmtapv1.Series{Model: m, Class: record.ClassLive, Requests: s})
+			se := &llmtapv1.Series{Model: m, Class: record.ClassLive, Requests: s}
+			if w.Final {
+				se.Requests += 1000
+			}
+			w.Series = append(w.Series, se)
 		}
 		out = append(out, w)
 	}
@@ -276,6 +283,69 @@ func TestStreamTimeline(t *testing.T) {
 	ws = read(&llmtapv1.StreamTimelineRequest{Interval: durationpb.New(3 * tl.period)}, 3)
 	if len(ws[1].Series) != 2 || ws[1].Seq-ws[0].Seq < 2 {
 		t.Errorf("with an interval of 3 periods: seqs %d, %d and %d series: want gaps and both models", ws[0].Seq, ws[1].Seq, len(ws[1].Series))
+	}
+}
+
+// TestStreamTimelineFinal checks that a window sent before it was final is sent once more when
+// it becomes final, with its final figures, and never again; windows stay in order otherwise.
+func TestStreamTimelineFinal(t *testing.T) {
+	tl := &fakeTimeline{period: 10 * time.Millisecond, start: time.Now(), models: []string{"a"}, settle: 3}
+	c := serve(t, api.Options{Timeline: func() api.Timeline { return tl }})
+	time.Sleep(2 * tl.period) // a window exists
+	st, err := c.StreamTimeline(t.Context(), connect.NewRequest(&llmtapv1.StreamTimelineRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	type seen struct{ provisional, final int }
+	got := map[int64]*seen{}
+	var first, newest int64
+	for n := 0; n < 60 && st.Receive(); n++ {
+		w := st.Msg().Window
+		if first == 0 {
+			first = w.Seq
+		}
+		s := got[w.Seq]
+		if s == nil {
+			s = &seen{}
+			got[w.Seq] = s
+			if w.Seq != newest+1 && newest != 0 {
+				t.Errorf("window %d first sent after %d: want no gap", w.Seq, newest)
+			}
+			newest = max(newest, w.Seq)
+		}
+		want := w.Seq
+		if w.Final {
+			s.final++
+			want += 1000
+		} else {
+			s.provisional++
+			if s.final > 0 {
+				t.Errorf("window %d sent provisional after final", w.Seq)
+			}
+		}
+		if r := w.Series[0].Requests; r != want {
+			t.Errorf("window %d (final %v) has %d requests, want %d", w.Seq, w.Final, r, want)
+		}
+	}
+	if st.Err() != nil {
+		t.Fatal(st.Err())
+	}
+	resent := 0
+	for seq, s := range got {
+		if s.provisional > 1 || s.final > 1 {
+			t.Errorf("window %d sent %d times provisional and %d times final: want at most once each", seq, s.provisional, s.final)
+		}
+		// Every window sent provisional, but the newest few (not final yet), came again final.
+		if s.provisional == 1 && s.final == 0 && seq < newest-tl.settle-2 {
+			t.Errorf("window %d (of %d..%d) was sent provisional and never final", seq, first, newest)
+		}
+		if s.provisional == 1 && s.final == 1 {
+			resent++
+		}
+	}
+	if resent == 0 {
+		t.Errorf("no window was sent again final: %d windows", len(got))
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
@@ -33,12 +34,13 @@ import (
 )
 
 // surfacesCaddyfile is llmtap recording every request in front of the mock, with the admin
-// API (summary, /metrics, Connect). The app's timeline is off, so llmtap top's windows come
-// from the aggregator's cumulative counts (api.StatsTimeline), whose sum over a stream is
-// exact. The timeline's windows are streamed as they close, and a figure that lands in an
-// earlier window than the one its record arrived in (the input tokens in the first token's
-// window, say) reaches a window already sent: a live view's sums over them fall short by
-// design until the windows settle (telemetry/timeline; its token rule is tested there).
+// API (summary, /metrics, Connect), and the app's timeline set by the second argument. With
+// `timeline off`, llmtap top's windows come from the aggregator's cumulative counts
+// (api.StatsTimeline), whose sum over a stream is exact. With the timeline on, windows are
+// streamed as they close, and a figure that lands in an earlier window than the one its record
+// arrived in (the input tokens in the first token's window, say) reaches a window already
+// sent: the stream sends each such window again once it is final (settle after its end), and
+// top replaces it, so its sums are exact once every window is final.
 const surfacesCaddyfile = `{
 	admin %s
 	default_bind 127.0.0.1
@@ -49,7 +51,7 @@ const surfacesCaddyfile = `{
 	}
 	llmtap {
 		gpu off
-		timeline off
+		%s
 	}
 }
 
@@ -85,7 +87,19 @@ const surfaceRequests = 72
 //   - client against proxy only by causality: for the same request id the proxy's TTFT and
 //     request latency are at most the client's (the proxy sees the request later and each
 //     content event earlier), and the two sides agree on status and tokens.
+//
+// llmtap top runs on both window sources: the aggregator's statistics (timeline off) and the
+// app's timeline (with a short settle, so that its windows turn final within the test).
 func TestSurfacesAgree(t *testing.T) {
+	t.Run("stats", func(t *testing.T) { testSurfacesAgree(t, "timeline off", api.SourceStats) })
+	t.Run("timeline", func(t *testing.T) {
+		testSurfacesAgree(t, "timeline {\n\t\t\tsettle 300ms\n\t\t}", llmtap.SourceTimeline)
+	})
+}
+
+// testSurfacesAgree is TestSurfacesAgree with the app's timeline option timeline, on which
+// llmtap top's windows come from source.
+func testSurfacesAgree(t *testing.T, timeline, source string) {
 	mcfg := mockllm.DefaultConfig()
 	// TTFT 6 ms and ITL 18 ms, each request at its own pace (a lognormal factor with CV 1):
 	// TTFTs from about 1 ms to 30 ms, ITLs from 4 to 60 ms, request latencies from 30 ms to
@@ -98,7 +112,7 @@ func TestSurfacesAgree(t *testing.T) {
 
 	admin, site := freeAddr(t), freeAddr(t)
 	recDir := filepath.Join(t.TempDir(), "rec")
-	cf := fmt.Sprintf(surfacesCaddyfile, admin, site, recDir, strings.TrimPrefix(mockURL, "http://"))
+	cf := fmt.Sprintf(surfacesCaddyfile, admin, timeline, site, recDir, strings.TrimPrefix(mockURL, "http://"))
 	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -165,21 +179,36 @@ func TestSurfacesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	// top: windows until every request has been attributed to one (bounded by the stream's
-	// context: a window closes every second).
-	topTotals := topCounts{}
+	// context: a window closes every second) and, on the timeline, until the newest window
+	// then has been sent final: the windows before it that were sent provisional have been sent
+	// again final by then (windows turn final in order), and top replaced them.
 	var last *llmtapv1.TimelineWindow
-	for topTotals.requests < surfaceRequests {
+	var row *topRow
+	for counted := int64(0); ; {
 		if !st.Receive() {
-			t.Fatalf("the timeline stream ended after %d of %d requests: %v", topTotals.requests, surfaceRequests, st.Err())
+			t.Fatalf("the timeline stream ended before top had every request: %v", st.Err())
 		}
-		last = st.Msg().GetWindow()
-		if last.GetSource() != api.SourceStats {
-			t.Fatalf("top's windows come from %q, want the stats source", last.GetSource())
+		w := st.Msg().GetWindow()
+		if w.GetSource() != source {
+			t.Fatalf("top's windows come from %q, want %q", w.GetSource(), source)
 		}
-		view.add(last)
-		if row := view.rows[[2]string{mdl, record.ClassLive}]; row != nil && row.last == last.GetSeq() {
-			topTotals.add(row.s)
+		if view.add(w) {
+			last = w
 		}
+		row = view.rows[[2]string{mdl, record.ClassLive}]
+		if row == nil || row.total.requests < surfaceRequests {
+			continue
+		}
+		if counted == 0 {
+			counted = view.newest
+		}
+		if source == api.SourceStats || (w.GetFinal() && w.GetSeq() >= counted) {
+			break
+		}
+	}
+	topTotals := row.total
+	if source != api.SourceStats && len(row.provisional) > 0 {
+		t.Errorf("top still holds %d provisional windows after the newest turned final", len(row.provisional))
 	}
 
 	// The proxy's records, from its file (Caddy stops first: that flushes the recorder).
@@ -567,19 +596,6 @@ func secondsSum(ms []float64) float64 {
 		s += v / 1000
 	}
 	return s
-}
-
-// topCounts adds up the counts of llmtap top's row over the windows.
-type topCounts struct {
-	requests, errors int64
-	input, output    float64
-}
-
-func (c *topCounts) add(s *llmtapv1.Series) {
-	c.requests += s.GetRequests()
-	c.errors += s.GetErrors()
-	c.input += s.GetInputTokens()
-	c.output += s.GetOutputTokens()
 }
 
 // summaryDocument is GET /llmtap/summary, its groups kept as AIPerf-layout members.

@@ -134,8 +134,11 @@ func (v *topView) once(ctx context.Context, api llmtapv1connect.TapServiceClient
 	defer st.Close()
 	var last *llmtapv1.TimelineWindow
 	for st.Receive() {
-		last = st.Msg().GetWindow()
-		v.add(last)
+		w := st.Msg().GetWindow()
+		if !v.add(w) {
+			continue // an earlier window sent again final: its counts are taken, the view shows the newest
+		}
+		last = w
 		if slices.ContainsFunc(last.GetSeries(), func(s *llmtapv1.Series) bool { return s.GetRequests() > 0 }) {
 			break // a window in which requests completed
 		}
@@ -164,7 +167,9 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 		if err == nil {
 			for st.Receive() {
 				win := st.Msg().GetWindow()
-				v.add(win)
+				if !v.add(win) {
+					continue // an earlier window sent again final: the view shows the newest
+				}
 				if f, ok := w.(*os.File); ok && ansi {
 					if cols, _, err := term.GetSize(int(f.Fd())); err == nil {
 						width = cols

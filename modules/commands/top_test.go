@@ -390,3 +390,25 @@ func TestBenchAPI(t *testing.T) {
 		t.Errorf("the API still listens on %s after the bench ended", addr)
 	}
 }
+
+// TestTopReplacesFinal checks that a window sent again final replaces its provisional version
+// in the row's totals, and that it is not the window to show.
+func TestTopReplacesFinal(t *testing.T) {
+	v := &topView{cfg: topConfig{keep: 10}, rows: map[[2]string]*topRow{}}
+	series := func(req int64, in float64) []*llmtapv1.Series {
+		return []*llmtapv1.Series{{Model: "m", Class: "live", Requests: req, Errors: 1, InputTokens: in, OutputTokens: 2 * in}}
+	}
+	if !v.add(&llmtapv1.TimelineWindow{Seq: 5, Series: series(3, 30)}) || !v.add(&llmtapv1.TimelineWindow{Seq: 6, Series: series(1, 10)}) {
+		t.Fatal("a newer window is not reported as the one to show")
+	}
+	if v.add(&llmtapv1.TimelineWindow{Seq: 5, Final: true, Series: series(4, 70)}) {
+		t.Error("window 5 sent again final is reported as the one to show")
+	}
+	r := v.rows[[2]string{"m", "live"}]
+	if want := (topCounts{requests: 5, errors: 2, input: 80, output: 160}); r.total != want {
+		t.Errorf("totals %+v, want %+v (window 5 replaced by its final version)", r.total, want)
+	}
+	if r.last != 6 || r.s.GetRequests() != 1 || len(r.provisional) != 1 {
+		t.Errorf("row shows window %d with %d requests, %d provisional: want window 6, 1, and only 6 provisional", r.last, r.s.GetRequests(), len(r.provisional))
+	}
+}

@@ -12,10 +12,34 @@ import (
 )
 
 // topRow is one (model, class) row of llmtap top: its figures from the newest window it had
-// activity in.
+// activity in, and its counts added up over the windows since top started.
 type topRow struct {
 	s    *llmtapv1.Series
 	last int64 // Seq of that window
+	// total adds up the latest version of each window the row had activity in: a window sent
+	// again once final replaces the provisional version it was first sent as.
+	total topCounts
+	// provisional holds the row's series of the windows not final yet, by Seq, until the final
+	// version replaces it (at most topMaxProvisional windows behind the newest are kept).
+	provisional map[int64]*llmtapv1.Series
+}
+
+// topMaxProvisional bounds how many windows behind the newest a provisional window is still
+// replaced when it arrives again final (the timeline's Settle is 10 windows by default).
+const topMaxProvisional = 1000
+
+// topCounts are counts added up over windows.
+type topCounts struct {
+	requests, errors int64
+	input, output    float64
+}
+
+// add adds (sign 1) or takes away (sign -1) the counts of a series.
+func (c *topCounts) add(s *llmtapv1.Series, sign int64) {
+	c.requests += sign * s.GetRequests()
+	c.errors += sign * s.GetErrors()
+	c.input += float64(sign) * s.GetInputTokens()
+	c.output += float64(sign) * s.GetOutputTokens()
 }
 
 // topView is the state of the view: the rows seen recently.
@@ -23,11 +47,21 @@ type topView struct {
 	cfg    topConfig
 	rows   map[[2]string]*topRow
 	client *http.Client
+	newest int64 // Seq of the newest window taken
 }
 
-// add takes a window: its series update their rows, and rows idle for more than keep windows
-// are dropped.
-func (v *topView) add(w *llmtapv1.TimelineWindow) {
+// add takes a window: its series update their rows' totals (replacing the window's earlier,
+// provisional version when the stream sends it again final) and, when it is the newest window,
+// their figures; rows idle for more than keep windows are dropped. It reports whether w is the
+// newest window so far (the one to show).
+func (v *topView) add(w *llmtapv1.TimelineWindow) bool {
+	seq := w.GetSeq()
+	for _, r := range v.rows {
+		if old := r.provisional[seq]; old != nil {
+			r.total.add(old, -1)
+			delete(r.provisional, seq)
+		}
+	}
 	for _, s := range w.GetSeries() {
 		k := [2]string{s.Model, s.Class}
 		r := v.rows[k]
@@ -35,13 +69,33 @@ func (v *topView) add(w *llmtapv1.TimelineWindow) {
 			r = &topRow{}
 			v.rows[k] = r
 		}
-		r.s, r.last = s, w.GetSeq()
-	}
-	for k, r := range v.rows {
-		if w.GetSeq()-r.last > int64(v.cfg.keep) {
-			delete(v.rows, k)
+		r.total.add(s, 1)
+		if !w.GetFinal() {
+			if r.provisional == nil {
+				r.provisional = map[int64]*llmtapv1.Series{}
+			}
+			r.provisional[seq] = s
+		}
+		if seq >= r.last {
+			r.s, r.last = s, seq
 		}
 	}
+	if seq <= v.newest {
+		return false
+	}
+	v.newest = seq
+	for k, r := range v.rows {
+		if seq-r.last > int64(v.cfg.keep) {
+			delete(v.rows, k)
+			continue
+		}
+		for ps := range r.provisional {
+			if seq-ps > topMaxProvisional {
+				delete(r.provisional, ps)
+			}
+		}
+	}
+	return true
 }
 
 // frame renders window w, each line cut to width runes (0: no limit).

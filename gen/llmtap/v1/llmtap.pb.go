@@ -1070,8 +1070,8 @@ type TimelineWindow struct {
 	// Shadow is the shadow loads' state when the window was sent, when the config has any.
 	Shadow *ShadowState `protobuf:"bytes,11,opt,name=shadow,proto3" json:"shadow,omitempty"`
 	// Final is true once no more records can revise the window. Windows are sent when they
-	// close; a stream that began in a window and ends later still revises it on the timeline
-	// (GET /llmtap/timeline serves the revisions).
+	// close; a stream that began in a window and ends later still revises it, and StreamTimeline
+	// sends a window that was not final once more, with the same seq, when it becomes final.
 	Final         bool `protobuf:"varint,12,opt,name=final,proto3" json:"final,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
