@@ -76,7 +76,9 @@ type TapServiceClient interface {
 	RecentRecords(context.Context, *connect.Request[v1.RecentRecordsRequest]) (*connect.Response[v1.RecentRecordsResponse], error)
 	// StreamTimeline sends one window per period (1 s by default) for as long as the client
 	// listens: per model and class rates, latency percentiles, errors and in-flight requests,
-	// with the GPU and inference-server samples of the same period when they are collected.
+	// with the GPU and inference-server samples of the same period when they are collected. A
+	// window sent before it was final is sent once more, with the same seq, when it turns final
+	// (the app's timeline settles windows for `settle` after their end): the later one replaces it.
 	StreamTimeline(context.Context, *connect.Request[v1.StreamTimelineRequest]) (*connect.ServerStreamForClient[v1.StreamTimelineResponse], error)
 	// ShadowStart starts (or restarts) a shadow load of the loaded config.
 	ShadowStart(context.Context, *connect.Request[v1.ShadowStartRequest]) (*connect.Response[v1.ShadowStartResponse], error)
@@ -248,7 +250,9 @@ type TapServiceHandler interface {
 	RecentRecords(context.Context, *connect.Request[v1.RecentRecordsRequest]) (*connect.Response[v1.RecentRecordsResponse], error)
 	// StreamTimeline sends one window per period (1 s by default) for as long as the client
 	// listens: per model and class rates, latency percentiles, errors and in-flight requests,
-	// with the GPU and inference-server samples of the same period when they are collected.
+	// with the GPU and inference-server samples of the same period when they are collected. A
+	// window sent before it was final is sent once more, with the same seq, when it turns final
+	// (the app's timeline settles windows for `settle` after their end): the later one replaces it.
 	StreamTimeline(context.Context, *connect.Request[v1.StreamTimelineRequest], *connect.ServerStream[v1.StreamTimelineResponse]) error
 	// ShadowStart starts (or restarts) a shadow load of the loaded config.
 	ShadowStart(context.Context, *connect.Request[v1.ShadowStartRequest]) (*connect.Response[v1.ShadowStartResponse], error)
