@@ -277,11 +277,7 @@ const markerLogFilter = `format filter {
 // the way someone who can read that log would: the request must be measured as live and
 // counted as replayed (not as forged), and the filtered log must hold no mark at all.
 func TestFaultsMarkerReplay(t *testing.T) {
-	mock, err := mockllm.New(shadowMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := serveOn(t, mock)
+	_, up := serveShadowMock(t)
 	logs := t.TempDir()
 	admin, addr := freeAddr(t), freeAddr(t)
 	globals := fmt.Sprintf(`	log filtered {

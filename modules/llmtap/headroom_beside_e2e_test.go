@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // TestHeadroomProbeBesideAnotherLoad runs a headroom probe (2, 4, 6, 8 req/s, SLOs it always
@@ -16,11 +14,7 @@ import (
 // (counting the other load's requests gave 10.12 req/s from a probe whose top step is 8). Its
 // state is the same in the report (JSON and text) and the load's status.
 func TestHeadroomProbeBesideAnotherLoad(t *testing.T) {
-	mock, err := mockllm.New(shadowMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := serveOn(t, mock)
+	_, up := serveShadowMock(t)
 	p, _ := loadShadowProxy(t, up, func(site string) string {
 		return fmt.Sprintf(`	llmtap {
 		guard {

@@ -66,6 +66,17 @@ type shadowProxy struct {
 	site string // host:port of the site
 }
 
+// serveShadowMock serves the shadow tests' mock (shadowMock) on loopback and returns it with
+// its address.
+func serveShadowMock(t *testing.T) (*mockllm.Server, string) {
+	t.Helper()
+	mock, err := mockllm.New(shadowMock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mock, serveOn(t, mock)
+}
+
 // loadShadowProxy loads a Caddyfile with one site (llmtap + reverse_proxy to upstream) and the
 // llmtap global option globals(site), where site is the site's host:port.
 func loadShadowProxy(t *testing.T, upstream string, globals func(site string) string) (*shadowProxy, []byte) {
@@ -226,11 +237,7 @@ func TestShadowArrivalShapeAtTheMock(t *testing.T) {
 		{"constant", 10, 3 * time.Second, 0, 0.35, 0.9, 1.1},
 	} {
 		t.Run(tc.arrival, func(t *testing.T) {
-			mock, err := mockllm.New(shadowMock())
-			if err != nil {
-				t.Fatal(err)
-			}
-			up := serveOn(t, mock)
+			mock, up := serveShadowMock(t)
 			p, _ := loadShadowProxy(t, up, func(site string) string {
 				return fmt.Sprintf(`	llmtap {
 		shadow s {
@@ -390,11 +397,7 @@ func TestShadowBesideLiveTraffic(t *testing.T) {
 }
 
 func TestShadowAdminControl(t *testing.T) {
-	mock, err := mockllm.New(shadowMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := serveOn(t, mock)
+	mock, up := serveShadowMock(t)
 	p, _ := loadShadowProxy(t, up, func(site string) string {
 		return fmt.Sprintf(`	llmtap {
 		shadow ctl {
@@ -459,11 +462,7 @@ func TestShadowAdminControl(t *testing.T) {
 }
 
 func TestShadowReloadAdoptsTheRunningLoad(t *testing.T) {
-	mock, err := mockllm.New(shadowMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := serveOn(t, mock)
+	mock, up := serveShadowMock(t)
 	globals := func(site string, rate int) string {
 		return fmt.Sprintf(`	llmtap {
 		shadow r {
@@ -553,11 +552,7 @@ func TestShadowConfigErrors(t *testing.T) {
 func TestShadowTraceReplay(t *testing.T) {
 	// A trace shadow load: each request at its recorded time (÷ speedup), measured as class
 	// replay, and the load is done when the trace runs out.
-	mock, err := mockllm.New(shadowMock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := serveOn(t, mock)
+	mock, up := serveShadowMock(t)
 	dir := t.TempDir()
 	var b strings.Builder
 	for i := range 6 {
