@@ -205,6 +205,15 @@ func TestFaultsLongModelNames(t *testing.T) {
 	const n = 2*labelcap.DefaultMax + 8
 	long := strings.Repeat("m", 20<<10)
 	sent := map[string]string{} // label a name must have if it keeps a series -> name
+	t.Cleanup(func() {
+		// The collectors are process-wide: drop this test's 1.4 MB of series, which would
+		// otherwise slow every later scrape of /metrics in this process (a Prometheus server
+		// scraping with a 500 ms timeout under -race timed out on them).
+		for label := range sent {
+			llmtap.DeleteModelSeries(label)
+		}
+		llmtap.DeleteModelSeries(labelcap.Other)
+	})
 	for i := range n {
 		model := fmt.Sprintf("short-%d", i)
 		if i%4 != 0 {
