@@ -216,6 +216,7 @@ func TestTraceMergeThreeInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Logf("merged %s: %d lines, %.0f bytes per line", kind, len(lines), float64(len(b))/float64(max(len(lines), 1)))
 		if len(lines) != n {
 			t.Fatalf("merged %s: %d lines, want %d", kind, len(lines), n)
 		}
