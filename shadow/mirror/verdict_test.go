@@ -185,7 +185,6 @@ func TestQuantileCICoverage(t *testing.T) {
 	}
 }
 
-
 // TestVerdictsTakenAtLooks: the Pairer keeps each model's pairs, takes the verdict when a look
 // is reached and keeps it until the next, whatever is read in between.
 func TestVerdictsTakenAtLooks(t *testing.T) {
