@@ -82,6 +82,13 @@ type MirrorConfig struct {
 	// be named: every other header is copied anyway. Default: none, every credential header is
 	// removed.
 	ForwardSensitive []string `json:"forward_sensitive,omitempty"`
+
+	// Verdict sets the equivalence margins and the look schedule of the canary verdict that
+	// GET /llmtap/mirror, the Connect API and `llmtap canary` give per model (better, same,
+	// worse or not enough pairs yet). Default: the margins and looks of docs/canary.md. The
+	// verdict state is process-wide like the pairs: a config whose verdict settings or mirror
+	// upstream differ from the running ones starts every model's verdict afresh.
+	Verdict *mirror.VerdictOptions `json:"verdict,omitempty"`
 }
 
 // The mirror state is process-wide (proc.mirror): it outlives config reloads like the
@@ -153,6 +160,11 @@ func (h *Handler) provisionMirror() error {
 		return fmt.Errorf("setting up the mirror: %w", err)
 	}
 	h.mirror = m
+	var vo mirror.VerdictOptions
+	if h.Mirror.Verdict != nil {
+		vo = *h.Mirror.Verdict
+	}
+	proc.mirror.pairs.SetVerdict(h.Mirror.Upstream, vo)
 	return nil
 }
 
@@ -213,6 +225,8 @@ type mirrorDoc struct {
 	Gate mirror.GateState `json:"gate"`
 	// Pairs compares live and mirror over the same requests, per model.
 	Pairs mirror.Summary `json:"pairs"`
+	// Verdicts are the canary verdicts, per model.
+	Verdicts []mirror.ModelVerdict `json:"verdicts"`
 }
 
 // mirrorSummary serves GET /llmtap/mirror.
@@ -224,7 +238,7 @@ func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
 		t.Flush() // so that pairs ended before this request are in
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()})
+	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()})
 }
 
 // mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)

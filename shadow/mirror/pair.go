@@ -38,8 +38,9 @@ type Pairer struct {
 
 	// canary holds each model's pairs since the start, up to the verdict's last look, and the
 	// verdict of the last look taken (see Verdicts).
-	verdict VerdictOptions
-	canary  map[string]*canaryModel
+	verdict    VerdictOptions
+	verdictKey string
+	canary     map[string]*canaryModel
 }
 
 // maxCanaryModels bounds the models a Pairer keeps verdict pairs for; later models share
@@ -98,15 +99,16 @@ func NewPairer(window, maxPending int) *Pairer {
 	return &Pairer{window: window, maxPending: maxPending, pending: make(map[string]*half), canary: make(map[string]*canaryModel)}
 }
 
-// SetVerdictOptions sets the verdict's margins and looks; call it before the first pair. A
-// change after pairs were made starts every model's verdict afresh.
-func (p *Pairer) SetVerdictOptions(o VerdictOptions) {
+// SetVerdict sets the verdict's margins and looks and names what is being judged (the mirror
+// upstream): a change of either starts every model's verdict afresh, while the same settings
+// again (a config reload that keeps the mirror) keep the pairs gathered so far.
+func (p *Pairer) SetVerdict(key string, o VerdictOptions) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if o.withDefaults() != p.verdict.withDefaults() {
+	if o.withDefaults() != p.verdict.withDefaults() || key != p.verdictKey {
 		clear(p.canary)
 	}
-	p.verdict = o
+	p.verdict, p.verdictKey = o, key
 }
 
 // Expect registers a copy sent for the live request id. A second copy of the same id while the

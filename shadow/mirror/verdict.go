@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -45,24 +46,24 @@ const (
 // compared directly.
 type VerdictOptions struct {
 	// Alpha bounds the chance of a false "better" or "worse" over all looks. Default 0.05.
-	Alpha float64
+	Alpha float64 `json:"alpha,omitempty"`
 	// Margin is the equivalence margin of the median and 90th percentile ratios: within
 	// 1±Margin they count as the same. Default 0.05.
-	Margin float64
+	Margin float64 `json:"margin,omitempty"`
 	// TailMargin is the equivalence margin of the 99th percentile ratios. Default 0.20.
-	TailMargin float64
+	TailMargin float64 `json:"tail_margin,omitempty"`
 	// MarginMs is the smallest difference of a time metric, in ms, that counts at all, so a
 	// constant offset between where the two sides are measured is not a verdict. Default 2; a
 	// negative value means none.
-	MarginMs float64
+	MarginMs float64 `json:"margin_ms,omitempty"`
 	// ErrorMargin is the equivalence margin of the error rates' difference (0.01 is one
 	// percentage point). Default 0.01.
-	ErrorMargin float64
+	ErrorMargin float64 `json:"error_margin,omitempty"`
 	// FirstLook is the number of a model's pairs at the first look. Default 200.
-	FirstLook int
+	FirstLook int `json:"first_look,omitempty"`
 	// Looks is the number of looks; after the last the verdict no longer changes. Default 7
 	// (200 … 12,800 pairs).
-	Looks int
+	Looks int `json:"looks,omitempty"`
 }
 
 func (o VerdictOptions) withDefaults() VerdictOptions {
@@ -128,7 +129,7 @@ type MetricVerdict struct {
 	Live   float64 `json:"live"`
 	Mirror float64 `json:"mirror"`
 	// Estimate is mirror/live for a quantile, mirror−live for the error rate; Low and High
-	// bound it at the look's level (±Inf where the pairs cannot bound it yet).
+	// bound it at the look's level (±Inf where the pairs cannot bound it yet; null in JSON).
 	Estimate float64 `json:"estimate"`
 	Low      float64 `json:"low"`
 	High     float64 `json:"high"`
@@ -386,4 +387,52 @@ func (v Verdict) String() string {
 	}
 	return fmt.Sprintf("%s over %d pairs (look %d, each comparison at %.4f%%; furthest from equal: %s)",
 		v.Outcome, v.Pairs, v.Look+1, 100*v.Level, v.Diverged)
+}
+
+// metricVerdictJSON is MetricVerdict on the wire: an interval end the pairs cannot bound yet
+// (±Inf, which JSON cannot hold) is null.
+type metricVerdictJSON struct {
+	Name        string   `json:"name"`
+	Live        float64  `json:"live"`
+	Mirror      float64  `json:"mirror"`
+	Estimate    *float64 `json:"estimate"`
+	Low         *float64 `json:"low"`
+	High        *float64 `json:"high"`
+	Margin      float64  `json:"margin"`
+	Count       int      `json:"count"`
+	Verdict     string   `json:"verdict"`
+	PairsNeeded int      `json:"pairs_needed"`
+}
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func orInf(p *float64, sign int) float64 {
+	if p == nil {
+		return math.Inf(sign)
+	}
+	return *p
+}
+
+// MarshalJSON writes unbounded interval ends (and an unbounded estimate) as null.
+func (m MetricVerdict) MarshalJSON() ([]byte, error) {
+	return json.Marshal(metricVerdictJSON{Name: m.Name, Live: m.Live, Mirror: m.Mirror,
+		Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High), Margin: m.Margin,
+		Count: m.Count, Verdict: m.Verdict, PairsNeeded: m.PairsNeeded})
+}
+
+// UnmarshalJSON reads null interval ends as −Inf (low) and +Inf (high, estimate).
+func (m *MetricVerdict) UnmarshalJSON(b []byte) error {
+	var w metricVerdictJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = MetricVerdict{Name: w.Name, Live: w.Live, Mirror: w.Mirror, Estimate: orInf(w.Estimate, 1),
+		Low: orInf(w.Low, -1), High: orInf(w.High, 1), Margin: w.Margin, Count: w.Count,
+		Verdict: w.Verdict, PairsNeeded: w.PairsNeeded}
+	return nil
 }

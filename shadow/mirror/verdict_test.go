@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -189,7 +190,7 @@ func TestQuantileCICoverage(t *testing.T) {
 // is reached and keeps it until the next, whatever is read in between.
 func TestVerdictsTakenAtLooks(t *testing.T) {
 	p := NewPairer(0, 0)
-	p.SetVerdictOptions(VerdictOptions{FirstLook: 10, Looks: 2})
+	p.SetVerdict("http://canary", VerdictOptions{FirstLook: 10, Looks: 2})
 	feed := func(from, to int) {
 		for i := from; i < to; i++ {
 			id := string(rune('a'+i%26)) + strings.Repeat("x", i)
@@ -211,5 +212,27 @@ func TestVerdictsTakenAtLooks(t *testing.T) {
 	v = p.Verdicts()
 	if v[0].Look != 1 || v[0].Pairs != 20 || v[0].NextLookAt != 0 {
 		t.Fatalf("after 40 pairs: look %d over %d pairs, next at %d; want the last look over 20", v[0].Look, v[0].Pairs, v[0].NextLookAt)
+	}
+	// The same settings again keep the verdict; another upstream starts afresh.
+	p.SetVerdict("http://canary", VerdictOptions{FirstLook: 10, Looks: 2})
+	if v = p.Verdicts(); len(v) != 1 || v[0].Pairs != 20 {
+		t.Fatalf("after setting the same verdict again: %+v", v)
+	}
+	p.SetVerdict("http://canary-2", VerdictOptions{FirstLook: 10, Looks: 2})
+	if v = p.Verdicts(); len(v) != 0 {
+		t.Fatalf("after a new upstream: %+v, want no verdict", v)
+	}
+}
+
+// TestVerdictJSON: unbounded interval ends travel as null and come back infinite.
+func TestVerdictJSON(t *testing.T) {
+	in := MetricVerdict{Name: "ttft_ms p99", Live: 1, Mirror: 2, Estimate: 2, Low: 1.5, High: math.Inf(1), Count: 9, Verdict: VerdictNotEnough}
+	b, err := json.Marshal(in)
+	if err != nil || !strings.Contains(string(b), `"high":null`) {
+		t.Fatalf("%s %v", b, err)
+	}
+	var out MetricVerdict
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Fatalf("round trip: %+v %v, want %+v", out, err, in)
 	}
 }
