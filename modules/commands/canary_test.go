@@ -45,7 +45,7 @@ func TestCanaryVerdicts(t *testing.T) {
 			_, mirrorURL := startMock(t, tc.mirror)
 			admin, site := freeAddr(t), freeAddr(t)
 			cfg := map[string]any{
-				"admin": map[string]any{"listen": admin},
+				"admin":   map[string]any{"listen": admin},
 				"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
 				"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
 					"listen": []string{site},
