@@ -1,6 +1,7 @@
 package caddyfile
 
 import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -18,6 +19,30 @@ func registerAPIDirective() {
 
 func parseAPIHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	var handler llmtap.APIHandler
-	err := handler.UnmarshalCaddyfile(h.Dispenser)
+	err := unmarshalAPIHandler(h.Dispenser, &handler)
 	return &handler, err
+}
+
+// unmarshalAPIHandler sets up the Connect API handler:
+//
+//	llmtap_api {
+//	    control    # allow shadow and recording control (default: read-only)
+//	}
+func unmarshalAPIHandler(d *caddyfile.Dispenser, h *llmtap.APIHandler) error {
+	d.Next() // the directive name
+	if err := head(d).end(); err != nil {
+		return err
+	}
+	for d.NextBlock(0) {
+		switch o := opt(d, ""); o.name {
+		case "control":
+			var err error
+			if h.Control, err = o.flag(); err != nil {
+				return err
+			}
+		default:
+			return d.Errf("unknown llmtap_api option %q; expected control", o.name)
+		}
+	}
+	return nil
 }
