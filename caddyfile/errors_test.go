@@ -28,8 +28,8 @@ type errorCase struct {
 }
 
 // errorCases holds one invalid value (or more) of every option of the llmtap directive, its
-// record and mirror blocks, the llmtap global option and its gpu, scrape, timeline and guard
-// blocks, and the llmtap_api directive, beside the cases of TestAdaptErrors.
+// record and mirror blocks, the llmtap global option and its gpu, scrape, timeline, guard and
+// shadow blocks (with trace and headroom), and the llmtap_api directive, beside the cases of TestAdaptErrors.
 // TestEveryOptionHasAnErrorCase keeps it complete as options are added.
 var errorCases = []errorCase{
 	// The llmtap directive.
@@ -85,6 +85,40 @@ var errorCases = []errorCase{
 	{inGlobal("\t\tguard {\n\t\t\tstatuses abc\n\t\t}"), `statuses: "abc" is not an HTTP status`, 4},
 	{inGlobal("\t\tguard {\n\t\t\tcooldown z\n\t\t}"), `guard cooldown: "z" is not a positive duration, such as 250ms or 1s`, 4},
 	{inGlobal("\t\tshadow s1 {\n\t\t\tbogus 1\n\t\t}"), `unknown shadow option "bogus"`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\turl\n\t\t}"), `shadow url needs a value`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tmodel a b\n\t\t}"), `shadow model takes one value, got another: "b"`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tendpoint_type grpc\n\t\t}"), `shadow endpoint_type: "grpc" is not one of chat, completions, messages or ollama_chat`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\trate -1\n\t\t}"), `shadow rate: "-1" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tarrival\n\t\t}"), `shadow arrival needs one of poisson, gamma or constant`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tsmoothness NaN\n\t\t}"), `shadow smoothness: "NaN" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tisl x\n\t\t}"), `shadow isl: "x" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tisl_stddev -2\n\t\t}"), `shadow isl_stddev: "-2" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tosl Inf\n\t\t}"), `shadow osl: "Inf" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tosl_stddev\n\t\t}"), `shadow osl_stddev needs a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\textra\n\t\t}"), `shadow extra needs at least one key:value pair`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tstreaming yes\n\t\t}"), `shadow streaming: "yes" is not on or off`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theader X-A\n\t\t}"), `shadow header needs a header name and a value`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tseed -1\n\t\t}"), `shadow seed: "-1" is not a non-negative integer`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tentries 1.5\n\t\t}"), `shadow entries: "1.5" is not a non-negative integer`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tstart_after 0s\n\t\t}"), `shadow start_after: "0s" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tduration soon\n\t\t}"), `shadow duration: "soon" is not a positive duration, such as 250ms or 1s`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\twindow\n\t\t}"), `shadow window needs a window, such as 22:00-06:00`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tmax_in_flight -1\n\t\t}"), `shadow max_in_flight: "-1" is not a non-negative integer`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tmax_rate x\n\t\t}"), `shadow max_rate: "x" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tstopped yes\n\t\t}"), `shadow stopped takes no value, got "yes"`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\ttrace\n\t\t}"), `trace needs a file`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom on\n\t\t}"), `headroom takes no arguments on its line (got "on"); put options in a block`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\ttrace /t {\n\t\t\t\tspeedup -1\n\t\t\t}\n\t\t}"), `trace speedup: "-1" is not a non-negative number`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\ttrace /t {\n\t\t\t\tformat\n\t\t\t}\n\t\t}"), `trace format needs a value`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\ttrace /t {\n\t\t\t\tmax_requests -5\n\t\t\t}\n\t\t}"), `trace max_requests: "-5" is not a non-negative number of requests`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\ttrace /t {\n\t\t\t\tzzz\n\t\t\t}\n\t\t}"), `unknown trace option "zzz"`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tstart x\n\t\t\t}\n\t\t}"), `headroom start: "x" is not a non-negative number`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tstep -1\n\t\t\t}\n\t\t}"), `headroom step: "-1" is not a non-negative number`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tmax\n\t\t\t}\n\t\t}"), `headroom max needs a non-negative number`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tstep_duration 0s\n\t\t\t}\n\t\t}"), `headroom step_duration: "0s" is not a positive duration, such as 250ms or 1s`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tslo\n\t\t\t}\n\t\t}"), `headroom slo needs at least one metric:value pair, such as time_to_first_token:500`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tattainment 101%\n\t\t\t}\n\t\t}"), `headroom attainment: "101%" is not a fraction in [0, 1] (0.1 or 10%)`, 5},
+	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tmin_live -1\n\t\t\t}\n\t\t}"), `headroom min_live: "-1" is not a non-negative integer`, 5},
 	// The llmtap_api directive.
 	{":8080 {\n\tllmtap_api {\n\t\tcontrol yes\n\t}\n}\n", `control takes no value, got "yes"`, 3},
 	{":8080 {\n\tllmtap_api on\n}\n", `llmtap_api takes no arguments on its line (got "on")`, 2},
@@ -120,6 +154,9 @@ var optionBlocks = map[string]string{
 	"scrape":           inGlobal("\t\tscrape http://a:1/m {\n\t\t\tzzz\n\t\t}"),
 	"timeline":         inGlobal("\t\ttimeline {\n\t\t\tzzz\n\t\t}"),
 	"guard":            inGlobal("\t\tguard {\n\t\t\tzzz\n\t\t}"),
+	"shadow":           inGlobal("\t\tshadow s1 {\n\t\t\tzzz\n\t\t}"),
+	"trace":            inGlobal("\t\tshadow s1 {\n\t\t\ttrace /t {\n\t\t\t\tzzz\n\t\t\t}\n\t\t}"),
+	"headroom":         inGlobal("\t\tshadow s1 {\n\t\t\theadroom {\n\t\t\t\tzzz\n\t\t\t}\n\t\t}"),
 	"llmtap_api":       ":8080 {\n\tllmtap_api {\n\t\tzzz\n\t}\n}\n",
 }
 
