@@ -33,16 +33,11 @@ func unmarshalAPIHandler(d *caddyfile.Dispenser, h *llmtap.APIHandler) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	for d.NextBlock(0) {
-		switch o := opt(d, ""); o.name {
-		case "control":
-			var err error
-			if h.Control, err = o.flag(); err != nil {
-				return err
-			}
-		default:
-			return d.Errf("unknown llmtap_api option %q; expected control", o.name)
+	return options(d, "llmtap_api", true, "control", func(o *option) (err error) {
+		if o.word != "control" {
+			return errUnknown
 		}
-	}
-	return nil
+		h.Control, err = o.flag()
+		return err
+	})
 }

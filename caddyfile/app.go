@@ -53,20 +53,17 @@ func parseGPU(a *llmtap.App, d *caddyfile.Dispenser) error {
 		return err
 	}
 	a.GPU.Off = a.GPU.Off || off
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch o := opt(d, "gpu"); d.Val() {
+	return options(d, "gpu", false, "interval or off", func(o *option) (err error) {
+		switch o.word {
 		case "interval":
 			a.GPU.Interval, err = one(o, duration)
 		case "off":
 			a.GPU.Off, err = o.flag()
 		default:
-			return d.Errf("unknown gpu option %q; expected interval or off", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 // parseScrape reads one scrape subdirective (the dispenser is on its name):
@@ -76,20 +73,17 @@ func parseGPU(a *llmtap.App, d *caddyfile.Dispenser) error {
 //	    interval <duration>
 //	}
 func parseScrape(a *llmtap.App, d *caddyfile.Dispenser) error {
-	h := head(d)
-	url, err := next(h, text("the URL of a metrics page, such as http://127.0.0.1:8000/metrics"))
+	url, err := one(head(d), text("the URL of a metrics page, such as http://127.0.0.1:8000/metrics"))
 	if err != nil {
 		return err
 	}
-	c := llmtap.ScrapeConfig{URL: url}
+	a.Scrape = append(a.Scrape, llmtap.ScrapeConfig{URL: url})
+	c := &a.Scrape[len(a.Scrape)-1]
 	if err := c.CheckURL(); err != nil {
 		return d.Errf("scrape: %v", err)
 	}
-	if err := h.end(); err != nil {
-		return err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch o := opt(d, "scrape"); d.Val() {
+	return options(d, "scrape", false, "kind or interval", func(o *option) (err error) {
+		switch o.word {
 		case "kind":
 			if c.Kind, err = one(o, text("one of vllm, sglang, tgi or dcgm")); err == nil {
 				if cerr := c.CheckKind(); cerr != nil {
@@ -99,14 +93,10 @@ func parseScrape(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "interval":
 			c.Interval, err = one(o, duration)
 		default:
-			return d.Errf("unknown scrape option %q; expected kind or interval", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	a.Scrape = append(a.Scrape, c)
-	return nil
+		return err
+	})
 }
 
 // parseTimeline reads the timeline subdirective (the dispenser is on its name):
@@ -127,8 +117,8 @@ func parseTimeline(a *llmtap.App, d *caddyfile.Dispenser) error {
 		return err
 	}
 	c.Off = c.Off || off
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch o := opt(d, "timeline"); d.Val() {
+	return options(d, "timeline", false, "window, keep, settle or off", func(o *option) (err error) {
+		switch o.word {
 		case "window":
 			c.Window, err = one(o, duration)
 		case "keep":
@@ -138,13 +128,10 @@ func parseTimeline(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "off":
 			c.Off, err = o.flag()
 		default:
-			return d.Errf("unknown timeline option %q; expected window, keep, settle or off", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 // parseGuard reads the guard subdirective (the dispenser is on its name):
@@ -165,9 +152,9 @@ func parseGuard(a *llmtap.App, d *caddyfile.Dispenser) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch o := opt(d, "guard"); d.Val() {
+	a.Guard = c
+	return options(d, "guard", false, "window, ttft_p99, error_rate, min_requests, statuses or cooldown", func(o *option) (err error) {
+		switch o.word {
 		case "window":
 			c.Window, err = one(o, duration)
 		case "ttft_p99":
@@ -187,12 +174,8 @@ func parseGuard(a *llmtap.App, d *caddyfile.Dispenser) error {
 			statuses, err = some(o, httpStatus)
 			c.Statuses = append(c.Statuses, statuses...)
 		default:
-			return d.Errf("unknown guard option %q; expected window, ttft_p99, error_rate, min_requests, statuses or cooldown", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	a.Guard = c
-	return nil
+		return err
+	})
 }

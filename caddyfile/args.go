@@ -1,6 +1,7 @@
 package caddyfile
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,6 +33,7 @@ const maxInt = math.MaxInt
 // option reads the values of the option the Dispenser is on.
 type option struct {
 	d    *caddyfile.Dispenser
+	word string // the option's name in the Caddyfile: "queue"
 	name string // the option as messages name it: "record queue", "max_event_size"
 	head bool   // the option opens a block: extra values belong in it
 	n    int    // values read so far
@@ -44,7 +46,32 @@ func opt(d *caddyfile.Dispenser, block string) *option {
 	if block != "" {
 		name = block + " " + name
 	}
-	return &option{d: d, name: name}
+	return &option{d: d, word: d.Val(), name: name}
+}
+
+// errUnknown is what a block's read function returns for an option it does not know.
+var errUnknown = errors.New("unknown option")
+
+// options reads each option of the block that opens on the Dispenser's line with read, which
+// returns errUnknown for an option it does not know; that is refused naming the options
+// expected. Options are named after the block in messages ("record queue") unless top (the
+// options of a directive). A parser may store the config it fills before reading its options:
+// an error discards the whole Caddyfile.
+func options(d *caddyfile.Dispenser, block string, top bool, expected string, read func(o *option) error) error {
+	prefix := block
+	if top {
+		prefix = ""
+	}
+	for nesting := d.Nesting(); d.NextBlock(nesting); {
+		err := read(opt(d, prefix))
+		if errors.Is(err, errUnknown) {
+			return d.Errf("unknown %s option %q; expected %s", block, d.Val(), expected)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // head starts reading the values on the line of a block's name (a directive, or an option that

@@ -40,9 +40,8 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	for d.NextBlock(0) {
-		var err error
-		switch o := opt(d, ""); o.name {
+	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, inject_usage, record or mirror", func(o *option) (err error) {
+		switch o.word {
 		case "api":
 			h.API, err = one(o, oneOf(decode.APIs()...))
 		case "max_event_size":
@@ -58,13 +57,10 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 		case "mirror":
 			h.Mirror, err = parseMirror(d)
 		default:
-			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage, record or mirror", o.name)
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 // parseRecord reads a record block (the option name is the current token):
@@ -97,9 +93,8 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 	}
 	c.Dir = dir
 	payloads := false
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch o := opt(d, "record"); d.Val() {
+	err = options(d, "record", false, "dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval or queue", func(o *option) (err error) {
+		switch o.word {
 		case "dir":
 			c.Dir, err = one(o, text("a folder"))
 		case "files":
@@ -131,11 +126,12 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 		case "queue":
 			c.Queue, err = one(o, integer(1, maxInt, "records"))
 		default:
-			return nil, d.Errf("unknown record option %q; expected dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval or queue", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if payloads {
 		if len(c.Files) == 0 {
@@ -164,20 +160,15 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 //	}
 func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 	c := new(llmtap.MirrorConfig)
-	h := head(d)
 	var err error
-	if c.Upstream, err = next(h, text("an upstream URL, such as mirror http://10.0.0.2:8000")); err != nil {
+	if c.Upstream, err = one(head(d), text("an upstream URL, such as mirror http://10.0.0.2:8000")); err != nil {
 		return nil, err
 	}
 	if err := mirror.CheckUpstream(c.Upstream); err != nil {
 		return nil, d.Errf("%v", err)
 	}
-	if err := h.end(); err != nil {
-		return nil, err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch o := opt(d, "mirror"); d.Val() {
+	err = options(d, "mirror", false, "sample, max_body, max_in_flight, timeout, header_up or forward_sensitive", func(o *option) (err error) {
+		switch o.word {
 		case "sample":
 			c.Sample, c.SampleSeed, err = sample(o)
 		case "max_body":
@@ -189,21 +180,14 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 		case "header_up":
 			err = headerUp(o, c)
 		case "forward_sensitive":
-			var names []string
-			if names, err = some(o, text("a header name, such as Authorization")); err == nil {
-				for _, name := range names {
-					if cerr := mirror.CheckForwardSensitive(name); cerr != nil {
-						return nil, d.Errf("mirror %v", cerr)
-					}
-				}
-				c.ForwardSensitive = append(c.ForwardSensitive, names...)
-			}
+			err = forwardSensitive(o, c)
 		default:
-			return nil, d.Errf("unknown mirror option %q; expected sample, max_body, max_in_flight, timeout, header_up or forward_sensitive", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	if err := c.Check(); err != nil {
 		return nil, d.Errf("mirror: %v", err)
@@ -229,5 +213,21 @@ func headerUp(o *option, c *llmtap.MirrorConfig) error {
 		c.HeaderUp = make(map[string]string)
 	}
 	c.HeaderUp[name] = value
+	return nil
+}
+
+// forwardSensitive reads mirror forward_sensitive <header>..., credential headers the copies
+// keep.
+func forwardSensitive(o *option, c *llmtap.MirrorConfig) error {
+	names, err := some(o, text("a header name, such as Authorization"))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := mirror.CheckForwardSensitive(name); err != nil {
+			return o.d.Errf("mirror %v", err)
+		}
+	}
+	c.ForwardSensitive = append(c.ForwardSensitive, names...)
 	return nil
 }

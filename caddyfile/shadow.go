@@ -44,16 +44,13 @@ var count = integer(0, maxInt, "")
 // it is provisioned.
 func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 	sc := &llmtap.ShadowConfig{}
-	h := head(d)
 	var err error
-	if sc.Name, err = next(h, text("a name: shadow <name> { … }")); err != nil {
+	if sc.Name, err = one(head(d), text("a name: shadow <name> { … }")); err != nil {
 		return err
 	}
-	if err := h.end(); err != nil {
-		return err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch o := opt(d, "shadow"); d.Val() {
+	a.Shadows = append(a.Shadows, sc)
+	return options(d, "shadow", false, "url, model, endpoint_type, rate, arrival, smoothness, isl, isl_stddev, osl, osl_stddev, extra, streaming, header, seed, entries, start_after, duration, window, max_in_flight, max_rate, stopped, trace or headroom", func(o *option) (err error) {
+		switch o.word {
 		case "url":
 			sc.URL, err = one(o, text(""))
 		case "model":
@@ -97,7 +94,7 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 			if extra, err = some(o, text("a key:value pair")); err == nil {
 				for _, x := range extra {
 					if _, perr := workload.ParseExtra(x); perr != nil {
-						return d.Errf("extra %q: %v", x, perr)
+						return d.Errf("%s %q: %v", o.name, x, perr)
 					}
 				}
 				sc.Extra = append(sc.Extra, extra...)
@@ -116,14 +113,10 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "headroom":
 			err = parseShadowHeadroom(sc, d)
 		default:
-			return d.Errf("unknown shadow option %q; expected url, model, endpoint_type, rate, arrival, smoothness, isl, isl_stddev, osl, osl_stddev, extra, streaming, header, seed, entries, start_after, duration, window, max_in_flight, max_rate, stopped, trace or headroom", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	a.Shadows = append(a.Shadows, sc)
-	return nil
+		return err
+	})
 }
 
 // shadowHeader reads header <name> <value>, a header set on every request of the load.
@@ -155,16 +148,13 @@ func shadowHeader(o *option, sc *llmtap.ShadowConfig) error {
 //	}
 func parseShadowTrace(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error {
 	t := &llmtap.ShadowTrace{}
-	h := head(d)
 	var err error
-	if t.File, err = next(h, text("a file: trace <file> { speedup <x> }")); err != nil {
+	if t.File, err = one(head(d), text("a file: trace <file> { speedup <x> }")); err != nil {
 		return err
 	}
-	if err := h.end(); err != nil {
-		return err
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch o := opt(d, "trace"); d.Val() {
+	sc.Trace = t
+	return options(d, "trace", false, "speedup, format or max_requests", func(o *option) (err error) {
+		switch o.word {
 		case "speedup":
 			t.Speedup, err = one(o, nonNegative)
 		case "format":
@@ -172,14 +162,10 @@ func parseShadowTrace(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error {
 		case "max_requests":
 			t.MaxRequests, err = one(o, integer(0, maxInt, "requests"))
 		default:
-			return d.Errf("unknown trace option %q; expected speedup, format or max_requests", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	sc.Trace = t
-	return nil
+		return err
+	})
 }
 
 // parseShadowHeadroom reads the headroom block of a shadow load:
@@ -196,9 +182,9 @@ func parseShadowHeadroom(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error 
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch o := opt(d, "headroom"); d.Val() {
+	sc.Headroom = hr
+	return options(d, "headroom", false, "start, step, max, step_duration, slo, attainment or min_live", func(o *option) (err error) {
+		switch o.word {
 		case "start":
 			hr.Start, err = one(o, nonNegative)
 		case "step":
@@ -214,14 +200,10 @@ func parseShadowHeadroom(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error 
 		case "slo":
 			err = headroomSLO(o, hr)
 		default:
-			return d.Errf("unknown headroom option %q; expected start, step, max, step_duration, slo, attainment or min_live", d.Val())
+			err = errUnknown
 		}
-		if err != nil {
-			return err
-		}
-	}
-	sc.Headroom = hr
-	return nil
+		return err
+	})
 }
 
 // headroomSLO reads slo <metric:value>..., the objectives a rate step must meet.
