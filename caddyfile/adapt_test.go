@@ -164,7 +164,7 @@ func TestAdaptErrors(t *testing.T) {
 			`mirror header_up: Connection is a hop-by-hop header`, 4},
 		{"an unknown mirror option names the valid ones",
 			":8080 {\n\tllmtap {\n\t\tmirror http://10.0.0.2:8000 {\n\t\t\tretries 3\n\t\t}\n\t}\n}\n",
-			`unknown mirror option "retries"; expected sample, max_body, max_in_flight, timeout, header_up or forward_sensitive`, 4},
+			`unknown mirror option "retries"; expected sample, max_body, max_in_flight, timeout, header_up, forward_sensitive or verdict`, 4},
 		{"arguments on the directive line are refused",
 			":8080 {\n\tllmtap on\n}\n",
 			`llmtap takes no arguments on its line (got "on"); put options in a block`, 2},

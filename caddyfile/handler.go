@@ -167,7 +167,7 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 	if err := mirror.CheckUpstream(c.Upstream); err != nil {
 		return nil, d.Errf("%v", err)
 	}
-	err = options(d, "mirror", false, "sample, max_body, max_in_flight, timeout, header_up or forward_sensitive", func(o *option) (err error) {
+	err = options(d, "mirror", false, "sample, max_body, max_in_flight, timeout, header_up, forward_sensitive or verdict", func(o *option) (err error) {
 		switch o.word {
 		case "sample":
 			c.Sample, c.SampleSeed, err = sample(o)
@@ -181,6 +181,8 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 			err = headerUp(o, c)
 		case "forward_sensitive":
 			err = forwardSensitive(o, c)
+		case "verdict":
+			err = mirrorVerdict(d, c)
 		default:
 			err = errUnknown
 		}
@@ -193,6 +195,51 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 		return nil, d.Errf("mirror: %v", err)
 	}
 	return c, nil
+}
+
+// mirrorVerdict reads the canary verdict's block (docs/canary.md):
+//
+//	verdict {
+//	    alpha        <fraction>   # bound on false better/worse over all looks
+//	    margin       <fraction>   # p50 and p90 ratios
+//	    tail_margin  <fraction>   # p99 ratios
+//	    margin_ms    <ms>|off     # smallest time difference that counts
+//	    error_margin <fraction>   # error rates' difference
+//	    first_look   <pairs>
+//	    looks        <n>
+//	}
+func mirrorVerdict(d *caddyfile.Dispenser, c *llmtap.MirrorConfig) error {
+	if err := head(d).end(); err != nil {
+		return err
+	}
+	v := &mirror.VerdictOptions{}
+	c.Verdict = v
+	return options(d, "verdict", false, "alpha, margin, tail_margin, margin_ms, error_margin, first_look or looks", func(o *option) (err error) {
+		switch o.word {
+		case "alpha":
+			v.Alpha, err = one(o, fraction(true))
+		case "margin":
+			v.Margin, err = one(o, fraction(true))
+		case "tail_margin":
+			v.TailMargin, err = one(o, fraction(true))
+		case "error_margin":
+			v.ErrorMargin, err = one(o, fraction(true))
+		case "margin_ms":
+			var off bool
+			if off = o.accept("off"); off {
+				v.MarginMs, err = -1, o.end()
+			} else {
+				v.MarginMs, err = one(o, nonNegative)
+			}
+		case "first_look":
+			v.FirstLook, err = one(o, integer(1, 1<<20, "pairs"))
+		case "looks":
+			v.Looks, err = one(o, integer(1, 12, "looks"))
+		default:
+			err = errUnknown
+		}
+		return err
+	})
 }
 
 // headerUp reads mirror header_up <name> [<value>]: no value removes the header from the

@@ -118,7 +118,14 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 
 // Check reports what is wrong with the mirror options on their own (the Caddyfile parser
 // calls it at the end of the block; validate checks them again with the handler's limits).
-func (c *MirrorConfig) Check() error { return c.options(nil).Validate() }
+func (c *MirrorConfig) Check() error {
+	if c.Verdict != nil {
+		if err := c.Verdict.Validate(); err != nil {
+			return fmt.Errorf("verdict: %w", err)
+		}
+	}
+	return c.options(nil).Validate()
+}
 
 // validate checks the mirror config against the handler's capture limit.
 func (c *MirrorConfig) validate(maxRequestBody int) error {

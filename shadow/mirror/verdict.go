@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -91,6 +92,33 @@ func (o VerdictOptions) withDefaults() VerdictOptions {
 		o.Looks = DefaultVerdictLooks
 	}
 	return o
+}
+
+// MaxVerdictPairs bounds the pairs a model's verdict keeps (FirstLook · 2^(Looks−1)): with
+// the 64 models a Pairer keeps verdicts for, at most 6.5 million pairs.
+const MaxVerdictPairs = 102_400
+
+// Validate checks the options: fractions in (0, 1), counts positive, and the last look at
+// most MaxVerdictPairs.
+func (o VerdictOptions) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"alpha", o.Alpha}, {"margin", o.Margin}, {"tail_margin", o.TailMargin}, {"error_margin", o.ErrorMargin}} {
+		if !(f.v >= 0 && f.v < 1) {
+			errs = append(errs, fmt.Errorf("%s %v: must be in (0, 1) (0 means the default)", f.name, f.v))
+		}
+	}
+	if math.IsNaN(o.MarginMs) || math.IsInf(o.MarginMs, 0) {
+		errs = append(errs, fmt.Errorf("margin_ms %v: must be a number", o.MarginMs))
+	}
+	if o.FirstLook < 0 || o.Looks < 0 || o.Looks > 20 {
+		errs = append(errs, fmt.Errorf("first_look %d and looks %d: must be positive (0 means the default), looks at most 20", o.FirstLook, o.Looks))
+	} else if n := o.MaxPairs(); n > MaxVerdictPairs {
+		errs = append(errs, fmt.Errorf("first_look × 2^(looks−1) = %d pairs: at most %d", n, MaxVerdictPairs))
+	}
+	return errors.Join(errs...)
 }
 
 // LookAt returns the number of pairs at look k (from 0).
