@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -168,7 +169,7 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 
 // benchMain is the bench command with its streams as parameters, for in-process tests; hook,
 // when set, sees the spec before it runs and the result after.
-func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*execSpec, *execResult)) (int, error) {
+func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
 	var cf clientFlags
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
@@ -254,7 +255,9 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	for _, b := range pool {
 		maxBody = max(maxBody, len(b))
 	}
-	build := func(n int) (built, error) { return built{path: r.path, body: pool[n%len(pool)]}, nil }
+	build := func(n int) (loadtest.Request, error) {
+		return loadtest.Request{Path: r.path, Body: pool[n%len(pool)]}, nil
+	}
 
 	mode := "concurrency" + fmt.Sprint(*concurrency)
 	sched := loadgen.Config{MaxRequests: *count, Duration: seconds(*duration), MaxInFlight: -1,
@@ -276,12 +279,12 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if dir == "" {
 		dir = filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode))
 	}
-	spec := &execSpec{
-		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
-		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
-		schedule: sched, grace: graceD, graceFrom: sched.Duration, total: *count, build: build,
-		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
-		info: newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
+	spec := &loadtest.Spec{
+		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
+		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,
+		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: *count, Build: build,
+		MaxIdle: *concurrency, MaxBody: maxBody, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
+		Info: newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
 	}
 	if *warmup > 0 {
 		w := sched
@@ -289,7 +292,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		if rate {
 			w.Arrivals, _ = arr.New(rand.New(rand.NewPCG(r.seed, 0x3a)))
 		}
-		spec.warmup = &w
+		spec.Warmup = &w
 	}
 	return executeMain(ctx, spec, stdout, hook)
 }
