@@ -86,8 +86,11 @@ type errorLog struct {
 	other int64
 }
 
-func (l *errorLog) add(d *ErrorDetails) {
-	if d == nil {
+func (l *errorLog) add(d *ErrorDetails) { l.addN(d, 1) }
+
+// addN counts n failures with details d.
+func (l *errorLog) addN(d *ErrorDetails, n int64) {
+	if d == nil || n <= 0 {
 		return
 	}
 	code := -1
@@ -100,17 +103,17 @@ func (l *errorLog) add(d *ErrorDetails) {
 	}
 	key := strconv.Itoa(code) + "\x00" + typ + "\x00" + d.Message
 	if e := l.byKey[key]; e != nil {
-		e.Count++
+		e.Count += n
 		return
 	}
 	if len(l.order) >= maxErrorKinds {
-		l.other++
+		l.other += n
 		return
 	}
 	if l.byKey == nil {
 		l.byKey = map[string]*ErrorCount{}
 	}
-	l.byKey[key] = &ErrorCount{Details: *d, Count: 1}
+	l.byKey[key] = &ErrorCount{Details: *d, Count: n}
 	l.order = append(l.order, key)
 }
 

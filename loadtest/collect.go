@@ -60,7 +60,8 @@ type exportMeta struct {
 }
 
 // llmtapWorker is the worker_id and record_processor_id of every line: one process sent,
-// measured and recorded every request.
+// measured and recorded every request. A worker of a split workload (Spec.Worker) writes
+// llmtapWorker-<index>.
 const llmtapWorker = "llmtap"
 
 // valueUnit is AIPerf's MetricValue {value, unit} of one per-request metric.
@@ -179,6 +180,7 @@ func (m *exportMetric) fill(r *record.Record, effectiveMs float64, startNs, endN
 type collector struct {
 	prefix string // request ids are prefix + n
 	phase  string
+	worker string // worker_id and record_processor_id
 
 	mu      sync.Mutex
 	pending map[int]*joined
@@ -229,7 +231,7 @@ type joined struct {
 // phase ("warmup" or "profiling"), writing export lines to w (nil: none, and no summary).
 func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collector {
 	c := &collector{
-		prefix: prefix, phase: phase, pending: map[int]*joined{},
+		prefix: prefix, phase: phase, worker: llmtapWorker, pending: map[int]*joined{},
 		effective: stats.NewHist(stats.HistOptions{}),
 		lag:       stats.NewHist(stats.HistOptions{}),
 		wait:      stats.NewHist(stats.HistOptions{}),
@@ -390,7 +392,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		return nil
 	}
 	line.Metadata = exportMeta{
-		SessionNum: n, XRequestID: rec.RequestID, WorkerID: llmtapWorker, RecordProcessorID: llmtapWorker,
+		SessionNum: n, XRequestID: rec.RequestID, WorkerID: c.worker, RecordProcessorID: c.worker,
 		BenchmarkPhase: c.phase, WasCancelled: cancelled,
 	}
 	if line.SessionID != "" {

@@ -165,8 +165,8 @@ func (e Export) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// classGroups returns the cumulative groups of class, the ones AIPerf's export combines.
-func classGroups(s stats.Summary, class string) []stats.GroupSummary {
+// ClassGroups returns the cumulative groups of class, the ones AIPerf's export combines.
+func ClassGroups(s stats.Summary, class string) []stats.GroupSummary {
 	var out []stats.GroupSummary
 	for _, g := range s.Groups {
 		if g.Window == stats.WindowCumulative && g.Key.Class == class {

@@ -83,6 +83,15 @@ type Spec struct {
 	Terminal bool
 	// APIListen is where to serve the Connect API during the run (api.go); empty: nowhere.
 	APIListen string
+
+	// Worker is this process's share of a workload split across processes (worker.go). Run
+	// only labels the exports with it (worker_id, the snapshot); the caller builds the share
+	// (Schedule, MapN) with Worker's methods.
+	Worker Worker
+	// StartAt, when set, is the shared wall-clock time the profiling phase starts at (after
+	// the warmup): every worker of a split workload waits for it, so their schedules line up.
+	// A time already past starts at once, and the lateness is said on Log.
+	StartAt time.Time
 }
 
 // Request is one request ready to send: where, what, and its session.
@@ -185,6 +194,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	}
 
+	if err := s.waitForStart(ctx); err != nil {
+		return res, err
+	}
 	jp := filepath.Join(s.Dir, "profile_export.jsonl")
 	jf, err := createFile(jp)
 	if err != nil {
@@ -196,6 +208,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	api.setTap(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
 	col.keep = s.Keep
+	if s.Worker.Split() {
+		col.worker = llmtapWorker + "-" + strconv.Itoa(s.Worker.Index)
+	}
 	snd := s.sender(base, tp, col)
 
 	runCtx, cancelRun := context.WithCancel(ctx)
@@ -276,7 +291,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	res.Counters, res.Sent, res.Lines, res.Duration = counters, col.sent, col.lines, wall
 	res.Generator = col.report(counters, cpu, tp)
 	res.Summary = col.agg.Summary()
-	others := classGroups(res.Summary, s.Class)
+	others := ClassGroups(res.Summary, s.Class)
 	col.mu.Lock()
 	errs, unfinished := col.errs.summary(), col.unfinished
 	col.mu.Unlock()
@@ -287,7 +302,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Files = append(files, jp)
+	snap, err := s.snapshot(res.Export, col, tp)
+	if err != nil {
+		return res, err
+	}
+	sp, err := writeSnapshot(s.Dir, snap)
+	if err != nil {
+		return res, err
+	}
+	res.Files = append(files, jp, sp)
 	return res, nil
 }
 
@@ -296,4 +319,25 @@ func (s *Spec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *send
 	snd.baseURL, snd.headers, snd.build = s.BaseURL, s.Headers, s.Build
 	snd.cancelRate, snd.cancelDelay, snd.seed = s.CancelRate, s.CancelDelay, s.Seed
 	return snd
+}
+
+// waitForStart waits for StartAt, if set and still ahead.
+func (s *Spec) waitForStart(ctx context.Context) error {
+	if s.StartAt.IsZero() {
+		return nil
+	}
+	d := time.Until(s.StartAt)
+	if d <= 0 {
+		fmt.Fprintf(s.Log, "%s: the shared start time %s passed %v ago; starting now\n", s.Label, s.StartAt.UTC().Format(time.RFC3339Nano), (-d).Round(time.Millisecond))
+		return nil
+	}
+	fmt.Fprintf(s.Log, "%s: waiting %v for the shared start time %s\n", s.Label, d.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

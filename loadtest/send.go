@@ -222,10 +222,16 @@ func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) 
 		CPUUtilization: cpu, ScheduleLag: lag, QueueWait: wait, EffectiveLatency: eff,
 		RecordsDropped: tp.Dropped(),
 	}
-	if cpu > cpuWarnAt {
-		g.CPUWarning = fmt.Sprintf("the generator used %.0f%% of a core (over %.0f%%): it may have been the bottleneck; check the schedule lag", 100*cpu, 100*cpuWarnAt)
-	}
+	g.CPUWarning = cpuWarning(cpu)
 	return g
+}
+
+// cpuWarning warns of a generator that used more than cpuWarnAt of a core; "" otherwise.
+func cpuWarning(cpu float64) string {
+	if cpu <= cpuWarnAt {
+		return ""
+	}
+	return fmt.Sprintf("the generator used %.0f%% of a core (over %.0f%%): it may have been the bottleneck; check the schedule lag", 100*cpu, 100*cpuWarnAt)
 }
 
 // sendInfo is what the collector knows of one request before its record arrives.

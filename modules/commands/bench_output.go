@@ -110,6 +110,8 @@ func writeConsole(w io.Writer, e loadtest.Export, dur time.Duration, files []str
 			fmt.Fprintf(w, "CSV Export: %s\n", f)
 		case strings.HasSuffix(f, ".jsonl"):
 			fmt.Fprintf(w, "Records Export: %s\n", f)
+		case strings.HasSuffix(f, loadtest.SnapshotFile):
+			fmt.Fprintf(w, "HdrHistogram Snapshot: %s\n", f)
 		default:
 			fmt.Fprintf(w, "JSON Export: %s\n", f)
 		}

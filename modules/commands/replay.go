@@ -137,9 +137,18 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	mode := "replay_speedup" + formatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode))
+		dir = workerDir(filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode)), r.worker)
 	}
-	arrivals, err := loadgen.NewTrace(plan.headTimes, *speedup)
+	w := r.worker
+	heads := loadtest.Take(w, plan.heads)
+	if len(heads) == 0 {
+		return 1, fmt.Errorf("worker %d of %d has no request: the trace schedules %d", w.Index, w.Count, len(plan.heads))
+	}
+	times := make([]time.Duration, len(heads))
+	for i, h := range heads {
+		times[i] = reqs[h].Timestamp
+	}
+	arrivals, err := loadgen.NewTrace(times, *speedup)
 	if err != nil {
 		return 1, err
 	}
@@ -147,12 +156,15 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if n := len(plan.headTimes); n > 0 {
 		last = time.Duration(float64(plan.headTimes[n-1]-plan.headTimes[0]) / *speedup)
 	}
+	// A worker's first request keeps its place in the whole trace's schedule.
+	shift := time.Duration(float64(times[0]-plan.headTimes[0]) / *speedup)
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,
-		Schedule: loadgen.Config{Arrivals: arrivals, MaxInFlight: -1}, Total: len(reqs), Build: build,
-		MapN: func(n int) int { return plan.heads[n] }, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
-		Info: newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+		Schedule: loadgen.Config{Arrivals: loadtest.Shifted(arrivals, shift), MaxInFlight: -1}, Total: plan.requests(heads),
+		Build: build, MapN: func(n int) int { return heads[n] }, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
+		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+		Worker: w, StartAt: r.startAt,
 	}
 	if plan.hasSessions {
 		spec.Next = func(i int) (int, time.Duration, bool) {
@@ -166,6 +178,9 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	// The grace period starts when the trace's last request is due.
 	spec.Grace, spec.GraceFrom = graceD, last
 	spec.Schedule.Duration = 0
+	if w.Split() {
+		fmt.Fprintf(stderr, "worker %d of %d: %d of the trace's requests, whole sessions\n", w.Index, w.Count, spec.Total)
+	}
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
 	return executeMain(ctx, spec, stdout, hook)
 }
@@ -212,6 +227,17 @@ type replayPlan struct {
 	headTimes   []time.Duration // their timestamps
 	next        []int           // trace index of the turn after i in its session, −1 if none
 	hasSessions bool
+}
+
+// requests counts the requests the scheduled heads send, each with its session's later turns.
+func (p replayPlan) requests(heads []int) int {
+	n := 0
+	for _, h := range heads {
+		for i := h; i >= 0; i = p.next[i] {
+			n++
+		}
+	}
+	return n
 }
 
 func planReplay(reqs []trace.Request) replayPlan {
