@@ -8,10 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/stats"
-	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 // SnapshotFile is the file of a run's Snapshot in its artifact folder.
@@ -30,38 +30,31 @@ const maxSnapshotBytes = 64 << 20
 // and the run's bounds. Merge combines the snapshots of the workers of one split workload
 // into the export one process sending the whole workload would have written.
 type Snapshot struct {
-	Version    int            `json:"version"`
-	Class      string         `json:"class"`
-	Worker     Worker         `json:"worker"`
-	SLOs       []stats.SLO    `json:"slos"`
-	Stats      stats.Snapshot `json:"stats"`
-	Generator  GeneratorDists `json:"generator"`
-	Errors     []ErrorCount   `json:"errors"`
-	Unfinished int64          `json:"unfinished"`
-	Start      time.Time      `json:"start"`
-	End        time.Time      `json:"end"`
-	Cancelled  bool           `json:"cancelled"`
-	Info       RunInfo        `json:"run_info"`
-	Input      InputConfig    `json:"input_config"`
+	Version    int             `json:"version"`
+	Class      string          `json:"class"`
+	Worker     Worker          `json:"worker"`
+	SLOs       []stats.SLO     `json:"slos"`
+	Stats      stats.Snapshot  `json:"stats"`
+	Generator  GeneratorReport `json:"generator"`
+	GenDists   GeneratorDists  `json:"generator_dists"`
+	Errors     []ErrorCount    `json:"errors"`
+	Unfinished int64           `json:"unfinished"`
+	Start      time.Time       `json:"start"`
+	End        time.Time       `json:"end"`
+	Cancelled  bool            `json:"cancelled"`
+	Info       RunInfo         `json:"run_info"`
+	Input      InputConfig     `json:"input_config"`
 }
 
-// GeneratorDists is a GeneratorReport with its distributions as mergeable snapshots.
+// GeneratorDists are the distributions of a GeneratorReport as mergeable snapshots.
 type GeneratorDists struct {
-	Scheduled      int64   `json:"scheduled"`
-	Sent           int64   `json:"sent"`
-	Dropped        int64   `json:"dropped"`
-	Late           int64   `json:"late"`
-	Cancelled      int64   `json:"cancelled"`
-	RecordsDropped uint64  `json:"records_dropped"`
-	CPUUtilization float64 `json:"cpu_utilization"`
-	// ScheduleLag, QueueWait and EffectiveLatency are the distributions of the report's.
 	ScheduleLag      stats.DistSnapshot `json:"schedule_lag"`
 	QueueWait        stats.DistSnapshot `json:"queue_wait"`
 	EffectiveLatency stats.DistSnapshot `json:"effective_latency"`
 }
 
 // snapshot gathers the run's snapshot once its exports are written.
-func (s *Spec) snapshot(e Export, col *collector, tp *tap.Tap) (Snapshot, error) {
+func (s *Spec) snapshot(e Export, col *collector) (Snapshot, error) {
 	snap := Snapshot{Version: snapshotVersion, Class: s.Class, Worker: s.Worker, SLOs: s.SLOs,
 		Errors: e.Errors, Unfinished: e.Unfinished, Start: e.Start, End: e.End, Cancelled: e.Cancelled,
 		Info: e.Info, Input: e.Info.Input}
@@ -72,13 +65,11 @@ func (s *Spec) snapshot(e Export, col *collector, tp *tap.Tap) (Snapshot, error)
 	if snap.Stats, err = col.agg.Snapshot(); err != nil {
 		return snap, err
 	}
-	g := e.Generator
-	snap.Generator = GeneratorDists{Scheduled: g.Scheduled, Sent: g.Sent, Dropped: g.Dropped, Late: g.Late,
-		Cancelled: g.Cancelled, RecordsDropped: tp.Dropped(), CPUUtilization: g.CPUUtilization}
+	snap.Generator = e.Generator
 	for _, d := range []struct {
 		h   *stats.Hist
 		dst *stats.DistSnapshot
-	}{{col.lag, &snap.Generator.ScheduleLag}, {col.wait, &snap.Generator.QueueWait}, {col.effective, &snap.Generator.EffectiveLatency}} {
+	}{{col.lag, &snap.GenDists.ScheduleLag}, {col.wait, &snap.GenDists.QueueWait}, {col.effective, &snap.GenDists.EffectiveLatency}} {
 		if *d.dst, err = d.h.Dist(); err != nil {
 			return snap, err
 		}
@@ -150,7 +141,7 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 		switch {
 		case s.Class != first.Class:
 			return Export{}, out, fmt.Errorf("snapshot %d is of class %q, the first of %q", i, s.Class, first.Class)
-		case !sameSLOs(s.SLOs, first.SLOs):
+		case !slices.Equal(s.SLOs, first.SLOs):
 			return Export{}, out, fmt.Errorf("snapshot %d has goodput objectives %v, the first %v", i, s.SLOs, first.SLOs)
 		case s.Worker.Split() && seen[s.Worker]:
 			return Export{}, out, fmt.Errorf("snapshot %d is worker %d of %d again", i, s.Worker.Index, s.Worker.Count)
@@ -178,44 +169,32 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 		o.Cancelled += g.Cancelled
 		o.RecordsDropped += g.RecordsDropped
 		o.CPUUtilization = max(o.CPUUtilization, g.CPUUtilization)
-		lag, wait, eff = append(lag, g.ScheduleLag), append(wait, g.QueueWait), append(eff, g.EffectiveLatency)
+		d := s.GenDists
+		lag, wait, eff = append(lag, d.ScheduleLag), append(wait, d.QueueWait), append(eff, d.EffectiveLatency)
 	}
 	var err error
 	if out.Stats, err = agg.Snapshot(); err != nil {
 		return Export{}, out, err
 	}
 	out.Errors = errs.summary()
-	gen := GeneratorReport{Scheduled: out.Generator.Scheduled, Sent: out.Generator.Sent, Dropped: out.Generator.Dropped,
-		Late: out.Generator.Late, LateAfterMs: float64(LateThreshold) / 1e6, Cancelled: out.Generator.Cancelled,
-		CPUUtilization: out.Generator.CPUUtilization, RecordsDropped: out.Generator.RecordsDropped}
+	gen := &out.Generator
+	gen.LateAfterMs = float64(LateThreshold) / 1e6
 	gen.CPUWarning = cpuWarning(gen.CPUUtilization)
 	for _, d := range []struct {
 		ds  []stats.DistSnapshot
 		dst *stats.DistSnapshot
 		st  *stats.Stat
-	}{{lag, &out.Generator.ScheduleLag, &gen.ScheduleLag}, {wait, &out.Generator.QueueWait, &gen.QueueWait}, {eff, &out.Generator.EffectiveLatency, &gen.EffectiveLatency}} {
+	}{{lag, &out.GenDists.ScheduleLag, &gen.ScheduleLag}, {wait, &out.GenDists.QueueWait, &gen.QueueWait}, {eff, &out.GenDists.EffectiveLatency, &gen.EffectiveLatency}} {
 		if *d.st, *d.dst, err = stats.MergeDists(stats.HistOptions{}, d.ds...); err != nil {
 			return Export{}, out, fmt.Errorf("generator: %w", err)
 		}
 	}
 	out.Info.Input = out.Input
 	others := ClassGroups(agg.Summary(), out.Class)
-	e := Export{Group: stats.Combine(others, len(out.SLOs) > 0), Others: others, Generator: gen, Info: out.Info,
+	e := Export{Group: stats.Combine(others, len(out.SLOs) > 0), Others: others, Generator: *gen, Info: out.Info,
 		Start: out.Start, End: out.End, Cancelled: out.Cancelled, SLOs: out.SLOs, Errors: out.Errors,
 		Unfinished: out.Unfinished}
 	return e, out, nil
-}
-
-func sameSLOs(a, b []stats.SLO) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Merge reads the artifact folders of the workers of one split workload and writes into out

@@ -302,7 +302,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	snap, err := s.snapshot(res.Export, col, tp)
+	snap, err := s.snapshot(res.Export, col)
 	if err != nil {
 		return res, err
 	}
