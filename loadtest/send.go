@@ -164,23 +164,19 @@ func bar(pct float64, width int) string {
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
-func (p *progress) print(c loadgen.Counters) {
-	if p.w == nil {
-		return
-	}
-	if p.terminal {
-		fmt.Fprint(p.w, "\r", p.line(c), "   ")
-		return
-	}
-	fmt.Fprintln(p.w, p.line(c))
-}
+// print shows the status line: rewritten in place on a terminal, a line in a log.
+func (p *progress) print(c loadgen.Counters) { p.show(c, "   ") }
 
-func (p *progress) finish(c loadgen.Counters) {
+// finish shows the last status line and ends it.
+func (p *progress) finish(c loadgen.Counters) { p.show(c, "\n") }
+
+// show writes the line; on a terminal it returns to the line's start first and ends with end.
+func (p *progress) show(c loadgen.Counters, end string) {
 	if p.w == nil {
 		return
 	}
 	if p.terminal {
-		fmt.Fprint(p.w, "\r", p.line(c), "\n")
+		fmt.Fprint(p.w, "\r", p.line(c), end)
 		return
 	}
 	fmt.Fprintln(p.w, p.line(c))
