@@ -12,9 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/record"
-	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 // MirrorConfig sends a copy of a sample of the live requests to a second upstream, fire and
@@ -142,21 +140,6 @@ func (c *MirrorConfig) validate(maxRequestBody int) error {
 	return nil
 }
 
-// engineMeasurer measures copies with the engine and the handler's meter pool, the same
-// decoders and limits as the handler's live requests.
-type engineMeasurer struct {
-	t    *tap.Tap
-	pool *meter.Pool
-}
-
-func (e engineMeasurer) Begin(t0 time.Time, path string) *meter.Meter {
-	return e.t.BeginWith(e.pool, t0, path)
-}
-
-func (e engineMeasurer) End(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
-	return e.t.End(m, end, failure, msg)
-}
-
 // provisionMirror starts the handler's mirror.
 func (h *Handler) provisionMirror() error {
 	if h.Mirror == nil {
@@ -165,7 +148,7 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	m, err := mirror.New(h.Mirror.options(engineMeasurer{t: h.tap, pool: h.meters}))
+	m, err := mirror.New(h.Mirror.options(h.tap.WithPool(h.meters)))
 	if err != nil {
 		return fmt.Errorf("setting up the mirror: %w", err)
 	}
@@ -329,7 +312,6 @@ func (mirrorCollector) Collect(ch chan<- prometheus.Metric) {
 
 // Interface guards
 var (
-	_ mirror.Measurer      = engineMeasurer{}
 	_ io.ReadCloser        = (*bodyEnd)(nil)
 	_ prometheus.Collector = mirrorCollector{}
 )
