@@ -34,7 +34,6 @@ var proc = process{
 	idPrefix:  newIDPrefix(),
 	mirror:    mirrorState{stats: new(mirror.Stats), gate: new(mirror.Gate), pairs: mirror.NewPairer(0, 0)},
 	copyBuf:   sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
-	shadows:   shadowSet{m: map[string]*shadowEntry{}},
 }
 
 type process struct {
@@ -72,10 +71,10 @@ type process struct {
 	gpuSamples atomic.Pointer[func(dst []gpu.Sample) []gpu.Sample]
 
 	// guard is the running guard loop and guardTargets what it pauses (shadow_guard.go).
-	guard        atomic.Pointer[guardLoop]
+	guard        atomic.Pointer[guard.Runner]
 	guardTargets guard.Targets
 	// shadows are the shadow loads by name (shadow.go).
-	shadows shadowSet
+	shadows inproc.Registry
 
 	// mirror is the mirroring state every handler shares (mirror.go).
 	mirror mirrorState
@@ -92,14 +91,6 @@ type process struct {
 
 	// dashboard is the dashboard's own listener while one is served (dashboard.go).
 	dashboard atomic.Pointer[dashboardServer]
-}
-
-// shadowSet is the shadow loads of the process, by name; list is the same loads for the
-// record sink, read without the lock.
-type shadowSet struct {
-	sync.Mutex
-	m    map[string]*shadowEntry
-	list atomic.Pointer[[]*inproc.Runner]
 }
 
 // mirrorState is what every mirroring handler shares.
