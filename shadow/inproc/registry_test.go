@@ -92,7 +92,9 @@ func TestSameConfig(t *testing.T) {
 	}{
 		{"identical", func(*Config) {}, true},
 		{"callbacks differ", func(c *Config) { c.Ready = func() bool { return false }; c.OnHeadroom = func(HeadroomReport) {} }, true},
-		{"a mark function is not compared", func(c *Config) { c.Source = &Source{URL: c.Source.URL, Bodies: c.Source.Bodies, Key: "k", Mark: func(http.Header) {}} }, true},
+		{"a mark function is not compared", func(c *Config) {
+			c.Source = &Source{URL: c.Source.URL, Bodies: c.Source.Bodies, Key: "k", Mark: func(http.Header) {}}
+		}, true},
 		{"rate", func(c *Config) { c.Arrival.Rate = 2 }, false},
 		{"url", func(c *Config) { c.Source = &Source{URL: "http://x/", Bodies: c.Source.Bodies, Key: "k"} }, false},
 		{"bodies", func(c *Config) { c.Source = &Source{URL: c.Source.URL, Bodies: [][]byte{[]byte(`{"a":1}`)}, Key: "k"} }, false},
