@@ -148,7 +148,7 @@ func (r *gpuRunner) configure(interval time.Duration) error {
 	})
 	r.unsub = r.sampler.Subscribe(func(s []gpu.Sample) {
 		if proc.gpu.Load() == r {
-			proc.hub.onGPU(s)
+			proc.hub.OnGPU(s, inFlight())
 		}
 	})
 	proc.gpu.Store(r)
@@ -180,7 +180,7 @@ func (r *gpuRunner) Destruct() error {
 	r.mu.Unlock()
 	proc.gpu.CompareAndSwap(r, nil)
 	if !nvmlActive() {
-		proc.hub.clearGPU()
+		proc.hub.ClearGPU()
 	}
 	return nil
 }
@@ -208,4 +208,4 @@ func nvmlActive() bool {
 // LatestGPUSamples appends the latest poll of every GPU (one sample per GPU, from NVML or,
 // without it, a dcgm-exporter scrape) to dst and returns the extended slice; it appends
 // nothing when no GPU source runs. The OpenTelemetry exporter reads the hw.* gauges from it.
-func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample { return proc.hub.latestGPU(dst) }
+func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample { return proc.hub.LatestGPU(dst) }

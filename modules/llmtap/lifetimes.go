@@ -29,7 +29,7 @@ import (
 var proc = process{
 	pool:      caddy.NewUsagePool(),
 	recorders: map[string]*recorderEntry{},
-	hub:       corrHub{attr: timeline.NewAttributor(0)},
+	hub:       timeline.NewHub(),
 	openGPU:   gpu.Open,
 	idPrefix:  newIDPrefix(),
 	mirror:    mirrorState{stats: new(mirror.Stats), gate: new(mirror.Gate), pairs: mirror.NewPairer(0, 0)},
@@ -56,8 +56,9 @@ type process struct {
 	runtimeMu  sync.Mutex
 	runtimeRec atomic.Pointer[runtimeEntry]
 
-	// hub routes GPU samples, scrapes and records to the timeline (timeline.go).
-	hub corrHub
+	// hub routes GPU samples, scrapes and records to the timeline and the energy
+	// attributor.
+	hub *timeline.Hub
 	// gpu is the NVML sampler whose samples the hub takes (gpu.go); openGPU opens its source
 	// (tests replace it); nvmlAbsentLogged makes "no NVML" one line per process.
 	gpu              atomic.Pointer[gpuRunner]
