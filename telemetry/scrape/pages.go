@@ -38,6 +38,8 @@ type Pages struct {
 	// OnKindMismatch, when set, is told once per server page whose kind is set and differs
 	// from the kind detected on the page.
 	OnKindMismatch func(p Page, detected ServerKind)
+	// Fetch are the fetch options of every page (the zero value: the defaults).
+	Fetch Options
 
 	mu    sync.Mutex // held while (re)configuring
 	pages map[Page]*pageRun
@@ -101,7 +103,7 @@ func (p *Pages) start(pg Page) (*pageRun, error) {
 		go p.runServer(r, pg)
 		return r, nil
 	}
-	r.src = NewDCGMSource(pg.URL, Options{})
+	r.src = NewDCGMSource(pg.URL, p.Fetch)
 	r.sampler = gpu.NewSampler(r.src, gpu.Options{
 		Interval: pg.Interval,
 		OnError: func(err error) {
@@ -149,7 +151,7 @@ func (p *Pages) runServer(r *pageRun, pg Page) {
 		case <-ctx.Done():
 		}
 	}()
-	s := NewServerScraper(pg.URL, Options{})
+	s := NewServerScraper(pg.URL, p.Fetch)
 	ticker := time.NewTicker(pg.Interval)
 	defer ticker.Stop()
 	var lastErr string
