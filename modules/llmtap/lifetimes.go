@@ -61,7 +61,7 @@ type process struct {
 	hub *timeline.Hub
 	// gpu is the NVML sampler whose samples the hub takes (gpu.go); openGPU opens its source
 	// (tests replace it); nvmlAbsentLogged makes "no NVML" one line per process.
-	gpu              atomic.Pointer[gpuRunner]
+	gpu              atomic.Pointer[gpu.Runner]
 	openGPU          func() (gpu.Source, error)
 	nvmlAbsentLogged atomic.Bool
 	// keylessLogged makes "traces recorded without a fleet key" one line per process
