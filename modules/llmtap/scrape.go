@@ -1,9 +1,6 @@
 package llmtap
 
 import (
-	"errors"
-	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -51,46 +48,20 @@ func (c *ScrapeConfig) interval() time.Duration {
 	return time.Duration(c.Interval)
 }
 
-func (c *ScrapeConfig) validate() error {
-	var errs []error
-	errs = append(errs, c.validateURL(), c.validateKind())
-	if c.Interval < 0 {
-		errs = append(errs, fmt.Errorf("interval must be positive"))
-	}
-	return errors.Join(errs...)
+// page is the page to read, its interval as configured (0: the default).
+func (c *ScrapeConfig) page() scrape.Page {
+	return scrape.Page{URL: c.URL, Kind: c.Kind, Interval: time.Duration(c.Interval)}
 }
 
-func (c *ScrapeConfig) validateURL() error {
-	u, err := url.Parse(c.URL)
-	if c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url %q is not an http:// or https:// address", c.URL)
-	}
-	return nil
-}
-
-func (c *ScrapeConfig) validateKind() error {
-	switch scrape.ServerKind(c.Kind) {
-	case scrape.KindUnknown, scrape.KindVLLM, scrape.KindSGLang, scrape.KindTGI, ScrapeKindDCGM:
-		return nil
-	}
-	return fmt.Errorf("kind %q is not a known kind; expected vllm, sglang, tgi or dcgm", c.Kind)
-}
+func (c *ScrapeConfig) validateURL() error  { return scrape.ValidateURL(c.URL) }
+func (c *ScrapeConfig) validateKind() error { return scrape.ValidateKind(c.Kind) }
 
 func validateScrapes(a *App) error {
-	var errs []error
-	dcgm := 0
+	pages := make([]scrape.Page, len(a.Scrape))
 	for i := range a.Scrape {
-		if err := a.Scrape[i].validate(); err != nil {
-			errs = append(errs, fmt.Errorf("scrape %d (%s): %w", i, a.Scrape[i].URL, err))
-		}
-		if a.Scrape[i].Kind == ScrapeKindDCGM {
-			dcgm++
-		}
+		pages[i] = a.Scrape[i].page()
 	}
-	if dcgm > 1 {
-		errs = append(errs, fmt.Errorf("%d dcgm pages configured; at most one GPU source can be attributed", dcgm))
-	}
-	return errors.Join(errs...)
+	return scrape.ValidatePages(pages)
 }
 
 // parseScrape reads one scrape subdirective (the dispenser is on its name):
@@ -151,7 +122,8 @@ func (a *App) startScrapes() (err error) {
 	}
 	pages := make([]scrape.Page, len(a.Scrape))
 	for i, c := range a.Scrape {
-		pages[i] = scrape.Page{URL: c.URL, Kind: c.Kind, Interval: c.interval()}
+		pages[i] = c.page()
+		pages[i].Interval = c.interval()
 	}
 	a.scrape, err = adopt(keyScrape, a.logger, newScrapeRunner,
 		func(r *scrapeRunner) error { return r.pages.Configure(pages) })

@@ -55,15 +55,7 @@ func (c *TimelineConfig) validate() error {
 	if c == nil {
 		return nil
 	}
-	switch {
-	case c.Window < 0 || c.Keep < 0 || c.Settle < 0:
-		return fmt.Errorf("window, keep and settle must be positive")
-	case c.Window > 0 && time.Duration(c.Window) < 10*time.Millisecond:
-		return fmt.Errorf("window %v is shorter than 10ms", time.Duration(c.Window))
-	case c.Window > 0 && c.Keep > 0 && c.Keep < c.Window:
-		return fmt.Errorf("keep %v is shorter than one window (%v)", time.Duration(c.Keep), time.Duration(c.Window))
-	}
-	return nil
+	return c.options().Validate()
 }
 
 // parseTimeline reads the timeline subdirective (the dispenser is on its name):

@@ -148,13 +148,9 @@ func (s Spec) validate() (workload.BodySpec, error) {
 	if s.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("url %q: want the http:// or https:// URL of a live route through this proxy", s.URL))
 	}
-	var extras []workload.Extra
-	for _, e := range s.Extra {
-		ex, err := workload.ParseExtra(e)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		extras = append(extras, ex...)
+	extras, err := workload.ParseExtras(s.Extra)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	body := workload.BodySpec{Endpoint: s.EndpointType, Model: s.Model, Stream: s.Streaming == nil || *s.Streaming, Extra: extras}
 	if err := body.Validate(); err != nil {

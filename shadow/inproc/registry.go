@@ -28,8 +28,9 @@ type Registry struct {
 // Entry is one load of a Registry.
 type Entry struct {
 	reg  *Registry
+	name string
 	r    *Runner
-	cfg  Config
+	cfg  Config // of the last Add or Apply; only the owner's configuring goroutine uses it
 	undo func()
 }
 
@@ -40,7 +41,7 @@ func (g *Registry) Add(c Config) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Entry{reg: g, r: r, cfg: c, undo: func() {}}
+	e := &Entry{reg: g, name: c.Name, r: r, cfg: c, undo: func() {}}
 	if g.OnAdd != nil {
 		e.undo = g.OnAdd(r)
 	}
@@ -75,8 +76,8 @@ func (e *Entry) Apply(c Config) (bool, error) {
 func (e *Entry) Remove() Status {
 	g := e.reg
 	g.mu.Lock()
-	if g.m[e.cfg.Name] == e { // not a successor of the same name, added meanwhile
-		delete(g.m, e.cfg.Name)
+	if g.m[e.name] == e { // not a successor of the same name, added meanwhile
+		delete(g.m, e.name)
 	}
 	g.publishLocked()
 	g.mu.Unlock()

@@ -73,7 +73,7 @@ func TestRunnerKeepsAndReplaces(t *testing.T) {
 		}
 
 		failOpen = true
-		if err := r.Configure(3*time.Second); err != nil || r.Active() || len(openErr) != 1 || !srcs[3].closed {
+		if err := r.Configure(3 * time.Second); err != nil || r.Active() || len(openErr) != 1 || !srcs[3].closed {
 			t.Errorf("an Open that fails: %v, active %v, open errors %v; want no sampler, no error, the old source closed", err, r.Active(), openErr)
 		}
 		failOpen = false

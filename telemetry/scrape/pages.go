@@ -2,6 +2,9 @@ package scrape
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -17,6 +20,54 @@ type Page struct {
 	// between two reads, positive.
 	URL, Kind string
 	Interval  time.Duration
+}
+
+// Validate reports every problem of the page at once: a URL that is not http:// or https://
+// with a host, an unknown kind, a negative interval (zero is left to the caller's default).
+func (p Page) Validate() error {
+	var errs []error
+	errs = append(errs, ValidateURL(p.URL), ValidateKind(p.Kind))
+	if p.Interval < 0 {
+		errs = append(errs, errors.New("interval must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// ValidatePages validates every page, and that at most one is a dcgm page (a GPU read from
+// two sources would be counted twice).
+func ValidatePages(pages []Page) error {
+	var errs []error
+	dcgm := 0
+	for i, p := range pages {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("scrape %d (%s): %w", i, p.URL, err))
+		}
+		if p.Kind == KindDCGM {
+			dcgm++
+		}
+	}
+	if dcgm > 1 {
+		errs = append(errs, fmt.Errorf("%d dcgm pages configured; at most one GPU source can be attributed", dcgm))
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateURL reports a URL that is not http:// or https:// with a host.
+func ValidateURL(u string) error {
+	pu, err := url.Parse(u)
+	if u == "" || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return fmt.Errorf("url %q is not an http:// or https:// address", u)
+	}
+	return nil
+}
+
+// ValidateKind reports a kind that is neither a known server nor KindDCGM.
+func ValidateKind(kind string) error {
+	switch ServerKind(kind) {
+	case KindUnknown, KindVLLM, KindSGLang, KindTGI, KindDCGM:
+		return nil
+	}
+	return fmt.Errorf("kind %q is not a known kind; expected vllm, sglang, tgi or dcgm", kind)
 }
 
 // Pages reads a set of metrics pages, each on a goroutine of its own: an inference server's

@@ -3,6 +3,7 @@ package scrape
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,5 +103,36 @@ func TestPages(t *testing.T) {
 	}
 	if n := failures.Load(); n > stopped+1 { // at most the read under way when it stopped
 		t.Errorf("the failing page was read %d more times after it was dropped", n-stopped)
+	}
+}
+
+// TestValidatePages: each bad field is reported with its page, and a second dcgm page.
+func TestValidatePages(t *testing.T) {
+	ok := Page{URL: "http://127.0.0.1:8000/metrics"}
+	tests := []struct {
+		name  string
+		pages []Page
+		want  string // "" = valid
+	}{
+		{"a server page, kind detected", []Page{ok}, ""},
+		{"every kind", []Page{{URL: ok.URL, Kind: "vllm"}, {URL: ok.URL, Kind: "sglang"}, {URL: ok.URL, Kind: "tgi"}, {URL: ok.URL, Kind: KindDCGM}}, ""},
+		{"no URL", []Page{{}}, `scrape 0 (): url ""`},
+		{"not http", []Page{ok, {URL: "ftp://h/m"}}, `scrape 1 (ftp://h/m): url "ftp://h/m"`},
+		{"no host", []Page{{URL: "http:///metrics"}}, "is not an http:// or https:// address"},
+		{"an unknown kind", []Page{{URL: ok.URL, Kind: "triton"}}, `kind "triton" is not a known kind`},
+		{"a negative interval", []Page{{URL: ok.URL, Interval: -time.Second}}, "interval must be positive"},
+		{"two dcgm pages would count each GPU twice", []Page{{URL: ok.URL, Kind: KindDCGM}, {URL: ok.URL + "2", Kind: KindDCGM}}, "2 dcgm pages"},
+	}
+	for _, tt := range tests {
+		err := ValidatePages(tt.pages)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
 	}
 }

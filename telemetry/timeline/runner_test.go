@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,32 @@ func TestHub(t *testing.T) {
 	}
 	if reqs == 0 || gpus == 0 {
 		t.Errorf("the timeline saw %d requests and %d GPU windows; want both", reqs, gpus)
+	}
+}
+
+// TestOptionsValidate: the defaults and sensible settings pass; negative, too short and
+// keep-less-than-a-window settings fail with what is wrong.
+func TestOptionsValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+		want string // "" = valid
+	}{
+		{"defaults", Options{}, ""},
+		{"the shortest window", Options{Window: MinWindow, Keep: time.Second}, ""},
+		{"a keep with the default window", Options{Keep: time.Millisecond}, ""},
+		{"negative", Options{Settle: -time.Second}, "must be positive"},
+		{"a window too short to close on time", Options{Window: time.Millisecond}, "window 1ms is shorter than 10ms"},
+		{"a keep of less than one window", Options{Window: time.Second, Keep: 500 * time.Millisecond}, "keep 500ms is shorter than one window (1s)"},
+	}
+	for _, tt := range tests {
+		err := tt.o.Validate()
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.name, err)
+			}
+		} else if err == nil || err.Error() != tt.want && !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
 	}
 }
