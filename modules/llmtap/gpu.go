@@ -142,13 +142,11 @@ func newGPURunner(l *liveLogger) *gpuRunner {
 // otherwise the running sampler stops and a new one starts. A host without NVML, or an NVML
 // that fails to open, leaves GPU sampling off without failing the config.
 func (r *gpuRunner) configure(interval time.Duration) error {
-	if err := r.run.Configure(interval); err != nil {
-		return err
-	}
-	if r.run.Active() {
+	started, err := r.run.Configure(interval)
+	if started {
 		r.log().Debug("GPU sampling started", zap.Duration("interval", interval))
 	}
-	return nil
+	return err
 }
 
 // Destruct stops sampling when the last config using it is gone.

@@ -31,13 +31,13 @@ type Runner struct {
 	unsub    func()
 }
 
-// Configure makes the runner sample every interval. It fails only when a sampler it built
-// cannot start.
-func (r *Runner) Configure(interval time.Duration) error {
+// Configure makes the runner sample every interval and reports whether it started a new
+// sampler. It fails only when a sampler it built cannot start.
+func (r *Runner) Configure(interval time.Duration) (started bool, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sampler != nil && r.interval == interval && r.sampler.Err() == nil {
-		return nil
+		return false, nil
 	}
 	r.stopLocked()
 	src, err := r.Open()
@@ -45,16 +45,16 @@ func (r *Runner) Configure(interval time.Duration) error {
 		if r.OnOpenError != nil {
 			r.OnOpenError(err)
 		}
-		return nil
+		return false, nil
 	}
 	r.interval, r.src = interval, src
 	r.sampler = NewSampler(src, Options{Interval: interval, OnError: r.OnError})
 	r.unsub = r.sampler.Subscribe(r.OnSamples)
 	if err := r.sampler.Start(context.Background()); err != nil {
 		r.stopLocked()
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // Stop stops the sampler and closes its source, if one runs.
