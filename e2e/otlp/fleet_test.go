@@ -85,15 +85,7 @@ func TestFleetMetrics(t *testing.T) {
 	}
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.JitterCV = fleetTTFT, fleetITL, 0.1
-	mock, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mockURL, stopMock, err := mock.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopMock() })
+	mockURL := startMock(t, cfg)
 
 	for _, agg := range []string{"explicit_bucket_histogram", "base2_exponential_bucket_histogram"} {
 		t.Run(agg, func(t *testing.T) {
@@ -176,32 +168,9 @@ http://%s {
 	if err := os.WriteFile(conf, []byte(caddyfile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logf, err := os.Create(in.log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(self, "run", "--config", conf, "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), append(env, childEnv+"=1", llmtap.DashboardEnv+"=off", "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(in.log)
-			t.Logf("llmtap %s log:\n%s", in.site, b)
-		}
-	})
+	exited := startProcess(t, cmd, in.log, os.Interrupt)
 	idRE := regexp.MustCompile(`"service\.instance\.id":"([^"]*)"`)
 	deadline := time.Now().Add(60 * time.Second)
 	for logged := false; ; {
@@ -283,6 +252,38 @@ func (in *instance) records(t *testing.T, n int) []fleetRecord {
 	}
 }
 
+// startProcess starts cmd with its output in the file logPath and returns a channel closed
+// when it exits. When the test ends it sends stop to the process's PID, kills it if it has not
+// exited 15 s later, and logs its output if the test failed.
+func startProcess(t *testing.T, cmd *exec.Cmd, logPath string, stop os.Signal) <-chan struct{} {
+	t.Helper()
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cmd.Path, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(stop)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("%s log:\n%s", cmd.Path, b)
+		}
+	})
+	return exited
+}
+
 // startCollector runs the OpenTelemetry Collector's otlp receiver (gRPC) feeding its
 // Prometheus exporter, both with their default configuration but the loopback addresses, and
 // returns the receiver's and the exporter's host:port.
@@ -332,32 +333,9 @@ func startFleetPrometheus(t *testing.T, bin, collector string, admins []string) 
 	}
 	addr := freeAddr(t)
 	logPath := filepath.Join(dir, "prometheus.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(bin, "--config.file="+confPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn", "--enable-feature=native-histograms")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting prometheus: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
+	exited := startProcess(t, cmd, logPath, syscall.SIGTERM)
 	base := "http://" + addr
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -135,11 +135,10 @@ func TestOTLPExport(t *testing.T) {
 	}
 }
 
-// runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
-func runProxy(t *testing.T) (site, mockAddr string) {
+// startMock serves the mock inference server with cfg on loopback until the test ends and
+// returns its base URL.
+func startMock(t *testing.T, cfg mockllm.Config) string {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
-	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
 	mock, err := mockllm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +148,15 @@ func runProxy(t *testing.T) (site, mockAddr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stopMock() })
+	return mockURL
+}
+
+// runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
+func runProxy(t *testing.T) (site, mockAddr string) {
+	t.Helper()
+	cfg := mockllm.DefaultConfig()
+	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
+	mockURL := startMock(t, cfg)
 	admin, addr, dead := freeAddr(t), freeAddr(t), freeAddr(t) // nothing listens on dead
 	// A Caddyfile, as users write it: the directive order puts tracing before llmtap. The log
 	// level is FATAL because the request to the dead upstream logs an error the test checks.
