@@ -16,6 +16,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -134,11 +135,10 @@ func TestOTLPExport(t *testing.T) {
 	}
 }
 
-// runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
-func runProxy(t *testing.T) (site, mockAddr string) {
+// startMock serves the mock inference server with cfg on loopback until the test ends and
+// returns its base URL.
+func startMock(t *testing.T, cfg mockllm.Config) string {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
-	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
 	mock, err := mockllm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +148,15 @@ func runProxy(t *testing.T) (site, mockAddr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = stopMock() })
+	return mockURL
+}
+
+// runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
+func runProxy(t *testing.T) (site, mockAddr string) {
+	t.Helper()
+	cfg := mockllm.DefaultConfig()
+	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
+	mockURL := startMock(t, cfg)
 	admin, addr, dead := freeAddr(t), freeAddr(t), freeAddr(t) // nothing listens on dead
 	// A Caddyfile, as users write it: the directive order puts tracing before llmtap. The log
 	// level is FATAL because the request to the dead upstream logs an error the test checks.
@@ -488,6 +497,10 @@ func checkSpans(t *testing.T, all []ptrace.Traces, ids []string, mockAddr string
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		caddycmd.Main() // an llmtap process of TestFleetMetrics
+		return
+	}
 	code := m.Run()
 	_ = caddy.Stop()
 	os.Exit(code)
