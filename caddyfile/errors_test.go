@@ -114,6 +114,7 @@ var errorCases = []errorCase{
 	{inGlobal("\t\tshadow s1 {\n\t\t\twindow\n\t\t}"), `shadow window needs a window, such as 22:00-06:00`, 4},
 	{inGlobal("\t\tshadow s1 {\n\t\t\tmax_in_flight -1\n\t\t}"), `shadow max_in_flight: "-1" is not a non-negative integer`, 4},
 	{inGlobal("\t\tshadow s1 {\n\t\t\tmax_rate x\n\t\t}"), `shadow max_rate: "x" is not a non-negative number`, 4},
+	{inGlobal("\t\tshadow s1 {\n\t\t\tshare 0\n\t\t}"), `shadow share: "0" is not a number of instances from 1 to 10000`, 4},
 	{inGlobal("\t\tshadow s1 {\n\t\t\tstopped yes\n\t\t}"), `shadow stopped takes no value, got "yes"`, 4},
 	{inGlobal("\t\tshadow s1 {\n\t\t\ttrace\n\t\t}"), `trace needs a file`, 4},
 	{inGlobal("\t\tshadow s1 {\n\t\t\theadroom on\n\t\t}"), `headroom takes no arguments on its line (got "on"); put options in a block`, 4},

@@ -49,7 +49,7 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		return err
 	}
 	a.Shadows = append(a.Shadows, sc)
-	return options(d, "shadow", false, "url, model, endpoint_type, rate, arrival, smoothness, isl, isl_stddev, osl, osl_stddev, extra, streaming, header, seed, entries, start_after, duration, window, max_in_flight, max_rate, stopped, trace or headroom", func(o *option) (err error) {
+	return options(d, "shadow", false, "url, model, endpoint_type, rate, arrival, smoothness, isl, isl_stddev, osl, osl_stddev, extra, streaming, header, seed, entries, start_after, duration, window, max_in_flight, max_rate, share, stopped, trace or headroom", func(o *option) (err error) {
 		switch o.word {
 		case "url":
 			sc.URL, err = one(o, text(""))
@@ -79,6 +79,8 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 			sc.OSLStddev, err = one(o, nonNegative)
 		case "max_rate":
 			sc.MaxRate, err = one(o, nonNegative)
+		case "share":
+			sc.Share, err = one(o, integer(1, 10000, "instances"))
 		case "max_in_flight":
 			sc.MaxInFlight, err = one(o, count)
 		case "entries":

@@ -159,9 +159,10 @@ func freeAddr(t *testing.T) string {
 }
 
 // TestShadowSuperposition checks examples/scale-out.md's claim at the server: a shadow load of
-// rate λ split over N instances as N Poisson loads of rate λ/N with different seeds arrives at
-// the model server as one Poisson process of rate λ. Three llmtap processes each send 80
-// requests/s straight to one mock for 45 s; the mock's arrival log (its own clock, on arrival)
+// rate λ split over N instances (`share N`: each sends λ/N, its arrivals salted per process)
+// arrives at the model server as one Poisson process of rate λ. Three llmtap processes with
+// the same shadow config (rate 240, share 3, the default seed) each send 80 requests/s
+// straight to one mock for 45 s; the mock's arrival log (its own clock, on arrival)
 // over the time all three were sending must show rate 240/s within 3 % and an inter-arrival
 // CV within 5 % of 1 (for ~10,000 arrivals the standard errors are 1 % and 1.4 %).
 func TestShadowSuperposition(t *testing.T) {
@@ -193,8 +194,8 @@ func TestShadowSuperposition(t *testing.T) {
 			url %s/v1/chat/completions
 			model m
 			rate %v
+			share %d
 			arrival poisson
-			seed %d
 			isl 8
 			osl 2
 			max_in_flight 256
@@ -202,7 +203,7 @@ func TestShadowSuperposition(t *testing.T) {
 		}
 	}
 }
-`, freeAddr(t), i, upstream, lambda/instances, 1000+i, dur)))
+`, freeAddr(t), i, upstream, lambda, instances, dur)))
 	}
 
 	deadline := time.Now().Add(dur + 60*time.Second)

@@ -109,6 +109,14 @@ type ShadowConfig struct {
 	// config's), or Headroom.Max for a headroom probe.
 	MaxRate float64 `json:"max_rate,omitempty"`
 
+	// Share, above 1, makes this load one of Share equal shares of a load spread over that
+	// many instances with the same config: Rate and MaxRate are the fleet's and this instance
+	// sends 1/Share of them, its arrivals seeded from Seed and a value drawn once per process,
+	// so the instances' Poisson processes are independent and add up to one Poisson process of
+	// rate Rate at the servers (with the same seed they would arrive in step). Poisson
+	// arrivals only; not with a trace or headroom. Default: 0, the whole load.
+	Share int `json:"share,omitempty"`
+
 	// Trace replays a trace file instead of synthetic load.
 	Trace *ShadowTrace `json:"trace,omitempty"`
 
@@ -229,7 +237,7 @@ func (sc *ShadowConfig) spec() inproc.Spec {
 		ISL: sc.ISL, ISLStddev: sc.ISLStddev, OSL: sc.OSL, OSLStddev: sc.OSLStddev,
 		Extra: sc.Extra, Streaming: sc.Streaming, Headers: sc.Headers, Seed: sc.Seed, Entries: sc.Entries,
 		StartAfter: time.Duration(sc.StartAfter), Duration: time.Duration(sc.Duration), Window: sc.Window,
-		MaxInFlight: sc.MaxInFlight, MaxRate: sc.MaxRate, Mark: markRequest,
+		MaxInFlight: sc.MaxInFlight, MaxRate: sc.MaxRate, Share: sc.Share, Mark: markRequest,
 	}
 	if t := sc.Trace; t != nil {
 		s.Trace = &inproc.TraceSpec{File: t.File, Speedup: t.Speedup, Format: t.Format, MaxRequests: t.MaxRequests}

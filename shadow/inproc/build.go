@@ -1,12 +1,15 @@
 package inproc
 
 import (
+	cryptorand "crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -37,8 +40,13 @@ type Spec struct {
 	Window      string
 	MaxInFlight int
 	MaxRate     float64
-	Trace       *TraceSpec
-	Headroom    *HeadroomSpec
+	// Share, above 1, makes this load one of Share equal shares of a fleet-wide load: Rate
+	// and MaxRate are divided by it and the arrivals are seeded from Seed and a value drawn
+	// once per process (ProcessSalt), so N instances with the same config send N independent
+	// Poisson processes whose sum is one Poisson process of rate Rate. Poisson only.
+	Share    int
+	Trace    *TraceSpec
+	Headroom *HeadroomSpec
 	// Mark, when set, marks each request's header with the class it is measured as
 	// (record.ClassShadow, record.ClassReplay for a trace) and the load's name.
 	Mark func(h http.Header, class, name string)
@@ -110,6 +118,20 @@ func Build(s Spec) (Config, error) {
 	return c, c.Validate()
 }
 
+// processSalt is ProcessSalt's value, drawn on first use.
+var processSalt = sync.OnceValue(func() uint64 {
+	var b [8]byte
+	if _, err := cryptorand.Read(b[:]); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return binary.LittleEndian.Uint64(b[:])
+})
+
+// ProcessSalt is a random value drawn once per process: what sets the arrivals of a shared
+// load (Spec.Share) apart from those of the other instances that run the same config, while a
+// config reload in the same process keeps them.
+func ProcessSalt() uint64 { return processSalt() }
+
 // withDefaults returns s with the zero values that have a default replaced by it.
 func (s Spec) withDefaults() Spec {
 	if s.EndpointType == "" {
@@ -161,6 +183,16 @@ func (s Spec) validate() (workload.BodySpec, error) {
 			errs = append(errs, err)
 		}
 	}
+	if s.Share < 0 || s.Share > 10000 {
+		errs = append(errs, fmt.Errorf("share %d: want 1 to 10000 (0 or 1: the whole load)", s.Share))
+	} else if s.Share > 1 {
+		if p := strings.ToLower(strings.TrimSpace(s.Arrival)); p != "" && p != loadgen.PatternPoisson {
+			errs = append(errs, fmt.Errorf("share needs poisson arrivals, not %q: only independent Poisson shares add up to the same process", s.Arrival))
+		}
+		if s.Trace != nil || s.Headroom != nil {
+			errs = append(errs, errors.New("share applies to a synthetic load, not to a trace replay or a headroom probe"))
+		}
+	}
 	if h := s.Headroom; h != nil {
 		if _, err := stats.ParseSLOs(h.SLO); err != nil {
 			errs = append(errs, fmt.Errorf("headroom slo: %w", err))
@@ -182,6 +214,11 @@ func (s Spec) config() Config {
 	}
 	if s.Window != "" {
 		c.Window, _ = ParseWindow(s.Window)
+	}
+	if s.Share > 1 {
+		c.Arrival.Rate /= float64(s.Share)
+		c.MaxRate /= float64(s.Share)
+		c.Seed ^= ProcessSalt()
 	}
 	if t := s.Trace; t != nil {
 		c.Speedup = t.Speedup

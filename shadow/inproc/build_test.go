@@ -60,6 +60,10 @@ func TestSpecValidate(t *testing.T) {
 		{"bad window", func(s *Spec) { s.Window = "25:00-01:00" }, "window"},
 		{"bad slo", func(s *Spec) { s.Rate = 0; s.Headroom = &HeadroomSpec{SLO: "nonsense"} }, "headroom slo"},
 		{"rate beside headroom", func(s *Spec) { s.Headroom = &HeadroomSpec{SLO: "time_to_first_token:500"} }, "not rate"},
+		{"negative share", func(s *Spec) { s.Share = -1 }, "share -1"},
+		{"a share of constant arrivals is a burst", func(s *Spec) { s.Share = 3; s.Arrival = "constant" }, "share needs poisson"},
+		{"a share of a trace", func(s *Spec) { s.Share = 3; s.Trace = &TraceSpec{File: "t"} }, "synthetic load"},
+		{"share", func(s *Spec) { s.Share = 3; s.Arrival = "poisson" }, ""},
 	}
 	for _, tt := range tests {
 		s := validSpec()
@@ -186,5 +190,24 @@ func TestDialProbe(t *testing.T) {
 	c, err := Build(validSpec())
 	if err != nil || c.Ready == nil {
 		t.Fatalf("Build set no readiness probe (%v)", err)
+	}
+}
+
+// TestSpecShare: a share divides the rates and salts the arrival seed with the process's
+// value, the same on every build in the process (a reload keeps the arrivals) and different
+// from the unshared seed; the bodies keep the configured seed.
+func TestSpecShare(t *testing.T) {
+	s := validSpec()
+	s.Rate, s.MaxRate, s.Share = 240, 300, 3
+	c := s.withDefaults().config()
+	if c.Arrival.Rate != 80 || c.MaxRate != 100 {
+		t.Errorf("a third of rate 240 and max_rate 300: %v and %v", c.Arrival.Rate, c.MaxRate)
+	}
+	if c.Seed == s.withDefaults().Seed || c.Seed != s.withDefaults().config().Seed {
+		t.Errorf("shared seed %d: want it salted (not %d) and the same on every build", c.Seed, s.withDefaults().Seed)
+	}
+	s.Share = 1
+	if c := s.withDefaults().config(); c.Arrival.Rate != 240 || c.Seed != s.withDefaults().Seed {
+		t.Errorf("share 1 is the whole load: rate %v seed %d", c.Arrival.Rate, c.Seed)
 	}
 }
