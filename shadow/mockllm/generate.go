@@ -33,7 +33,7 @@ type responder struct {
 	// computed (see timings.go).
 	firstAt, lastAt time.Time
 	reported        split
-	finished        bool // the response was written whole: observed in /metrics
+	finished        bool   // the response was written whole: observed in /metrics
 	text            []byte // TGI: the generated text, for generated_text
 
 	body  bytes.Buffer // request body

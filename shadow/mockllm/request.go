@@ -15,13 +15,13 @@ import (
 type endpoint uint8
 
 const (
-	chatEndpoint       endpoint = iota // POST /v1/chat/completions
-	completionEndpoint                 // POST /v1/completions
-	messagesEndpoint                   // POST /v1/messages (Anthropic's Messages API)
-	ollamaChatEndpoint                 // POST /api/chat (Ollama's native chat)
-	ollamaGenerateEndpoint             // POST /api/generate (Ollama's native generate)
-	tgiStreamEndpoint                  // POST /generate_stream (TGI's native stream)
-	tgiEndpoint                        // POST /generate (TGI's native body)
+	chatEndpoint           endpoint = iota // POST /v1/chat/completions
+	completionEndpoint                     // POST /v1/completions
+	messagesEndpoint                       // POST /v1/messages (Anthropic's Messages API)
+	ollamaChatEndpoint                     // POST /api/chat (Ollama's native chat)
+	ollamaGenerateEndpoint                 // POST /api/generate (Ollama's native generate)
+	tgiStreamEndpoint                      // POST /generate_stream (TGI's native stream)
+	tgiEndpoint                            // POST /generate (TGI's native body)
 )
 
 // native reports whether ep is one of the native (Ollama, TGI) APIs, which
@@ -46,7 +46,7 @@ type request struct {
 
 	// The native APIs' fields: Ollama's options.num_predict, TGI's inputs
 	// and parameters (see native.go).
-	Options    *ollamaOptions `json:"options"`
+	Options    *ollamaOptions  `json:"options"`
 	Inputs     json.RawMessage `json:"inputs"`
 	Parameters *tgiParameters  `json:"parameters"`
 	details    bool            // TGI: the final event carries details
