@@ -149,6 +149,7 @@ func (d *ollama) fold(v *fastjson.Value) (content, reasoning, final, failed bool
 		d.res.Usage.InputTokens, d.res.Usage.OutputTokens, d.res.HasUsage = in, out, true
 	}
 	d.res.ServerTimings = ServerTimings{
+		Format:             FormatOllama,
 		PromptEvalCount:    max(in, 0),
 		EvalCount:          max(out, 0),
 		LoadDuration:       nanos(loadD),
