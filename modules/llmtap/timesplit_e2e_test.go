@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 // splitCase is one server shape of TestTimeSplitThroughCaddy.
@@ -196,4 +201,121 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTimelineEstimatesSplit scrapes the mock's vLLM-style /metrics page while requests in the
+// vLLM shape (no per-request split in the responses) pass through Caddy: the timeline's windows
+// carry the server's queue, prefill and decode from its histograms, and over all windows they
+// account for every request the mock finished, with the very sums the mock's page holds, and
+// with a prefill no shorter than the TTFT the mock applied. One slot makes requests queue.
+func TestTimelineEstimatesSplit(t *testing.T) {
+	const n, ttft = 6, 40 * time.Millisecond
+	up := startUpstream(t, mockllm.Config{TTFT: ttft, ITL: 2 * time.Millisecond, Slots: 1, PromptCounter: mockllm.PromptApprox})
+	metrics := "http://" + up.addr + "/metrics"
+	p, _ := loadProxy(t, fmt.Sprintf("llmtap {\n\t\tscrape %s {\n\t\t\tkind vllm\n\t\t\tinterval 50ms\n\t\t}\n\t\ttimeline {\n\t\t\twindow 200ms\n\t\t}\n\t}", metrics),
+		proxySite(up.addr, ""))
+	type doc struct {
+		Windows []timeline.Window `json:"windows"`
+	}
+	servers := func() []timeline.Server {
+		var d doc
+		if err := json.Unmarshal(p.adminGet(t, "/llmtap/timeline"), &d); err != nil {
+			t.Fatal(err)
+		}
+		var out []timeline.Server
+		for _, w := range d.Windows {
+			out = append(out, w.Servers...)
+		}
+		return out
+	}
+	// The first scrape is the base the histograms' increases are counted from.
+	for deadline := time.Now().Add(10 * time.Second); len(servers()) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the mock's page never reached the timeline")
+		}
+	}
+	c := newClient(t)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, body, err := post(context.Background(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("%s-%d", ownName("est"), i), chatBody("m", 4, true, false))
+			if err != nil || resp.StatusCode != 200 {
+				t.Errorf("request %d: %v: %s", i, err, body)
+			}
+		}()
+	}
+	wg.Wait()
+	// The mock's own sums, which the windows' increases must add up to.
+	page := scrapePage(t, metrics)
+	var count uint64
+	var sums [3]float64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		count, sums = 0, [3]float64{}
+		for _, sv := range servers() {
+			for k, l := range []*timeline.ServerLatency{sv.QueueMs, sv.PrefillMs, sv.DecodeMs} {
+				if l == nil {
+					continue
+				}
+				sums[k] += l.Mean * float64(l.Count)
+				if k == 1 {
+					count += l.Count
+				}
+			}
+			if sv.Split != nil {
+				if s := sv.Split.Queue + sv.Split.Prefill + sv.Split.Decode; s < 0.999999 || s > 1.000001 {
+					t.Errorf("shares %+v sum to %v", *sv.Split, s)
+				}
+			}
+		}
+		if count >= n || time.Now().After(deadline) {
+			break
+		}
+	}
+	if count != n {
+		t.Fatalf("the windows' prefill histograms counted %d requests, want %d", count, n)
+	}
+	for k, name := range []string{"queue", "prefill", "decode"} {
+		want := page["vllm:request_"+name+"_time_seconds_sum"] * 1e3
+		if d := sums[k] - want; d > 1e-6 || d < -1e-6 {
+			t.Errorf("%s: the windows add up to %.6f ms, the mock's page says %.6f ms", name, sums[k], want)
+		}
+	}
+	if sums[1]/n < record.Ms(ttft) {
+		t.Errorf("mean prefill %.3f ms < the TTFT %v the mock applied", sums[1]/n, ttft)
+	}
+	// One slot, n requests of at least 40 ms: they queued behind one another, n(n-1)/2 whole
+	// responses in all.
+	if min := record.Ms(ttft) * n * (n - 1) / 2; sums[0] < min {
+		t.Errorf("queue %.3f ms in all < %.3f ms, what one slot imposes", sums[0], min)
+	}
+}
+
+// scrapePage reads a Prometheus text page into sample values by name (the label set dropped:
+// the mock's page has one model).
+func scrapePage(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, rest, _ := strings.Cut(l, "{")
+		_, v, _ := strings.Cut(rest, "} ")
+		f, err := strconv.ParseFloat(v, 64)
+		if err == nil && !strings.Contains(name, "_bucket") {
+			out[name] = f
+		}
+	}
+	return out
 }
