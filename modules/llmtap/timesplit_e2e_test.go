@@ -41,8 +41,13 @@ func ollamaChat(model string, n int, stream bool) string {
 // by causal bounds only (no wall-clock tolerances): the server's TTFT (queue + load + prefill)
 // cannot exceed the proxy's TTFT counted from the moment the request was written upstream; its
 // queue, prefill and decode together cannot exceed the proxy's request latency; its prefill
-// is at least the TTFT the mock applied; a queued request waited at least one whole response
-// of the request ahead of it. When the mock lies (TimingsScale), the disagreement flag is set.
+// is at least the TTFT the mock applied; a request sent while another held the mock's one slot
+// reports a queue, the other none. When the mock lies (TimingsScale), the disagreement flag is set:
+// three times its TTFT is more than the proxy saw unless the proxy's own path took twice the
+// TTFT (200 ms), a fifth of it less than the proxy saw by 80 % of the proxy's figure, whatever
+// the proxy's path took. (That an honest server is not flagged depends on how busy the machine
+// is: TestSplitRule checks the rule's arithmetic, and causal checks the direction that cannot
+// depend on it.)
 func TestTimeSplitThroughCaddy(t *testing.T) {
 	const ttft, itl, tokens = 100 * time.Millisecond, 5 * time.Millisecond, 8
 	base := mockllm.Config{TTFT: ttft, ITL: itl, PromptCounter: mockllm.PromptApprox, LogEvents: true}
@@ -83,9 +88,6 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 					t.Fatalf("sources: server %+v, split %+v", r.Server, s)
 				}
 				causal(t, r, s)
-				if s.TTFTDisagree {
-					t.Errorf("an honest server's TTFT flagged: server %.3f, upstream %.3f ms", *s.ServerTTFTMs, *s.UpstreamTTFTMs)
-				}
 			},
 		},
 		{
@@ -108,9 +110,6 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 					t.Fatalf("sources: server %+v, split %+v", r.Server, s)
 				}
 				causal(t, r, s)
-				if s.TTFTDisagree {
-					t.Errorf("an honest server's TTFT flagged: server %.3f, upstream %.3f ms", *s.ServerTTFTMs, *s.UpstreamTTFTMs)
-				}
 			},
 		},
 		{
@@ -162,6 +161,11 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 			prefix := ownName("split")
 			var wg sync.WaitGroup
 			for i := range tc.parallel {
+				if i > 0 {
+					// Request i is sent once the one before holds the mock's slot, and waited for
+					// until it queues behind it: queueing by causality, not by timing.
+					waitGauge(t, up, "vllm:num_requests_running", 1)
+				}
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -170,6 +174,9 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 						t.Errorf("request %d: %v %v: %s", i, err, resp, body)
 					}
 				}()
+				if i > 0 {
+					waitGauge(t, up, "vllm:num_requests_waiting", 1)
+				}
 			}
 			wg.Wait()
 			recs := p.records(t)
@@ -192,12 +199,15 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 					t.Errorf("stream %v, want %v", r.Stream, tc.stream)
 				}
 				tc.check(t, r, s)
-				if s.QueueMs != nil && *s.QueueMs >= applied {
+				if s.QueueMs != nil && *s.QueueMs > 0 {
 					queued++
+					if i == 0 {
+						t.Errorf("the first request, which found the slot free, reports a queue of %.3f ms", *s.QueueMs)
+					}
 				}
 			}
 			if tc.cfg.Slots == 1 && queued != tc.parallel-1 {
-				t.Errorf("%d requests queued behind a whole response (%.0f ms), want %d", queued, applied, tc.parallel-1)
+				t.Errorf("%d requests report a queue, want %d (each waited for the one before)", queued, tc.parallel-1)
 			}
 		})
 	}
@@ -207,12 +217,16 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 // vLLM shape (no per-request split in the responses) pass through Caddy: the timeline's windows
 // carry the server's queue, prefill and decode from its histograms, and over all windows they
 // account for every request the mock finished, with the very sums the mock's page holds, and
-// with a prefill no shorter than the TTFT the mock applied. One slot makes requests queue.
+// with a prefill no shorter than the TTFT the mock applied. One slot makes requests queue (as
+// far as they arrive together).
 func TestTimelineEstimatesSplit(t *testing.T) {
 	const n, ttft = 6, 40 * time.Millisecond
 	up := startUpstream(t, mockllm.Config{TTFT: ttft, ITL: 2 * time.Millisecond, Slots: 1, PromptCounter: mockllm.PromptApprox})
 	metrics := "http://" + up.addr + "/metrics"
-	p, _ := loadProxy(t, fmt.Sprintf("llmtap {\n\t\tscrape %s {\n\t\t\tkind vllm\n\t\t\tinterval 50ms\n\t\t}\n\t\ttimeline {\n\t\t\twindow 200ms\n\t\t}\n\t}", metrics),
+	// Windows of 1 s, scrapes every 100 ms: a window's increase counts from the previous
+	// window's last scrape, so a window without any scrape (a stall of a second) would lose
+	// observations.
+	p, _ := loadProxy(t, fmt.Sprintf("llmtap {\n\t\tscrape %s {\n\t\t\tkind vllm\n\t\t\tinterval 100ms\n\t\t}\n\t\ttimeline {\n\t\t\twindow 1s\n\t\t}\n\t}", metrics),
 		proxySite(up.addr, ""))
 	type doc struct {
 		Windows []timeline.Window `json:"windows"`
@@ -285,10 +299,15 @@ func TestTimelineEstimatesSplit(t *testing.T) {
 	if sums[1]/n < record.Ms(ttft) {
 		t.Errorf("mean prefill %.3f ms < the TTFT %v the mock applied", sums[1]/n, ttft)
 	}
-	// One slot, n requests of at least 40 ms: they queued behind one another, n(n-1)/2 whole
-	// responses in all.
-	if min := record.Ms(ttft) * n * (n - 1) / 2; sums[0] < min {
-		t.Errorf("queue %.3f ms in all < %.3f ms, what one slot imposes", sums[0], min)
+}
+
+// waitGauge waits (bounded) until the mock's /metrics page shows gauge at want.
+func waitGauge(t *testing.T, up *upstream, gauge string, want float64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); scrapePage(t, "http://"+up.addr+"/metrics")[gauge] != want; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the mock's %s never reached %v", gauge, want)
+		}
 	}
 }
 

@@ -65,7 +65,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--max-output-tokens", "99", "--eos-probability", "0.1", "--tokens-per-chunk", "2", "--reasoning", "3",
 		"--role-chunk=false", "--usage", "never", "--prompt-counter", "approx", "--error-rate", "0.2",
 		"--stream-error-rate", "0.3", "--seed", "42", "--log-events", "--log-limit", "5", "--event-log", "/tmp/x",
-		"--lean-http",
+		"--lean-http", "--slots", "4", "--timings", "--timings-scale", "2.5",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +73,13 @@ func TestRegisterFlags(t *testing.T) {
 	want := Config{Model: "m", TTFT: time.Millisecond, ITL: 2 * time.Millisecond, JitterCV: 0.3, RequestJitterCV: 0.7, OutputTokens: 9,
 		MaxOutputTokens: 99, EOSProbability: 0.1, TokensPerChunk: 2, Reasoning: 3, Usage: UsageNever,
 		PromptCounter: PromptApprox, ErrorRate: 0.2, StreamErrorRate: 0.3, Seed: 42, LogEvents: true, LogLimit: 5,
-		EventLogPath: "/tmp/x", LeanHTTP: true}
+		EventLogPath: "/tmp/x", LeanHTTP: true, Slots: 4, Timings: true, TimingsScale: 2.5}
 	if *cfg != want {
 		t.Errorf("parsed %+v\nwant   %+v", *cfg, want)
 	}
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n != 20 {
+	if n != 23 {
 		t.Errorf("%d flags; update this test when adding one", n)
 	}
 }

@@ -58,22 +58,20 @@ func (r *responder) messagesStream(id, model string, prompt int) {
 	r.flush()
 
 	cp := &r.plan.choices[0]
-	k := r.s.cfg.TokensPerChunk
 	var at time.Time
 	for i := range cp.tokens {
-		at = r.started.Add(r.sched.advance())
 		if i == r.plan.streamErrAt {
-			r.messagesStreamError(at)
+			r.messagesStreamError(r.started.Add(r.sched.advance()))
 			return
 		}
-		n, _ := chunkEnding(i, cp, k)
+		var n int
+		var ok bool
+		if at, n, ok = r.step(i, cp); !ok {
+			return
+		}
 		if n == 0 {
 			continue
 		}
-		if !r.wait(at) {
-			return
-		}
-		r.stamp(i == cp.tokens-1)
 		b = append(r.buf[:0], "event: content_block_delta\ndata: "...)
 		b = append(b, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`...)
 		b = appendWords(b, n, r.rng)

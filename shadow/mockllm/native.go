@@ -117,18 +117,16 @@ func (r *responder) ollama(ep endpoint, model string, prompt int, stream bool) {
 		r.body1(b, KindBody, cp.tokens, at)
 		return
 	}
-	k := r.s.cfg.TokensPerChunk
 	var at time.Time
 	for i := range cp.tokens {
-		at = r.started.Add(r.sched.advance())
-		n, _ := chunkEnding(i, cp, k)
+		var n int
+		var ok bool
+		if at, n, ok = r.step(i, cp); !ok {
+			return
+		}
 		if n == 0 {
 			continue
 		}
-		if !r.wait(at) {
-			return
-		}
-		r.stamp(i == cp.tokens-1)
 		if r.events == 0 {
 			r.headers()
 		}

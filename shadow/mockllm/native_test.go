@@ -187,12 +187,14 @@ func TestLlamaCppTimings(t *testing.T) {
 	}
 }
 
-// TestSlotsQueueAndMetrics sends 3 concurrent requests to a mock with one slot and a 40 ms
-// response: two of them must queue, behind at least one and two whole responses, and the
-// /metrics page's queue histogram must count what the requests reported (Ollama's
-// total_duration - prompt_eval - eval is the queue).
+// TestSlotsQueueAndMetrics sends 3 requests to a mock with one slot and a response of at
+// least 310 ms (TTFT 300 ms, 3 tokens 5 ms apart), each once the one before holds the slot or
+// waits for it, so that queueing follows from causality, not timing: the first reports no
+// queue, the other two one, the third at least the whole response of the second; and the
+// /metrics page's queue histogram counts what the requests reported (Ollama's total_duration
+// - prompt_eval - eval is the queue).
 func TestSlotsQueueAndMetrics(t *testing.T) {
-	_, url := newTestServer(t, Config{TTFT: 30 * time.Millisecond, ITL: 5 * time.Millisecond, Slots: 1, PromptCounter: PromptApprox})
+	s, url := newTestServer(t, Config{TTFT: 300 * time.Millisecond, ITL: 5 * time.Millisecond, Slots: 1, PromptCounter: PromptApprox})
 	var wg sync.WaitGroup
 	queues := make([]time.Duration, 3)
 	for i := range 3 {
@@ -212,20 +214,21 @@ func TestSlotsQueueAndMetrics(t *testing.T) {
 			}
 			queues[i] = time.Duration(f.TotalDuration - f.PromptEvalDuration - f.EvalDuration)
 		}()
+		// Request i has arrived, the slot is taken (by the first) and every later one waits.
+		for deadline := time.Now().Add(10 * time.Second); s.Stats().Requests != int64(i+1) || len(s.slots) != 1 || s.waiting.Load() != int64(i); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("request %d: %d arrived, %d slots taken, %d waiting", i, s.Stats().Requests, len(s.slots), s.waiting.Load())
+			}
+		}
 	}
 	wg.Wait()
 	var sum time.Duration
-	queued := 0
 	for _, q := range queues {
 		sum += q
-		if q >= 40*time.Millisecond {
-			queued++
-		}
 	}
-	// One slot, each response holds it at least 30 + 2*5 ms: the second waits one response,
-	// the third two.
-	if queued < 2 || sum < 120*time.Millisecond {
-		t.Errorf("queues %v: want two of at least 40 ms, 120 ms in all", queues)
+	// The third waited for the second's whole response, at least 300 + 2*5 ms.
+	if queues[0] != 0 || queues[1] <= 0 || queues[2] < 310*time.Millisecond {
+		t.Errorf("queues %v: want none, some, and at least a whole response of 310 ms", queues)
 	}
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {

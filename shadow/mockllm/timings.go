@@ -69,6 +69,21 @@ func (r *responder) stamp(last bool) {
 	}
 }
 
+// step advances the schedule to token i of cp, the one choice of a response, and when a chunk
+// of it ends there (n tokens, Config.TokensPerChunk or fewer; 0 when none ends at i) waits
+// until it is due and stamps its write. ok is false when the client left.
+func (r *responder) step(i int, cp *choicePlan) (at time.Time, n int, ok bool) {
+	at = r.started.Add(r.sched.advance())
+	if n, _ = chunkEnding(i, cp, r.s.cfg.TokensPerChunk); n == 0 {
+		return at, 0, true
+	}
+	if !r.wait(at) {
+		return at, n, false
+	}
+	r.stamp(i == cp.tokens-1)
+	return at, n, true
+}
+
 // waitLast advances the schedule to the last token of a non-streaming response, waits until
 // it is due and returns that time (zero when the client left). The first token's scheduled
 // time stands for the first write.

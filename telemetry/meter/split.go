@@ -1,6 +1,7 @@
 package meter
 
 import (
+	"math"
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/decode"
@@ -55,18 +56,24 @@ func (m *Meter) split(r *record.Record) *record.TimeSplit {
 	if u.GotConn > 0 {
 		s.ConnectMs = record.MsPtr(u.Connect)
 		s.ProxyMs = record.MsPtr(max(u.GotConn-u.Connect, 0))
-		if u.Wrote >= u.GotConn {
-			s.SendMs = record.MsPtr(u.Wrote - u.GotConn)
-			if u.FirstByte >= u.Wrote {
-				s.UpstreamHeadersMs = record.MsPtr(u.FirstByte - u.Wrote)
+		// The transport reports the write's end from its writing goroutine, which may run
+		// after the first response byte was read: the write ended no later than that byte.
+		wrote := u.Wrote
+		if u.FirstByte > 0 && (wrote == 0 || u.FirstByte < wrote) {
+			wrote = u.FirstByte
+		}
+		if wrote >= u.GotConn {
+			s.SendMs = record.MsPtr(wrote - u.GotConn)
+			if u.FirstByte >= wrote {
+				s.UpstreamHeadersMs = record.MsPtr(u.FirstByte - wrote)
 			}
 		}
 	}
 	if r.TTFTMs != nil {
-		v := *r.TTFTMs
-		if u.Wrote > 0 {
-			v -= record.Ms(u.Wrote)
-		}
+		// From the moment the proxy had a connection and began to send: the server cannot have
+		// had the request before (the end of the write is reported late under load, so it is
+		// no bound).
+		v := *r.TTFTMs - record.Ms(u.GotConn)
 		s.UpstreamTTFTMs = &v
 	}
 	st := r.Server
@@ -80,10 +87,10 @@ func (m *Meter) split(r *record.Record) *record.TimeSplit {
 		s.LoadMs = server(st.LoadMs)
 		s.PrefillMs, s.PrefillSource = server(st.PromptEvalMs), record.SplitServer
 		s.DecodeMs, s.DecodeSource = server(st.EvalMs), record.SplitServer
-		// The parts are whole nanoseconds in float milliseconds: a difference within a
-		// nanosecond of zero is float rounding, not a negative queue.
-		if q := st.TotalMs - st.LoadMs - st.PromptEvalMs - st.EvalMs; st.TotalMs > 0 && q > -1e-6 {
-			s.QueueMs, s.QueueSource = server(max(q, 0)), record.SplitDerived
+		// The parts are whole nanoseconds in float milliseconds: so is their difference, once
+		// the float rounding is taken off (which could otherwise make a zero queue negative).
+		if q := math.Round((st.TotalMs-st.LoadMs-st.PromptEvalMs-st.EvalMs)*1e6) / 1e6; st.TotalMs > 0 && q >= 0 {
+			s.QueueMs, s.QueueSource = server(q), record.SplitDerived
 			complete = true
 		}
 	case decode.FormatLlamaCpp:

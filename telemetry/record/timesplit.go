@@ -42,9 +42,10 @@ type TimeSplit struct {
 	// UpstreamHeadersMs is from the request written whole until the upstream's first response
 	// byte: one network round trip plus what the server does before it answers.
 	UpstreamHeadersMs *float64 `json:"upstream_headers_ms"`
-	// UpstreamTTFTMs is TTFT seen from the upstream side: ttft_ms less the moment the request
-	// was written whole upstream (less nothing when that moment is unknown). It is what a
-	// server's own TTFT is compared with.
+	// UpstreamTTFTMs is TTFT seen from the upstream side: ttft_ms less the moment the proxy
+	// had an upstream connection and began to send the request (less nothing when it never
+	// had one), before which the server cannot have had it. It is what a server's own TTFT is
+	// compared with; it includes SendMs, which a server's clock may or may not cover.
 	UpstreamTTFTMs *float64 `json:"upstream_ttft_ms"`
 
 	// QueueMs is the time the server says the request waited before it was worked on
@@ -74,7 +75,7 @@ type TimeSplit struct {
 	// work before and after its own clock (HTTP parsing, tokenization, templating).
 	NetworkMs *float64 `json:"network_ms"`
 	// TTFTDisagree flags a request whose server TTFT the proxy cannot reconcile with its own:
-	// the server claims more than the time that passed between the request leaving the proxy
+	// the server claims more than the time that passed between the proxy starting to send the request
 	// and its first token arriving (ServerTTFTMs > UpstreamTTFTMs + 1 ms), or, when the server
 	// reports its whole TTFT (its queue included), less than that time by more than the network
 	// and its unreported work explain (UpstreamTTFTMs − ServerTTFTMs > 10 ms + 10 % of
