@@ -205,6 +205,32 @@ func checkTiming(t *testing.T, rec record.Record) {
 	if diff := decode - st.EvalMs; diff > max(decodeAbsMs, decodeRel*st.EvalMs) || -diff > max(decodeAbsMs, decodeRel*st.EvalMs) {
 		t.Errorf("decode time %.1f ms is not within max(%d ms, %.0f%%) of Ollama's eval_duration %.1f ms", decode, decodeAbsMs, decodeRel*100, st.EvalMs)
 	}
+	checkSplit(t, rec)
+}
+
+// checkSplit checks that Ollama's durations reach the record's time_split as the server's
+// figures (its queue derived from its total), and that its TTFT there is causally possible:
+// no more than the proxy's TTFT counted from when it began to send the request upstream.
+func checkSplit(t *testing.T, rec record.Record) {
+	t.Helper()
+	st, s := rec.Server, rec.Split
+	if st.Format != "ollama" || s == nil || s.PrefillMs == nil || s.DecodeMs == nil || s.LoadMs == nil || s.QueueMs == nil ||
+		s.ServerTTFTMs == nil || s.UpstreamTTFTMs == nil || s.ProxyMs == nil {
+		b, _ := json.Marshal(rec)
+		t.Fatalf("Ollama's durations did not reach the time split: %s", b)
+	}
+	if *s.PrefillMs != st.PromptEvalMs || *s.DecodeMs != st.EvalMs || *s.LoadMs != st.LoadMs ||
+		s.PrefillSource != record.SplitServer || s.DecodeSource != record.SplitServer || s.QueueSource != record.SplitDerived {
+		t.Errorf("split %+v does not carry Ollama's %+v as the server's", *s, *st)
+	}
+	if q := st.TotalMs - st.LoadMs - st.PromptEvalMs - st.EvalMs; *s.QueueMs < q-2e-6 || *s.QueueMs > q+2e-6 {
+		t.Errorf("queue %.6f ms, want Ollama's total less load, prompt eval and eval, %.6f ms", *s.QueueMs, q)
+	}
+	t.Logf("split: proxy %.2f, queue %.2f, load %.2f, prefill %.2f, decode %.2f ms; server TTFT %.2f vs upstream %.2f ms (network %.2f ms, disagree %v)",
+		*s.ProxyMs, *s.QueueMs, *s.LoadMs, *s.PrefillMs, *s.DecodeMs, *s.ServerTTFTMs, *s.UpstreamTTFTMs, *s.NetworkMs, s.TTFTDisagree)
+	if *s.ServerTTFTMs > *s.UpstreamTTFTMs+clockSlackMs {
+		t.Errorf("Ollama's TTFT %.3f ms is longer than the proxy's from the request's send, %.3f ms", *s.ServerTTFTMs, *s.UpstreamTTFTMs)
+	}
 }
 
 func tail(b []byte) string {

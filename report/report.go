@@ -28,6 +28,8 @@ type Report struct {
 	// Compare has one row per metric of every group the two runs share (empty for one run).
 	Compare  []CompareRow
 	Sections []Section
+	// Splits are the slowest requests with a time split (where their time went), per run.
+	Splits []SplitRow
 }
 
 // Section is a titled grid of charts.
@@ -126,6 +128,7 @@ func Build(runs ...*Run) (*Report, error) {
 	for _, run := range runs {
 		rep.Summary = append(rep.Summary, summaryRows(run)...)
 	}
+	rep.Splits = splitRows(runs) // split.go
 	if len(runs) == 2 {
 		rep.Compare = compareRows(rep.Summary, runs[0].Name, runs[1].Name)
 	}

@@ -104,6 +104,8 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 			Power float64 `json:"power"`
 		} `json:"gpus"`
 		GPULines int `json:"gpu_lines"`
+		// SplitBars counts the time-split bars with a prefill part whose parts fill the bar.
+		SplitBars int `json:"split_bars"`
 	}
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
 		// The latest figures of the live class (a window may lack one: no first token in it).
@@ -120,6 +122,10 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 			gpu_shown: !document.getElementById("gpu").hidden,
 			gpus: shown[shown.length - 1].gpus || [],
 			gpu_lines: [...document.querySelectorAll("#chart-gpuutil path, #chart-gpupower path")].filter(p => (p.getAttribute("d") || "").includes("L")).length,
+			split_bars: [...document.querySelectorAll("#slowest svg.split")].filter((svg) => {
+				const w = (sel) => [...svg.querySelectorAll(sel)].reduce((a, r) => a + Number(r.getAttribute("width")), 0);
+				return w("rect.seg-prefill") > 0 && w("rect.seg-proxy") >= 0 && Math.abs(w("rect") - 200) < 0.1;
+			}).length,
 		};
 	})()`))
 	if err != nil {
@@ -143,6 +149,11 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 	}
 	if got.TimelineSVG != 10 {
 		t.Errorf("%d token timelines drawn in the slowest-requests table, want 10", got.TimelineSVG)
+	}
+	// The mock reports llama.cpp's timings: every bar has the server's prefill among its parts,
+	// and the parts fill the bar's 200 units.
+	if got.SplitBars != 10 {
+		t.Errorf("%d time-split bars with a prefill part filling the bar in the slowest-requests table, want 10", got.SplitBars)
 	}
 	if got.Source != source {
 		t.Errorf("the dashboard read %q, want %s", got.Source, source)

@@ -172,6 +172,7 @@ func startMock(t *testing.T) string {
 	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.JitterCV = 15*time.Millisecond, 2*time.Millisecond, 0.5
+	cfg.Timings = true // llama.cpp's timings: the dashboard's time-split bars have a server part
 	mock, err := mockllm.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -91,12 +91,8 @@ func windowProto(w *timeline.Window) *llmtapv1.TimelineWindow {
 			PromptTokensPerSecond: sv.PromptTokensPerSecond, GenerationTokensPerSecond: sv.GenerationTokensPerSecond,
 			PrefixCacheHitRate: sv.PrefixCacheHitRate,
 		}
-		if l := sv.TTFTMs; l != nil {
-			sp.TtftMs = &llmtapv1.Quantiles{P50: l.P50, P99: l.P99, Count: int64(l.Count)}
-		}
-		if l := sv.ITLMs; l != nil {
-			sp.ItlMs = &llmtapv1.Quantiles{P50: l.P50, P99: l.P99, Count: int64(l.Count)}
-		}
+		sp.TtftMs, sp.ItlMs = serverQuantiles(sv.TTFTMs), serverQuantiles(sv.ITLMs)
+		sp.QueueMs, sp.PrefillMs, sp.DecodeMs = serverQuantiles(sv.QueueMs), serverQuantiles(sv.PrefillMs), serverQuantiles(sv.DecodeMs) // timesplit.go
 		p.Servers = append(p.Servers, sp)
 	}
 	return p

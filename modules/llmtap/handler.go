@@ -245,6 +245,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	defer mq.Abandon()
 
 	tw := &tapWriter{ResponseWriter: w, m: m}
+	ut := new(upstreamTrace) // timesplit.go
 	ended := false
 	defer func() {
 		if ended {
@@ -263,12 +264,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			m.RequestBody(body.buf, body.truncated)
 		}
 		tw.endUpgrade()
+		ut.hand(m)
 		h.end(m, rec, failure, msg)
 		if v != nil {
 			panic(v)
 		}
 	}()
-	err := next.ServeHTTP(tw, r)
+	err := next.ServeHTTP(tw, ut.request(r, t0))
 	ended = true
 	if rec.Span != nil {
 		spanUpstream(rec.Span, r) // server.address/port: known only once reverse_proxy ran
@@ -300,6 +302,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		m.RequestBody(body.buf, body.truncated)
 	}
 	tw.endUpgrade()
+	ut.hand(m)
 	h.end(m, rec, failure, msg)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -193,6 +194,30 @@ type Config struct {
 	// creates (mode 0600, appending) and uses as EventLog; Close closes it.
 	EventLogPath string
 
+	// Slots is how many requests the mock generates for at once, like a
+	// server's batch slots (llama.cpp's --parallel, OLLAMA_NUM_PARALLEL): a
+	// request that finds every slot taken waits for one before anything of
+	// its response is written, and that wait is its queue time, reported as
+	// such (see ServerTimings). Zero means unlimited: no request ever
+	// queues. Must not be negative.
+	Slots int
+
+	// Timings makes the OpenAI routes report the mock's own split of each
+	// response the way llama.cpp's server does: a "timings" object
+	// (prompt_n, prompt_ms, predicted_n, predicted_ms, …) on the last chunk
+	// before data: [DONE] and on non-streaming bodies. The native Ollama
+	// routes always report their durations and TGI's /generate its timing
+	// headers; GET /metrics always has the histograms. Default false.
+	Timings bool
+
+	// TimingsScale multiplies every duration the mock reports about its own
+	// work (Ollama's durations, llama.cpp's timings, TGI's headers and the
+	// /metrics histograms) without changing the delays it applies: a value
+	// other than 1 makes the mock lie about its own time, as a server whose
+	// clock or accounting is wrong, for testing what disagrees. Zero means 1
+	// (the truth); must not be negative.
+	TimingsScale float64
+
 	// LeanHTTP serves HTTP/1.1 with internal/h1server instead of net/http's
 	// Server, which costs less CPU per small request (BenchmarkUnaryServers:
 	// 75–107 against 97–124 µs per exchange, client and server together): for
@@ -278,6 +303,12 @@ func (c Config) Validate() error {
 	if !(c.StreamErrorRate >= 0 && c.StreamErrorRate <= 1) {
 		bad("stream-error-rate %v: must be in [0, 1]", c.StreamErrorRate)
 	}
+	if c.Slots < 0 {
+		bad("slots %d: must not be negative", c.Slots)
+	}
+	if !(c.TimingsScale >= 0) || math.IsInf(c.TimingsScale, 0) {
+		bad("timings-scale %v: must be a finite number, not negative", c.TimingsScale)
+	}
 	if c.LogLimit < 0 {
 		bad("log-limit %d: must not be negative", c.LogLimit)
 	}
@@ -304,6 +335,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LogLimit == 0 {
 		c.LogLimit = DefaultLogLimit
+	}
+	if c.TimingsScale == 0 {
+		c.TimingsScale = 1
 	}
 	return c
 }

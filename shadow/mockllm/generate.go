@@ -25,6 +25,16 @@ type responder struct {
 	rc      *http.ResponseController
 	ctx     context.Context
 	arrived time.Time
+	// started is when generation began: arrived, or when a slot came free
+	// after a wait (Config.Slots). Token offsets count from it.
+	started time.Time
+	// firstAt and lastAt are the times taken just before the first and the
+	// last content writes; reported is the split derived from them, once
+	// computed (see timings.go).
+	firstAt, lastAt time.Time
+	reported        split
+	finished        bool   // the response was written whole: observed in /metrics
+	text            []byte // TGI: the generated text, for generated_text
 
 	body  bytes.Buffer // request body
 	buf   []byte       // the event or body being written
@@ -69,6 +79,7 @@ func (s *Server) generate(w http.ResponseWriter, hr *http.Request, ep endpoint, 
 
 	r := s.pool.Get().(*responder)
 	r.w, r.rc, r.ctx, r.arrived = w, http.NewResponseController(w), hr.Context(), arrived
+	r.started, r.firstAt, r.lastAt, r.reported, r.finished = arrived, time.Time{}, time.Time{}, split{}, false
 	r.tracing, r.committed, r.gone = s.tracing, false, false
 	r.tokens, r.reasoning, r.events = 0, 0, 0
 	if r.tracing {
@@ -78,6 +89,9 @@ func (s *Server) generate(w http.ResponseWriter, hr *http.Request, ep endpoint, 
 
 	r.serve(hr, ep, id)
 
+	if r.finished && !r.gone {
+		s.metrics.observe(r.split())
+	}
 	s.tokens.Add(r.tokens)
 	s.events.Add(r.events)
 	if r.gone {
@@ -98,6 +112,9 @@ func (s *Server) generate(w http.ResponseWriter, hr *http.Request, ep endpoint, 
 	}
 	if cap(r.buf) > maxPooledBytes {
 		r.buf = nil
+	}
+	if cap(r.text) > maxPooledBytes {
+		r.text = nil
 	}
 	s.pool.Put(r)
 }
@@ -120,8 +137,8 @@ func (r *responder) serve(hr *http.Request, ep endpoint, id string) {
 	if err == nil {
 		lim, err = req.limits(cfg)
 	}
-	if ep == messagesEndpoint {
-		lim.n = 1 // the Messages API has no n
+	if ep == messagesEndpoint || ep.native() {
+		lim.n = 1 // the Messages API and the native APIs have no n
 	}
 	prompt := 0
 	if err == nil {
@@ -150,8 +167,25 @@ func (r *responder) serve(hr *http.Request, ep endpoint, id string) {
 	if model == "" {
 		model = cfg.Model
 	}
+	if !r.acquire() {
+		return
+	}
+	defer r.release()
 	r.sched.reset(cfg, r.rng)
 	switch {
+	case ep == ollamaChatEndpoint || ep == ollamaGenerateEndpoint:
+		if req.Stream {
+			s.streams.Add(1)
+		}
+		r.ollama(ep, model, prompt, req.Stream)
+		return
+	case ep == tgiStreamEndpoint:
+		s.streams.Add(1)
+		r.tgiStream(model, prompt, req.details)
+		return
+	case ep == tgiEndpoint:
+		r.tgiUnary(model, prompt, req.details)
+		return
 	case req.Stream && ep == messagesEndpoint:
 		s.streams.Add(1)
 		r.messagesStream(id, model, prompt)
@@ -188,12 +222,8 @@ func (r *responder) fail(status int, typ, message string) {
 
 // unary answers a non-streaming request once the last token is due.
 func (r *responder) unary(ep endpoint, id, model string, prompt int, usage bool) {
-	var last time.Duration
-	for range r.plan.maxTokens {
-		last = r.sched.advance()
-	}
-	at := r.arrived.Add(last)
-	if !r.wait(at) {
+	at := r.waitLast()
+	if at.IsZero() {
 		return
 	}
 	b := appendHead(r.buf[:0], ep, false, id, r.arrived.Unix(), model)
@@ -228,8 +258,12 @@ func (r *responder) unary(ep endpoint, id, model string, prompt int, usage bool)
 		b = append(b, ',')
 		b = appendUsage(b, prompt, completion, reasoning)
 	}
+	if r.s.cfg.Timings {
+		b = r.appendTimings(append(b, ','), prompt)
+	}
 	b = append(b, '}')
 	r.buf = b
+	r.finished = true
 
 	h := r.w.Header()
 	h.Set("Content-Type", "application/json")

@@ -41,7 +41,7 @@ func (r *responder) messagesStream(id, model string, prompt int) {
 	if r.tracing {
 		r.trace.Status = http.StatusOK
 	}
-	r.mark(KindHeaders, 0, 0, r.arrived)
+	r.mark(KindHeaders, 0, 0, r.started)
 	r.w.WriteHeader(http.StatusOK)
 	r.flush()
 
@@ -51,27 +51,26 @@ func (r *responder) messagesStream(id, model string, prompt int) {
 	b = append(b, `"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt), 10)
 	b = append(b, `,"output_tokens":1}}}`+sseEnd...)
-	r.write(b, KindStart, 0, 0, r.arrived)
+	r.write(b, KindStart, 0, 0, r.started)
 	b = append(r.buf[:0], "event: content_block_start\ndata: "...)
 	b = append(b, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`+sseEnd...)
-	r.write(b, KindStart, 0, 0, r.arrived)
+	r.write(b, KindStart, 0, 0, r.started)
 	r.flush()
 
 	cp := &r.plan.choices[0]
-	k := r.s.cfg.TokensPerChunk
 	var at time.Time
 	for i := range cp.tokens {
-		at = r.arrived.Add(r.sched.advance())
 		if i == r.plan.streamErrAt {
-			r.messagesStreamError(at)
+			r.messagesStreamError(r.started.Add(r.sched.advance()))
 			return
 		}
-		n, _ := chunkEnding(i, cp, k)
+		var n int
+		var ok bool
+		if at, n, ok = r.step(i, cp); !ok {
+			return
+		}
 		if n == 0 {
 			continue
-		}
-		if !r.wait(at) {
-			return
 		}
 		b = append(r.buf[:0], "event: content_block_delta\ndata: "...)
 		b = append(b, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`...)
@@ -98,6 +97,7 @@ func (r *responder) messagesStream(id, model string, prompt int) {
 	if r.gone {
 		return
 	}
+	r.finished = true
 	r.mark(KindDone, 0, 0, at)
 	r.commit()
 	r.writeRaw([]byte("event: message_stop\ndata: {\"type\":\"message_stop\"}" + sseEnd))
@@ -121,14 +121,11 @@ func (r *responder) messagesStreamError(at time.Time) {
 // messagesUnary answers a non-streaming Messages request once the last
 // token is due.
 func (r *responder) messagesUnary(id, model string, prompt int) {
-	var last time.Duration
-	for range r.plan.maxTokens {
-		last = r.sched.advance()
-	}
-	at := r.arrived.Add(last)
-	if !r.wait(at) {
+	at := r.waitLast()
+	if at.IsZero() {
 		return
 	}
+	r.finished = true
 	cp := r.plan.choices[0]
 	b := appendMessageHead(r.buf[:0], id, model)
 	b = append(b, `"content":[{"type":"text","text":"`...)

@@ -15,10 +15,18 @@ import (
 type endpoint uint8
 
 const (
-	chatEndpoint       endpoint = iota // POST /v1/chat/completions
-	completionEndpoint                 // POST /v1/completions
-	messagesEndpoint                   // POST /v1/messages (Anthropic's Messages API)
+	chatEndpoint           endpoint = iota // POST /v1/chat/completions
+	completionEndpoint                     // POST /v1/completions
+	messagesEndpoint                       // POST /v1/messages (Anthropic's Messages API)
+	ollamaChatEndpoint                     // POST /api/chat (Ollama's native chat)
+	ollamaGenerateEndpoint                 // POST /api/generate (Ollama's native generate)
+	tgiStreamEndpoint                      // POST /generate_stream (TGI's native stream)
+	tgiEndpoint                            // POST /generate (TGI's native body)
 )
+
+// native reports whether ep is one of the native (Ollama, TGI) APIs, which
+// have one choice and no reasoning.
+func (ep endpoint) native() bool { return ep >= ollamaChatEndpoint }
 
 // request is the part of an OpenAI chat or completions body, or of an
 // Anthropic Messages body, the mock honours. Everything else (temperature, stop, tools…) is accepted and
@@ -35,6 +43,13 @@ type request struct {
 	MinTokens           *int            `json:"min_tokens"`
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	N                   *int            `json:"n"`
+
+	// The native APIs' fields: Ollama's options.num_predict, TGI's inputs
+	// and parameters (see native.go).
+	Options    *ollamaOptions  `json:"options"`
+	Inputs     json.RawMessage `json:"inputs"`
+	Parameters *tgiParameters  `json:"parameters"`
+	details    bool            // TGI: the final event carries details
 }
 
 type streamOptions struct {
@@ -76,6 +91,9 @@ func parseRequest(body []byte, ep endpoint) (*request, error) {
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badRequest("decoding JSON body: %v", err)
+	}
+	if ep.native() {
+		return nativeRequest(&req, body, ep)
 	}
 	switch ep {
 	case chatEndpoint, messagesEndpoint:
@@ -145,7 +163,7 @@ func (req *request) promptTokens(ep endpoint, counter PromptCounter) (int, error
 		n, _ := o200k().Count(s) // Count fails only in strict UTF-8 mode.
 		return n
 	}
-	if ep == completionEndpoint {
+	if ep == completionEndpoint || ep == ollamaGenerateEndpoint || ep == tgiEndpoint || ep == tgiStreamEndpoint {
 		return countPrompt(req.Prompt, count)
 	}
 	total := 0

@@ -18,8 +18,19 @@ import (
 //	POST /v1/chat/completions   chat, streaming (SSE) or not, n choices
 //	POST /v1/completions        legacy completions, streaming or not
 //	POST /v1/messages           Anthropic's Messages API, streaming or not
+//	POST /api/chat              Ollama's native chat, NDJSON (the default) or one body
+//	POST /api/generate          Ollama's native generate, likewise
+//	POST /generate_stream       TGI's native stream (SSE)
+//	POST /generate              TGI's native body, with its timing headers
 //	GET  /v1/models             the configured model
 //	GET  /health                200, empty body (vLLM's health route)
+//	GET  /metrics               vLLM-style queue, prefill and decode histograms
+//
+// Every generation request may wait for a slot first (Config.Slots); the
+// mock then knows its own split of the request into queue (arrival to
+// slot), prefill (slot to the first token's write) and decode (first to
+// last token's write), and reports it in each server's own shape (see
+// timings.go).
 //
 // It serves any transport the caller chooses (HTTP/1.1, h2c, TLS); see
 // Start and ListenAndServe for a ready one. A Server is safe for
@@ -45,6 +56,10 @@ type Server struct {
 	logFile  *os.File // owned when opened from EventLogPath
 
 	active sync.WaitGroup // handlers running, joined by Start's stop
+
+	slots   chan struct{} // Config.Slots tokens; nil when unlimited
+	waiting atomic.Int64  // requests waiting for a slot
+	metrics splitMetrics  // the /metrics histograms
 }
 
 // New validates cfg, fills in its defaults and returns a Server. When
@@ -63,6 +78,9 @@ func New(cfg Config) (*Server, error) {
 		s.logFile, s.eventLog = f, f
 	}
 	s.tracing = cfg.LogEvents || s.eventLog != nil
+	if cfg.Slots > 0 {
+		s.slots = make(chan struct{}, cfg.Slots)
+	}
 	b := []byte(`{"object":"list","data":[{"id":`)
 	b = appendJSONString(b, cfg.Model)
 	b = append(b, `,"object":"model","created":`...)
@@ -122,6 +140,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/messages":
 		if s.allow(w, r, http.MethodPost) {
 			s.generate(w, r, messagesEndpoint, arrived)
+		}
+	case "/api/chat":
+		if s.allow(w, r, http.MethodPost) {
+			s.generate(w, r, ollamaChatEndpoint, arrived)
+		}
+	case "/api/generate":
+		if s.allow(w, r, http.MethodPost) {
+			s.generate(w, r, ollamaGenerateEndpoint, arrived)
+		}
+	case "/generate_stream":
+		if s.allow(w, r, http.MethodPost) {
+			s.generate(w, r, tgiStreamEndpoint, arrived)
+		}
+	case "/generate":
+		if s.allow(w, r, http.MethodPost) {
+			s.generate(w, r, tgiEndpoint, arrived)
+		}
+	case "/metrics":
+		if s.allow(w, r, http.MethodGet) {
+			s.serveMetrics(w)
 		}
 	case "/v1/models":
 		if s.allow(w, r, http.MethodGet) {

@@ -25,7 +25,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 	if r.tracing {
 		r.trace.Status = http.StatusOK
 	}
-	r.mark(KindHeaders, 0, 0, r.arrived)
+	r.mark(KindHeaders, 0, 0, r.started)
 	r.w.WriteHeader(http.StatusOK)
 	r.flush()
 
@@ -37,7 +37,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 			b := appendIndex(append(r.buf[:0], r.head...), c)
 			b = append(b, `"delta":{"role":"assistant","content":""},`...)
 			b = appendFinish(b, "")
-			r.write(append(b, "}]}"+sseEnd...), KindRole, 0, c, r.arrived)
+			r.write(append(b, "}]}"+sseEnd...), KindRole, 0, c, r.started)
 		}
 		r.flush()
 	}
@@ -45,7 +45,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 	k := cfg.TokensPerChunk
 	var at time.Time
 	for i := range r.plan.maxTokens {
-		at = r.arrived.Add(r.sched.advance())
+		at = r.started.Add(r.sched.advance())
 		if i == r.plan.streamErrAt {
 			r.streamError(at)
 			return
@@ -62,6 +62,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 					return
 				}
 				waited = true
+				r.stamp(i == r.plan.maxTokens-1)
 			}
 			b := appendIndex(append(r.buf[:0], r.head...), c)
 			kind := KindContent
@@ -95,7 +96,11 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 					b = append(b, `"text":"",`...)
 				}
 				b = appendFinish(b, cp.finish)
-				r.write(append(b, "}]}"+sseEnd...), KindFinish, 0, c, at)
+				b = append(b, "}]"...)
+				if cfg.Timings && !usage && i == r.plan.maxTokens-1 {
+					b = r.appendTimings(append(b, ','), prompt)
+				}
+				r.write(append(b, "}"+sseEnd...), KindFinish, 0, c, at)
 			}
 			if r.gone {
 				return
@@ -113,8 +118,12 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 		}
 		b := append(append(r.buf[:0], r.head...), "],"...)
 		b = appendUsage(b, prompt, completion, reasoning)
+		if cfg.Timings {
+			b = r.appendTimings(append(b, ','), prompt)
+		}
 		r.write(append(b, "}"+sseEnd...), KindUsage, 0, 0, at)
 	}
+	r.finished = true
 	r.done(at)
 }
 

@@ -56,10 +56,20 @@ type Usage struct {
 
 // ServerTimings is what a server reported about its own work on one response, on top of the
 // token usage: Ollama's native API ends every response with the time it spent loading the model,
-// evaluating the prompt and generating, measured inside the server. Set beside the times llmtap
-// measures at the proxy, they separate the server's own latency from queueing and transport. A
-// zero field was not reported; a zero ServerTimings means the API reports none.
+// evaluating the prompt and generating, measured inside the server; llama.cpp's server puts a
+// "timings" object (prompt_ms, predicted_ms) on its last chunk; TGI's /generate sends timing
+// headers (x-queue-time, x-inference-time). Set beside the times llmtap measures at the proxy,
+// they separate the server's own latency from queueing and transport. A zero field was not
+// reported; a zero ServerTimings means the API reports none.
 type ServerTimings struct {
+	// Format names the shape the timings came in: FormatOllama, FormatLlamaCpp or FormatTGI.
+	Format string
+	// QueueDuration is the time the request waited before the server worked on it (TGI's
+	// x-queue-time); zero when the server does not say.
+	QueueDuration time.Duration
+	// InferenceDuration is prefill and decode together, for a server that reports only their
+	// sum (TGI's x-inference-time).
+	InferenceDuration time.Duration
 	// PromptEvalCount and EvalCount are the prompt and generated token counts the timings
 	// refer to (Ollama's prompt_eval_count and eval_count).
 	PromptEvalCount int64

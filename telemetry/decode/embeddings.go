@@ -87,7 +87,7 @@ func (d *scoring) Body(body []byte) Kind {
 	}
 	load, total := nanos(v.Get("load_duration")), nanos(v.Get("total_duration"))
 	if pc >= 0 || load > 0 || total > 0 {
-		d.res.ServerTimings = ServerTimings{PromptEvalCount: max(pc, 0), LoadDuration: load, TotalDuration: total}
+		d.res.ServerTimings = ServerTimings{Format: FormatOllama, PromptEvalCount: max(pc, 0), LoadDuration: load, TotalDuration: total}
 	}
 	return Other
 }

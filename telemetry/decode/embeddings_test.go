@@ -27,7 +27,7 @@ func TestEmbeddingsBody(t *testing.T) {
 			body:   `{"model":"all-minilm","embeddings":[[0.01,-0.02]],"total_duration":14143917,"load_duration":1019500,"prompt_eval_count":8}`,
 			kinds:  []Kind{Other},
 			want: xview{view: view{Model: "all-minilm", HasUsage: true, Usage: in(8)},
-				ServerTimings: ServerTimings{PromptEvalCount: 8, LoadDuration: 1019500, TotalDuration: 14143917}},
+				ServerTimings: ServerTimings{Format: FormatOllama, PromptEvalCount: 8, LoadDuration: 1019500, TotalDuration: 14143917}},
 		},
 		{
 			name:   "ollama embeddings",

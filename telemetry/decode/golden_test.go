@@ -142,7 +142,7 @@ func TestOllamaNativeGolden(t *testing.T) {
 				kinds = append(kinds, dec.Event(nil, l))
 			}
 			res := dec.Result()
-			wantT := ServerTimings{
+			wantT := ServerTimings{Format: FormatOllama,
 				PromptEvalCount: last.PromptEvalCount, EvalCount: last.EvalCount,
 				LoadDuration: time.Duration(last.LoadDuration), PromptEvalDuration: time.Duration(last.PromptEvalDuration),
 				EvalDuration: time.Duration(last.EvalDuration), TotalDuration: time.Duration(last.TotalDuration),

@@ -148,7 +148,7 @@ func (d *ollama) fold(v *fastjson.Value) (content, reasoning, final, failed bool
 	if in >= 0 || out >= 0 {
 		d.res.Usage.InputTokens, d.res.Usage.OutputTokens, d.res.HasUsage = in, out, true
 	}
-	d.res.ServerTimings = ServerTimings{
+	st := ServerTimings{
 		PromptEvalCount:    max(in, 0),
 		EvalCount:          max(out, 0),
 		LoadDuration:       nanos(loadD),
@@ -156,6 +156,10 @@ func (d *ollama) fold(v *fastjson.Value) (content, reasoning, final, failed bool
 		EvalDuration:       nanos(evalD),
 		TotalDuration:      nanos(totalD),
 	}
+	if st != (ServerTimings{}) {
+		st.Format = FormatOllama // only when the line reported something
+	}
+	d.res.ServerTimings = st
 	return content, reasoning, true, false
 }
 

@@ -4,7 +4,7 @@ import "testing"
 
 func TestOllamaEvents(t *testing.T) {
 	const final = `,"done":true,"done_reason":"length","total_duration":523591273,"load_duration":264708233,"prompt_eval_count":5,"prompt_eval_duration":2883117,"eval_count":32,"eval_duration":254738017}`
-	timings := ServerTimings{PromptEvalCount: 5, EvalCount: 32, LoadDuration: 264708233, PromptEvalDuration: 2883117,
+	timings := ServerTimings{Format: FormatOllama, PromptEvalCount: 5, EvalCount: 32, LoadDuration: 264708233, PromptEvalDuration: 2883117,
 		EvalDuration: 254738017, TotalDuration: 523591273}
 	usage := Usage{InputTokens: 5, OutputTokens: 32, ReasoningTokens: -1, CachedTokens: -1}
 	chat := func(msg, tail string) ev {
@@ -62,7 +62,7 @@ func TestOllamaEvents(t *testing.T) {
 			kinds:  []Kind{Done},
 			want: xview{view: view{Model: "m", HasUsage: true, FinishReason: "stop", Choices: 1,
 				Usage: Usage{InputTokens: -1, OutputTokens: 3, ReasoningTokens: -1, CachedTokens: -1}},
-				Ended: true, ServerTimings: ServerTimings{EvalCount: 3}},
+				Ended: true, ServerTimings: ServerTimings{Format: FormatOllama, EvalCount: 3}},
 		},
 		{
 			name:   "done false is not the end",
@@ -98,7 +98,7 @@ func TestOllamaBody(t *testing.T) {
 			kinds: []Kind{Content},
 			want: xview{view: view{Model: "m", HasUsage: true, FinishReason: "stop", Choices: 1, ContentEvents: 1,
 				Text: "Hello!", ReasoningText: "greet", Usage: Usage{InputTokens: 4, OutputTokens: 3, ReasoningTokens: -1, CachedTokens: -1}},
-				Ended: true, ServerTimings: ServerTimings{PromptEvalCount: 4, EvalCount: 3, LoadDuration: 1, PromptEvalDuration: 2, EvalDuration: 5, TotalDuration: 9}},
+				Ended: true, ServerTimings: ServerTimings{Format: FormatOllama, PromptEvalCount: 4, EvalCount: 3, LoadDuration: 1, PromptEvalDuration: 2, EvalDuration: 5, TotalDuration: 9}},
 		},
 		{
 			name:   "chat stream false",

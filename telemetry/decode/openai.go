@@ -143,11 +143,13 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 		d.res.Malformed++
 		return Malformed
 	}
-	var errV, objV, modelV, usageV, choicesV *fastjson.Value
+	var errV, objV, modelV, usageV, choicesV, timingsV *fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
 		switch string(k) {
 		case "choices":
 			choicesV = x
+		case "timings":
+			timingsV = x
 		case "model":
 			modelV = x
 		case "usage":
@@ -164,6 +166,9 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 	setModel(&d.res, modelV.GetStringBytes())
 	if u, ok := openAIUsage(usageV); ok {
 		d.res.Usage, d.res.HasUsage = u, true
+	}
+	if timingsV != nil {
+		llamaTimings(&d.res, timingsV) // timings.go
 	}
 	if (errV != nil && errV.Type() != fastjson.TypeNull) || string(objV.GetStringBytes()) == "error" {
 		if typ, msg, ok := errorFields(v); ok {

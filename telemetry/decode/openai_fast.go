@@ -322,6 +322,9 @@ func (s *chatScan) scanFull(b []byte) bool {
 				return false
 			}
 			j, ok = s.scanUsage(b, j)
+		case "timings":
+			// llama.cpp's timings, on the last chunk of a stream only: fold reads them.
+			return false
 		case "error":
 			// A null error is no error; any other goes through fold, which reads errors.
 			if !once(&seen, keyD) {

@@ -53,16 +53,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	if res.Model != "" {
 		r.Model = res.Model
 	}
-	if st := res.ServerTimings; st != (decode.ServerTimings{}) {
-		r.Server = &record.ServerTimings{
-			PromptEvalCount: st.PromptEvalCount,
-			EvalCount:       st.EvalCount,
-			LoadMs:          record.Ms(st.LoadDuration),
-			PromptEvalMs:    record.Ms(st.PromptEvalDuration),
-			EvalMs:          record.Ms(st.EvalDuration),
-			TotalMs:         record.Ms(st.TotalDuration),
-		}
-	}
+	r.Server = serverTimings(res.ServerTimings, m.hdrTimings) // split.go
 
 	if m.mode == modeSSE || m.mode == modeNDJSON {
 		if m.firstContent >= 0 {
@@ -78,6 +69,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		r.InterChunkMs = slices.Clone(m.gaps)
 		r.InterChunkDropped = m.gapsDropped
 	}
+	r.Split = m.split(r) // split.go
 	if r.RequestLatencyMs == nil && m.rec.Status >= 200 && m.rec.Status < 400 {
 		// A non-streaming response (or a stream without content) ends when its body is complete.
 		// An upgraded connection (101) has no body: duration_ms is its lifetime.

@@ -113,6 +113,11 @@ type Meter struct {
 	bytes         int64
 	gaps          []float64
 	gapsDropped   int
+
+	// up is the upstream exchange's moments (SetUpstream), hdrTimings the timings a server
+	// sent in its headers (TGI's /generate): split.go.
+	up         Upstream
+	hdrTimings decode.ServerTimings
 }
 
 // Pool reuses Meters and their buffers between requests.
@@ -189,6 +194,7 @@ func (m *Meter) start(t0 time.Time, path string) {
 	m.bytes = 0
 	m.gaps = m.gaps[:0]
 	m.gapsDropped = 0
+	m.up, m.hdrTimings = Upstream{}, decode.ServerTimings{}
 }
 
 // Record gives access to the record being built, for the caller to set the request id, the
@@ -247,6 +253,9 @@ func (m *Meter) Headers(status int, h http.Header, at time.Time) {
 			decode.Put(m.dec)
 			m.api, m.dec = api, decode.Get(api)
 		}
+	}
+	if m.api == decode.APITGIGenerate {
+		m.hdrTimings, _ = decode.TGIHeaderTimings(h)
 	}
 }
 

@@ -97,6 +97,11 @@ type Record struct {
 	// to set beside the proxy's figures; null when the API reports none.
 	Server *ServerTimings `json:"server_timings,omitempty"`
 
+	// Split says where the request's time went: the proxy's part, the upstream's, and the
+	// server's queue, prefill and decode where the server reported them (see TimeSplit); null
+	// when the request never reached an upstream.
+	Split *TimeSplit `json:"time_split,omitempty"`
+
 	ContentEvents int   `json:"content_events"`
 	Events        int   `json:"events"`
 	Malformed     int   `json:"malformed_events,omitempty"`
@@ -143,8 +148,15 @@ type Record struct {
 	RequestModel string `json:"-"`
 }
 
-// ServerTimings are a server's own figures for one response, in float milliseconds.
+// ServerTimings are a server's own figures for one response, in float milliseconds, in
+// Ollama's names whatever the server: llama.cpp's prompt_n/prompt_ms and
+// predicted_n/predicted_ms are prompt_eval_count/prompt_eval_ms and eval_count/eval_ms.
 type ServerTimings struct {
+	// Format is the shape they were read from: "ollama", "llama.cpp" or "tgi".
+	Format string `json:"format,omitempty"`
+	// QueueMs and InferenceMs are TGI's x-queue-time and x-inference-time (0 from the others).
+	QueueMs         float64 `json:"queue_ms,omitempty"`
+	InferenceMs     float64 `json:"inference_ms,omitempty"`
 	PromptEvalCount int64   `json:"prompt_eval_count"`
 	EvalCount       int64   `json:"eval_count"`
 	LoadMs          float64 `json:"load_ms"`

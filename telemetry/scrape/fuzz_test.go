@@ -43,10 +43,10 @@ func FuzzParsePage(f *testing.F) {
 		}
 		sm := Normalize(fams)
 		for _, m := range sm.Models {
-			if m.Valid&^allServerFields != 0 {
+			if m.Valid&^knownServerFields != 0 {
 				t.Fatalf("unknown valid bits %#x", m.Valid)
 			}
-			for _, h := range []Histogram{m.TTFT, m.ITL, m.E2E} {
+			for _, h := range []Histogram{m.TTFT, m.ITL, m.E2E, m.Queue, m.Prefill, m.Decode} {
 				if len(h.UpperBounds) != len(h.Cumulative) {
 					t.Fatalf("%d bounds, %d counts", len(h.UpperBounds), len(h.Cumulative))
 				}

@@ -47,6 +47,9 @@ var dialects = []dialect{
 		{FieldTTFT, []string{"vllm:time_to_first_token_seconds"}, asHistogram},
 		{FieldITL, []string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, asHistogram},
 		{FieldE2E, []string{"vllm:e2e_request_latency_seconds"}, asHistogram},
+		{FieldQueue, []string{"vllm:request_queue_time_seconds"}, asHistogram},
+		{FieldPrefill, []string{"vllm:request_prefill_time_seconds"}, asHistogram},
+		{FieldDecode, []string{"vllm:request_decode_time_seconds"}, asHistogram},
 	}},
 	{KindSGLang, "sglang:", "model_name", []mapping{
 		{FieldKVCache, []string{"sglang:token_usage"}, maxScalar},
@@ -59,6 +62,7 @@ var dialects = []dialect{
 		{FieldTTFT, []string{"sglang:time_to_first_token_seconds"}, asHistogram},
 		{FieldITL, []string{"sglang:inter_token_latency_seconds"}, asHistogram},
 		{FieldE2E, []string{"sglang:e2e_request_latency_seconds"}, asHistogram},
+		{FieldQueue, []string{"sglang:queue_time_seconds"}, asHistogram},
 	}},
 	{KindTGI, "tgi_", "", []mapping{
 		{FieldRunning, []string{"tgi_batch_current_size"}, sumScalar},
@@ -67,6 +71,7 @@ var dialects = []dialect{
 		{FieldGenerationTokens, []string{"tgi_request_generated_tokens"}, histSum},
 		{FieldITL, []string{"tgi_request_mean_time_per_token_duration"}, asHistogram},
 		{FieldE2E, []string{"tgi_request_duration"}, asHistogram},
+		{FieldQueue, []string{"tgi_request_queue_duration"}, asHistogram},
 	}},
 }
 
@@ -201,6 +206,12 @@ func histField(mm *ModelMetrics, f ServerField) *Histogram {
 		return &mm.TTFT
 	case FieldITL:
 		return &mm.ITL
+	case FieldQueue:
+		return &mm.Queue
+	case FieldPrefill:
+		return &mm.Prefill
+	case FieldDecode:
+		return &mm.Decode
 	default:
 		return &mm.E2E
 	}

@@ -35,6 +35,9 @@ const (
 	FieldTTFT                                     // TTFT
 	FieldITL                                      // ITL
 	FieldE2E                                      // E2E
+	FieldQueue                                    // Queue
+	FieldPrefill                                  // Prefill
+	FieldDecode                                   // Decode
 )
 
 // Histogram is a classic Prometheus histogram as the server exposed it:
@@ -68,6 +71,9 @@ type Histogram struct {
 //	ITL                 vllm:inter_token_latency_seconds       sglang:inter_token_latency_seconds  tgi_request_mean_time_per_token_duration
 //	                    (old: vllm:time_per_output_token_seconds)
 //	E2E                 vllm:e2e_request_latency_seconds       sglang:e2e_request_latency_seconds  tgi_request_duration
+//	Queue               vllm:request_queue_time_seconds        sglang:queue_time_seconds           tgi_request_queue_duration
+//	Prefill             vllm:request_prefill_time_seconds      –                                   –
+//	Decode              vllm:request_decode_time_seconds       –                                   –
 //
 // Both prefix-cache counters count tokens, so hit rate is
 // Δhits/Δqueries for every server; SGLang has no queries counter of its
@@ -97,6 +103,12 @@ type ModelMetrics struct {
 	TTFT Histogram `json:"ttft"`
 	ITL  Histogram `json:"itl"`
 	E2E  Histogram `json:"e2e"`
+	// Queue, Prefill and Decode split the server's requests into the time they waited, their
+	// prompt processing and their generation, in seconds, one observation per finished
+	// request: the estimates of a request's split where the server reports none per request.
+	Queue   Histogram `json:"queue"`
+	Prefill Histogram `json:"prefill"`
+	Decode  Histogram `json:"decode"`
 	// Valid has a bit for every field the page carried.
 	Valid ServerField `json:"valid"`
 }

@@ -3,7 +3,9 @@ package scrape
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,6 +30,10 @@ type modelWant struct {
 
 const allServerFields = FieldKVCache | FieldRunning | FieldWaiting | FieldPrefixHits |
 	FieldPrefixQueries | FieldPromptTokens | FieldGenerationTokens | FieldTTFT | FieldITL | FieldE2E
+
+// knownServerFields are all the fields, the request-phase histograms included (the recorded
+// vLLM and SGLang fixtures predate them).
+const knownServerFields = allServerFields | FieldQueue | FieldPrefill | FieldDecode
 
 func TestNormalizeFixtures(t *testing.T) {
 	tests := []struct {
@@ -77,7 +83,7 @@ func TestNormalizeFixtures(t *testing.T) {
 			fixture: "tgi.prom",
 			kind:    KindTGI,
 			models: []modelWant{{
-				model: "", valid: FieldRunning | FieldWaiting | FieldPromptTokens | FieldGenerationTokens | FieldITL | FieldE2E,
+				model: "", valid: FieldRunning | FieldWaiting | FieldPromptTokens | FieldGenerationTokens | FieldITL | FieldE2E | FieldQueue,
 				running: 8, waiting: 3, prompt: 3814, generation: 382,
 				itl: histWant{count: 4, sum: 0.084, bound: 0.0001 * math.Pow(1.5, 13), atBound: 1, nBounds: 36},
 				e2e: histWant{count: 4, sum: 7.95, bound: 0.0001 * math.Pow(1.5, 24), atBound: 2, nBounds: 36},
@@ -275,5 +281,40 @@ func TestServerScraper(t *testing.T) {
 	}
 	if sm.Kind != KindSGLang || !sm.Time.Equal(at) || len(sm.Models) != 1 || sm.Models[0].Running != 7 {
 		t.Fatalf("got %+v", sm)
+	}
+}
+
+// TestRequestPhaseHistograms reads vLLM's queue, prefill and decode histograms (as the mock's
+// /metrics page and vLLM's V1 engine name them) and SGLang's queue histogram.
+func TestRequestPhaseHistograms(t *testing.T) {
+	page := func(label string, names ...string) string {
+		var b strings.Builder
+		for i, n := range names {
+			fmt.Fprintf(&b, "# TYPE %s histogram\n%s_bucket{le=\"0.3\",%s=\"m\"} %d\n%s_bucket{le=\"+Inf\",%s=\"m\"} %d\n%s_sum{%s=\"m\"} %g\n%s_count{%s=\"m\"} %d\n",
+				n, n, label, i+1, n, label, i+2, n, label, 0.5*float64(i+1), n, label, i+2)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		page   string
+		valid  ServerField
+		counts [3]uint64
+	}{
+		{page("model_name", "vllm:request_queue_time_seconds", "vllm:request_prefill_time_seconds", "vllm:request_decode_time_seconds"),
+			FieldQueue | FieldPrefill | FieldDecode, [3]uint64{2, 3, 4}},
+		{page("model_name", "sglang:queue_time_seconds"), FieldQueue, [3]uint64{2, 0, 0}},
+	} {
+		fams, err := ParsePage(strings.NewReader(tc.page), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sm := Normalize(fams)
+		if len(sm.Models) != 1 {
+			t.Fatalf("%d models from\n%s", len(sm.Models), tc.page)
+		}
+		m := sm.Models[0]
+		if m.Valid != tc.valid || m.Queue.Count != tc.counts[0] || m.Prefill.Count != tc.counts[1] || m.Decode.Count != tc.counts[2] || m.Queue.Sum != 0.5 {
+			t.Errorf("valid %#x, counts %d/%d/%d, queue sum %v; want %#x, %v, 0.5", m.Valid, m.Queue.Count, m.Prefill.Count, m.Decode.Count, m.Queue.Sum, tc.valid, tc.counts)
+		}
 	}
 }

@@ -115,6 +115,23 @@ type Server struct {
 	// span, from its histograms.
 	TTFTMs *ServerLatency `json:"ttft_ms,omitempty"`
 	ITLMs  *ServerLatency `json:"itl_ms,omitempty"`
+	// QueueMs, PrefillMs and DecodeMs are the server's own split of the requests it finished
+	// in the span, from its queue, prefill and decode histograms (vLLM's
+	// vllm:request_*_time_seconds; SGLang and TGI have a queue histogram only): the
+	// "estimated" split of the requests of the window, where the server reports none per
+	// request. Split is their means as shares of their sum.
+	QueueMs   *ServerLatency `json:"queue_ms,omitempty"`
+	PrefillMs *ServerLatency `json:"prefill_ms,omitempty"`
+	DecodeMs  *ServerLatency `json:"decode_ms,omitempty"`
+	Split     *SplitShares   `json:"split,omitempty"`
+}
+
+// SplitShares are the fractions (summing to 1) of a window's mean queue, prefill and decode
+// time; present only when all three histograms gained observations.
+type SplitShares struct {
+	Queue   float64 `json:"queue"`
+	Prefill float64 `json:"prefill"`
+	Decode  float64 `json:"decode"`
 }
 
 // ServerLatency is a latency from a server histogram's increase, in milliseconds.
@@ -281,6 +298,20 @@ func serverOut(sv, prev *serverAcc) Server {
 	}
 	if both(scrape.FieldITL) {
 		o.ITLMs = histDelta(&last.ITL, &base.ITL)
+	}
+	if both(scrape.FieldQueue) {
+		o.QueueMs = histDelta(&last.Queue, &base.Queue)
+	}
+	if both(scrape.FieldPrefill) {
+		o.PrefillMs = histDelta(&last.Prefill, &base.Prefill)
+	}
+	if both(scrape.FieldDecode) {
+		o.DecodeMs = histDelta(&last.Decode, &base.Decode)
+	}
+	if o.QueueMs != nil && o.PrefillMs != nil && o.DecodeMs != nil {
+		if sum := o.QueueMs.Mean + o.PrefillMs.Mean + o.DecodeMs.Mean; sum > 0 {
+			o.Split = &SplitShares{Queue: o.QueueMs.Mean / sum, Prefill: o.PrefillMs.Mean / sum, Decode: o.DecodeMs.Mean / sum}
+		}
 	}
 	return o
 }

@@ -224,10 +224,14 @@ func (sv *serverAcc) add(m *scrape.ModelMetrics, at time.Time) {
 // copyModel copies m into dst, reusing dst's histogram slices.
 func copyModel(dst, m *scrape.ModelMetrics) {
 	ttft, itl, e2e := dst.TTFT, dst.ITL, dst.E2E
+	queue, prefill, decode := dst.Queue, dst.Prefill, dst.Decode
 	*dst = *m
 	dst.TTFT = copyHist(ttft, &m.TTFT)
 	dst.ITL = copyHist(itl, &m.ITL)
 	dst.E2E = copyHist(e2e, &m.E2E)
+	dst.Queue = copyHist(queue, &m.Queue)
+	dst.Prefill = copyHist(prefill, &m.Prefill)
+	dst.Decode = copyHist(decode, &m.Decode)
 }
 
 func copyHist(dst scrape.Histogram, h *scrape.Histogram) scrape.Histogram {

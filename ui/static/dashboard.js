@@ -218,6 +218,65 @@ function tokenTimeline(r) {
 
 const ms = (v) => v == null ? "–" : v.toFixed(1);
 
+// SPLIT_COLORS are the colors of a request's parts, the report's (report/split.go splitColors).
+const SPLIT_COLORS = {proxy: "#6b7280", queue: "#f59e0b", load: "#a855f7", prefill: "#2563eb", inference: "#0891b2",
+  network: "#d1d5db", upstream: "#93c5fd", decode: "#16a34a", generation: "#86efac"};
+
+// splitSegments splits a record's latency into the parts of its stacked bar, as the report does
+// (record.Segments in telemetry/record/segments.go): the proxy's own part, the server's queue,
+// load, prefill (or inference) as it reported them, what is left ("network": the network and
+// the server's unreported work), then its decode; without server figures, "upstream" up to the
+// first token and "generation" after it.
+function splitSegments(r) {
+  const s = r.time_split;
+  if (!s) return [];
+  const total = r.request_latency_ms != null ? r.request_latency_ms : r.duration_ms;
+  const out = [];
+  let used = 0;
+  const add = (name, v) => { v = Math.max(v, 0); out.push({name, ms: v}); used += v; };
+  const val = (v) => v == null ? 0 : v;
+  add("proxy", val(s.proxy_ms) + val(s.connect_ms) + val(s.send_ms));
+  if (s.queue_ms == null && s.prefill_ms == null && s.inference_ms == null) {
+    if (r.ttft_ms != null) { add("upstream", r.ttft_ms - used); add("generation", total - used); }
+    else add("upstream", total - used);
+    return out;
+  }
+  for (const k of ["queue", "load", "prefill", "inference"]) if (s[k + "_ms"] != null) add(k, s[k + "_ms"]);
+  add("network", total - used - val(s.decode_ms));
+  if (s.decode_ms != null) add("decode", s.decode_ms);
+  return out;
+}
+
+// splitBar draws a record's time split as a stacked bar, each part as wide as its share; a
+// server TTFT the proxy cannot reconcile with its own (ttft_disagree) is marked ≠.
+function splitBar(r) {
+  const segs = splitSegments(r);
+  if (!segs.length) return document.createTextNode("–");
+  const W = 200, Hh = 14;
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("width", W + 14); svg.setAttribute("height", Hh); svg.setAttribute("class", "split");
+  const sum = segs.reduce((a, s) => a + s.ms, 0) || 1;
+  let x = 0;
+  for (const s of segs) {
+    const w = W * s.ms / sum;
+    const rect = document.createElementNS(svg.namespaceURI, "rect");
+    Object.entries({class: "seg-" + s.name, x: x.toFixed(2), y: 1, width: w.toFixed(2), height: Hh - 2, fill: SPLIT_COLORS[s.name]})
+      .forEach(([k, v]) => rect.setAttribute(k, v));
+    const t = document.createElementNS(svg.namespaceURI, "title");
+    t.textContent = `${s.name} ${s.ms.toFixed(1)} ms`;
+    rect.appendChild(t);
+    svg.appendChild(rect);
+    x += w;
+  }
+  if (r.time_split.ttft_disagree) {
+    const t = document.createElementNS(svg.namespaceURI, "text");
+    Object.entries({x: W + 3, y: Hh - 3, class: "disagree"}).forEach(([k, v]) => t.setAttribute(k, v));
+    t.textContent = "≠";
+    svg.appendChild(t);
+  }
+  return svg;
+}
+
 // RECENT is how many of the most recent requests the slowest-requests table picks from.
 const RECENT = 1000;
 
@@ -230,6 +289,7 @@ function drawSlowest(rows) {
       ms(r.ttft_ms), ms(r.itl_ms), ms(r.request_latency_ms), r.output_tokens, r.request_id];
     for (const c of cells) tr.insertCell().textContent = c;
     tr.insertCell().appendChild(tokenTimeline(r));
+    tr.insertCell().appendChild(splitBar(r));
   }
   document.getElementById("slowest-note").textContent = `the ${rows.length} slowest of the last ${RECENT} requests (by request latency, else duration)`;
 }

@@ -1541,8 +1541,14 @@ type ServerModel struct {
 	// Target is the scraped URL.
 	Target string `protobuf:"bytes,9,opt,name=target,proto3" json:"target,omitempty"`
 	// TTFT and ITL as the server measured them, from its histograms, in milliseconds.
-	TtftMs        *Quantiles `protobuf:"bytes,10,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
-	ItlMs         *Quantiles `protobuf:"bytes,11,opt,name=itl_ms,json=itlMs,proto3" json:"itl_ms,omitempty"`
+	TtftMs *Quantiles `protobuf:"bytes,10,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
+	ItlMs  *Quantiles `protobuf:"bytes,11,opt,name=itl_ms,json=itlMs,proto3" json:"itl_ms,omitempty"`
+	// Queue, prefill and decode as the server measured them, from its histograms, in
+	// milliseconds (vLLM has all three; SGLang and TGI a queue histogram only): the estimated
+	// split of the window's requests where the server reports none per request.
+	QueueMs       *Quantiles `protobuf:"bytes,12,opt,name=queue_ms,json=queueMs,proto3" json:"queue_ms,omitempty"`
+	PrefillMs     *Quantiles `protobuf:"bytes,13,opt,name=prefill_ms,json=prefillMs,proto3" json:"prefill_ms,omitempty"`
+	DecodeMs      *Quantiles `protobuf:"bytes,14,opt,name=decode_ms,json=decodeMs,proto3" json:"decode_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1650,6 +1656,27 @@ func (x *ServerModel) GetTtftMs() *Quantiles {
 func (x *ServerModel) GetItlMs() *Quantiles {
 	if x != nil {
 		return x.ItlMs
+	}
+	return nil
+}
+
+func (x *ServerModel) GetQueueMs() *Quantiles {
+	if x != nil {
+		return x.QueueMs
+	}
+	return nil
+}
+
+func (x *ServerModel) GetPrefillMs() *Quantiles {
+	if x != nil {
+		return x.PrefillMs
+	}
+	return nil
+}
+
+func (x *ServerModel) GetDecodeMs() *Quantiles {
+	if x != nil {
+		return x.DecodeMs
 	}
 	return nil
 }
@@ -3002,7 +3029,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x13_memory_total_bytesB\x16\n" +
 	"\x14_temperature_celsiusB\x0f\n" +
 	"\r_sm_clock_mhzB\x10\n" +
-	"\x0e_energy_joules\"\xd3\x04\n" +
+	"\x0e_energy_joules\"\xec\x05\n" +
 	"\vServerModel\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12)\n" +
@@ -3015,7 +3042,11 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x06target\x18\t \x01(\tR\x06target\x12-\n" +
 	"\attft_ms\x18\n" +
 	" \x01(\v2\x14.llmtap.v1.QuantilesR\x06ttftMs\x12+\n" +
-	"\x06itl_ms\x18\v \x01(\v2\x14.llmtap.v1.QuantilesR\x05itlMsB\x11\n" +
+	"\x06itl_ms\x18\v \x01(\v2\x14.llmtap.v1.QuantilesR\x05itlMs\x12/\n" +
+	"\bqueue_ms\x18\f \x01(\v2\x14.llmtap.v1.QuantilesR\aqueueMs\x123\n" +
+	"\n" +
+	"prefill_ms\x18\r \x01(\v2\x14.llmtap.v1.QuantilesR\tprefillMs\x121\n" +
+	"\tdecode_ms\x18\x0e \x01(\v2\x14.llmtap.v1.QuantilesR\bdecodeMsB\x11\n" +
 	"\x0f_kv_cache_usageB\n" +
 	"\n" +
 	"\b_runningB\n" +
@@ -3212,46 +3243,49 @@ var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
 	12, // 22: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
 	12, // 23: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
 	12, // 24: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
-	24, // 25: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
-	24, // 26: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
-	24, // 27: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
-	23, // 28: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	24, // 29: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
-	25, // 30: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
-	40, // 31: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
-	40, // 32: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
-	39, // 33: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
-	31, // 34: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	31, // 35: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	40, // 36: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	31, // 37: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	0,  // 38: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 39: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 40: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	5,  // 41: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	8,  // 42: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	15, // 43: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	17, // 44: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	19, // 45: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	21, // 46: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	26, // 47: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	28, // 48: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	30, // 49: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	4,  // 50: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	6,  // 51: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	9,  // 52: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	16, // 53: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	18, // 54: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	20, // 55: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	22, // 56: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	27, // 57: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	29, // 58: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	32, // 59: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	50, // [50:60] is the sub-list for method output_type
-	40, // [40:50] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	12, // 25: llmtap.v1.ServerModel.queue_ms:type_name -> llmtap.v1.Quantiles
+	12, // 26: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
+	12, // 27: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
+	24, // 28: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
+	24, // 29: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
+	24, // 30: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
+	23, // 31: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
+	24, // 32: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
+	25, // 33: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
+	40, // 34: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	40, // 35: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	39, // 36: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
+	31, // 37: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	31, // 38: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	40, // 39: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	31, // 40: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	0,  // 41: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 42: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 43: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	5,  // 44: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	8,  // 45: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	15, // 46: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	17, // 47: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	19, // 48: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	21, // 49: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	26, // 50: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	28, // 51: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	30, // 52: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	4,  // 53: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	6,  // 54: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	9,  // 55: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	16, // 56: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	18, // 57: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	20, // 58: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	22, // 59: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	27, // 60: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	29, // 61: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	32, // 62: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	53, // [53:63] is the sub-list for method output_type
+	43, // [43:53] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
