@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/llmtap/llmtap/telemetry/stats"
-	"github.com/llmtap/llmtap/telemetry/tap"
+	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 func init() {
@@ -27,7 +29,11 @@ func init() {
 //	GET /llmtap/mirror/pairs?limit=N the N most recent live/mirror pairs as JSON lines
 //	GET /llmtap/ui/                the live dashboard (dashboard.go)
 //	GET /llmtap/timeline           fixed windows of request, GPU and server metrics
-//	                               (?since=<unix ms>&class=&model=; timeline.go)
+//	                               (?since=<unix ms>&class=&model=)
+//
+// Every handler refuses other methods, counts that are not positive integers and missing
+// engines through the helpers below, so each error has one wording: Caddy writes it as
+// {"error": "…"} with its status.
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -53,68 +59,138 @@ func (a adminAPI) Routes() []caddy.AdminRoute {
 	})
 }
 
-func (adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	t := activeTap()
-	if t == nil {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no loaded config uses the llmtap handler")}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(summaryDoc(t))
+// apiErr is an admin route's error: Caddy answers status with {"error": message}.
+func apiErr(status int, format string, args ...any) error {
+	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
 }
 
-func (adminAPI) requests(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+// allowMethod refuses (405) a request whose method is neither want nor one of also; the
+// message names want.
+func allowMethod(r *http.Request, want string, also ...string) error {
+	if r.Method == want || slices.Contains(also, r.Method) {
+		return nil
 	}
-	t := activeTap()
-	if t == nil {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no loaded config uses the llmtap handler")}
+	return apiErr(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, want)
+}
+
+// countParam reads the query parameter name as a positive integer: def when it is absent or
+// empty, 400 when it is anything else.
+func countParam(r *http.Request, name string, def int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
 	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("limit must be a positive integer, got %q", v)}
-		}
-		limit = n
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, apiErr(http.StatusBadRequest, "%s must be a positive integer, got %q", name, v)
 	}
-	recs := t.Recent().Last(limit)
-	if v := r.URL.Query().Get("slowest"); v != "" {
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 1 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("slowest must be a positive integer, got %q", v)}
-		}
-		recs = slowest(recs, k) // dashboard.go
-	}
+	return n, nil
+}
+
+// writeJSON writes v as the JSON document of a route.
+func writeJSON(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	return json.NewEncoder(w).Encode(v)
+}
+
+// writeJSONLines writes vs as JSON lines, in order.
+func writeJSONLines[T any](w http.ResponseWriter, vs []T) error {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
-	for _, rec := range recs {
-		if err := enc.Encode(rec); err != nil {
+	for i := range vs {
+		if err := enc.Encode(&vs[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// errNoTap answers the routes that read the engine when no loaded config runs one.
+var errNoTap = apiErr(http.StatusNotFound, "no loaded config uses the llmtap handler")
+
+func (adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
+	if err := allowMethod(r, http.MethodGet); err != nil {
+		return err
+	}
+	t := activeTap()
+	if t == nil {
+		return errNoTap
+	}
+	return writeJSON(w, api.NewSummaryDoc(t, RecorderDropped()))
+}
+
+func (adminAPI) requests(w http.ResponseWriter, r *http.Request) error {
+	if err := allowMethod(r, http.MethodGet); err != nil {
+		return err
+	}
+	t := activeTap()
+	if t == nil {
+		return errNoTap
+	}
+	limit, err := countParam(r, "limit", 100)
+	if err != nil {
+		return err
+	}
+	k, err := countParam(r, "slowest", 0)
+	if err != nil {
+		return err
+	}
+	recs := t.Recent().Last(limit)
+	if k > 0 {
+		recs = api.Slowest(recs, k)
+	}
+	return writeJSONLines(w, recs)
+}
+
+// mirrorSummary serves GET /llmtap/mirror.
+func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
+	if err := allowMethod(r, http.MethodGet); err != nil {
+		return err
+	}
+	if t := activeTap(); t != nil {
+		t.Flush() // so that pairs ended before this request are in
+	}
+	return writeJSON(w, api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()})
+}
+
+// mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)
+// as JSON lines, oldest first, each with the live and the mirror TTFT, ITL and latency of one
+// request.
+func (adminAPI) mirrorPairList(w http.ResponseWriter, r *http.Request) error {
+	if err := allowMethod(r, http.MethodGet); err != nil {
+		return err
+	}
+	limit, err := countParam(r, "limit", 100)
+	if err != nil {
+		return err
+	}
+	if t := activeTap(); t != nil {
+		t.Flush()
+	}
+	pairs := proc.mirror.pairs.Pairs()
+	return writeJSONLines(w, pairs[max(0, len(pairs)-limit):])
+}
+
+// timeline serves GET /llmtap/timeline[?since=<unix ms>&class=<class>&model=<model>]: the
+// closed windows that start at or after since, with only the series of class and model when
+// given.
+func (adminAPI) timeline(w http.ResponseWriter, r *http.Request) error {
+	if err := allowMethod(r, http.MethodGet); err != nil {
+		return err
+	}
+	tl := proc.hub.tl.Load()
+	if tl == nil {
+		return apiErr(http.StatusNotFound, "no timeline is running: load a config with the llmtap global option (and no timeline off)")
+	}
+	q := timeline.Query{Class: r.URL.Query().Get("class"), Model: r.URL.Query().Get("model")}
+	if v := r.URL.Query().Get("since"); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			return apiErr(http.StatusBadRequest, "since must be a Unix time in milliseconds, got %q", v)
+		}
+		q.Since = time.UnixMilli(ms)
+	}
+	return writeJSON(w, api.NewTimelineDoc(tl, q))
+}
+
 var _ caddy.AdminRouter = adminAPI{}
-
-// summaryBody is the document GET /llmtap/summary returns.
-type summaryBody struct {
-	// InFlight is the number of requests being measured when the summary was taken.
-	InFlight int64 `json:"in_flight"`
-	// RecordsDropped counts records lost because the record pipeline's queue was full: the
-	// requests passed, but their measurements are missing from the summary.
-	RecordsDropped uint64 `json:"records_dropped"`
-	// RecorderDropped counts measured requests the recorder could not write to its files
-	// because its queue was full: they are in the summary but missing from the recording.
-	RecorderDropped uint64 `json:"recorder_dropped"`
-	// Summary holds the per-group statistics in AIPerf's layout.
-	Summary stats.Summary `json:"summary"`
-}
-
-func summaryDoc(t *tap.Tap) summaryBody {
-	return summaryBody{InFlight: t.InFlight(), RecordsDropped: t.Dropped(), RecorderDropped: RecorderDropped(), Summary: t.Stats().Summary()}
-}

@@ -111,7 +111,7 @@ func (p adminPolicy) refuse(format string, args ...any) error {
 	if p.err != nil {
 		msg += " (" + p.err.Error() + ")"
 	}
-	return caddy.APIError{HTTPStatus: http.StatusForbidden, Err: fmt.Errorf("%w: %s", errAdminRefused, msg)}
+	return apiErr(http.StatusForbidden, "%w: %s", errAdminRefused, msg)
 }
 
 // peerAllowed reports whether a client at remoteAddr may use the routes.

@@ -1,7 +1,6 @@
 package llmtap
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
-	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/ui"
 )
 
@@ -48,33 +45,18 @@ func dashboardRoutes() []string {
 // dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
 // routes of the same origin.
 func (adminAPI) dashboard(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+	if err := allowMethod(r, http.MethodGet, http.MethodHead); err != nil {
+		return err
 	}
 	if r.URL.Path != dashboardPrefix {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)}
+		return apiErr(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
 	}
 	h, err := dashboardPage()
 	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("building the dashboard page: %w", err)}
+		return apiErr(http.StatusInternalServerError, "building the dashboard page: %w", err)
 	}
 	h.ServeHTTP(w, r)
 	return nil
-}
-
-// slowest returns the k slowest of recs, slowest first, for the dashboard's table: by request
-// latency, or by duration where there is none (a failed or non-streaming request). It sorts a
-// copy; recs stays as it was.
-func slowest(recs []*record.Record, k int) []*record.Record {
-	key := func(r *record.Record) float64 {
-		if r.RequestLatencyMs != nil {
-			return *r.RequestLatencyMs
-		}
-		return r.DurationMs
-	}
-	out := slices.Clone(recs)
-	slices.SortStableFunc(out, func(a, b *record.Record) int { return cmp.Compare(key(b), key(a)) })
-	return out[:min(k, len(out))]
 }
 
 // DashboardEnv names the environment variable that sets where llmtap serves its dashboard on a
@@ -217,7 +199,7 @@ func writeAdminError(w http.ResponseWriter, err error) {
 func browserChecks(r *http.Request) error {
 	p := adminPolicyFromEnv()
 	refuse := func(format string, args ...any) error {
-		return caddy.APIError{HTTPStatus: http.StatusForbidden, Err: fmt.Errorf("%w: %s", errAdminRefused, fmt.Sprintf(format, args...))}
+		return apiErr(http.StatusForbidden, "%w: %s", errAdminRefused, fmt.Sprintf(format, args...))
 	}
 	if !p.hostAllowed(r.Host) {
 		return refuse("host %q is not a loopback host; the dashboard listener answers requests to localhost or a loopback address unless %s allows more", r.Host, AdminAllowEnv)

@@ -1,7 +1,6 @@
 package llmtap
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -203,58 +202,6 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 		b.q.Send(b.body.buf, b.body.truncated)
 	}
 	return n, err
-}
-
-// mirrorDoc is the document GET /llmtap/mirror returns.
-type mirrorDoc struct {
-	// Counters are what happened to sampled requests since the process started.
-	Counters mirror.Counters `json:"counters"`
-	// Gate is the guard rails' pause switch.
-	Gate mirror.GateState `json:"gate"`
-	// Pairs compares live and mirror over the same requests, per model.
-	Pairs mirror.Summary `json:"pairs"`
-}
-
-// mirrorSummary serves GET /llmtap/mirror.
-func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	if t := activeTap(); t != nil {
-		t.Flush() // so that pairs ended before this request are in
-	}
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()})
-}
-
-// mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)
-// as JSON lines, oldest first, each with the live and the mirror TTFT, ITL and latency of one
-// request.
-func (adminAPI) mirrorPairList(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("limit must be a positive integer, got %q", v)}
-		}
-		limit = n
-	}
-	if t := activeTap(); t != nil {
-		t.Flush()
-	}
-	pairs := proc.mirror.pairs.Pairs()
-	pairs = pairs[max(0, len(pairs)-limit):]
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	for i := range pairs {
-		if err := enc.Encode(&pairs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // mirrorCollector exposes the mirror's counters to Prometheus, read from the process-wide

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/llmtap/llmtap/shadow/guard"
+	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/shadow/inproc"
 )
 
@@ -30,28 +30,8 @@ import (
 // changed rate in the config replaces an admin-set rate.
 const shadowRoute = "/llmtap/shadow"
 
-// shadowDoc is the document GET /llmtap/shadow returns.
-type shadowDoc struct {
-	// Shadows are the loads, by name.
-	Shadows []inproc.Status `json:"shadows"`
-	// Guard is the guard rails' state; absent when no loaded config has shadow load or a
-	// guard block.
-	Guard *guard.State `json:"guard,omitempty"`
-	// ForgedMarkers counts requests that carried the Llmtap-Shadow header with a value this
-	// process did not sign (measured as live).
-	ForgedMarkers uint64 `json:"forged_markers"`
-	// ExpiredMarkers and ReplayedMarkers count requests that carried a genuine mark past its
-	// expiry (or of a load this process no longer has), or one already used; they were
-	// measured as live traffic.
-	ExpiredMarkers  uint64 `json:"expired_markers"`
-	ReplayedMarkers uint64 `json:"replayed_markers"`
-	// HardMaxRate and HardMaxInFlight are the ceilings no config or admin call can exceed.
-	HardMaxRate     int `json:"hard_max_rate"`
-	HardMaxInFlight int `json:"hard_max_in_flight"`
-}
-
-func shadowStatus() shadowDoc {
-	doc := shadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
+func shadowStatus() api.ShadowDoc {
+	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
 		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
 		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
 	for _, r := range shadowRunners() {
@@ -60,15 +40,11 @@ func shadowStatus() shadowDoc {
 	return doc
 }
 
-func apiErr(status int, format string, args ...any) error {
-	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
-}
-
 func (adminAPI) shadow(w http.ResponseWriter, r *http.Request) error {
 	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, shadowRoute), "/")
 	if rest == "" {
-		if r.Method != http.MethodGet {
-			return apiErr(http.StatusMethodNotAllowed, "method %s not allowed; use GET", r.Method)
+		if err := allowMethod(r, http.MethodGet); err != nil {
+			return err
 		}
 		return writeJSON(w, shadowStatus())
 	}
@@ -84,8 +60,8 @@ func (adminAPI) shadow(w http.ResponseWriter, r *http.Request) error {
 	if action == "headroom" {
 		want = http.MethodGet
 	}
-	if r.Method != want {
-		return apiErr(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, want)
+	if err := allowMethod(r, want); err != nil {
+		return err
 	}
 	switch action {
 	case "start":
@@ -132,11 +108,6 @@ func (adminAPI) shadow(w http.ResponseWriter, r *http.Request) error {
 
 func logShadowControl(name, what string) {
 	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
-}
-
-func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(v)
 }
 
 // shadowCollector reports every shadow load's counters to Prometheus.
