@@ -9,7 +9,6 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/meter"
@@ -204,52 +203,6 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// mirrorCollector exposes the mirror's counters to Prometheus, read from the process-wide
-// counters at scrape time.
-type mirrorCollector struct{}
-
-var (
-	descMirrorSampled   = prometheus.NewDesc("llmtap_mirror_sampled_total", "Live requests the sample chose for mirroring.", nil, nil)
-	descMirrorSent      = prometheus.NewDesc("llmtap_mirror_sent_total", "Mirror requests started.", nil, nil)
-	descMirrorCompleted = prometheus.NewDesc("llmtap_mirror_completed_total", "Mirror requests whose response was read to its end with a status below 400.", nil, nil)
-	descMirrorFailed    = prometheus.NewDesc("llmtap_mirror_failed_total", "Mirror requests that got no response, an HTTP status of 400 or more, or a response that broke off.", nil, nil)
-	descMirrorSkipped   = prometheus.NewDesc("llmtap_mirror_skipped_total", "Sampled requests not mirrored, by reason (over_cap, body_too_large, body_incomplete, paused, loop, stopped).", []string{"reason"}, nil)
-	descMirrorInFlight  = prometheus.NewDesc("llmtap_mirror_in_flight", "Mirror requests running now.", nil, nil)
-	descMirrorPaused    = prometheus.NewDesc("llmtap_mirror_paused", "1 while the guard rails hold mirroring paused, else 0.", nil, nil)
-	descMirrorPauses    = prometheus.NewDesc("llmtap_mirror_pauses_total", "Times the guard rails paused mirroring.", nil, nil)
-	descMirrorPairs     = prometheus.NewDesc("llmtap_mirror_pairs_total", "Live requests paired with the record of their mirror copy.", nil, nil)
-)
-
-func (mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMirrorSampled, descMirrorSent, descMirrorCompleted, descMirrorFailed,
-		descMirrorSkipped, descMirrorInFlight, descMirrorPaused, descMirrorPauses, descMirrorPairs} {
-		ch <- d
-	}
-}
-
-func (mirrorCollector) Collect(ch chan<- prometheus.Metric) {
-	c := proc.mirror.stats.Snapshot()
-	g := proc.mirror.gate.State()
-	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
-	}
-	counter(descMirrorSampled, c.Sampled)
-	counter(descMirrorSent, c.Sent)
-	counter(descMirrorCompleted, c.Completed)
-	counter(descMirrorFailed, c.Failed)
-	for _, reason := range mirror.SkipReasons {
-		counter(descMirrorSkipped, c.Skipped[reason], reason)
-	}
-	ch <- prometheus.MustNewConstMetric(descMirrorInFlight, prometheus.GaugeValue, float64(c.InFlight))
-	paused := 0.0
-	if g.Paused {
-		paused = 1
-	}
-	ch <- prometheus.MustNewConstMetric(descMirrorPaused, prometheus.GaugeValue, paused)
-	counter(descMirrorPauses, g.Pauses)
-	counter(descMirrorPairs, proc.mirror.pairs.Summary().Pairs)
-}
-
 // parseMirror reads a mirror block (the option name is the current token):
 //
 //	mirror <upstream> {
@@ -354,7 +307,6 @@ func parseMirror(d *caddyfile.Dispenser) (*MirrorConfig, error) {
 
 // Interface guards
 var (
-	_ mirror.Measurer      = engineMeasurer{}
-	_ io.ReadCloser        = (*bodyEnd)(nil)
-	_ prometheus.Collector = mirrorCollector{}
+	_ mirror.Measurer = engineMeasurer{}
+	_ io.ReadCloser   = (*bodyEnd)(nil)
 )

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
@@ -108,37 +107,4 @@ func (adminAPI) shadow(w http.ResponseWriter, r *http.Request) error {
 
 func logShadowControl(name, what string) {
 	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
-}
-
-// shadowCollector reports every shadow load's counters to Prometheus.
-type shadowCollector struct{}
-
-var (
-	descShadowSent     = prometheus.NewDesc("llmtap_shadow_requests_total", "Shadow requests sent by a shadow load, by result (ok, error).", []string{"shadow", "result"}, nil)
-	descShadowDropped  = prometheus.NewDesc("llmtap_shadow_dropped_total", "Shadow arrivals not sent because max_in_flight requests were in flight.", []string{"shadow"}, nil)
-	descShadowInFlight = prometheus.NewDesc("llmtap_shadow_in_flight", "Shadow requests in flight.", []string{"shadow"}, nil)
-	descShadowRate     = prometheus.NewDesc("llmtap_shadow_rate", "The rate a shadow load asks for now (requests per second; 0 while paused, waiting or stopped).", []string{"shadow"}, nil)
-	descShadowPaused   = prometheus.NewDesc("llmtap_shadow_paused", "1 while the guard rails hold the shadow load paused.", []string{"shadow"}, nil)
-)
-
-func (shadowCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descShadowSent, descShadowDropped, descShadowInFlight, descShadowRate, descShadowPaused} {
-		ch <- d
-	}
-}
-
-func (shadowCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, r := range shadowRunners() {
-		st := r.Status()
-		ch <- prometheus.MustNewConstMetric(descShadowSent, prometheus.CounterValue, float64(st.OK), st.Name, "ok")
-		ch <- prometheus.MustNewConstMetric(descShadowSent, prometheus.CounterValue, float64(st.Errors), st.Name, "error")
-		ch <- prometheus.MustNewConstMetric(descShadowDropped, prometheus.CounterValue, float64(st.Dropped), st.Name)
-		ch <- prometheus.MustNewConstMetric(descShadowInFlight, prometheus.GaugeValue, float64(st.InFlight), st.Name)
-		ch <- prometheus.MustNewConstMetric(descShadowRate, prometheus.GaugeValue, st.Rate, st.Name)
-		paused := 0.0
-		if st.State == inproc.StatePaused {
-			paused = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descShadowPaused, prometheus.GaugeValue, paused, st.Name)
-	}
 }
