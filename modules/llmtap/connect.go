@@ -28,10 +28,35 @@ func newService(readOnly bool) *api.Service {
 		RecorderDropped: RecorderDropped,
 		Recording:       runtimeRecording{},
 		Timeline:        activeTimelineSource,
-		Shadow:          func() api.Shadow { return shadowControl{} },
+		Shadow:          func() api.Shadow { return shadowControl },
 		NoShadow:        "shadow load control is not built into this binary",
 		ReadOnly:        readOnly,
 	})
+}
+
+// shadowControl controls the process's shadow loads, as the admin routes /llmtap/shadow/… do
+// (shadow_admin.go).
+var shadowControl = api.RunnerShadow{Runner: shadowRunner, Runners: shadowRunners, State: shadowStatus, Logged: logShadowControl}
+
+// SourceTimeline names windows that come from the app's timeline.
+const SourceTimeline = api.SourceTimeline
+
+// activeTimelineSource returns the app's running timeline as the API's window source, or nil
+// when none runs (the API then computes windows from the engine's statistics).
+func activeTimelineSource() api.Timeline {
+	if tl := ActiveTimeline(); tl != nil {
+		return api.TimelineSource{TL: tl, RecordsDropped: RecordsDropped}
+	}
+	return nil
+}
+
+// RecordsDropped is the number of records the running engine's pipeline dropped (0 when none
+// runs).
+func RecordsDropped() uint64 {
+	if t := activeTap(); t != nil {
+		return t.Dropped()
+	}
+	return 0
 }
 
 // connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin
