@@ -1,16 +1,15 @@
 package llmtap
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
-	"slices"
-	"strconv"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
@@ -30,10 +29,10 @@ func init() {
 //	GET /llmtap/ui/                the live dashboard (dashboard.go)
 //	GET /llmtap/timeline           fixed windows of request, GPU and server metrics
 //	                               (?since=<unix ms>&class=&model=)
+//	GET|POST /llmtap/shadow/…      shadow load status and control (api.ShadowRoute)
 //
-// Every handler refuses other methods, counts that are not positive integers and missing
-// engines through the helpers below, so each error has one wording: Caddy writes it as
-// {"error": "…"} with its status.
+// The handlers are package api's (api.Admin) over this process's engines; their errors
+// become Caddy's, which it writes as {"error": "…"} with their status.
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -44,153 +43,60 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// admin serves the JSON routes over the process's engines.
+var admin = api.Admin{
+	Tap:             activeTap,
+	RecorderDropped: RecorderDropped,
+	Mirror: func() api.MirrorDoc {
+		return api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()}
+	},
+	MirrorPairs: func() []mirror.Pair { return proc.mirror.pairs.Pairs() },
+	Timeline:    func() *timeline.Timeline { return proc.hub.tl.Load() },
+	Shadow:      shadowControl,
+}
+
+// shadowControl controls the process's shadow loads, for the admin routes and the Connect
+// service alike.
+var shadowControl = api.RunnerShadow{Runner: shadowRunner, Runners: shadowRunners, State: shadowStatus, Logged: logShadowControl}
+
 // Routes returns the admin routes, each refusing non-loopback clients and origins
 // (adminguard.go).
-func (a adminAPI) Routes() []caddy.AdminRoute {
+func (adminAPI) Routes() []caddy.AdminRoute {
 	return guardRoutes([]caddy.AdminRoute{
-		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
-		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
-		{Pattern: shadowRoute, Handler: caddy.AdminHandlerFunc(a.shadow)},       // shadow_admin.go
-		{Pattern: shadowRoute + "/", Handler: caddy.AdminHandlerFunc(a.shadow)}, // shadow_admin.go
-		{Pattern: "/llmtap/mirror", Handler: caddy.AdminHandlerFunc(a.mirrorSummary)},
-		{Pattern: "/llmtap/mirror/pairs", Handler: caddy.AdminHandlerFunc(a.mirrorPairList)},
-		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},
-		{Pattern: "/llmtap/timeline", Handler: caddy.AdminHandlerFunc(a.timeline)},
+		{Pattern: "/llmtap/summary", Handler: adminHandler(admin.Summary)},
+		{Pattern: "/llmtap/requests", Handler: adminHandler(admin.Requests)},
+		{Pattern: api.ShadowRoute, Handler: adminHandler(admin.ShadowLoads)},
+		{Pattern: api.ShadowRoute + "/", Handler: adminHandler(admin.ShadowLoads)},
+		{Pattern: "/llmtap/mirror", Handler: adminHandler(admin.MirrorSummary)},
+		{Pattern: "/llmtap/mirror/pairs", Handler: adminHandler(admin.MirrorPairList)},
+		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard)},
+		{Pattern: "/llmtap/timeline", Handler: adminHandler(admin.TimelineWindows)},
 	})
 }
 
-// apiErr is an admin route's error: Caddy answers status with {"error": message}.
-func apiErr(status int, format string, args ...any) error {
-	return caddy.APIError{HTTPStatus: status, Err: fmt.Errorf(format, args...)}
-}
-
-// allowMethod refuses (405) a request whose method is neither want nor one of also; the
-// message names want.
-func allowMethod(r *http.Request, want string, also ...string) error {
-	if r.Method == want || slices.Contains(also, r.Method) {
-		return nil
-	}
-	return apiErr(http.StatusMethodNotAllowed, "method %s not allowed; use %s", r.Method, want)
-}
-
-// countParam reads the query parameter name as a positive integer: def when it is absent or
-// empty, 400 when it is anything else.
-func countParam(r *http.Request, name string, def int) (int, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, apiErr(http.StatusBadRequest, "%s must be a positive integer, got %q", name, v)
-	}
-	return n, nil
-}
-
-// writeJSON writes v as the JSON document of a route.
-func writeJSON(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(v)
-}
-
-// writeJSONLines writes vs as JSON lines, in order.
-func writeJSONLines[T any](w http.ResponseWriter, vs []T) error {
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	for i := range vs {
-		if err := enc.Encode(&vs[i]); err != nil {
-			return err
+// adminHandler serves h on the admin listener: its api.HTTPError becomes Caddy's APIError.
+func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
+	return caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		err := h(w, r)
+		if he := (*api.HTTPError)(nil); errors.As(err, &he) {
+			return caddy.APIError{HTTPStatus: he.Status, Err: he.Err}
 		}
-	}
-	return nil
+		return err
+	})
 }
 
-// errNoTap answers the routes that read the engine when no loaded config runs one.
-var errNoTap = apiErr(http.StatusNotFound, "no loaded config uses the llmtap handler")
-
-func (adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
-	if err := allowMethod(r, http.MethodGet); err != nil {
-		return err
+func shadowStatus() api.ShadowDoc {
+	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
+		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
+		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
+	for _, r := range shadowRunners() {
+		doc.Shadows = append(doc.Shadows, r.Status())
 	}
-	t := activeTap()
-	if t == nil {
-		return errNoTap
-	}
-	return writeJSON(w, api.NewSummaryDoc(t, RecorderDropped()))
+	return doc
 }
 
-func (adminAPI) requests(w http.ResponseWriter, r *http.Request) error {
-	if err := allowMethod(r, http.MethodGet); err != nil {
-		return err
-	}
-	t := activeTap()
-	if t == nil {
-		return errNoTap
-	}
-	limit, err := countParam(r, "limit", 100)
-	if err != nil {
-		return err
-	}
-	k, err := countParam(r, "slowest", 0)
-	if err != nil {
-		return err
-	}
-	recs := t.Recent().Last(limit)
-	if k > 0 {
-		recs = api.Slowest(recs, k)
-	}
-	return writeJSONLines(w, recs)
-}
-
-// mirrorSummary serves GET /llmtap/mirror.
-func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
-	if err := allowMethod(r, http.MethodGet); err != nil {
-		return err
-	}
-	if t := activeTap(); t != nil {
-		t.Flush() // so that pairs ended before this request are in
-	}
-	return writeJSON(w, api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()})
-}
-
-// mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)
-// as JSON lines, oldest first, each with the live and the mirror TTFT, ITL and latency of one
-// request.
-func (adminAPI) mirrorPairList(w http.ResponseWriter, r *http.Request) error {
-	if err := allowMethod(r, http.MethodGet); err != nil {
-		return err
-	}
-	limit, err := countParam(r, "limit", 100)
-	if err != nil {
-		return err
-	}
-	if t := activeTap(); t != nil {
-		t.Flush()
-	}
-	pairs := proc.mirror.pairs.Pairs()
-	return writeJSONLines(w, pairs[max(0, len(pairs)-limit):])
-}
-
-// timeline serves GET /llmtap/timeline[?since=<unix ms>&class=<class>&model=<model>]: the
-// closed windows that start at or after since, with only the series of class and model when
-// given.
-func (adminAPI) timeline(w http.ResponseWriter, r *http.Request) error {
-	if err := allowMethod(r, http.MethodGet); err != nil {
-		return err
-	}
-	tl := proc.hub.tl.Load()
-	if tl == nil {
-		return apiErr(http.StatusNotFound, "no timeline is running: load a config with the llmtap global option (and no timeline off)")
-	}
-	q := timeline.Query{Class: r.URL.Query().Get("class"), Model: r.URL.Query().Get("model")}
-	if v := r.URL.Query().Get("since"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 0 {
-			return apiErr(http.StatusBadRequest, "since must be a Unix time in milliseconds, got %q", v)
-		}
-		q.Since = time.UnixMilli(ms)
-	}
-	return writeJSON(w, api.NewTimelineDoc(tl, q))
+func logShadowControl(name, what string) {
+	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
 }
 
 var _ caddy.AdminRouter = adminAPI{}

@@ -111,7 +111,12 @@ func (p adminPolicy) refuse(format string, args ...any) error {
 	if p.err != nil {
 		msg += " (" + p.err.Error() + ")"
 	}
-	return apiErr(http.StatusForbidden, "%w: %s", errAdminRefused, msg)
+	return refused(msg)
+}
+
+// refused is the guards' answer (403, wrapping errAdminRefused); msg says why.
+func refused(msg string) error {
+	return caddy.APIError{HTTPStatus: http.StatusForbidden, Err: fmt.Errorf("%w: %s", errAdminRefused, msg)}
 }
 
 // peerAllowed reports whether a client at remoteAddr may use the routes.

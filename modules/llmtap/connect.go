@@ -34,10 +34,6 @@ func newService(readOnly bool) *api.Service {
 	})
 }
 
-// shadowControl controls the process's shadow loads, as the admin routes /llmtap/shadow/… do
-// (shadow_admin.go).
-var shadowControl = api.RunnerShadow{Runner: shadowRunner, Runners: shadowRunners, State: shadowStatus, Logged: logShadowControl}
-
 // SourceTimeline names windows that come from the app's timeline.
 const SourceTimeline = api.SourceTimeline
 

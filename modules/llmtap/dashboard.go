@@ -15,6 +15,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/ui"
 )
 
@@ -44,16 +45,16 @@ func dashboardRoutes() []string {
 
 // dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
 // routes of the same origin.
-func (adminAPI) dashboard(w http.ResponseWriter, r *http.Request) error {
-	if err := allowMethod(r, http.MethodGet, http.MethodHead); err != nil {
+func dashboard(w http.ResponseWriter, r *http.Request) error {
+	if err := api.AllowMethod(r, http.MethodGet, http.MethodHead); err != nil {
 		return err
 	}
 	if r.URL.Path != dashboardPrefix {
-		return apiErr(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
+		return api.Errorf(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
 	}
 	h, err := dashboardPage()
 	if err != nil {
-		return apiErr(http.StatusInternalServerError, "building the dashboard page: %w", err)
+		return api.Errorf(http.StatusInternalServerError, "building the dashboard page: %w", err)
 	}
 	h.ServeHTTP(w, r)
 	return nil
@@ -199,7 +200,7 @@ func writeAdminError(w http.ResponseWriter, err error) {
 func browserChecks(r *http.Request) error {
 	p := adminPolicyFromEnv()
 	refuse := func(format string, args ...any) error {
-		return apiErr(http.StatusForbidden, "%w: %s", errAdminRefused, fmt.Sprintf(format, args...))
+		return refused(fmt.Sprintf(format, args...))
 	}
 	if !p.hostAllowed(r.Host) {
 		return refuse("host %q is not a loopback host; the dashboard listener answers requests to localhost or a loopback address unless %s allows more", r.Host, AdminAllowEnv)
