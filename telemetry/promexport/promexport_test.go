@@ -70,7 +70,7 @@ func TestRequests(t *testing.T) {
 	check(t, gather(t, m.Collectors()...), map[string]float64{
 		"llmtap_requests_total{class=live,model=a,status_class=2xx}":                              1,
 		"llmtap_requests_total{class=live,model=_other,status_class=5xx}":                         1,
-		"llmtap_requests_total{class=shadow,model=_unknown,status_class=1xx}":                       1,
+		"llmtap_requests_total{class=shadow,model=_unknown,status_class=1xx}":                     1,
 		"llmtap_request_errors_total{class=live,error=http_status}":                               1,
 		"gen_ai_server_time_to_first_token_seconds{class=live,model=a,status_class=2xx}":          1,
 		"gen_ai_server_time_to_first_token_seconds{class=live,model=_other,status_class=5xx}":     0,
