@@ -91,8 +91,17 @@ type Admin struct {
 	Shadow RunnerShadow
 }
 
-// errNoTap answers the routes that read the engine when no loaded config runs one.
-var errNoTap = Errorf(http.StatusNotFound, "no loaded config uses the llmtap handler")
+// engine refuses a request that is not a GET, and returns the running engine or, when no
+// loaded config runs one, a 404.
+func (a Admin) engine(r *http.Request) (*tap.Tap, error) {
+	if err := AllowMethod(r, http.MethodGet); err != nil {
+		return nil, err
+	}
+	if t := a.Tap(); t != nil {
+		return t, nil
+	}
+	return nil, Errorf(http.StatusNotFound, "no loaded config uses the llmtap handler")
+}
 
 // flush delivers the records of requests that ended before now to the sinks (the mirror's
 // pairs among them).
@@ -104,12 +113,9 @@ func (a Admin) flush() {
 
 // Summary serves GET /llmtap/summary.
 func (a Admin) Summary(w http.ResponseWriter, r *http.Request) error {
-	if err := AllowMethod(r, http.MethodGet); err != nil {
+	t, err := a.engine(r)
+	if err != nil {
 		return err
-	}
-	t := a.Tap()
-	if t == nil {
-		return errNoTap
 	}
 	var dropped uint64
 	if a.RecorderDropped != nil {
@@ -121,12 +127,9 @@ func (a Admin) Summary(w http.ResponseWriter, r *http.Request) error {
 // Requests serves GET /llmtap/requests?limit=N[&slowest=K]: the N most recent records
 // (default 100) as JSON lines, newest last, or the K slowest of them, slowest first.
 func (a Admin) Requests(w http.ResponseWriter, r *http.Request) error {
-	if err := AllowMethod(r, http.MethodGet); err != nil {
+	t, err := a.engine(r)
+	if err != nil {
 		return err
-	}
-	t := a.Tap()
-	if t == nil {
-		return errNoTap
 	}
 	limit, err := CountParam(r, "limit", 100)
 	if err != nil {
