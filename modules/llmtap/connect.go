@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
@@ -79,34 +78,15 @@ func (connectAdmin) Routes() []caddy.AdminRoute {
 	})}})
 }
 
-// serveConnect serves one request of the service for the config whose context is cfg.
-//
-// A timeline stream ends when that config is unloaded: a reload replaces the admin server
-// (and a site's server) and waits, up to 10 s, for its connections to go idle, which a stream
-// never does; ending it lets the old server stop at once and the client reconnect to the new
-// one. Caddy's admin server also reads requests under a 10 s deadline that stays on the
-// connection and would end a stream after 10 s, so a stream's deadline is lifted once its
-// request is in; and admin routes get a writer without Flush, which Connect needs for
-// streams, so one is added that flushes through http.ResponseController.
+// serveConnect serves one request of the service for the config whose context is cfg: a
+// timeline stream ends when that config is unloaded (api.ServeHost).
 func serveConnect(h http.Handler, w http.ResponseWriter, r *http.Request, cfg caddy.Context) {
-	if r.URL.Path == api.StreamProcedure {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		if cfg.Context != nil {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			defer context.AfterFunc(cfg, cancel)()
-			r = r.WithContext(ctx)
-		}
+	var ends context.Context
+	if cfg.Context != nil {
+		ends = cfg
 	}
-	h.ServeHTTP(flushWriter{w}, r)
+	api.ServeHost(h, w, r, ends)
 }
-
-// flushWriter adds Flush to a ResponseWriter whose wrappers hide it.
-type flushWriter struct{ http.ResponseWriter }
-
-func (f flushWriter) Flush() { _ = http.NewResponseController(f.ResponseWriter).Flush() }
-
-func (f flushWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // APIHandler serves the Connect API on a site route (http.handlers.llmtap_api, Caddyfile
 // directive llmtap_api): requests whose path starts with /llmtap.v1.TapService/ are answered,
