@@ -26,6 +26,8 @@ require (
 
 require github.com/goccy/go-json v0.12.0
 
+require gonum.org/v1/gonum v0.17.0 // indirect
+
 require (
 	cel.dev/cel-go v0.32.0 // indirect
 	cel.dev/expr v0.25.3 // indirect

@@ -63,6 +63,8 @@ type MirrorDoc struct {
 	Gate mirror.GateState `json:"gate"`
 	// Pairs compares live and mirror over the same requests, per model.
 	Pairs mirror.Summary `json:"pairs"`
+	// Verdicts are the canary verdicts, per model.
+	Verdicts []mirror.ModelVerdict `json:"verdicts"`
 }
 
 // TimelineDoc is the document GET /llmtap/timeline returns.

@@ -48,7 +48,7 @@ var admin = api.Admin{
 	Tap:             activeTap,
 	RecorderDropped: RecorderDropped,
 	Mirror: func() api.MirrorDoc {
-		return api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()}
+		return api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()}
 	},
 	MirrorPairs: func() []mirror.Pair { return proc.mirror.pairs.Pairs() },
 	Timeline:    func() *timeline.Timeline { return proc.hub.tl.Load() },

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/meter"
@@ -80,6 +78,13 @@ type MirrorConfig struct {
 	// be named: every other header is copied anyway. Default: none, every credential header is
 	// removed.
 	ForwardSensitive []string `json:"forward_sensitive,omitempty"`
+
+	// Verdict sets the equivalence margins and the look schedule of the canary verdict that
+	// GET /llmtap/mirror, the Connect API and `llmtap canary` give per model (better, same,
+	// worse or not enough pairs yet). Default: the margins and looks of docs/canary.md. The
+	// verdict state is process-wide like the pairs: a config whose verdict settings or mirror
+	// upstream differ from the running ones starts every model's verdict afresh.
+	Verdict *mirror.VerdictOptions `json:"verdict,omitempty"`
 }
 
 // The mirror state is process-wide (proc.mirror): it outlives config reloads like the
@@ -108,9 +113,13 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 	}
 }
 
+// Check reports what is wrong with the mirror options on their own (the Caddyfile parser
+// calls it at the end of the block; validate checks them again with the handler's limits).
+func (c *MirrorConfig) Check() error { return c.options(nil).Validate() }
+
 // validate checks the mirror config against the handler's capture limit.
 func (c *MirrorConfig) validate(maxRequestBody int) error {
-	if err := c.options(nil).Validate(); err != nil {
+	if err := c.Check(); err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
 	capture := maxRequestBody
@@ -151,6 +160,11 @@ func (h *Handler) provisionMirror() error {
 		return fmt.Errorf("setting up the mirror: %w", err)
 	}
 	h.mirror = m
+	var vo mirror.VerdictOptions
+	if h.Mirror.Verdict != nil {
+		vo = *h.Mirror.Verdict
+	}
+	proc.mirror.pairs.SetVerdict(h.Mirror.Upstream, vo)
 	return nil
 }
 
@@ -201,108 +215,6 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 		b.q.Send(b.body.buf, b.body.truncated)
 	}
 	return n, err
-}
-
-// parseMirror reads a mirror block (the option name is the current token):
-//
-//	mirror <upstream> {
-//	    sample            <fraction|percent> [<seed>]   # default 0.1
-//	    max_body          <size>                        # default 1MiB
-//	    max_in_flight     <n>                           # default 64
-//	    timeout           <duration>                    # default 60s
-//	    header_up         <name> [<value>]              # no value: remove the header
-//	    forward_sensitive <header>...
-//	}
-func parseMirror(d *caddyfile.Dispenser) (*MirrorConfig, error) {
-	c := new(MirrorConfig)
-	if !d.NextArg() {
-		return nil, d.Err("mirror needs an upstream URL, such as mirror http://10.0.0.2:8000")
-	}
-	c.Upstream = d.Val()
-	if err := mirror.CheckUpstream(c.Upstream); err != nil {
-		return nil, d.Errf("%v", err)
-	}
-	if d.NextArg() {
-		return nil, d.Errf("mirror takes one upstream, got another: %q; put options in a block", d.Val())
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		switch opt {
-		case "sample":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return nil, d.Errf("mirror sample takes a fraction (0.1 or 10%%) and optionally a seed")
-			}
-			f, err := parseFraction(args[0])
-			if err != nil {
-				return nil, d.Errf("mirror sample: %v", err)
-			}
-			c.Sample = f
-			if len(args) == 2 {
-				if c.SampleSeed, err = strconv.ParseUint(args[1], 10, 64); err != nil {
-					return nil, d.Errf("mirror sample seed %q is not a non-negative integer", args[1])
-				}
-			}
-		case "max_body":
-			n, err := parseSize(d, "mirror max_body")
-			if err != nil {
-				return nil, err
-			}
-			c.MaxBody = n
-		case "max_in_flight":
-			args := d.RemainingArgs()
-			if len(args) != 1 {
-				return nil, d.Errf("mirror max_in_flight takes one number of requests")
-			}
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 1 {
-				return nil, d.Errf("mirror max_in_flight: %q is not a positive number of requests", args[0])
-			}
-			c.MaxInFlight = n
-		case "timeout":
-			args := d.RemainingArgs()
-			if len(args) != 1 {
-				return nil, d.Errf("mirror timeout takes one duration, such as 60s")
-			}
-			dur, err := caddy.ParseDuration(args[0])
-			if err != nil || dur <= 0 {
-				return nil, d.Errf("mirror timeout: %q is not a positive duration, such as 60s", args[0])
-			}
-			c.Timeout = caddy.Duration(dur)
-		case "header_up":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return nil, d.Errf("mirror header_up takes a header name and a value (no value removes the header)")
-			}
-			if err := mirror.CheckHeaderUp(args[0]); err != nil {
-				return nil, d.Errf("mirror %v", err)
-			}
-			if c.HeaderUp == nil {
-				c.HeaderUp = make(map[string]string)
-			}
-			c.HeaderUp[args[0]] = ""
-			if len(args) == 2 {
-				c.HeaderUp[args[0]] = args[1]
-			}
-		case "forward_sensitive":
-			args := d.RemainingArgs()
-			if len(args) == 0 {
-				return nil, d.Errf("mirror forward_sensitive needs at least one header name, such as Authorization")
-			}
-			for _, name := range args {
-				if err := mirror.CheckForwardSensitive(name); err != nil {
-					return nil, d.Errf("mirror %v", err)
-				}
-			}
-			c.ForwardSensitive = append(c.ForwardSensitive, args...)
-		default:
-			return nil, d.Errf("unknown mirror option %q; expected sample, max_body, max_in_flight, timeout, header_up or forward_sensitive", opt)
-		}
-	}
-	if err := c.options(nil).Validate(); err != nil {
-		return nil, d.Errf("mirror: %v", err)
-	}
-	return c, nil
 }
 
 // Interface guards
