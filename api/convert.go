@@ -3,11 +3,16 @@ package api
 import (
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/shadow/guard"
+	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 // statProto converts a distribution.
@@ -64,4 +69,116 @@ func recordProto(r *record.Record) *llmtapv1.Record {
 		ContentEvents:     int32(r.ContentEvents), Events: int32(r.Events),
 		MalformedEvents: int32(r.Malformed), Bytes: r.Bytes,
 	}
+}
+
+// ShadowLoadProto converts a shadow load's status.
+func ShadowLoadProto(s inproc.Status) *llmtapv1.ShadowLoad {
+	return &llmtapv1.ShadowLoad{
+		Name: s.Name, Mode: s.Mode, State: s.State, PauseReason: s.PauseReason,
+		Rate: s.Rate, ConfigRate: s.ConfigRate, MaxRate: s.MaxRate, AchievedRate: s.AchievedRate,
+		InFlight: s.InFlight, MaxInFlight: int32(s.MaxInFlight),
+		Sent: s.Sent, Ok: s.OK, Errors: s.Errors, Dropped: s.Dropped, Pauses: s.Pauses, Resumes: s.Resumes,
+		LagP50Ms: s.LagP50Ms, LagP99Ms: s.LagP99Ms, LagMaxMs: s.LagMaxMs,
+	}
+}
+
+// ShadowStateProto converts the document of GET /llmtap/shadow.
+func ShadowStateProto(doc ShadowDoc) *llmtapv1.ShadowState {
+	st := &llmtapv1.ShadowState{
+		Guard: guardProto(doc.Guard), ForgedMarkers: doc.ForgedMarkers,
+		HardMaxRate: float64(doc.HardMaxRate), HardMaxInFlight: int32(doc.HardMaxInFlight),
+	}
+	for _, s := range doc.Shadows {
+		st.Loads = append(st.Loads, ShadowLoadProto(s))
+	}
+	return st
+}
+
+// guardProto converts the guard rails' state (nil: none).
+func guardProto(g *guard.State) *llmtapv1.ShadowGuard {
+	if g == nil {
+		return nil
+	}
+	return &llmtapv1.ShadowGuard{
+		Tripped: g.Tripped, Reason: g.Reason, Trips: g.Trips, Clears: g.Clears, TripsByReason: g.TripsByReason,
+		LiveRequests: g.LiveRequests, LiveTtftP99Ms: g.LiveTTFTP99Ms, LiveErrorRate: g.LiveErrorRate,
+		Since: timeProto(g.Since), ClearsAt: timeProto(g.ClearsAt),
+	}
+}
+
+// RecordingProto describes a recorder, with the files it has open (accurate after a flush);
+// origin is "runtime" or "config", started is zero for a configured recorder.
+func RecordingProto(r *recorder.Recorder, origin string, started time.Time) *llmtapv1.Recording {
+	st := r.Stats()
+	return &llmtapv1.Recording{
+		Dir: r.Options().Dir, Origin: origin, Files: r.Files(), Started: timeProto(started),
+		Written: st.Written, Dropped: st.Dropped + st.Failed, Filtered: st.Filtered, Errors: st.Errors,
+	}
+}
+
+// timelineWindowProto converts one window of the timeline; recordsDropped is the engine's
+// count of dropped records.
+func timelineWindowProto(w *timeline.Window, recordsDropped uint64) *llmtapv1.TimelineWindow {
+	d := durationpb.New(time.Duration(w.DurationMs * float64(time.Millisecond)))
+	p := &llmtapv1.TimelineWindow{
+		Seq: w.Seq, Start: timestamppb.New(w.Start), Duration: d, Span: d,
+		Source: SourceTimeline, Final: w.Final, RecordsDropped: recordsDropped,
+	}
+	if w.InFlight != nil {
+		p.InFlight = *w.InFlight
+	}
+	for i := range w.Series {
+		s := &w.Series[i]
+		inFlight := s.InFlight
+		p.Series = append(p.Series, &llmtapv1.Series{
+			Model: s.Model, Class: s.Class, Requests: s.Requests, Errors: s.Errors,
+			ErrorsByClass: s.ErrorsByClass, InFlight: &inFlight, RequestRate: s.RequestRate,
+			OutputTokenRate: s.OutputTokensPerSecond, InputTokenRate: s.InputTokensPerSecond,
+			OutputTokens: s.OutputTokens, InputTokens: s.InputTokens,
+			TtftMs: quantilesProto(s.TTFTMs), ItlMs: quantilesProto(s.ITLMs),
+		})
+	}
+	for i := range w.GPUs {
+		g := &w.GPUs[i]
+		gp := &llmtapv1.GPU{
+			Index: int32(g.Index), Uuid: g.UUID, Name: g.Name,
+			UtilizationPercent: g.UtilPercent, MemoryUtilizationPercent: g.MemUtilPercent,
+			PowerWatts: g.PowerW, MemoryUsedBytes: g.MemUsedBytes, MemoryTotalBytes: g.MemTotalBytes,
+			SmClockMhz: g.SMClockMHz, EnergyJoules: g.EnergyJ,
+		}
+		if g.TempC != nil {
+			t := float64(*g.TempC)
+			gp.TemperatureCelsius = &t
+		}
+		p.Gpus = append(p.Gpus, gp)
+	}
+	for i := range w.Servers {
+		sv := &w.Servers[i]
+		sp := &llmtapv1.ServerModel{
+			Kind: sv.Kind, Model: sv.Model, Target: sv.Target,
+			KvCacheUsage: sv.KVCacheUsage, Running: sv.Running, Waiting: sv.Waiting,
+			PromptTokensPerSecond: sv.PromptTokensPerSecond, GenerationTokensPerSecond: sv.GenerationTokensPerSecond,
+			PrefixCacheHitRate: sv.PrefixCacheHitRate,
+		}
+		sp.TtftMs, sp.ItlMs = serverQuantiles(sv.TTFTMs), serverQuantiles(sv.ITLMs)
+		sp.QueueMs, sp.PrefillMs, sp.DecodeMs = serverQuantiles(sv.QueueMs), serverQuantiles(sv.PrefillMs), serverQuantiles(sv.DecodeMs)
+		p.Servers = append(p.Servers, sp)
+	}
+	return p
+}
+
+// serverQuantiles is a server latency of the timeline in the Connect timeline's form; nil for
+// nil.
+func serverQuantiles(l *timeline.ServerLatency) *llmtapv1.Quantiles {
+	if l == nil {
+		return nil
+	}
+	return &llmtapv1.Quantiles{P50: l.P50, P99: l.P99, Count: int64(l.Count)}
+}
+
+func quantilesProto(q *timeline.Quantiles) *llmtapv1.Quantiles {
+	if q == nil {
+		return nil
+	}
+	return &llmtapv1.Quantiles{P50: q.P50, P99: q.P99, Count: q.Count}
 }

@@ -1,6 +1,14 @@
-// Package api implements llmtap's Connect service (llmtap.v1.TapService, proto/llmtap/v1) over
-// plain Go parts: a measurement engine (telemetry/tap) to read, a Timeline to stream, and,
-// when the host has them, shadow load and recording controls. It knows nothing of Caddy: the
-// Caddy modules mount its handler on the admin listener and on site routes, and `llmtap bench`
-// serves it on a listener of its own.
+// Package api implements what llmtap answers over HTTP, over plain Go parts and without Caddy:
+//
+//   - the Connect service (llmtap.v1.TapService, proto/llmtap/v1): a measurement engine
+//     (telemetry/tap) to read, a Timeline to stream and, when the host has them, shadow load
+//     and recording controls (Service);
+//   - the JSON admin routes /llmtap/… (Admin) and their documents (SummaryDoc, ShadowDoc,
+//     MirrorDoc, TimelineDoc), with the method check and count parameter every route shares
+//     (AllowMethod, CountParam) and errors the host writes with their status (HTTPError);
+//   - the host side of the service over llmtap's engines: a running timeline as a window
+//     source (TimelineSource) and in-process shadow loads as a control (RunnerShadow).
+//
+// The Caddy modules mount these handlers on the admin listener and on site routes, and
+// `llmtap bench` serves the Connect service on a listener of its own.
 package api

@@ -411,3 +411,33 @@ func codeOf(err error) error {
 }
 
 var _ llmtapv1connect.TapServiceHandler = (*Service)(nil)
+
+// ServeHost serves one request of the service's handler h (from Handler) for a host whose
+// config can be unloaded while a stream runs; ends is done when that happens (nil: never).
+//
+// A timeline stream then ends: a host that replaces its server on reload (Caddy does, for its
+// admin listener and its sites) waits for its connections to go idle, which a stream never
+// does; ending it lets the old server stop at once and the client reconnect to the new one. A
+// stream's read deadline is lifted once its request is in (Caddy's admin server reads requests
+// under a 10 s deadline that stays on the connection and would end a stream after 10 s), and
+// a writer whose wrappers hide Flush (Caddy's admin routes get one) gets it back through
+// http.ResponseController, which Connect needs for streams.
+func ServeHost(h http.Handler, w http.ResponseWriter, r *http.Request, ends context.Context) {
+	if r.URL.Path == StreamProcedure {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		if ends != nil {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(ends, cancel)()
+			r = r.WithContext(ctx)
+		}
+	}
+	h.ServeHTTP(flushWriter{w}, r)
+}
+
+// flushWriter adds Flush to a ResponseWriter whose wrappers hide it.
+type flushWriter struct{ http.ResponseWriter }
+
+func (f flushWriter) Flush() { _ = http.NewResponseController(f.ResponseWriter).Flush() }
+
+func (f flushWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }

@@ -303,13 +303,22 @@ func contains(v, want any) bool {
 // metricName finds the names of the Prometheus series the module package defines.
 var metricName = regexp.MustCompile(`(?:Name:\s*|NewDesc\(\s*)"((?:llmtap|gen_ai|hw)_[a-z0-9_]+)"`)
 
-// TestMetricsDocumented: every series the module package defines appears on a page.
+// metricPkgs are the packages that define Prometheus series: the module package and the
+// collectors it registers.
+var metricPkgs = []string{modulePkg, "../telemetry/promexport"}
+
+// TestMetricsDocumented: every series the module package and its collectors define appears on
+// a page.
 func TestMetricsDocumented(t *testing.T) {
 	var all strings.Builder
 	for _, p := range pages {
 		all.WriteString(readPage(t, p.id))
 	}
-	files, _ := filepath.Glob(filepath.Join(modulePkg, "*.go"))
+	var files []string
+	for _, dir := range metricPkgs {
+		fs, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		files = append(files, fs...)
+	}
 	var names []string
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -199,12 +199,13 @@ func reflectEqualJSON(a, b any) bool {
 // and the name of each descriptor a custom collector serves (prometheus.NewDesc).
 var metricDecl = regexp.MustCompile(`(?s)(Histogram|Counter|Gauge)Opts\{\s*Name:\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"|(NewDesc)\(\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"`)
 
-// registeredMetrics reads the names llmtap registers from its source, so a renamed metric
-// fails the dashboard check. Histograms also answer to their _bucket, _sum and _count series.
+// registeredMetrics reads the names llmtap registers from its source (the module and the
+// collectors of telemetry/promexport), so a renamed metric fails the dashboard check.
+// Histograms also answer to their _bucket, _sum and _count series.
 func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, file := range glob(t, "../modules/llmtap/*.go") {
+	for _, file := range append(glob(t, "../modules/llmtap/*.go"), glob(t, "../telemetry/promexport/*.go")...) {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
 		}
@@ -226,7 +227,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	if !out["llmtap_requests_total"] || !out["gen_ai_server_time_to_first_token_seconds_bucket"] {
-		t.Fatalf("found no llmtap metric declarations (the pattern no longer matches metrics.go?): %v", out)
+		t.Fatalf("found no llmtap metric declarations (the pattern no longer matches modules/llmtap and telemetry/promexport?): %v", out)
 	}
 	return out
 }

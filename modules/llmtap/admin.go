@@ -1,15 +1,16 @@
 package llmtap
 
 import (
-	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
-	"github.com/llmtap/llmtap/telemetry/stats"
-	"github.com/llmtap/llmtap/telemetry/tap"
+	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 func init() {
@@ -27,7 +28,11 @@ func init() {
 //	GET /llmtap/mirror/pairs?limit=N the N most recent live/mirror pairs as JSON lines
 //	GET /llmtap/ui/                the live dashboard (dashboard.go)
 //	GET /llmtap/timeline           fixed windows of request, GPU and server metrics
-//	                               (?since=<unix ms>&class=&model=; timeline.go)
+//	                               (?since=<unix ms>&class=&model=)
+//	GET|POST /llmtap/shadow/…      shadow load status and control (api.ShadowRoute)
+//
+// The handlers are package api's (api.Admin) over this process's engines; their errors
+// become Caddy's, which it writes as {"error": "…"} with their status.
 type adminAPI struct{}
 
 // CaddyModule returns the Caddy module information.
@@ -38,83 +43,60 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
+// admin serves the JSON routes over the process's engines.
+var admin = api.Admin{
+	Tap:             activeTap,
+	RecorderDropped: RecorderDropped,
+	Mirror: func() api.MirrorDoc {
+		return api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()}
+	},
+	MirrorPairs: func() []mirror.Pair { return proc.mirror.pairs.Pairs() },
+	Timeline:    func() *timeline.Timeline { return proc.hub.Timeline() },
+	Shadow:      shadowControl,
+}
+
+// shadowControl controls the process's shadow loads, for the admin routes and the Connect
+// service alike.
+var shadowControl = api.RunnerShadow{Runner: shadowRunner, Runners: shadowRunners, State: shadowStatus, Logged: logShadowControl}
+
 // Routes returns the admin routes, each refusing non-loopback clients and origins
 // (adminguard.go).
-func (a adminAPI) Routes() []caddy.AdminRoute {
+func (adminAPI) Routes() []caddy.AdminRoute {
 	return guardRoutes([]caddy.AdminRoute{
-		{Pattern: "/llmtap/summary", Handler: caddy.AdminHandlerFunc(a.summary)},
-		{Pattern: "/llmtap/requests", Handler: caddy.AdminHandlerFunc(a.requests)},
-		{Pattern: shadowRoute, Handler: caddy.AdminHandlerFunc(a.shadow)},       // shadow_admin.go
-		{Pattern: shadowRoute + "/", Handler: caddy.AdminHandlerFunc(a.shadow)}, // shadow_admin.go
-		{Pattern: "/llmtap/mirror", Handler: caddy.AdminHandlerFunc(a.mirrorSummary)},
-		{Pattern: "/llmtap/mirror/pairs", Handler: caddy.AdminHandlerFunc(a.mirrorPairList)},
-		{Pattern: dashboardPrefix, Handler: caddy.AdminHandlerFunc(a.dashboard)},
-		{Pattern: "/llmtap/timeline", Handler: caddy.AdminHandlerFunc(a.timeline)},
+		{Pattern: "/llmtap/summary", Handler: adminHandler(admin.Summary)},
+		{Pattern: "/llmtap/requests", Handler: adminHandler(admin.Requests)},
+		{Pattern: api.ShadowRoute, Handler: adminHandler(admin.ShadowLoads)},
+		{Pattern: api.ShadowRoute + "/", Handler: adminHandler(admin.ShadowLoads)},
+		{Pattern: "/llmtap/mirror", Handler: adminHandler(admin.MirrorSummary)},
+		{Pattern: "/llmtap/mirror/pairs", Handler: adminHandler(admin.MirrorPairList)},
+		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard)},
+		{Pattern: "/llmtap/timeline", Handler: adminHandler(admin.TimelineWindows)},
 	})
 }
 
-func (adminAPI) summary(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	t := activeTap()
-	if t == nil {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no loaded config uses the llmtap handler")}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(summaryDoc(t))
+// adminHandler serves h on the admin listener: its api.HTTPError becomes Caddy's APIError.
+func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
+	return caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
+		err := h(w, r)
+		if he := (*api.HTTPError)(nil); errors.As(err, &he) {
+			return caddy.APIError{HTTPStatus: he.Status, Err: he.Err}
+		}
+		return err
+	})
 }
 
-func (adminAPI) requests(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+func shadowStatus() api.ShadowDoc {
+	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
+		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
+		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
+	for _, r := range shadowRunners() {
+		doc.Shadows = append(doc.Shadows, r.Status())
 	}
-	t := activeTap()
-	if t == nil {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no loaded config uses the llmtap handler")}
-	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("limit must be a positive integer, got %q", v)}
-		}
-		limit = n
-	}
-	recs := t.Recent().Last(limit)
-	if v := r.URL.Query().Get("slowest"); v != "" {
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 1 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("slowest must be a positive integer, got %q", v)}
-		}
-		recs = slowest(recs, k) // dashboard.go
-	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	for _, rec := range recs {
-		if err := enc.Encode(rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	return doc
+}
+
+func logShadowControl(name, what string) {
+	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
 }
 
 var _ caddy.AdminRouter = adminAPI{}
-
-// summaryBody is the document GET /llmtap/summary returns.
-type summaryBody struct {
-	// InFlight is the number of requests being measured when the summary was taken.
-	InFlight int64 `json:"in_flight"`
-	// RecordsDropped counts records lost because the record pipeline's queue was full: the
-	// requests passed, but their measurements are missing from the summary.
-	RecordsDropped uint64 `json:"records_dropped"`
-	// RecorderDropped counts measured requests the recorder could not write to its files
-	// because its queue was full: they are in the summary but missing from the recording.
-	RecorderDropped uint64 `json:"recorder_dropped"`
-	// Summary holds the per-group statistics in AIPerf's layout.
-	Summary stats.Summary `json:"summary"`
-}
-
-func summaryDoc(t *tap.Tap) summaryBody {
-	return summaryBody{InFlight: t.InFlight(), RecordsDropped: t.Dropped(), RecorderDropped: RecorderDropped(), Summary: t.Stats().Summary()}
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
@@ -27,10 +26,31 @@ func newService(readOnly bool) *api.Service {
 		RecorderDropped: RecorderDropped,
 		Recording:       runtimeRecording{},
 		Timeline:        activeTimelineSource,
-		Shadow:          func() api.Shadow { return shadowControl{} },
+		Shadow:          func() api.Shadow { return shadowControl },
 		NoShadow:        "shadow load control is not built into this binary",
 		ReadOnly:        readOnly,
 	})
+}
+
+// SourceTimeline names windows that come from the app's timeline.
+const SourceTimeline = api.SourceTimeline
+
+// activeTimelineSource returns the app's running timeline as the API's window source, or nil
+// when none runs (the API then computes windows from the engine's statistics).
+func activeTimelineSource() api.Timeline {
+	if tl := ActiveTimeline(); tl != nil {
+		return api.TimelineSource{TL: tl, RecordsDropped: RecordsDropped}
+	}
+	return nil
+}
+
+// RecordsDropped is the number of records the running engine's pipeline dropped (0 when none
+// runs).
+func RecordsDropped() uint64 {
+	if t := activeTap(); t != nil {
+		return t.Dropped()
+	}
+	return 0
 }
 
 // connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin
@@ -57,34 +77,15 @@ func (connectAdmin) Routes() []caddy.AdminRoute {
 	})}})
 }
 
-// serveConnect serves one request of the service for the config whose context is cfg.
-//
-// A timeline stream ends when that config is unloaded: a reload replaces the admin server
-// (and a site's server) and waits, up to 10 s, for its connections to go idle, which a stream
-// never does; ending it lets the old server stop at once and the client reconnect to the new
-// one. Caddy's admin server also reads requests under a 10 s deadline that stays on the
-// connection and would end a stream after 10 s, so a stream's deadline is lifted once its
-// request is in; and admin routes get a writer without Flush, which Connect needs for
-// streams, so one is added that flushes through http.ResponseController.
+// serveConnect serves one request of the service for the config whose context is cfg: a
+// timeline stream ends when that config is unloaded (api.ServeHost).
 func serveConnect(h http.Handler, w http.ResponseWriter, r *http.Request, cfg caddy.Context) {
-	if r.URL.Path == api.StreamProcedure {
-		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		if cfg.Context != nil {
-			ctx, cancel := context.WithCancel(r.Context())
-			defer cancel()
-			defer context.AfterFunc(cfg, cancel)()
-			r = r.WithContext(ctx)
-		}
+	var ends context.Context
+	if cfg.Context != nil {
+		ends = cfg
 	}
-	h.ServeHTTP(flushWriter{w}, r)
+	api.ServeHost(h, w, r, ends)
 }
-
-// flushWriter adds Flush to a ResponseWriter whose wrappers hide it.
-type flushWriter struct{ http.ResponseWriter }
-
-func (f flushWriter) Flush() { _ = http.NewResponseController(f.ResponseWriter).Flush() }
-
-func (f flushWriter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // APIHandler serves the Connect API on a site route (http.handlers.llmtap_api, Caddyfile
 // directive llmtap_api): requests whose path starts with /llmtap.v1.TapService/ are answered,

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -66,7 +64,7 @@ func (runtimeRecording) Start(_ context.Context, req *llmtapv1.RecordingStartReq
 	}
 	e := &runtimeEntry{rec: rec, started: time.Now()}
 	proc.runtimeRec.Store(e)
-	return recordingProto(rec, "runtime", e.started), nil
+	return api.RecordingProto(rec, "runtime", e.started), nil
 }
 
 // stopTimeout bounds how long Stop waits for the recorder to write its queue.
@@ -87,7 +85,7 @@ func (runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
 	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 	defer cancel()
 	_ = e.rec.Flush(ctx)
-	p := recordingProto(e.rec, "runtime", e.started)
+	p := api.RecordingProto(e.rec, "runtime", e.started)
 	if err := e.rec.Close(ctx); err != nil {
 		return nil, fmt.Errorf("closing the recording in %s: %w", p.Dir, err)
 	}
@@ -101,7 +99,7 @@ func (runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
 func (runtimeRecording) Status(context.Context) ([]*llmtapv1.Recording, error) {
 	var out []*llmtapv1.Recording
 	if e := proc.runtimeRec.Load(); e != nil {
-		out = append(out, recordingProto(e.rec, "runtime", e.started))
+		out = append(out, api.RecordingProto(e.rec, "runtime", e.started))
 	}
 	proc.recMu.RLock()
 	recs := make([]*recorder.Recorder, 0, len(proc.recorders))
@@ -111,23 +109,9 @@ func (runtimeRecording) Status(context.Context) ([]*llmtapv1.Recording, error) {
 	proc.recMu.RUnlock()
 	slices.SortFunc(recs, func(a, b *recorder.Recorder) int { return strings.Compare(a.Options().Dir, b.Options().Dir) })
 	for _, r := range recs {
-		out = append(out, recordingProto(r, "config", time.Time{}))
+		out = append(out, api.RecordingProto(r, "config", time.Time{}))
 	}
 	return out, nil
-}
-
-// recordingProto describes a recorder, with the files it has open (accurate after a flush).
-func recordingProto(r *recorder.Recorder, origin string, started time.Time) *llmtapv1.Recording {
-	st := r.Stats()
-	p := &llmtapv1.Recording{
-		Dir: r.Options().Dir, Origin: origin,
-		Written: st.Written, Dropped: st.Dropped + st.Failed, Filtered: st.Filtered, Errors: st.Errors,
-	}
-	p.Files = r.Files()
-	if !started.IsZero() {
-		p.Started = timestamppb.New(started)
-	}
-	return p
 }
 
 var _ api.Recording = runtimeRecording{}

@@ -1,15 +1,11 @@
 package llmtap
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +13,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
-	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/ui"
 )
 
@@ -47,34 +43,19 @@ func dashboardRoutes() []string {
 
 // dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
 // routes of the same origin.
-func (adminAPI) dashboard(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
+func dashboard(w http.ResponseWriter, r *http.Request) error {
+	if err := api.AllowMethod(r, http.MethodGet, http.MethodHead); err != nil {
+		return err
 	}
 	if r.URL.Path != dashboardPrefix {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)}
+		return api.Errorf(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
 	}
 	h, err := dashboardPage()
 	if err != nil {
-		return caddy.APIError{HTTPStatus: http.StatusInternalServerError, Err: fmt.Errorf("building the dashboard page: %w", err)}
+		return api.Errorf(http.StatusInternalServerError, "building the dashboard page: %w", err)
 	}
 	h.ServeHTTP(w, r)
 	return nil
-}
-
-// slowest returns the k slowest of recs, slowest first, for the dashboard's table: by request
-// latency, or by duration where there is none (a failed or non-streaming request). It sorts a
-// copy; recs stays as it was.
-func slowest(recs []*record.Record, k int) []*record.Record {
-	key := func(r *record.Record) float64 {
-		if r.RequestLatencyMs != nil {
-			return *r.RequestLatencyMs
-		}
-		return r.DurationMs
-	}
-	out := slices.Clone(recs)
-	slices.SortStableFunc(out, func(a, b *record.Record) int { return cmp.Compare(key(b), key(a)) })
-	return out[:min(k, len(out))]
 }
 
 // DashboardEnv names the environment variable that sets where llmtap serves its dashboard on a
@@ -174,8 +155,8 @@ func dashboardHandler() http.Handler {
 		http.Redirect(w, r, dashboardPrefix, http.StatusTemporaryRedirect)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := browserChecks(r); err != nil {
-			writeAdminError(w, err)
+		if err := adminPolicyFromEnv().CheckBrowser(r); err != nil {
+			writeAdminError(w, refused(err))
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -207,57 +188,4 @@ func writeAdminError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(apiErr.HTTPStatus)
 	json.NewEncoder(w).Encode(apiErr) //nolint:errcheck // the client went away
-}
-
-// browserChecks makes, on the dashboard listener, the checks Caddy's admin listener makes for
-// browsers before the guard of every route (adminguard.go) runs: the Host must name a loopback
-// host, or one LLMTAP_ADMIN_ALLOW allows (a page of a rebound DNS name reaches loopback with
-// its own name as the Host), and a request another site made is refused (a browser says so in
-// Sec-Fetch-Site; a no-cors request carries no Origin for the guard to check).
-func browserChecks(r *http.Request) error {
-	p := adminPolicyFromEnv()
-	refuse := func(format string, args ...any) error {
-		return caddy.APIError{HTTPStatus: http.StatusForbidden, Err: fmt.Errorf("%w: %s", errAdminRefused, fmt.Sprintf(format, args...))}
-	}
-	if !p.hostAllowed(r.Host) {
-		return refuse("host %q is not a loopback host; the dashboard listener answers requests to localhost or a loopback address unless %s allows more", r.Host, AdminAllowEnv)
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
-		if _, ok := r.Header["Origin"]; !ok || !p.originAllowed(r.Header.Get("Origin")) {
-			return refuse("a request made by another site (Sec-Fetch-Site %s) is refused", site)
-		}
-	}
-	return nil
-}
-
-// hostAllowed reports whether a request's Host header names the dashboard listener under a
-// loopback name, or a host the policy allows.
-func (p adminPolicy) hostAllowed(hostport string) bool {
-	if p.any {
-		return true
-	}
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if ip.Unmap().IsLoopback() {
-			return true
-		}
-		for _, n := range p.nets {
-			if n.Contains(ip.Unmap()) {
-				return true
-			}
-		}
-	}
-	for o := range p.origins {
-		if _, h, ok := strings.Cut(o, "://"); ok && strings.EqualFold(h, hostport) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,7 +1,5 @@
 package llmtap
 
-import "github.com/prometheus/client_golang/prometheus"
-
 // ResetModelLabels forgets the models the process-wide label set gave series to, so each test
 // that loads a config starts with every place free, whatever models the tests before it sent.
 // The Prometheus series those tests created stay; tests look only at their own models.
@@ -12,10 +10,6 @@ func ResetModelLabels() { modelLabels.Reset() }
 // small for the tests after it as it found it.
 func DeleteModelSeries(models ...string) {
 	for _, m := range models {
-		match := prometheus.Labels{"model": m}
-		for _, v := range []*prometheus.MetricVec{metricTTFT.MetricVec, metricTPOT.MetricVec, metricDuration.MetricVec, metricOpDuration.MetricVec,
-			metricTokens.MetricVec, metricRequests.MetricVec, metricErrors.MetricVec} {
-			v.DeletePartialMatch(match)
-		}
+		requestMetrics.DeleteModel(m)
 	}
 }

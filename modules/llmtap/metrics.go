@@ -1,116 +1,73 @@
 package llmtap
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
-	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/promexport"
 )
 
-// The collectors are created once per process and registered again in the registry of every
-// config load (Caddy makes a new registry per load), so counts survive reloads.
+// The collectors (telemetry/promexport) are created once per process and registered again in
+// the registry of every config load (Caddy makes a new registry per load), so counts survive
+// reloads.
 var (
-	labels = []string{"model", "class", "status_class"}
-
-	// Bucket boundaries recommended by the OpenTelemetry GenAI semantic conventions, the same
-	// the OTel export uses.
-	ttftBuckets     = otelexport.TTFTBuckets
-	tpotBuckets     = otelexport.TPOTBuckets
-	durationBuckets = otelexport.DurationBuckets
-	tokenBuckets    = otelexport.TokenBuckets
-
-	metricTTFT = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
-		Name:    "gen_ai_server_time_to_first_token_seconds",
-		Help:    "Time from the request reaching llmtap to the first content event of the response (successful streams).",
-		Buckets: ttftBuckets,
-	}), labels)
-	metricTPOT = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
-		Name:    "gen_ai_server_time_per_output_token_seconds",
-		Help:    "Inter-token latency: (request latency - time to first token) / (output tokens - 1), for successful streams of two tokens or more.",
-		Buckets: tpotBuckets,
-	}), labels)
-	metricDuration = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
-		Name:    "gen_ai_server_request_duration_seconds",
-		Help:    "Time from the request reaching llmtap to its last content event (streams) or the end of its body (non-streaming).",
-		Buckets: durationBuckets,
-	}), labels)
-	metricOpDuration = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
-		Name:    "gen_ai_client_operation_duration_seconds",
-		Help:    "Time from the request reaching llmtap until its response was complete (every request, failed ones included).",
-		Buckets: durationBuckets,
-	}), labels)
-	metricTokens = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
-		Name:    "gen_ai_client_token_usage",
-		Help:    "Tokens per request by type (input, output); the count comes from the server's usage when sent, else from llmtap's tokenizer.",
-		Buckets: tokenBuckets,
-	}), append([]string{"gen_ai_token_type"}, labels...))
-	metricRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "llmtap_requests_total",
-		Help: "Requests measured, by model, traffic class and response status class.",
-	}, labels)
-	metricErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "llmtap_request_errors_total",
-		Help: "Requests that failed, by traffic class and error class (http_status, stream_error, truncated, client_canceled, upstream_failure, malformed).",
-	}, []string{"class", "error"})
-	metricInFlight = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "llmtap_streams_in_flight",
-		Help: "Requests being measured right now.",
-	}, func() float64 {
-		if t := activeTap(); t != nil {
-			return float64(t.InFlight())
-		}
-		return 0
-	})
-	metricDropped = prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "llmtap_records_dropped_total",
-		Help: "Request records dropped because the record pipeline's queue was full (measurement lost, traffic unaffected).",
-	}, func() float64 {
-		if t := activeTap(); t != nil {
-			return float64(t.Dropped())
-		}
-		return 0
-	})
-
-	collectors = []prometheus.Collector{metricTTFT, metricTPOT, metricDuration, metricOpDuration, metricTokens,
-		metricRequests, metricErrors, metricInFlight, metricDropped, mirrorCollector{},
-		newGPUCollector()} // hw_* from the GPU sampler (gpu_prometheus.go)
-
 	// modelLabels bounds model names, in length and number, with the one rule of
 	// telemetry/labelcap; /metrics, the OTel export, the summary and the timeline share it, so
 	// they give the same models their own series and fold the same ones into "_other".
 	modelLabels = labelcap.New(labelcap.DefaultMax)
+
+	// requestMetrics is the engine's Prometheus sink (engine.go).
+	requestMetrics = promexport.NewRequests(promexport.RequestSources{
+		Models:    modelLabels,
+		InFlight:  func() float64 { return float64(activeTapInFlight()) },
+		Dropped:   func() float64 { return float64(RecordsDropped()) },
+		Histogram: histogramOpts, // metrics_native.go
+	})
+
+	// collectors are the rest: GPU readings, mirror and shadow counters read at scrape time.
+	collectors = []prometheus.Collector{
+		promexport.NewGPU(func() []gpu.Sample { return latestGPUSamples(nil) }),
+		promexport.Mirror(func() promexport.MirrorReading {
+			return promexport.MirrorReading{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary().Pairs}
+		}),
+		promexport.Shadow(func() []inproc.Status {
+			rs := shadowRunners()
+			out := make([]inproc.Status, len(rs))
+			for i, r := range rs {
+				out[i] = r.Status()
+			}
+			return out
+		}),
+		recorderCollector{}, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
+	}
 )
 
-// metricsSink observes finalized records into the Prometheus collectors.
-type metricsSink struct{}
+// activeTapInFlight is the number of requests the running engine measures (0 when none runs).
+func activeTapInFlight() int64 {
+	if t := activeTap(); t != nil {
+		return t.InFlight()
+	}
+	return 0
+}
 
-func (metricsSink) Consume(r *record.Record) {
-	model, _ := modelLabels.Label(r.Model)
-	if model == "" {
-		model = record.UnknownModel
+// registerCollectors registers every llmtap collector in reg (Caddy makes a new registry per
+// config load), tolerating ones already there. Both the llmtap app and the handler call it, so
+// a config with either one alone serves all of llmtap's metrics, the GPU readings included.
+func registerCollectors(reg *prometheus.Registry) error {
+	if reg == nil {
+		return nil
 	}
-	sc := r.StatusClass()
-	metricRequests.WithLabelValues(model, r.Class, sc).Inc()
-	metricOpDuration.WithLabelValues(model, r.Class, sc).Observe(r.DurationMs / 1000)
-	countUnusual(r)
-	if !r.OK() {
-		metricErrors.WithLabelValues(r.Class, r.Error).Inc()
-		return
+	for _, c := range append(requestMetrics.Collectors(), collectors...) {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return err
+			}
+		}
 	}
-	if r.TTFTMs != nil {
-		metricTTFT.WithLabelValues(model, r.Class, sc).Observe(*r.TTFTMs / 1000)
-	}
-	if r.ITLMs != nil {
-		metricTPOT.WithLabelValues(model, r.Class, sc).Observe(*r.ITLMs / 1000)
-	}
-	if r.RequestLatencyMs != nil {
-		metricDuration.WithLabelValues(model, r.Class, sc).Observe(*r.RequestLatencyMs / 1000)
-	}
-	if r.InputTokensSource != "" {
-		metricTokens.WithLabelValues("input", model, r.Class, sc).Observe(float64(r.InputTokens))
-	}
-	if r.OutputTokensSource != "" {
-		metricTokens.WithLabelValues("output", model, r.Class, sc).Observe(float64(r.OutputTokens))
-	}
+	return nil
 }

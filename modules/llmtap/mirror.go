@@ -1,15 +1,12 @@
 package llmtap
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -210,108 +207,7 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// mirrorDoc is the document GET /llmtap/mirror returns.
-type mirrorDoc struct {
-	// Counters are what happened to sampled requests since the process started.
-	Counters mirror.Counters `json:"counters"`
-	// Gate is the guard rails' pause switch.
-	Gate mirror.GateState `json:"gate"`
-	// Pairs compares live and mirror over the same requests, per model.
-	Pairs mirror.Summary `json:"pairs"`
-	// Verdicts are the canary verdicts, per model.
-	Verdicts []mirror.ModelVerdict `json:"verdicts"`
-}
-
-// mirrorSummary serves GET /llmtap/mirror.
-func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	if t := activeTap(); t != nil {
-		t.Flush() // so that pairs ended before this request are in
-	}
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()})
-}
-
-// mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)
-// as JSON lines, oldest first, each with the live and the mirror TTFT, ITL and latency of one
-// request.
-func (adminAPI) mirrorPairList(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	limit := 100
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("limit must be a positive integer, got %q", v)}
-		}
-		limit = n
-	}
-	if t := activeTap(); t != nil {
-		t.Flush()
-	}
-	pairs := proc.mirror.pairs.Pairs()
-	pairs = pairs[max(0, len(pairs)-limit):]
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	enc := json.NewEncoder(w)
-	for i := range pairs {
-		if err := enc.Encode(&pairs[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// mirrorCollector exposes the mirror's counters to Prometheus, read from the process-wide
-// counters at scrape time.
-type mirrorCollector struct{}
-
-var (
-	descMirrorSampled   = prometheus.NewDesc("llmtap_mirror_sampled_total", "Live requests the sample chose for mirroring.", nil, nil)
-	descMirrorSent      = prometheus.NewDesc("llmtap_mirror_sent_total", "Mirror requests started.", nil, nil)
-	descMirrorCompleted = prometheus.NewDesc("llmtap_mirror_completed_total", "Mirror requests whose response was read to its end with a status below 400.", nil, nil)
-	descMirrorFailed    = prometheus.NewDesc("llmtap_mirror_failed_total", "Mirror requests that got no response, an HTTP status of 400 or more, or a response that broke off.", nil, nil)
-	descMirrorSkipped   = prometheus.NewDesc("llmtap_mirror_skipped_total", "Sampled requests not mirrored, by reason (over_cap, body_too_large, body_incomplete, paused, loop, stopped).", []string{"reason"}, nil)
-	descMirrorInFlight  = prometheus.NewDesc("llmtap_mirror_in_flight", "Mirror requests running now.", nil, nil)
-	descMirrorPaused    = prometheus.NewDesc("llmtap_mirror_paused", "1 while the guard rails hold mirroring paused, else 0.", nil, nil)
-	descMirrorPauses    = prometheus.NewDesc("llmtap_mirror_pauses_total", "Times the guard rails paused mirroring.", nil, nil)
-	descMirrorPairs     = prometheus.NewDesc("llmtap_mirror_pairs_total", "Live requests paired with the record of their mirror copy.", nil, nil)
-)
-
-func (mirrorCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMirrorSampled, descMirrorSent, descMirrorCompleted, descMirrorFailed,
-		descMirrorSkipped, descMirrorInFlight, descMirrorPaused, descMirrorPauses, descMirrorPairs} {
-		ch <- d
-	}
-}
-
-func (mirrorCollector) Collect(ch chan<- prometheus.Metric) {
-	c := proc.mirror.stats.Snapshot()
-	g := proc.mirror.gate.State()
-	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
-	}
-	counter(descMirrorSampled, c.Sampled)
-	counter(descMirrorSent, c.Sent)
-	counter(descMirrorCompleted, c.Completed)
-	counter(descMirrorFailed, c.Failed)
-	for _, reason := range mirror.SkipReasons {
-		counter(descMirrorSkipped, c.Skipped[reason], reason)
-	}
-	ch <- prometheus.MustNewConstMetric(descMirrorInFlight, prometheus.GaugeValue, float64(c.InFlight))
-	paused := 0.0
-	if g.Paused {
-		paused = 1
-	}
-	ch <- prometheus.MustNewConstMetric(descMirrorPaused, prometheus.GaugeValue, paused)
-	counter(descMirrorPauses, g.Pauses)
-	counter(descMirrorPairs, proc.mirror.pairs.Summary().Pairs)
-}
-
 // Interface guards
 var (
-	_ io.ReadCloser        = (*bodyEnd)(nil)
-	_ prometheus.Collector = mirrorCollector{}
+	_ io.ReadCloser = (*bodyEnd)(nil)
 )

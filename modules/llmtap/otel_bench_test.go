@@ -28,7 +28,7 @@ func benchRecord(t0 time.Time) *record.Record {
 
 // BenchmarkRecordSinks is the cost per record of each exporting sink on the record pipeline's
 // worker goroutine (off the request path), for a 128-token stream: the Prometheus collectors
-// (metricsSink, the anchor), the OTel GenAI metrics (seven histograms, time_per_output_chunk
+// (requestMetrics, the anchor), the OTel GenAI metrics (seven histograms, time_per_output_chunk
 // taking one measurement per chunk after the first: 127 here), and the span's end from the
 // record. "otel-span" includes the span's start, which runs on the request path; the batch
 // processor's export is not included (its exporter sends nowhere).
@@ -47,7 +47,7 @@ func BenchmarkRecordSinks(b *testing.B) {
 		name string
 		sink pipeline.SinkFunc
 	}{
-		{"prometheus", metricsSink{}.Consume},
+		{"prometheus", requestMetrics.Consume},
 		{"otel-metrics", om.Consume},
 		{"otel-span", func(r *record.Record) {
 			r.Span = tr.Start(context.Background(), nil, r.Start)

@@ -1,10 +1,6 @@
 package llmtap
 
 import (
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -105,41 +101,4 @@ func recordingDirs() map[string]recorder.Options {
 		dirs[e.rec.Options().Dir] = e.rec.Options()
 	}
 	return dirs
-}
-
-// timelineBody is the document GET /llmtap/timeline returns.
-type timelineBody struct {
-	// WindowMs is the window length in milliseconds.
-	WindowMs float64 `json:"window_ms"`
-	// Dropped counts records, GPU samples and scrapes that fell outside the kept windows.
-	Dropped uint64 `json:"dropped"`
-	// Windows are the closed windows asked for, oldest first.
-	Windows []timeline.Window `json:"windows"`
-}
-
-// timeline serves GET /llmtap/timeline[?since=<unix ms>&class=<class>&model=<model>]: the
-// closed windows that start at or after since, with only the series of class and model when
-// given.
-func (adminAPI) timeline(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet {
-		return caddy.APIError{HTTPStatus: http.StatusMethodNotAllowed, Err: fmt.Errorf("method %s not allowed; use GET", r.Method)}
-	}
-	tl := proc.hub.Timeline()
-	if tl == nil {
-		return caddy.APIError{HTTPStatus: http.StatusNotFound, Err: fmt.Errorf("no timeline is running: load a config with the llmtap global option (and no timeline off)")}
-	}
-	q := timeline.Query{Class: r.URL.Query().Get("class"), Model: r.URL.Query().Get("model")}
-	if v := r.URL.Query().Get("since"); v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || ms < 0 {
-			return caddy.APIError{HTTPStatus: http.StatusBadRequest, Err: fmt.Errorf("since must be a Unix time in milliseconds, got %q", v)}
-		}
-		q.Since = time.UnixMilli(ms)
-	}
-	body := timelineBody{WindowMs: float64(tl.Window()) / 1e6, Dropped: tl.Dropped(), Windows: tl.Windows(q)}
-	if body.Windows == nil {
-		body.Windows = []timeline.Window{}
-	}
-	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(body)
 }

@@ -7,9 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/telemetry/meter"
-	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 // upstreamTrace times the exchange with the upstream through the HTTP client's trace hooks
@@ -59,13 +57,4 @@ func (u *upstreamTrace) hand(m *meter.Meter) {
 		Wrote:     time.Duration(u.wrote.Load()),
 		FirstByte: time.Duration(u.firstByte.Load()),
 	})
-}
-
-// serverQuantiles is a server latency of the timeline in the Connect timeline's form; nil for
-// nil.
-func serverQuantiles(l *timeline.ServerLatency) *llmtapv1.Quantiles {
-	if l == nil {
-		return nil
-	}
-	return &llmtapv1.Quantiles{P50: l.P50, P99: l.P99, Count: int64(l.Count)}
 }

@@ -1,4 +1,4 @@
-package llmtap
+package promexport
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -8,17 +8,20 @@ import (
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
-// gpuCollector serves the GPU readings of the OpenTelemetry export (otelexport.GPUReadings:
-// hw.power, hw.energy, hw.gpu.*, …) on Caddy's /metrics, named as the OTel-to-Prometheus
+// GPU serves the GPU readings of the OpenTelemetry export (otelexport.GPUReadings: hw.power,
+// hw.energy, hw.gpu.*, …) to Prometheus, named as the OTel-to-Prometheus
 // translation names them (hw_power_watts, hw_energy_joules_total, hw_gpu_utilization_ratio, …,
 // labels hw_id, hw_name, hw_type, hw_vendor), from the latest poll of the GPU sampler. Without
 // a GPU source it exports nothing.
-type gpuCollector struct {
-	descs []*prometheus.Desc // in GPUReadings order
-	types []prometheus.ValueType
+type GPU struct {
+	samples func() []gpu.Sample
+	descs   []*prometheus.Desc // in GPUReadings order
+	types   []prometheus.ValueType
 }
 
-func newGPUCollector() *gpuCollector {
+// NewGPU returns the collector of the samples the function returns at scrape time (the latest
+// poll of every GPU; nil or none: no series).
+func NewGPU(samples func() []gpu.Sample) *GPU {
 	names := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
 	labels := otlptranslator.LabelNamer{}
 	promLabel := func(key string) string {
@@ -28,7 +31,7 @@ func newGPUCollector() *gpuCollector {
 		}
 		return l
 	}
-	c := &gpuCollector{}
+	c := &GPU{samples: samples}
 	var base []string
 	for _, kv := range otelexport.GPUAttrs(&gpu.Sample{}) {
 		base = append(base, promLabel(string(kv.Key)))
@@ -56,15 +59,18 @@ func newGPUCollector() *gpuCollector {
 }
 
 // Describe sends the descriptors of every GPU reading.
-func (c *gpuCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *GPU) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.descs {
 		ch <- d
 	}
 }
 
 // Collect sends the readings of the latest poll of every GPU.
-func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
-	samples := latestGPUSamples(nil)
+func (c *GPU) Collect(ch chan<- prometheus.Metric) {
+	if c.samples == nil {
+		return
+	}
+	samples := c.samples()
 	for i := range samples {
 		s := &samples[i]
 		attrs := otelexport.GPUAttrs(s)
@@ -80,4 +86,4 @@ func (c *gpuCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-var _ prometheus.Collector = (*gpuCollector)(nil)
+var _ prometheus.Collector = (*GPU)(nil)

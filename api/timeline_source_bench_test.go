@@ -1,18 +1,19 @@
-package llmtap
+package api_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
-// BenchmarkTimelineSourceWindow is the cost of one StreamTimeline window from the app's
-// timeline — the closed window's snapshot converted to protobuf — for the same traffic as
-// api's BenchmarkStatsTimelineWindow: 10 models × 3 classes, 1,000 requests each, here all
-// completed within the window.
+// BenchmarkTimelineSourceWindow is the cost of one StreamTimeline window from a timeline of
+// fixed windows (the Caddy app's) — the closed window's snapshot converted to protobuf — for
+// the same traffic as BenchmarkStatsTimelineWindow: 10 models × 3 classes, 1,000 requests
+// each, here all completed within the window.
 func BenchmarkTimelineSourceWindow(b *testing.B) {
 	now := time.Now().Truncate(time.Second)
 	tl := timeline.New(timeline.Options{Now: func() time.Time { return now.Add(500 * time.Millisecond) }})
@@ -27,7 +28,7 @@ func BenchmarkTimelineSourceWindow(b *testing.B) {
 		}
 	}
 	tl.Close(now.Add(time.Second))
-	src := timelineSource{tl}
+	src := api.TimelineSource{TL: tl}
 	after := now.Add(-time.Second).UnixNano() / int64(time.Second)
 	b.ReportAllocs()
 	for b.Loop() {
