@@ -21,13 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/tee"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -172,18 +171,15 @@ http://%s {
 	reverse_proxy %s
 }
 `, addrs[0], dir, addrs[1], ollamaTeeAddr, addrs[2], ollamaTeeAddr, addrs[3], mockAddr)
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "e2e"})
+	cfgJSON, err := testkit.AdaptCaddyfile("e2e", cf)
 	if err != nil {
-		return stop, fmt.Errorf("adapting the Caddyfile: %w", err)
+		return stop, err
 	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		return stop, fmt.Errorf("loading Caddy: %w", err)
+	if err := testkit.LoadConfig(cfgJSON); err != nil {
+		return stop, err
 	}
-	stops = append(stops, func() {
-		// Disabling the admin endpoint stops the admin server that caddy.Stop leaves running.
-		_ = caddy.Load([]byte(`{"admin":{"disabled":true,"config":{"persist":false}}}`), true)
-		_ = caddy.Stop()
-	})
+	// Shutdown disables the admin endpoint: that stops the admin server caddy.Stop leaves running.
+	stops = append(stops, func() { _ = testkit.Shutdown() })
 	env.admin = "http://" + addrs[0]
 	env.config = cfgJSON
 	env.plain, env.inject, env.anthropic = "http://"+addrs[1], "http://"+addrs[2], "http://"+addrs[3]
