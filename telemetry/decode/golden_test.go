@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files testdata/*.gol
 
 // goldenStreams are the recorded streams of the other APIs: native-api-chat.txt is a real
 // Ollama capture (see telemetry/framing/testdata/README.md); the others are written after the
-// examples of the APIs' documentation (ecosystem.md §C.4).
+// examples of the APIs' own documentation.
 var goldenStreams = []struct {
 	file, path, ctype, reason string
 }{

@@ -14,7 +14,7 @@ func TestResponsesEvents(t *testing.T) {
 	runFormatRows(t, NewResponses, []formatRow{
 		{
 			name:   "lifecycle is not content",
-			reason: "TTFT is the first delta, not response.created (ecosystem.md decision 5)",
+			reason: "TTFT is the first delta, not response.created (docs/metrics.md: TTFT is the first content event)",
 			events: []ev{
 				te("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"r","status":"in_progress","model":"gpt-x","usage":null}}`),
 				te("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"m","type":"message","content":[]}}`),
