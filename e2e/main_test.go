@@ -242,22 +242,9 @@ var client = &http.Client{Transport: &http.Transport{DisableCompression: true}, 
 // post sends a JSON body with request id id (none when empty) and returns the whole body.
 func post(tb testing.TB, url, id string, body []byte) []byte {
 	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if id != "" {
-		req.Header.Set("X-Request-Id", id)
-	}
-	resp, err := client.Do(req)
+	resp, b, err := testkit.PostJSON(context.Background(), client, url, id, body)
 	if err != nil {
 		tb.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("POST %s: reading: %v", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("POST %s: %s: %s", url, resp.Status, b)
