@@ -108,6 +108,7 @@ type ollamaLine struct {
 // independently with encoding/json: the final line's counts, reason and durations, one content
 // event per line with text, and the concatenated text.
 func TestOllamaNativeGolden(t *testing.T) {
+	t.Parallel()
 	for _, r := range []struct{ file, path, reason string }{
 		{"native-api-chat.txt", "/api/chat", "the real capture (num_predict 32)"},
 		{"ollama-generate.txt", "/api/generate", "generate lines with thinking"},

@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestResponsesEvents(t *testing.T) {
+	t.Parallel()
 	rd := func(typ, delta string) ev {
 		return te(typ, `{"type":"`+typ+`","item_id":"i","output_index":0,"content_index":0,"delta":`+delta+`,"sequence_number":4}`)
 	}
@@ -134,6 +135,7 @@ func TestResponsesEvents(t *testing.T) {
 }
 
 func TestResponsesBody(t *testing.T) {
+	t.Parallel()
 	runFormatRows(t, NewResponses, []formatRow{
 		{
 			name:   "response",
