@@ -74,7 +74,7 @@ func TestExamplesServeAndMeasure(t *testing.T) {
 				t.Fatal(err)
 			}
 			listen, admin := testkit.FreeAddr(t), testkit.FreeAddr(t)
-			testkit.Load(t, loopbackConfig(t, adapt(t, tc.file, body), listen, admin, t.TempDir()))
+			testkit.Start(t, loopbackConfig(t, adapt(t, tc.file, body), listen, admin, t.TempDir()))
 			stopped := false
 			stopCaddy := func() {
 				if stopped {

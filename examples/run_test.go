@@ -54,7 +54,7 @@ func TestVLLMExampleServesAndMeasures(t *testing.T) {
 		t.Fatal(err)
 	}
 	listen, admin := testkit.FreeAddr(t), testkit.FreeAddr(t)
-	testkit.Load(t, loopbackConfig(t, adapt(t, "vllm.Caddyfile", body), listen, admin, t.TempDir()))
+	testkit.Start(t, loopbackConfig(t, adapt(t, "vllm.Caddyfile", body), listen, admin, t.TempDir()))
 	t.Cleanup(func() {
 		if err := testkit.Shutdown(); err != nil {
 			t.Error(err)

@@ -27,10 +27,10 @@ import (
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
-// ShutdownConfig replaces a loaded config with one that disables the admin endpoint (stopping
+// shutdownConfig replaces a loaded config with one that disables the admin endpoint (stopping
 // the admin server that caddy.Stop leaves running between configs), saves nothing and logs only
 // errors.
-const ShutdownConfig = `{"admin":{"disabled":true,"config":{"persist":false}},"logging":{"logs":{"default":{"level":"ERROR"}}}}`
+const shutdownConfig = `{"admin":{"disabled":true,"config":{"persist":false}},"logging":{"logs":{"default":{"level":"ERROR"}}}}`
 
 // readyTimeout bounds the wait for a freshly loaded admin endpoint to answer.
 const readyTimeout = 10 * time.Second
@@ -73,7 +73,7 @@ func StartMock(t testing.TB, cfg mockllm.Config) (*mockllm.Server, string) {
 
 // Serve serves h on a free loopback port until the test ends and returns its host:port. At the
 // end it cancels the requests in flight (their contexts end), closes the server and waits for
-// it. Registered before StartCaddy, it is stopped after Caddy.
+// it. Registered before Start, it is stopped after Caddy.
 func Serve(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -109,18 +109,37 @@ func AdaptCaddyfile(name, caddyfile string) ([]byte, error) {
 	return cfgJSON, nil
 }
 
-// Load loads cfgJSON into the process's Caddy, replacing the running config (a reload when one
-// runs), and waits until its admin endpoint answers. It registers nothing to stop Caddy: set-up
-// uses StartCaddy, a test that reloads uses Load.
+// Load loads cfgJSON into the process's Caddy, replacing the running config: a reload, as a
+// test does mid-way. It neither waits for the admin endpoint nor registers anything to stop
+// Caddy (Start does both).
 func Load(t testing.TB, cfgJSON []byte) {
+	t.Helper()
+	if err := caddy.Load(cfgJSON, true); err != nil {
+		t.Fatalf("loading the Caddy config: %v", err)
+	}
+}
+
+// Start loads cfgJSON like LoadConfig and stops Caddy when the test ends.
+func Start(t testing.TB, cfgJSON []byte) {
 	t.Helper()
 	if err := LoadConfig(cfgJSON); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = caddy.Stop() })
 }
 
-// LoadConfig is Load for set-up that has no test (a TestMain, a cleanup that reports errors
-// without failing).
+// StartCaddyfile adapts caddyfile (named name) and starts Caddy with it like Start; it returns
+// the JSON config, for a test that reloads it.
+func StartCaddyfile(t testing.TB, name, caddyfile string) []byte {
+	t.Helper()
+	cfgJSON := Adapt(t, name, caddyfile)
+	Start(t, cfgJSON)
+	return cfgJSON
+}
+
+// LoadConfig loads cfgJSON into the process's Caddy and waits until its admin endpoint, when
+// the config has one of its own, answers. It is the start of Start for set-up that has no test
+// (a TestMain, a cleanup that reports errors without failing).
 func LoadConfig(cfgJSON []byte) error {
 	if err := caddy.Load(cfgJSON, true); err != nil {
 		return fmt.Errorf("loading the Caddy config: %w", err)
@@ -128,26 +147,10 @@ func LoadConfig(cfgJSON []byte) error {
 	return waitAdmin(cfgJSON)
 }
 
-// StartCaddy is Load, and stops Caddy when the test ends.
-func StartCaddy(t testing.TB, cfgJSON []byte) {
-	t.Helper()
-	Load(t, cfgJSON)
-	t.Cleanup(func() { _ = caddy.Stop() })
-}
-
-// StartCaddyfile adapts caddyfile (named name) and starts Caddy with it like StartCaddy; it
-// returns the JSON config, for a test that reloads it.
-func StartCaddyfile(t testing.TB, name, caddyfile string) []byte {
-	t.Helper()
-	cfgJSON := Adapt(t, name, caddyfile)
-	StartCaddy(t, cfgJSON)
-	return cfgJSON
-}
-
 // Shutdown stops Caddy and the admin server it keeps between configs (by loading
-// ShutdownConfig first); the admin server stops in a goroutine of Caddy's, shortly after.
+// shutdownConfig first); the admin server stops in a goroutine of Caddy's, shortly after.
 func Shutdown() error {
-	err := caddy.Load([]byte(ShutdownConfig), true)
+	err := caddy.Load([]byte(shutdownConfig), true)
 	_ = caddy.Stop()
 	if err != nil {
 		return fmt.Errorf("stopping the admin server: %w", err)
@@ -170,12 +173,12 @@ func waitAdmin(cfgJSON []byte) error {
 	if cfg.Admin == nil || cfg.Admin.Disabled || cfg.Admin.Listen == "" || strings.Contains(cfg.Admin.Listen, "/") {
 		return nil // the default address, none, or a unix socket: nothing of the test's own
 	}
-	return WaitReady(context.Background(), "http://"+strings.TrimPrefix(cfg.Admin.Listen, "tcp/")+"/config/", readyTimeout)
+	return waitReady(context.Background(), "http://"+strings.TrimPrefix(cfg.Admin.Listen, "tcp/")+"/config/", readyTimeout)
 }
 
-// WaitReady waits until url answers an HTTP GET with any status, or fails after timeout (or
+// waitReady waits until url answers an HTTP GET with any status, or fails after timeout (or
 // when ctx ends) with the last error.
-func WaitReady(ctx context.Context, url string, timeout time.Duration) error {
+func waitReady(ctx context.Context, url string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
