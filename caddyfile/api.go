@@ -1,6 +1,7 @@
 package caddyfile
 
 import (
+	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
@@ -18,6 +19,25 @@ func registerAPIDirective() {
 
 func parseAPIHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	var handler llmtap.APIHandler
-	err := handler.UnmarshalCaddyfile(h.Dispenser)
+	err := unmarshalAPIHandler(h.Dispenser, &handler)
 	return &handler, err
+}
+
+// unmarshalAPIHandler sets up the Connect API handler:
+//
+//	llmtap_api {
+//	    control    # allow shadow and recording control (default: read-only)
+//	}
+func unmarshalAPIHandler(d *caddyfile.Dispenser, h *llmtap.APIHandler) error {
+	d.Next() // the directive name
+	if err := head(d).end(); err != nil {
+		return err
+	}
+	return options(d, "llmtap_api", true, "control", func(o *option) (err error) {
+		if o.word != "control" {
+			return errUnknown
+		}
+		h.Control, err = o.flag()
+		return err
+	})
 }

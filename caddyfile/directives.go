@@ -1,7 +1,9 @@
 // Package caddyfile is llmtap's Caddyfile surface: it registers the llmtap directive and orders
 // it before handle, route and reverse_proxy (after encode), so users never need an `order`
-// line. Its tests adapt every Caddyfile
-// under testdata/ and compare the JSON with golden files.
+// line, registers the llmtap global option and the llmtap_api directive, and holds every parser
+// of their options (the module package knows nothing of the Caddyfile). The parsers read values
+// with one toolkit (args.go), so a kind of value is refused with the same words everywhere.
+// Its tests adapt every Caddyfile under testdata/ and compare the JSON with golden files.
 package caddyfile
 
 import (
@@ -27,7 +29,7 @@ func init() {
 
 func parseApp(d *caddyfile.Dispenser, _ any) (any, error) {
 	var app llmtap.App
-	if err := app.UnmarshalCaddyfile(d); err != nil {
+	if err := unmarshalApp(d, &app); err != nil {
 		return nil, err
 	}
 	return httpcaddyfile.App{Name: "llmtap", Value: caddyconfig.JSON(app, nil)}, nil
@@ -35,6 +37,6 @@ func parseApp(d *caddyfile.Dispenser, _ any) (any, error) {
 
 func parseHandler(h httpcaddyfile.Helper) (caddyhttp.MiddlewareHandler, error) {
 	var handler llmtap.Handler
-	err := handler.UnmarshalCaddyfile(h.Dispenser)
+	err := unmarshalHandler(h.Dispenser, &handler)
 	return &handler, err
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // FuzzUnmarshalCaddyfile feeds arbitrary tokens to the llmtap directive's parser
-// (Handler.UnmarshalCaddyfile) and to the global option's (App.UnmarshalCaddyfile). Neither may
+// (unmarshalHandler) and to the global option's (unmarshalApp). Neither may
 // panic; every error must carry the position (Testfile:<line>) so a user can find the line; and
 // a handler the parser accepted must pass Validate and encode to JSON, since the adapter
 // writes it out as config. The seed corpus is every llmtap block of testdata/*.caddyfile and
@@ -26,7 +26,7 @@ func FuzzUnmarshalCaddyfile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		input := "llmtap " + body
 		var h llmtap.Handler
-		if err := h.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil {
+		if err := unmarshalHandler(caddyfile.NewTestDispenser(input), &h); err != nil {
 			checkPosition(t, "directive", input, err)
 		} else {
 			if err := h.Validate(); err != nil {
@@ -37,7 +37,7 @@ func FuzzUnmarshalCaddyfile(f *testing.F) {
 			}
 		}
 		var a llmtap.App
-		if err := a.UnmarshalCaddyfile(caddyfile.NewTestDispenser(input)); err != nil {
+		if err := unmarshalApp(caddyfile.NewTestDispenser(input), &a); err != nil {
 			checkPosition(t, "global option", input, err)
 		} else if _, err := json.Marshal(&a); err != nil {
 			t.Fatalf("the global option parser accepted %q but it does not encode: %v", input, err)

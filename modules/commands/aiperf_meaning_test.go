@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -24,8 +25,8 @@ type benchRun struct {
 	code        int
 	err         error
 	out, errOut string
-	res         *execResult
-	spec        *execSpec
+	res         *loadtest.Result
+	spec        *loadtest.Spec
 	summary     map[string]any
 	dir         string
 }
@@ -37,8 +38,8 @@ func runBenchFull(t *testing.T, args ...string) benchRun {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
 	args = append(args, "--artifact-dir", r.dir)
-	r.code, r.err = benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *execSpec, res *execResult) {
-		s.keep = true
+	r.code, r.err = benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *loadtest.Spec, res *loadtest.Result) {
+		s.Keep = true
 		r.spec, r.res = s, res
 	})
 	r.out, r.errOut = out.String(), errOut.String()
@@ -210,8 +211,8 @@ func TestBenchGraceLeavesUnfinishedOut(t *testing.T) {
 	if got := r.avg(stats.TagErrorRequestCount); got != 0 {
 		t.Errorf("error_request_count %v: the requests cut at the end of the grace period were counted as failures\n%s", got, r.out)
 	}
-	if r.res.export.Unfinished == 0 || r.summary["unfinished_request_count"] != float64(r.res.export.Unfinished) {
-		t.Errorf("unfinished %d (summary %v): the concurrency-3 loop had requests open at the cut", r.res.export.Unfinished, r.summary["unfinished_request_count"])
+	if r.res.Export.Unfinished == 0 || r.summary["unfinished_request_count"] != float64(r.res.Export.Unfinished) {
+		t.Errorf("unfinished %d (summary %v): the concurrency-3 loop had requests open at the cut", r.res.Export.Unfinished, r.summary["unfinished_request_count"])
 	}
 	if lines := readLines(t, filepath.Join(r.dir, "profile_export.jsonl")); float64(len(lines)) != r.avg(stats.TagRequestCount) {
 		t.Errorf("%d export lines, request_count %v: the unfinished requests must not be lines", len(lines), r.avg(stats.TagRequestCount))
@@ -234,15 +235,15 @@ func TestReplayGracePeriod(t *testing.T) {
 	var out, errOut bytes.Buffer
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
-	var res *execResult
+	var res *loadtest.Result
 	code, err := replayMain(context.Background(), &out, &errOut, false, fs, []string{"--url", url, "--model", "m",
 		"--benchmark-grace-period", "0.2", "--extra-inputs", "ignore_eos:true", "--artifact-dir", t.TempDir(), tr},
-		func(s *execSpec, r *execResult) { res = r })
+		func(s *loadtest.Spec, r *loadtest.Result) { res = r })
 	if res == nil {
 		t.Fatalf("no result: exit %d: %v", code, err)
 	}
-	if res.export.Unfinished != 2 {
-		t.Errorf("%d requests left out as unfinished, want both (each takes 2 s, the grace ends at 0.3 s)\n%s", res.export.Unfinished, out.String())
+	if res.Export.Unfinished != 2 {
+		t.Errorf("%d requests left out as unfinished, want both (each takes 2 s, the grace ends at 0.3 s)\n%s", res.Export.Unfinished, out.String())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -59,6 +59,7 @@ type clientFlags struct {
 	seed                                                    uint64
 	goodput                                                 string
 	cancelRate, cancelDelay                                 float64
+	workerFlags
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
@@ -80,6 +81,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
 	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
 	fs.StringVar(&c.apiListen, "api-listen", "", "serve the Connect API on this address while running (127.0.0.1:PORT), for llmtap top --admin")
+	c.workerFlags.register(fs)
 }
 
 // defaultSeed is the seed when --random-seed is not given: a fixed one, so that two runs send
@@ -95,6 +97,9 @@ type resolved struct {
 	seed    uint64
 	// notes are said once on the console before the run: meanings that changed.
 	notes []string
+	// worker is this process's share of the workload; startAt the shared start (zero: now).
+	worker  loadtest.Worker
+	startAt time.Time
 }
 
 func (c *clientFlags) resolve() (resolved, []error) {
@@ -157,7 +162,9 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	if !(c.cancelDelay >= 0) || math.IsInf(c.cancelDelay, 0) {
 		errs = append(errs, fmt.Errorf("--request-cancellation-delay %v: want seconds ≥ 0", c.cancelDelay))
 	}
-	return r, errs
+	var werrs []error
+	r.worker, r.startAt, werrs = c.workerFlags.resolve()
+	return r, append(errs, werrs...)
 }
 
 func runBench(fs *flag.FlagSet, args []string) (int, error) {
@@ -168,7 +175,7 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 
 // benchMain is the bench command with its streams as parameters, for in-process tests; hook,
 // when set, sees the spec before it runs and the result after.
-func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*execSpec, *execResult)) (int, error) {
+func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
 	var cf clientFlags
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
@@ -254,42 +261,51 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	for _, b := range pool {
 		maxBody = max(maxBody, len(b))
 	}
-	build := func(n int) (built, error) { return built{path: r.path, body: pool[n%len(pool)]}, nil }
+	build := func(n int) (loadtest.Request, error) {
+		return loadtest.Request{Path: r.path, Body: pool[n%len(pool)]}, nil
+	}
 
 	mode := "concurrency" + fmt.Sprint(*concurrency)
-	sched := loadgen.Config{MaxRequests: *count, Duration: seconds(*duration), MaxInFlight: -1,
-		SpinThreshold: pacerSpin(*spin, arr.Rate)}
+	w := r.worker
+	share := w.Concurrency(*concurrency)
+	if *concurrency > 0 && share == 0 {
+		return 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", *concurrency, w.Count, w.Index)
+	}
+	sched := loadgen.Config{MaxRequests: w.Requests(*count), Duration: seconds(*duration), MaxInFlight: -1,
+		SpinThreshold: pacerSpin(*spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
-		a, err := arr.New(rand.New(rand.NewPCG(r.seed, 0xa7)))
-		if err != nil {
+		if sched.Arrivals, err = workerArrivals(arr, w, r.seed, 0xa7); err != nil {
 			return 2, err
 		}
-		sched.Arrivals, sched.Concurrency = a, *concurrency
 		mode = "request_rate" + formatValue(arr.Rate)
 		if *concurrency > 0 {
 			mode += "-concurrency" + fmt.Sprint(*concurrency)
 		}
-	} else {
-		sched.Concurrency = *concurrency
 	}
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode))
+		dir = workerDir(filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode)), w)
 	}
-	spec := &execSpec{
-		class: record.ClassBench, label: "bench", baseURL: cf.url, headers: r.headers, seed: r.seed,
-		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
-		schedule: sched, grace: graceD, graceFrom: sched.Duration, total: *count, build: build,
-		maxIdle: *concurrency, maxBody: maxBody, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
-		info: newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
+	spec := &loadtest.Spec{
+		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
+		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,
+		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
+		MaxIdle: share, MaxBody: maxBody, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
+		Info:   newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
+		Worker: w, StartAt: r.startAt,
+	}
+	if w.Split() {
+		spec.MapN = w.N
 	}
 	if *warmup > 0 {
-		w := sched
-		w.MaxRequests, w.Duration = *warmup, 0
+		wu := sched
+		wu.MaxRequests, wu.Duration = w.Requests(*warmup), 0
 		if rate {
-			w.Arrivals, _ = arr.New(rand.New(rand.NewPCG(r.seed, 0x3a)))
+			wu.Arrivals, _ = workerArrivals(arr, w, r.seed, 0x3a)
 		}
-		spec.warmup = &w
+		if wu.MaxRequests > 0 {
+			spec.Warmup = &wu
+		}
 	}
 	return executeMain(ctx, spec, stdout, hook)
 }

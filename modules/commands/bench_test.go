@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -39,15 +40,15 @@ func fastMock() mockllm.Config {
 }
 
 // runBenchArgs runs `llmtap bench` in-process and returns its exit code, stdout and result.
-func runBenchArgs(t *testing.T, args ...string) (int, string, *execResult, *execSpec) {
+func runBenchArgs(t *testing.T, args ...string) (int, string, *loadtest.Result, *loadtest.Spec) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
-	var res *execResult
-	var spec *execSpec
-	code, err := benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *execSpec, r *execResult) {
-		s.keep = true
+	var res *loadtest.Result
+	var spec *loadtest.Spec
+	code, err := benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *loadtest.Spec, r *loadtest.Result) {
+		s.Keep = true
 		spec, res = s, r
 	})
 	if err != nil {
@@ -140,8 +141,8 @@ func TestBenchClosedLoop(t *testing.T) {
 			t.Errorf("console output lacks %q:\n%s", want, out)
 		}
 	}
-	if res.gen.Sent != 40 {
-		t.Errorf("generator sent %d", res.gen.Sent)
+	if res.Generator.Sent != 40 {
+		t.Errorf("generator sent %d", res.Generator.Sent)
 	}
 }
 
@@ -201,8 +202,8 @@ func TestBenchOpenLoopCeilingAndCancel(t *testing.T) {
 	if waited == 0 {
 		t.Error("no request waited for a slot under the concurrency ceiling")
 	}
-	if res.gen.Cancelled != int64(cancelled) {
-		t.Errorf("generator counted %d cancelled, lines %d", res.gen.Cancelled, cancelled)
+	if res.Generator.Cancelled != int64(cancelled) {
+		t.Errorf("generator counted %d cancelled, lines %d", res.Generator.Cancelled, cancelled)
 	}
 }
 

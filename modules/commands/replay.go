@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/shadow/workload"
@@ -45,7 +46,7 @@ func runReplay(fs *flag.FlagSet, args []string) (int, error) {
 }
 
 // replayMain is the replay command with its streams as parameters, for in-process tests.
-func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*execSpec, *execResult)) (int, error) {
+func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
 	var cf clientFlags
 	cf.register(fs)
 	speedup := fs.Float64("speedup", 1, "replay this many times faster than recorded (2 = twice as fast)")
@@ -100,18 +101,18 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if err != nil {
 		return 1, err
 	}
-	build := func(i int) (built, error) {
+	build := func(i int) (loadtest.Request, error) {
 		q := &reqs[i]
-		b := built{path: r.path, session: q.SessionID}
+		b := loadtest.Request{Path: r.path, Session: q.SessionID}
 		if q.Payload != nil {
-			b.body = q.Payload
+			b.Body = q.Payload
 			if q.Path != "" {
-				b.path = q.Path
+				b.Path = q.Path
 			}
 			return b, nil
 		}
 		body, err := r.spec.TraceBody(corpus, q.InputLength, q.OutputLength, q.HashIDs, i)
-		b.body = body
+		b.Body = body
 		return b, err
 	}
 	// Bodies are built before the run when they fit in memory comfortably, so that the send
@@ -121,13 +122,13 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		total += reqs[i].InputLength
 	}
 	if total <= prebuildTokens {
-		bodies := make([]built, len(reqs))
+		bodies := make([]loadtest.Request, len(reqs))
 		for i := range reqs {
 			if bodies[i], err = build(i); err != nil {
 				return 1, err
 			}
 		}
-		build = func(i int) (built, error) { return bodies[i], nil }
+		build = func(i int) (loadtest.Request, error) { return bodies[i], nil }
 	}
 	model := cf.model
 	if model == "" {
@@ -136,9 +137,18 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	mode := "replay_speedup" + formatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode))
+		dir = workerDir(filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode)), r.worker)
 	}
-	arrivals, err := loadgen.NewTrace(plan.headTimes, *speedup)
+	w := r.worker
+	heads := loadtest.Take(w, plan.heads)
+	if len(heads) == 0 {
+		return 1, fmt.Errorf("worker %d of %d has no request: the trace schedules %d", w.Index, w.Count, len(plan.heads))
+	}
+	times := make([]time.Duration, len(heads))
+	for i, h := range heads {
+		times[i] = reqs[h].Timestamp
+	}
+	arrivals, err := loadgen.NewTrace(times, *speedup)
 	if err != nil {
 		return 1, err
 	}
@@ -146,15 +156,18 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if n := len(plan.headTimes); n > 0 {
 		last = time.Duration(float64(plan.headTimes[n-1]-plan.headTimes[0]) / *speedup)
 	}
-	spec := &execSpec{
-		class: record.ClassReplay, label: "replay", baseURL: cf.url, headers: r.headers, seed: r.seed,
-		cancelRate: cf.cancelRate / 100, cancelDelay: seconds(cf.cancelDelay), slos: r.slos, dir: dir,
-		schedule: loadgen.Config{Arrivals: arrivals, MaxInFlight: -1}, total: len(reqs), build: build,
-		mapN: func(n int) int { return plan.heads[n] }, stderr: stderr, terminal: terminal, apiListen: cf.apiListen,
-		info: newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+	// A worker's first request keeps its place in the whole trace's schedule.
+	shift := time.Duration(float64(times[0]-plan.headTimes[0]) / *speedup)
+	spec := &loadtest.Spec{
+		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
+		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,
+		Schedule: loadgen.Config{Arrivals: loadtest.Shifted(arrivals, shift), MaxInFlight: -1}, Total: plan.requests(heads),
+		Build: build, MapN: func(n int) int { return heads[n] }, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
+		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+		Worker: w, StartAt: r.startAt,
 	}
 	if plan.hasSessions {
-		spec.next = func(i int) (int, time.Duration, bool) {
+		spec.Next = func(i int) (int, time.Duration, bool) {
 			nx := plan.next[i]
 			if nx < 0 {
 				return 0, 0, false
@@ -163,8 +176,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		}
 	}
 	// The grace period starts when the trace's last request is due.
-	spec.grace, spec.graceFrom = graceD, last
-	spec.schedule.Duration = 0
+	spec.Grace, spec.GraceFrom = graceD, last
+	spec.Schedule.Duration = 0
+	if w.Split() {
+		fmt.Fprintf(stderr, "worker %d of %d: %d of the trace's requests, whole sessions\n", w.Index, w.Count, spec.Total)
+	}
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
 	return executeMain(ctx, spec, stdout, hook)
 }
@@ -211,6 +227,17 @@ type replayPlan struct {
 	headTimes   []time.Duration // their timestamps
 	next        []int           // trace index of the turn after i in its session, −1 if none
 	hasSessions bool
+}
+
+// requests counts the requests the scheduled heads send, each with its session's later turns.
+func (p replayPlan) requests(heads []int) int {
+	n := 0
+	for _, h := range heads {
+		for i := h; i >= 0; i = p.next[i] {
+			n++
+		}
+	}
+	return n
 }
 
 func planReplay(reqs []trace.Request) replayPlan {

@@ -17,17 +17,18 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
-func runReplayArgs(t *testing.T, args ...string) (int, string, *execResult) {
+func runReplayArgs(t *testing.T, args ...string) (int, string, *loadtest.Result) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
-	var res *execResult
-	code, err := replayMain(context.Background(), &out, &errOut, false, fs, args, func(s *execSpec, r *execResult) {
-		s.keep = true
+	var res *loadtest.Result
+	code, err := replayMain(context.Background(), &out, &errOut, false, fs, args, func(s *loadtest.Spec, r *loadtest.Result) {
+		s.Keep = true
 		res = r
 	})
 	if err != nil {
@@ -58,11 +59,11 @@ func TestReplayAzureSendLag(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if len(res.sent) != 1000 {
-		t.Fatalf("%d requests sent, want 1000", len(res.sent))
+	if len(res.Sent) != 1000 {
+		t.Fatalf("%d requests sent, want 1000", len(res.Sent))
 	}
 	var lags []float64
-	for _, s := range res.sent {
+	for _, s := range res.Sent {
 		tr, ok := mock.TraceByID(s.ID)
 		if !ok {
 			t.Fatalf("the mock has no arrival of %s", s.ID)
@@ -75,9 +76,9 @@ func TestReplayAzureSendLag(t *testing.T) {
 	}
 	slices.Sort(lags)
 	p50, p99, mx := lags[len(lags)/2], lags[len(lags)*99/100], lags[len(lags)-1]
-	self := res.gen.ScheduleLag
+	self := res.Generator.ScheduleLag
 	t.Logf("send lag from the mock's arrival log: p50 %.3f ms, p99 %.3f ms, max %.3f ms; generator's own release lag p99 %.3f ms, CPU %.0f%%",
-		p50, p99, mx, self.P99, 100*res.gen.CPUUtilization)
+		p50, p99, mx, self.P99, 100*res.Generator.CPUUtilization)
 	switch {
 	case raceEnabled:
 		t.Log("race detector on: the 2 ms bound is reported, not asserted")
@@ -111,8 +112,8 @@ func TestReplaySessionsInOrder(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	bySession := map[string][]sentRequest{}
-	for _, s := range res.sent {
+	bySession := map[string][]loadtest.SentRequest{}
+	for _, s := range res.Sent {
 		bySession[s.Session] = append(bySession[s.Session], s)
 	}
 	if len(bySession["a"]) != 3 || len(bySession["b"]) != 2 || len(bySession[""]) != 1 {
@@ -124,7 +125,7 @@ func TestReplaySessionsInOrder(t *testing.T) {
 		if sid == "" {
 			continue
 		}
-		slices.SortFunc(turns, func(a, b sentRequest) int { return a.N - b.N })
+		slices.SortFunc(turns, func(a, b loadtest.SentRequest) int { return a.N - b.N })
 		for k := 1; k < len(turns); k++ {
 			prev, _ := mock.TraceByID(turns[k-1].ID)
 			cur, _ := mock.TraceByID(turns[k].ID)

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("report", "RUN [--compare RUN2] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400]",
+	register("report", "RUN [--compare RUN2] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400] | --merge DIR… [--merge-out DIR]",
 		"Writes an HTML report (and PNG charts) of a recorded or benchmarked run",
 		`Reads a run from RUN — a folder of records written by the proxy's recorder (records-*.jsonl,
 with timeline*.jsonl when one was written), a llmtap bench artifact folder
@@ -24,7 +24,12 @@ histograms of TTFT, ITL, request latency and output tokens per class and model, 
 timelines of the slowest requests. --compare RUN2 puts a second run beside the first (before
 and after a change, or an AIPerf run beside a llmtap one); --class and --compare-class keep one traffic class of each, so
 "RUN --class live --compare RUN --compare-class mirror" sets live against mirror. --png DIR
-also writes every chart as a PNG image.`,
+also writes every chart as a PNG image.
+
+--merge DIR… merges the artifact folders of the workers of one split llmtap bench or replay
+(--worker-index/--worker-count, docs/workers.md) into one AIPerf export in --merge-out: the
+workers' HdrHistograms (profile_export_hdr.json) are merged, so every percentile is the one of
+all the requests together, never an average of the workers'.`,
 		runReport)
 }
 
@@ -35,6 +40,8 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	pngSize := fs.String("png-size", "960x400", "size of the PNG images, WIDTHxHEIGHT pixels")
 	class := fs.String("class", "", "keep only this traffic class of RUN (live, shadow, mirror, replay, bench)")
 	compareClass := fs.String("compare-class", "", "keep only this traffic class of RUN2 (default: --class)")
+	merge := fs.Bool("merge", false, "merge the artifact folders given (the workers of one split bench or replay) into one AIPerf export")
+	mergeOut := fs.String("merge-out", "merged", "the folder --merge writes the merged export to")
 	// Flags may come before or after RUN.
 	var pos []string
 	for {
@@ -46,6 +53,9 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 		}
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if *merge {
+		return reportMerge(os.Stdout, pos, *mergeOut)
 	}
 	if len(pos) != 1 {
 		fs.Usage()

@@ -39,7 +39,10 @@ unless --format/--from names it (auto, mooncake, records, payloads, azure, burst
       LLMTAP_FLEET_KEY). Instances' clocks are trusted as they are: a skew of S between two
       instances moves their requests by S against each other, so keep them synchronised (NTP
       keeps skew within milliseconds). A request in flight across a rotation has timestamp 0
-      in its file and lands at the file's start.`,
+      in its file and lands at the file's start. Records files (records-<UTC start>.jsonl)
+      and payload files (payloads-<UTC start>.jsonl) merge alike, one kind at a time, into
+      one file of their kind: record lines byte for byte, ordered by their start; payload
+      lines rebased like the trace, only timestamp_ms rewritten.`,
 		runTrace)
 }
 

@@ -16,15 +16,26 @@ import (
 // nameLayout): trace-<UTC start>.jsonl, or trace-<UTC start>-<n>.jsonl when the name was taken.
 const mergeNameLayout = "20060102T150405.000Z"
 
-var traceFileName = regexp.MustCompile(`^trace-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.jsonl$`)
+var recordingFileName = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.jsonl$`)
+
+// recordingFile returns the kind (trace, records or payloads) and the absolute start of a file
+// llmtap's recorder wrote, from its name.
+func recordingFile(path string) (kind string, start time.Time, err error) {
+	m := recordingFileName.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return "", time.Time{}, fmt.Errorf("%s: not an llmtap recording file name (trace-, records- or payloads-<UTC start>.jsonl): its kind and start time are unknown", path)
+	}
+	start, err = time.Parse(mergeNameLayout, m[2])
+	return m[1], start, err
+}
 
 // traceFileStart returns the absolute start of an llmtap trace file, from its name.
 func traceFileStart(path string) (time.Time, error) {
-	m := traceFileName.FindStringSubmatch(filepath.Base(path))
-	if m == nil {
-		return time.Time{}, fmt.Errorf("%s: not an llmtap trace file name (trace-<UTC start>.jsonl): its start time is unknown", path)
+	kind, start, err := recordingFile(path)
+	if err == nil && kind != "trace" {
+		err = fmt.Errorf("%s: a %s file, not a trace file (trace-<UTC start>.jsonl)", path, kind)
 	}
-	return time.Parse(mergeNameLayout, m[1])
+	return start, err
 }
 
 // mergedRequest is one request of a merge, at its absolute arrival time.
@@ -86,14 +97,33 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	if code, err := parseFiles(fs, args); err != nil { // trace.go
 		return code, err
 	}
-	reqs, info, err := mergeTraces(fs.Args(), *skipBad)
+	kind, err := mergeKind(fs.Args())
 	if err != nil {
 		return 1, err
 	}
-	if err := writeMooncake(stdout, *out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}); err != nil {
+	var n int
+	var info trace.Info
+	switch kind {
+	case "trace":
+		var reqs []trace.Request
+		if reqs, info, err = mergeTraces(fs.Args(), *skipBad); err != nil {
+			return 1, err
+		}
+		err = writeMooncake(stdout, *out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
+		n = len(reqs)
+		kind = "mooncake"
+	default:
+		var lines []mergedLine
+		if lines, info, err = mergeLines(kind, fs.Args(), *skipBad); err != nil {
+			return 1, err
+		}
+		err = writeLines(stdout, *out, lines)
+		n = len(lines)
+	}
+	if err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stderr, "llmtap trace merge: %d requests from %d files to %s (mooncake)", len(reqs), fs.NArg(), *out)
+	fmt.Fprintf(stderr, "llmtap trace merge: %d requests from %d files to %s (%s)", n, fs.NArg(), *out, kind)
 	if info.Torn > 0 {
 		fmt.Fprintf(stderr, "; %d torn last lines ignored", info.Torn)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestTraceMergeThreeInstances(t *testing.T) {
 		if i == 1 {
 			rotate = "\n\t\t\trotate_size 300"
 		}
-		fmt.Fprintf(&cf, "\nhttp://%s {\n\tllmtap {\n\t\trecord %s {\n\t\t\tfiles trace%s\n\t\t}\n\t}\n\treverse_proxy %s {\n\t\tflush_interval -1\n\t}\n}\n",
+		fmt.Fprintf(&cf, "\nhttp://%s {\n\tllmtap {\n\t\trecord %s {\n\t\t\tfiles trace records payloads%s\n\t\t}\n\t}\n\treverse_proxy %s {\n\t\tflush_interval -1\n\t}\n}\n",
 			sites[i], filepath.Join(root, fmt.Sprint("inst", i)), rotate, strings.TrimPrefix(mockURL, "http://"))
 	}
 	testkit.StartCaddyfile(t, "trace-merge", cf.String())
@@ -169,6 +170,75 @@ func TestTraceMergeThreeInstances(t *testing.T) {
 		t.Errorf("merged trace starts at %v, want 0", merged[0].Timestamp)
 	}
 	_ = os.Remove(out)
+
+	// Records and payloads merge alike: every line of the fleet's files once, in arrival order;
+	// record lines byte for byte, payload lines rebased like the trace (their timestamps are
+	// the merged trace's) with the rest of the line byte for byte.
+	for _, kind := range []string{"records", "payloads"} {
+		var files []string
+		inputs := map[string]int{}
+		for i := range 3 {
+			fs, _ := filepath.Glob(filepath.Join(root, fmt.Sprint("inst", i), kind+"-*.jsonl"))
+			files = append(files, fs...)
+			for _, f := range fs {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+					if kind == "payloads" {
+						l = l[strings.IndexByte(l, ','):] // after timestamp_ms
+					}
+					inputs[l]++
+				}
+			}
+		}
+		out := filepath.Join(root, "merged-"+kind+".jsonl")
+		stderr.Reset()
+		if code, err := traceMain(io.Discard, &stderr, append([]string{"merge", "-o", out}, files...)); code != 0 || err != nil {
+			t.Fatalf("trace merge of %s: %d %v\n%s", kind, code, err, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Logf("merged %s: %d lines, %.0f bytes per line", kind, len(lines), float64(len(b))/float64(max(len(lines), 1)))
+		if len(lines) != n {
+			t.Fatalf("merged %s: %d lines, want %d", kind, len(lines), n)
+		}
+		var prev time.Time
+		for i, l := range lines {
+			var row struct {
+				Start       time.Time `json:"start"`
+				TimestampMs float64   `json:"timestamp_ms"`
+				InputTokens int       `json:"input_tokens"`
+			}
+			if err := json.Unmarshal([]byte(l), &row); err != nil {
+				t.Fatalf("merged %s line %d: %v", kind, i+1, err)
+			}
+			key := l
+			switch kind {
+			case "records":
+				if row.Start.Before(prev) {
+					t.Errorf("record %d starts at %v, before the one above (%v)", i, row.Start, prev)
+				}
+				prev = row.Start
+			case "payloads":
+				key = l[strings.IndexByte(l, ','):]
+				if want := float64(merged[i].Timestamp.Microseconds()) / 1000; math.Abs(row.TimestampMs-want) > 0.002 {
+					t.Errorf("payload %d at %v ms, the merged trace's row %d at %v ms", i, row.TimestampMs, i, want)
+				}
+			}
+			if inputs[key] == 0 {
+				t.Errorf("merged %s line %d is not a line of the inputs: %.200s", kind, i+1, l)
+			}
+			inputs[key]--
+		}
+	}
+	if code, err := traceMain(io.Discard, io.Discard, []string{"merge", single[0], filepath.Join(root, "inst3", "x"+filepath.Base(single[0]))}); code != 1 || err == nil {
+		t.Errorf("a merge of a trace file and a file of no known kind: %d %v", code, err)
+	}
 }
 
 // TestTraceMergeNames: a file whose name does not give its start is refused, naming it.
@@ -178,8 +248,19 @@ func TestTraceMergeNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, err := traceMain(io.Discard, io.Discard, []string{"merge", p})
-	if code != 1 || err == nil || !strings.Contains(err.Error(), "mine.jsonl") || !strings.Contains(err.Error(), "trace-<UTC start>.jsonl") {
+	if code != 1 || err == nil || !strings.Contains(err.Error(), "mine.jsonl") || !strings.Contains(err.Error(), "payloads-<UTC start>.jsonl") {
 		t.Errorf("merge of %s: %d %v", p, code, err)
+	}
+	// Files of two kinds are refused, naming both.
+	dir := t.TempDir()
+	tr, rec := filepath.Join(dir, "trace-20261201T211530.250Z.jsonl"), filepath.Join(dir, "records-20261201T211530.250Z.jsonl")
+	for _, f := range []string{tr, rec} {
+		if err := os.WriteFile(f, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, err := traceMain(io.Discard, io.Discard, []string{"merge", tr, rec}); code != 1 || err == nil || !strings.Contains(err.Error(), "one kind") {
+		t.Errorf("merge of a trace and a records file: %d %v", code, err)
 	}
 	for name, want := range map[string]string{
 		"trace-20261201T211530.250Z.jsonl":   "2026-12-01T21:15:30.25Z",
@@ -189,4 +270,34 @@ func TestTraceMergeNames(t *testing.T) {
 			t.Errorf("%s: start %v %v, want %s", name, at, err, want)
 		}
 	}
+}
+
+// FuzzMergeLines: any bytes in a records or payloads file give lines or an error naming the
+// file and line, never a panic; a payload line that is taken keeps everything after its
+// timestamp byte for byte.
+func FuzzMergeLines(f *testing.F) {
+	f.Add([]byte(`{"timestamp_ms": 12.5, "request_id": "r", "payload": {"a": 1}}` + "\n"))
+	f.Add([]byte(`{"start": "2026-12-01T21:15:30.25Z", "model": "m"}` + "\n{\"start\": 1}\n"))
+	f.Add([]byte("{\"timestamp_ms\": -1, \"x\": 1}\n{\"timestamp_ms\": 1e300,\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, kind := range []string{"records", "payloads"} {
+			p := filepath.Join(dir, kind+"-20261201T211530.250Z.jsonl")
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			lines, _, err := mergeLines(kind, []string{p}, true)
+			if err != nil {
+				continue
+			}
+			for _, m := range lines {
+				if kind == "payloads" && !bytes.HasPrefix(m.line, payloadPrefix) {
+					t.Fatalf("merged payload line %q lost its prefix", m.line)
+				}
+				if !bytes.Contains(data, m.line[max(m.ms, bytes.IndexByte(m.line, ',')):]) {
+					t.Fatalf("merged line %q is not in the input", m.line)
+				}
+			}
+		}
+	})
 }

@@ -3,11 +3,8 @@ package llmtap
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 )
 
@@ -143,38 +140,10 @@ func (a *App) Cleanup() error {
 	return nil
 }
 
-// UnmarshalCaddyfile sets up the app from the Caddyfile global option:
-//
-//	llmtap {
-//	    <subdirective> …
-//	}
-//
-// Each subdirective belongs to one feature (gpu, scrape, timeline, shadow, …).
-func (a *App) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the option name
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	parsers := map[string]func(*App, *caddyfile.Dispenser) error{
-		"gpu": parseGPU, "guard": parseGuard, "scrape": parseScrape, "shadow": parseShadow, "timeline": parseTimeline,
-	}
-	for d.NextBlock(0) {
-		parse, ok := parsers[d.Val()]
-		if !ok {
-			return d.Errf("unknown llmtap global subdirective %q; expected one of %v", d.Val(), slices.Sorted(maps.Keys(parsers)))
-		}
-		if err := parse(a, d); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Interface guards.
 var (
-	_ caddy.App             = (*App)(nil)
-	_ caddy.Provisioner     = (*App)(nil)
-	_ caddy.Validator       = (*App)(nil)
-	_ caddy.CleanerUpper    = (*App)(nil)
-	_ caddyfile.Unmarshaler = (*App)(nil)
+	_ caddy.App          = (*App)(nil)
+	_ caddy.Provisioner  = (*App)(nil)
+	_ caddy.Validator    = (*App)(nil)
+	_ caddy.CleanerUpper = (*App)(nil)
 )

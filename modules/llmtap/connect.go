@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/llmtap/llmtap/api"
@@ -132,34 +131,9 @@ func (h *APIHandler) ServeHTTP(w http.ResponseWriter, r *http.Request, next cadd
 	return nil
 }
 
-// UnmarshalCaddyfile sets up the handler:
-//
-//	llmtap_api {
-//	    control    # allow shadow and recording control (default: read-only)
-//	}
-func (h *APIHandler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
-	d.Next() // the directive name
-	if d.NextArg() {
-		return d.Errf("llmtap_api takes no arguments on its line (got %q)", d.Val())
-	}
-	for d.NextBlock(0) {
-		switch d.Val() {
-		case "control":
-			if d.NextArg() {
-				return d.Errf("control takes no value, got %q", d.Val())
-			}
-			h.Control = true
-		default:
-			return d.Errf("unknown llmtap_api option %q; expected control", d.Val())
-		}
-	}
-	return nil
-}
-
 // Interface guards.
 var (
 	_ caddy.AdminRouter           = connectAdmin{}
 	_ caddy.Provisioner           = (*APIHandler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*APIHandler)(nil)
-	_ caddyfile.Unmarshaler       = (*APIHandler)(nil)
 )

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -48,41 +47,6 @@ func (c *GPUConfig) interval() time.Duration {
 func (c *GPUConfig) validate() error {
 	if c != nil && c.Interval < 0 {
 		return fmt.Errorf("interval must be positive, got %v", time.Duration(c.Interval))
-	}
-	return nil
-}
-
-// parseGPU reads the gpu subdirective (the dispenser is on its name):
-//
-//	gpu [off] {
-//	    interval <duration>
-//	    off
-//	}
-func parseGPU(a *App, d *caddyfile.Dispenser) error {
-	if a.GPU == nil {
-		a.GPU = new(GPUConfig)
-	}
-	off, err := parseOffArg(d, "gpu")
-	if err != nil {
-		return err
-	}
-	a.GPU.Off = a.GPU.Off || off
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch opt := d.Val(); opt {
-		case "interval":
-			dur, err := parseDurationArg(d, "gpu")
-			if err != nil {
-				return err
-			}
-			a.GPU.Interval = dur
-		case "off":
-			if err := parseOffOption(d, "gpu"); err != nil {
-				return err
-			}
-			a.GPU.Off = true
-		default:
-			return d.Errf("unknown gpu option %q; expected interval or off", opt)
-		}
 	}
 	return nil
 }

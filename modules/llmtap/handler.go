@@ -1,7 +1,8 @@
 // Package llmtap is the Caddy layer of llmtap: the http.handlers.llmtap middleware that measures
 // the LLM traffic it passes, the admin API routes that serve what it measured, and the metrics
 // it registers in Caddy's registry. It is a thin adapter: the measuring is done by the plain-Go
-// packages under telemetry/.
+// packages under telemetry/. Its config is JSON; the Caddyfile syntax is parsed by package
+// caddyfile, which fills these types.
 package llmtap
 
 import (

@@ -9,13 +9,10 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/record"
-	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 // MirrorConfig sends a copy of a sample of the live requests to a second upstream, fire and
@@ -82,6 +79,13 @@ type MirrorConfig struct {
 	// be named: every other header is copied anyway. Default: none, every credential header is
 	// removed.
 	ForwardSensitive []string `json:"forward_sensitive,omitempty"`
+
+	// Verdict sets the equivalence margins and the look schedule of the canary verdict that
+	// GET /llmtap/mirror, the Connect API and `llmtap canary` give per model (better, same,
+	// worse or not enough pairs yet). Default: the margins and looks of docs/canary.md. The
+	// verdict state is process-wide like the pairs: a config whose verdict settings or mirror
+	// upstream differ from the running ones starts every model's verdict afresh.
+	Verdict *mirror.VerdictOptions `json:"verdict,omitempty"`
 }
 
 // The mirror state is process-wide (proc.mirror): it outlives config reloads like the
@@ -110,9 +114,20 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 	}
 }
 
+// Check reports what is wrong with the mirror options on their own (the Caddyfile parser
+// calls it at the end of the block; validate checks them again with the handler's limits).
+func (c *MirrorConfig) Check() error {
+	if c.Verdict != nil {
+		if err := c.Verdict.Validate(); err != nil {
+			return fmt.Errorf("verdict: %w", err)
+		}
+	}
+	return c.options(nil).Validate()
+}
+
 // validate checks the mirror config against the handler's capture limit.
 func (c *MirrorConfig) validate(maxRequestBody int) error {
-	if err := c.options(nil).Validate(); err != nil {
+	if err := c.Check(); err != nil {
 		return fmt.Errorf("mirror: %w", err)
 	}
 	capture := maxRequestBody
@@ -125,21 +140,6 @@ func (c *MirrorConfig) validate(maxRequestBody int) error {
 	return nil
 }
 
-// engineMeasurer measures copies with the engine and the handler's meter pool, the same
-// decoders and limits as the handler's live requests.
-type engineMeasurer struct {
-	t    *tap.Tap
-	pool *meter.Pool
-}
-
-func (e engineMeasurer) Begin(t0 time.Time, path string) *meter.Meter {
-	return e.t.BeginWith(e.pool, t0, path)
-}
-
-func (e engineMeasurer) End(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
-	return e.t.End(m, end, failure, msg)
-}
-
 // provisionMirror starts the handler's mirror.
 func (h *Handler) provisionMirror() error {
 	if h.Mirror == nil {
@@ -148,11 +148,16 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	m, err := mirror.New(h.Mirror.options(engineMeasurer{t: h.tap, pool: h.meters}))
+	m, err := mirror.New(h.Mirror.options(h.tap.WithPool(h.meters)))
 	if err != nil {
 		return fmt.Errorf("setting up the mirror: %w", err)
 	}
 	h.mirror = m
+	var vo mirror.VerdictOptions
+	if h.Mirror.Verdict != nil {
+		vo = *h.Mirror.Verdict
+	}
+	proc.mirror.pairs.SetVerdict(h.Mirror.Upstream, vo)
 	return nil
 }
 
@@ -213,6 +218,8 @@ type mirrorDoc struct {
 	Gate mirror.GateState `json:"gate"`
 	// Pairs compares live and mirror over the same requests, per model.
 	Pairs mirror.Summary `json:"pairs"`
+	// Verdicts are the canary verdicts, per model.
+	Verdicts []mirror.ModelVerdict `json:"verdicts"`
 }
 
 // mirrorSummary serves GET /llmtap/mirror.
@@ -224,7 +231,7 @@ func (adminAPI) mirrorSummary(w http.ResponseWriter, r *http.Request) error {
 		t.Flush() // so that pairs ended before this request are in
 	}
 	w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary()})
+	return json.NewEncoder(w).Encode(mirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()})
 }
 
 // mirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default 100)
@@ -303,111 +310,8 @@ func (mirrorCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descMirrorPairs, proc.mirror.pairs.Summary().Pairs)
 }
 
-// parseMirror reads a mirror block (the option name is the current token):
-//
-//	mirror <upstream> {
-//	    sample            <fraction|percent> [<seed>]   # default 0.1
-//	    max_body          <size>                        # default 1MiB
-//	    max_in_flight     <n>                           # default 64
-//	    timeout           <duration>                    # default 60s
-//	    header_up         <name> [<value>]              # no value: remove the header
-//	    forward_sensitive <header>...
-//	}
-func parseMirror(d *caddyfile.Dispenser) (*MirrorConfig, error) {
-	c := new(MirrorConfig)
-	if !d.NextArg() {
-		return nil, d.Err("mirror needs an upstream URL, such as mirror http://10.0.0.2:8000")
-	}
-	c.Upstream = d.Val()
-	if err := mirror.CheckUpstream(c.Upstream); err != nil {
-		return nil, d.Errf("%v", err)
-	}
-	if d.NextArg() {
-		return nil, d.Errf("mirror takes one upstream, got another: %q; put options in a block", d.Val())
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		switch opt {
-		case "sample":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return nil, d.Errf("mirror sample takes a fraction (0.1 or 10%%) and optionally a seed")
-			}
-			f, err := parseFraction(args[0])
-			if err != nil {
-				return nil, d.Errf("mirror sample: %v", err)
-			}
-			c.Sample = f
-			if len(args) == 2 {
-				if c.SampleSeed, err = strconv.ParseUint(args[1], 10, 64); err != nil {
-					return nil, d.Errf("mirror sample seed %q is not a non-negative integer", args[1])
-				}
-			}
-		case "max_body":
-			n, err := parseSize(d, "mirror max_body")
-			if err != nil {
-				return nil, err
-			}
-			c.MaxBody = n
-		case "max_in_flight":
-			args := d.RemainingArgs()
-			if len(args) != 1 {
-				return nil, d.Errf("mirror max_in_flight takes one number of requests")
-			}
-			n, err := strconv.Atoi(args[0])
-			if err != nil || n < 1 {
-				return nil, d.Errf("mirror max_in_flight: %q is not a positive number of requests", args[0])
-			}
-			c.MaxInFlight = n
-		case "timeout":
-			args := d.RemainingArgs()
-			if len(args) != 1 {
-				return nil, d.Errf("mirror timeout takes one duration, such as 60s")
-			}
-			dur, err := caddy.ParseDuration(args[0])
-			if err != nil || dur <= 0 {
-				return nil, d.Errf("mirror timeout: %q is not a positive duration, such as 60s", args[0])
-			}
-			c.Timeout = caddy.Duration(dur)
-		case "header_up":
-			args := d.RemainingArgs()
-			if len(args) < 1 || len(args) > 2 {
-				return nil, d.Errf("mirror header_up takes a header name and a value (no value removes the header)")
-			}
-			if err := mirror.CheckHeaderUp(args[0]); err != nil {
-				return nil, d.Errf("mirror %v", err)
-			}
-			if c.HeaderUp == nil {
-				c.HeaderUp = make(map[string]string)
-			}
-			c.HeaderUp[args[0]] = ""
-			if len(args) == 2 {
-				c.HeaderUp[args[0]] = args[1]
-			}
-		case "forward_sensitive":
-			args := d.RemainingArgs()
-			if len(args) == 0 {
-				return nil, d.Errf("mirror forward_sensitive needs at least one header name, such as Authorization")
-			}
-			for _, name := range args {
-				if err := mirror.CheckForwardSensitive(name); err != nil {
-					return nil, d.Errf("mirror %v", err)
-				}
-			}
-			c.ForwardSensitive = append(c.ForwardSensitive, args...)
-		default:
-			return nil, d.Errf("unknown mirror option %q; expected sample, max_body, max_in_flight, timeout, header_up or forward_sensitive", opt)
-		}
-	}
-	if err := c.options(nil).Validate(); err != nil {
-		return nil, d.Errf("mirror: %v", err)
-	}
-	return c, nil
-}
-
 // Interface guards
 var (
-	_ mirror.Measurer      = engineMeasurer{}
 	_ io.ReadCloser        = (*bodyEnd)(nil)
 	_ prometheus.Collector = mirrorCollector{}
 )

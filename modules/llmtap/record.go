@@ -6,14 +6,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
-	"github.com/dustin/go-humanize"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/internal/keyparse"
@@ -122,6 +119,13 @@ func fleetKey() ([]byte, error) {
 
 // sensitiveHeader reports whether a header may carry credentials, which are never recorded.
 func sensitiveHeader(name string) bool { return sensitive.Header(name) }
+
+// Check reports everything that is wrong with the record options at once (the Caddyfile parser
+// calls it at the end of the block; provisioning the handler checks them again).
+func (c *RecordConfig) Check() error {
+	_, err := c.options()
+	return err
+}
 
 // options turns the config into recorder options, checking everything at once.
 func (c *RecordConfig) options() (recorder.Options, error) {
@@ -233,161 +237,4 @@ func (rc *recording) tag(r *http.Request, rec *record.Record) {
 		}
 		rec.SessionID = v
 	}
-}
-
-// parseRecord reads a record block (the directive name is the current token):
-//
-//	record [<dir>] {
-//	    dir            <folder>
-//	    files          records|trace|payloads...   # default: records trace
-//	    payloads                                   # adds payloads to files
-//	    max_payload    <size>
-//	    redact_fields  <field>...
-//	    redact_text
-//	    session_header <header>
-//	    sample         <fraction|percent> [<seed>]
-//	    routes         <path prefix>...
-//	    models         <name|pattern>...
-//	    rotate_size    <size>
-//	    rotate_age     <duration>
-//	    flush_interval <duration>
-//	    queue          <records>
-//	}
-func parseRecord(d *caddyfile.Dispenser) (*RecordConfig, error) {
-	c := new(RecordConfig)
-	if d.NextArg() {
-		c.Dir = d.Val()
-		if d.NextArg() {
-			return nil, d.Errf("record takes at most one argument, the folder; got another: %q", d.Val())
-		}
-	}
-	payloads := false
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		args := d.RemainingArgs()
-		one := func() (string, error) {
-			if len(args) != 1 {
-				return "", d.Errf("record %s takes one value, got %d", opt, len(args))
-			}
-			return args[0], nil
-		}
-		some := func() ([]string, error) {
-			if len(args) == 0 {
-				return nil, d.Errf("record %s needs at least one value", opt)
-			}
-			return args, nil
-		}
-		none := func() error {
-			if len(args) != 0 {
-				return d.Errf("record %s takes no value, got %q", opt, args[0])
-			}
-			return nil
-		}
-		var err error
-		switch opt {
-		case "dir":
-			c.Dir, err = one()
-		case "files":
-			if c.Files, err = some(); err == nil {
-				for _, f := range c.Files {
-					if f != recorder.KindRecords && f != recorder.KindTrace && f != recorder.KindPayloads {
-						return nil, d.Errf("record files: %q is not a kind of file; expected records, trace or payloads", f)
-					}
-				}
-			}
-		case "payloads":
-			err, payloads = none(), true
-		case "max_payload":
-			var n int64
-			n, err = recordSize(d, opt, args)
-			c.MaxPayload = int(min(n, 1<<31))
-		case "redact_fields":
-			c.RedactFields, err = some()
-		case "redact_text":
-			err, c.RedactText = none(), true
-		case "session_header":
-			c.SessionHeader, err = one()
-		case "sample":
-			if len(args) < 1 || len(args) > 2 {
-				return nil, d.Errf("record sample takes a fraction (0.1 or 10%%) and optionally a seed")
-			}
-			if c.Sample, err = parseFraction(args[0]); err != nil {
-				return nil, d.Errf("record sample: %v", err)
-			}
-			if len(args) == 2 {
-				if c.SampleSeed, err = strconv.ParseUint(args[1], 10, 64); err != nil {
-					return nil, d.Errf("record sample seed %q is not a non-negative integer", args[1])
-				}
-			}
-		case "routes":
-			c.Routes, err = some()
-		case "models":
-			c.Models, err = some()
-		case "rotate_size":
-			c.RotateSize, err = recordSize(d, opt, args)
-		case "rotate_age", "flush_interval":
-			var v string
-			if v, err = one(); err == nil {
-				var dur time.Duration
-				if dur, err = caddy.ParseDuration(v); err != nil || dur <= 0 {
-					return nil, d.Errf("record %s: %q is not a positive duration, such as 1s or 1h", opt, v)
-				}
-				if opt == "rotate_age" {
-					c.RotateAge = caddy.Duration(dur)
-				} else {
-					c.FlushInterval = caddy.Duration(dur)
-				}
-			}
-		case "queue":
-			var v string
-			if v, err = one(); err == nil {
-				if c.Queue, err = strconv.Atoi(v); err != nil || c.Queue < 1 {
-					return nil, d.Errf("record queue: %q is not a positive number of records", v)
-				}
-			}
-		default:
-			return nil, d.Errf("unknown record option %q; expected dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval or queue", opt)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	if payloads {
-		if len(c.Files) == 0 {
-			c.Files = []string{recorder.KindRecords, recorder.KindTrace}
-		}
-		c.Files = append(c.Files, recorder.KindPayloads)
-	}
-	if c.Dir == "" {
-		return nil, d.Err("record needs a folder: record <dir> or dir <dir> in its block")
-	}
-	if _, err := c.options(); err != nil {
-		return nil, d.Errf("%v", err)
-	}
-	return c, nil
-}
-
-// recordSize reads one size argument of a record option.
-func recordSize(d *caddyfile.Dispenser, opt string, args []string) (int64, error) {
-	if len(args) != 1 {
-		return 0, d.Errf("record %s takes one size, such as 1MiB", opt)
-	}
-	n, err := humanize.ParseBytes(args[0])
-	if err != nil || n == 0 || n > 1<<62 {
-		return 0, d.Errf("record %s: %q is not a positive size; expected a number of bytes with an optional unit, such as 1MiB", opt, args[0])
-	}
-	return int64(n), nil
-}
-
-// parseFraction reads "0.1" or "10%".
-func parseFraction(s string) (float64, error) {
-	v, pct := strings.CutSuffix(s, "%")
-	f, err := strconv.ParseFloat(v, 64)
-	if err == nil && pct {
-		f /= 100
-	}
-	if err != nil || !(f > 0 && f <= 1) {
-		return 0, fmt.Errorf("%q is not a fraction in (0, 1] (0.1 or 10%%)", s)
-	}
-	return f, nil
 }

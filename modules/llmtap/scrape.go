@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -55,14 +54,16 @@ func (c *ScrapeConfig) interval() time.Duration {
 
 func (c *ScrapeConfig) validate() error {
 	var errs []error
-	errs = append(errs, c.validateURL(), c.validateKind())
+	errs = append(errs, c.CheckURL(), c.CheckKind())
 	if c.Interval < 0 {
 		errs = append(errs, fmt.Errorf("interval must be positive"))
 	}
 	return errors.Join(errs...)
 }
 
-func (c *ScrapeConfig) validateURL() error {
+// CheckURL reports whether the URL is an http:// or https:// address (the Caddyfile parser
+// checks it on the scrape line, Validate again with the rest).
+func (c *ScrapeConfig) CheckURL() error {
 	u, err := url.Parse(c.URL)
 	if c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("url %q is not an http:// or https:// address", c.URL)
@@ -70,7 +71,8 @@ func (c *ScrapeConfig) validateURL() error {
 	return nil
 }
 
-func (c *ScrapeConfig) validateKind() error {
+// CheckKind reports whether the kind is one llmtap knows.
+func (c *ScrapeConfig) CheckKind() error {
 	switch scrape.ServerKind(c.Kind) {
 	case scrape.KindUnknown, scrape.KindVLLM, scrape.KindSGLang, scrape.KindTGI, ScrapeKindDCGM:
 		return nil
@@ -93,50 +95,6 @@ func validateScrapes(a *App) error {
 		errs = append(errs, fmt.Errorf("%d dcgm pages configured; at most one GPU source can be attributed", dcgm))
 	}
 	return errors.Join(errs...)
-}
-
-// parseScrape reads one scrape subdirective (the dispenser is on its name):
-//
-//	scrape <url> {
-//	    kind     vllm|sglang|tgi|dcgm
-//	    interval <duration>
-//	}
-func parseScrape(a *App, d *caddyfile.Dispenser) error {
-	if !d.NextArg() {
-		return d.Errf("scrape needs the URL of a metrics page, such as http://127.0.0.1:8000/metrics")
-	}
-	c := ScrapeConfig{URL: d.Val()}
-	if err := c.validateURL(); err != nil {
-		return d.Errf("scrape: %v", err)
-	}
-	if d.NextArg() {
-		return d.Errf("scrape takes one URL, got another: %q", d.Val())
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		switch opt := d.Val(); opt {
-		case "kind":
-			if !d.NextArg() {
-				return d.Errf("scrape kind needs a value: vllm, sglang, tgi or dcgm")
-			}
-			c.Kind = d.Val()
-			if err := c.validateKind(); err != nil {
-				return d.Errf("scrape: %v", err)
-			}
-			if d.NextArg() {
-				return d.Errf("scrape kind takes one value, got another: %q", d.Val())
-			}
-		case "interval":
-			dur, err := parseDurationArg(d, "scrape")
-			if err != nil {
-				return err
-			}
-			c.Interval = dur
-		default:
-			return d.Errf("unknown scrape option %q; expected kind or interval", opt)
-		}
-	}
-	a.Scrape = append(a.Scrape, c)
-	return nil
 }
 
 // scrapeKey identifies a page scraper: a reload naming the same page, kind and interval keeps

@@ -3,14 +3,12 @@ package llmtap
 import (
 	"errors"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -75,65 +73,6 @@ func (c *GuardConfig) settings() (*guardSettings, error) {
 		}
 	}
 	return g, g.Validate()
-}
-
-// parseGuard reads the guard subdirective (the dispenser is on its name):
-//
-//	guard {
-//	    window       <duration>
-//	    ttft_p99     <duration>
-//	    error_rate   <fraction|percent>
-//	    min_requests <n>
-//	    statuses     <status>...|off
-//	    cooldown     <duration>
-//	}
-func parseGuard(a *App, d *caddyfile.Dispenser) error {
-	if a.Guard != nil {
-		return d.Err("guard is given twice")
-	}
-	c := &GuardConfig{}
-	if d.NextArg() {
-		return d.ArgErr()
-	}
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		opt := d.Val()
-		var err error
-		switch opt {
-		case "window":
-			c.Window, err = parseDurationArg(d, "guard")
-		case "ttft_p99":
-			c.TTFTP99, err = parseDurationArg(d, "guard")
-		case "cooldown":
-			c.Cooldown, err = parseDurationArg(d, "guard")
-		case "error_rate":
-			c.ErrorRate, err = fractionArg(d, opt)
-		case "min_requests":
-			c.MinRequests, err = intArg(d, opt)
-		case "statuses":
-			args := d.RemainingArgs()
-			if len(args) == 0 {
-				return d.Err("statuses needs HTTP statuses (e.g. 429 503) or off")
-			}
-			if len(args) == 1 && args[0] == "off" {
-				c.StatusesOff = true
-				continue
-			}
-			for _, s := range args {
-				n, perr := strconv.Atoi(s)
-				if perr != nil || n < 100 || n > 599 {
-					return d.Errf("statuses: %q is not an HTTP status", s)
-				}
-				c.Statuses = append(c.Statuses, n)
-			}
-		default:
-			return d.Errf("unknown guard option %q; expected window, ttft_p99, error_rate, min_requests, statuses or cooldown", opt)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	a.Guard = c
-	return nil
 }
 
 // proc.guardTargets are what the guard pauses: every shadow load ("shadow/<name>") and

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -68,86 +67,6 @@ func (c *TimelineConfig) validate() error {
 		return fmt.Errorf("keep %v is shorter than one window (%v)", time.Duration(c.Keep), time.Duration(c.Window))
 	}
 	return nil
-}
-
-// parseTimeline reads the timeline subdirective (the dispenser is on its name):
-//
-//	timeline [off] {
-//	    window <duration>
-//	    keep   <duration>
-//	    settle <duration>
-//	    off
-//	}
-func parseTimeline(a *App, d *caddyfile.Dispenser) error {
-	if a.Timeline == nil {
-		a.Timeline = new(TimelineConfig)
-	}
-	c := a.Timeline
-	off, err := parseOffArg(d, "timeline")
-	if err != nil {
-		return err
-	}
-	c.Off = c.Off || off
-	for nesting := d.Nesting(); d.NextBlock(nesting); {
-		var err error
-		switch opt := d.Val(); opt {
-		case "window":
-			c.Window, err = parseDurationArg(d, "timeline")
-		case "keep":
-			c.Keep, err = parseDurationArg(d, "timeline")
-		case "settle":
-			c.Settle, err = parseDurationArg(d, "timeline")
-		case "off":
-			err = parseOffOption(d, "timeline")
-			c.Off = true
-		default:
-			return d.Errf("unknown timeline option %q; expected window, keep, settle or off", opt)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// parseOffArg reads the arguments on a feature's line, where only "off" is allowed, and
-// reports whether it was given.
-func parseOffArg(d *caddyfile.Dispenser, feature string) (bool, error) {
-	if !d.NextArg() {
-		return false, nil
-	}
-	if d.Val() != "off" {
-		return false, d.Errf("%s takes no argument but off, got %q", feature, d.Val())
-	}
-	if d.NextArg() {
-		return false, d.Errf("%s off takes nothing more, got %q", feature, d.Val())
-	}
-	return true, nil
-}
-
-// parseOffOption checks that the off option in a feature's block has no value.
-func parseOffOption(d *caddyfile.Dispenser, feature string) error {
-	if d.NextArg() {
-		return d.Errf("%s off takes no value, got %q", feature, d.Val())
-	}
-	return nil
-}
-
-// parseDurationArg reads the one positive duration of the option the dispenser is on.
-func parseDurationArg(d *caddyfile.Dispenser, feature string) (caddy.Duration, error) {
-	opt := d.Val()
-	if !d.NextArg() {
-		return 0, d.Errf("%s %s needs a duration, such as 250ms or 1s", feature, opt)
-	}
-	v := d.Val()
-	dur, err := caddy.ParseDuration(v)
-	if err != nil || dur <= 0 {
-		return 0, d.Errf("%s %s: %q is not a positive duration, such as 250ms or 1s", feature, opt, v)
-	}
-	if d.NextArg() {
-		return 0, d.Errf("%s %s takes one duration, got another: %q", feature, opt, d.Val())
-	}
-	return caddy.Duration(dur), nil
 }
 
 // corrHub routes GPU samples, server scrapes and finished records to the process's timeline

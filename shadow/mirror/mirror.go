@@ -29,8 +29,8 @@ import (
 
 	"github.com/llmtap/llmtap/internal/sample"
 	"github.com/llmtap/llmtap/internal/sensitive"
-	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 // MarkerHeader is set on every mirror request to the live request's id. A request that
@@ -49,11 +49,9 @@ const (
 
 // Measurer begins and ends the measurement of one request: the proxy's measurement engine
 // (tap.Tap with the handler's meter pool), so that a mirror response is decoded and timed by
-// the same code as the live one.
-type Measurer interface {
-	Begin(t0 time.Time, path string) *meter.Meter
-	End(m *meter.Meter, end time.Time, failure, msg string) *record.Record
-}
+// the same code as the live one. Copies are sent through tap.Transport, the measuring
+// http.RoundTripper load generators use too.
+type Measurer = tap.Measurer
 
 // Options configure a Mirror. Zero values mean the defaults.
 type Options struct {
@@ -245,7 +243,7 @@ func New(o Options) (*Mirror, error) {
 		rt = m.own
 	}
 	m.client = &http.Client{
-		Transport: rt,
+		Transport: &tap.Transport{Base: rt, Measure: o.Measure},
 		// A redirect is the mirror upstream's answer; following it would send the copy
 		// somewhere nobody configured.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -395,8 +393,8 @@ func (q *Request) Abandon() {
 	q.m.stats.skip(SkipBodyIncomplete)
 }
 
-// run sends the copy, reads its response to the end through the meter and ends the
-// measurement.
+// run sends the copy through the measuring transport, which times it, and reads its response
+// to the end.
 func (q *Request) run(body []byte) {
 	m := q.m
 	defer func() {
@@ -406,36 +404,39 @@ func (q *Request) run(body []byte) {
 	}()
 	ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
 	defer cancel()
-
-	t0 := time.Now()
-	mt := m.opts.Measure.Begin(t0, q.path)
-	rec := mt.Record()
-	rec.RequestID = q.id
-	rec.Class = record.ClassMirror
-	mt.RequestBody(body, false)
-
-	failure, msg := q.exchange(ctx, mt, body)
-	if failure != "" {
-		if m.ctx.Err() != nil {
-			msg = "the mirror was stopped (config unloaded) before the response completed"
-		} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			msg = fmt.Sprintf("the mirror request took longer than its timeout of %v", m.opts.Timeout)
-		}
+	ended := false
+	x := &tap.Exchange{ID: q.id, Class: record.ClassMirror, Body: body,
+		Failure: func(err error, inBody bool) (string, string) {
+			msg := "sending the mirror request: " + err.Error()
+			switch {
+			case m.ctx.Err() != nil:
+				msg = "the mirror was stopped (config unloaded) before the response completed"
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				msg = fmt.Sprintf("the mirror request took longer than its timeout of %v", m.opts.Timeout)
+			case inBody:
+				msg = "reading the mirror response: " + err.Error()
+			}
+			return record.ErrUpstream, msg
+		},
+		Ended: func(status int, failure string) {
+			ended = true
+			if failure != "" || status >= 400 {
+				m.stats.failed.Add(1)
+			} else {
+				m.stats.completed.Add(1)
+			}
+		},
 	}
-	if failure != "" || rec.Status >= 400 {
-		m.stats.failed.Add(1)
-	} else {
-		m.stats.completed.Add(1)
+	if err := q.exchange(tap.WithExchange(ctx, x), body); err != nil && !ended {
+		m.stats.failed.Add(1) // the request could not be built: nothing was sent or measured
 	}
-	m.opts.Measure.End(mt, time.Now(), failure, msg)
 }
 
-// exchange does the HTTP exchange, feeding the meter; it returns a failure class and message
-// when the response could not be read to its end.
-func (q *Request) exchange(ctx context.Context, mt *meter.Meter, body []byte) (failure, msg string) {
+// exchange sends the copy and reads its response to the end.
+func (q *Request) exchange(ctx context.Context, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, q.method, q.url.String(), bytes.NewReader(body))
 	if err != nil {
-		return record.ErrUpstream, "building the mirror request: " + err.Error()
+		return err
 	}
 	req.Header = q.header
 	req.ContentLength = int64(len(body))
@@ -447,23 +448,11 @@ func (q *Request) exchange(ctx context.Context, mt *meter.Meter, body []byte) (f
 	}
 	resp, err := q.m.client.Do(req)
 	if err != nil {
-		return record.ErrUpstream, "sending the mirror request: " + err.Error()
+		return err
 	}
 	defer resp.Body.Close()
-	mt.Headers(resp.StatusCode, resp.Header, time.Now())
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			mt.Write(buf[:n], time.Now())
-		}
-		if err == io.EOF {
-			return "", ""
-		}
-		if err != nil {
-			return record.ErrUpstream, "reading the mirror response: " + err.Error()
-		}
-	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
 }
 
 // Close stops the Mirror: copies still running are canceled (their records end with

@@ -3,6 +3,7 @@ package mirror
 import (
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +35,25 @@ type Pairer struct {
 	lost    uint64 // copies given up unpaired
 
 	expecting atomic.Int64 // len(pending), read without the lock on the hot path
+
+	// canary holds each model's pairs since the start, up to the verdict's last look, and the
+	// verdict of the last look taken (see Verdicts).
+	verdict    VerdictOptions
+	verdictKey string
+	canary     map[string]*canaryModel
+}
+
+// maxCanaryModels bounds the models a Pairer keeps verdict pairs for; later models share
+// OtherModel.
+const maxCanaryModels = 64
+
+// OtherModel is the model the verdict pairs of models past the first 64 are kept under.
+const OtherModel = "_other"
+
+// canaryModel is one model's pairs for the verdict and its last verdict.
+type canaryModel struct {
+	pairs []Pair
+	last  *Verdict
 }
 
 // half is a copy waiting for its two records.
@@ -52,6 +72,8 @@ type Side struct {
 	TTFTMs    *float64 `json:"ttft_ms"`
 	ITLMs     *float64 `json:"itl_ms"`
 	LatencyMs *float64 `json:"request_latency_ms"`
+	// OutputTokens is the record's output_tokens (nil for a failed request).
+	OutputTokens *float64 `json:"output_tokens"`
 }
 
 // Pair is a live request and its mirror copy.
@@ -74,7 +96,19 @@ func NewPairer(window, maxPending int) *Pairer {
 	if maxPending <= 0 {
 		maxPending = DefaultMaxPending
 	}
-	return &Pairer{window: window, maxPending: maxPending, pending: make(map[string]*half)}
+	return &Pairer{window: window, maxPending: maxPending, pending: make(map[string]*half), canary: make(map[string]*canaryModel)}
+}
+
+// SetVerdict sets the verdict's margins and looks and names what is being judged (the mirror
+// upstream): a change of either starts every model's verdict afresh, while the same settings
+// again (a config reload that keeps the mirror) keep the pairs gathered so far.
+func (p *Pairer) SetVerdict(key string, o VerdictOptions) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if o.withDefaults() != p.verdict.withDefaults() || key != p.verdictKey {
+		clear(p.canary)
+	}
+	p.verdict, p.verdictKey = o, key
 }
 
 // Expect registers a copy sent for the live request id. A second copy of the same id while the
@@ -119,6 +153,10 @@ func (p *Pairer) Consume(r *record.Record) {
 		return
 	}
 	s := &Side{OK: r.OK(), TTFTMs: r.TTFTMs, ITLMs: r.ITLMs, LatencyMs: r.RequestLatencyMs}
+	if r.OK() {
+		n := float64(r.OutputTokens)
+		s.OutputTokens = &n
+	}
 	if r.Class == record.ClassLive {
 		h.live, h.model = s, r.Model
 	} else {
@@ -140,6 +178,65 @@ func (p *Pairer) Consume(r *record.Record) {
 		p.next = (p.next + 1) % p.window
 	}
 	p.total++
+	cm := p.canary[pair.Model]
+	if cm == nil {
+		model := pair.Model
+		if len(p.canary) >= maxCanaryModels {
+			model = OtherModel
+		}
+		if cm = p.canary[model]; cm == nil {
+			cm = &canaryModel{}
+			p.canary[model] = cm
+		}
+	}
+	if len(cm.pairs) < p.verdict.MaxPairs() {
+		cm.pairs = append(cm.pairs, pair)
+	}
+}
+
+// ModelVerdict is one model's canary verdict.
+type ModelVerdict struct {
+	Model string `json:"model"`
+	Verdict
+}
+
+// Verdicts returns every model's canary verdict, sorted by model. A verdict is taken when the
+// model's pairs reach a look and kept until the next, so reading it often changes nothing.
+func (p *Pairer) Verdicts() []ModelVerdict {
+	p.mu.Lock()
+	type todo struct {
+		model string
+		cm    *canaryModel
+		pairs []Pair
+	}
+	var work []todo
+	out := make([]ModelVerdict, 0, len(p.canary))
+	o := p.verdict
+	for model, cm := range p.canary {
+		work = append(work, todo{model, cm, cm.pairs[:len(cm.pairs):len(cm.pairs)]})
+	}
+	p.mu.Unlock()
+	for _, w := range work {
+		look := -1
+		for k := range o.withDefaults().Looks {
+			if len(w.pairs) >= o.LookAt(k) {
+				look = k
+			}
+		}
+		p.mu.Lock()
+		last := w.cm.last
+		p.mu.Unlock()
+		if last == nil || last.Look != look {
+			v := Judge(w.pairs, o) // off the lock: sorting a look's pairs
+			last = &v
+			p.mu.Lock()
+			w.cm.last = last
+			p.mu.Unlock()
+		}
+		out = append(out, ModelVerdict{Model: w.model, Verdict: *last})
+	}
+	slices.SortFunc(out, func(a, b ModelVerdict) int { return strings.Compare(a.Model, b.Model) })
+	return out
 }
 
 // Pairs returns the pairs in the window, oldest first.

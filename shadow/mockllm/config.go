@@ -99,6 +99,15 @@ type Config struct {
 	// pace; must be in [0, 10].
 	RequestJitterCV float64
 
+	// TailFraction is the share of requests, drawn per request, whose TTFT
+	// and ITL are multiplied by TailFactor: a server with the same median
+	// and a worse tail (a canary that stalls now and then). Zero means
+	// none; must be in [0, 1].
+	TailFraction float64
+	// TailFactor multiplies the TTFT and ITL of the TailFraction of
+	// requests; must be at least 1 when TailFraction is set.
+	TailFactor float64
+
 	// OutputTokens is the number of tokens generated for a request that
 	// sets neither max_tokens nor max_completion_tokens. Reaching it ends
 	// the response with finish_reason "stop", as if the model chose to
@@ -228,6 +237,12 @@ func (c Config) Validate() error {
 	}
 	if !(c.RequestJitterCV >= 0 && c.RequestJitterCV <= maxJitterCV) {
 		bad("request-jitter-cv %v: must be in [0, %d]", c.RequestJitterCV, maxJitterCV)
+	}
+	if !(c.TailFraction >= 0 && c.TailFraction <= 1) {
+		bad("tail-fraction %v: must be in [0, 1]", c.TailFraction)
+	}
+	if c.TailFraction > 0 && !(c.TailFactor >= 1 && c.TailFactor <= 1e6) {
+		bad("tail-factor %v: must be in [1, 1e6] when tail-fraction is set", c.TailFactor)
 	}
 	if c.OutputTokens < 0 {
 		bad("output-tokens %d: must not be negative", c.OutputTokens)

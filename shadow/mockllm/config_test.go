@@ -21,6 +21,8 @@ func TestValidate(t *testing.T) {
 		{"nan jitter", Config{JitterCV: math.NaN()}, []string{"jitter-cv"}, "NaN passes naive range checks"},
 		{"huge jitter", Config{JitterCV: 11}, []string{"jitter-cv"}, "beyond 10 the tail is a hang"},
 		{"nan request jitter", Config{RequestJitterCV: math.NaN()}, []string{"request-jitter-cv"}, "NaN passes naive range checks"},
+		{"tail", Config{TailFraction: 1.5, TailFactor: 0.5}, []string{"tail-fraction"}, "a share lives in [0, 1]"},
+		{"tail factor", Config{TailFraction: 0.1, TailFactor: 0.5}, []string{"tail-factor"}, "a tail is slower, not faster"},
 		{"rates", Config{ErrorRate: 1.5, StreamErrorRate: -0.1, EOSProbability: 2}, []string{"error-rate", "stream-error-rate", "eos-probability"}, "probabilities live in [0, 1]"},
 		{"negative counts", Config{OutputTokens: -1, TokensPerChunk: -1, Reasoning: -1, LogLimit: -1, MaxOutputTokens: -1}, []string{"output-tokens", "tokens-per-chunk", "reasoning", "log-limit", "max-output-tokens"}, "counts are not negative"},
 		{"output over max", Config{OutputTokens: 100, MaxOutputTokens: 10}, []string{"output-tokens 100: above"}, "the default length must be a valid request"},
@@ -65,7 +67,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--max-output-tokens", "99", "--eos-probability", "0.1", "--tokens-per-chunk", "2", "--reasoning", "3",
 		"--role-chunk=false", "--usage", "never", "--prompt-counter", "approx", "--error-rate", "0.2",
 		"--stream-error-rate", "0.3", "--seed", "42", "--log-events", "--log-limit", "5", "--event-log", "/tmp/x",
-		"--lean-http",
+		"--lean-http", "--tail-fraction", "0.05", "--tail-factor", "4",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +75,13 @@ func TestRegisterFlags(t *testing.T) {
 	want := Config{Model: "m", TTFT: time.Millisecond, ITL: 2 * time.Millisecond, JitterCV: 0.3, RequestJitterCV: 0.7, OutputTokens: 9,
 		MaxOutputTokens: 99, EOSProbability: 0.1, TokensPerChunk: 2, Reasoning: 3, Usage: UsageNever,
 		PromptCounter: PromptApprox, ErrorRate: 0.2, StreamErrorRate: 0.3, Seed: 42, LogEvents: true, LogLimit: 5,
-		EventLogPath: "/tmp/x", LeanHTTP: true}
+		EventLogPath: "/tmp/x", LeanHTTP: true, TailFraction: 0.05, TailFactor: 4}
 	if *cfg != want {
 		t.Errorf("parsed %+v\nwant   %+v", *cfg, want)
 	}
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n != 20 {
+	if n != 22 {
 		t.Errorf("%d flags; update this test when adding one", n)
 	}
 }

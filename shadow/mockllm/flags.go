@@ -18,6 +18,8 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.DurationVar(&c.TTFT, "ttft", c.TTFT, "time from arrival to the first generated token")
 	fs.DurationVar(&c.ITL, "itl", c.ITL, "time between consecutive generated tokens")
 	fs.Float64Var(&c.JitterCV, "jitter-cv", c.JitterCV, "coefficient of variation of lognormal jitter on TTFT and each ITL gap (0 = exact)")
+	fs.Float64Var(&c.TailFraction, "tail-fraction", c.TailFraction, "share of requests, drawn per request, whose TTFT and ITL are multiplied by --tail-factor (same median, worse tail)")
+	fs.Float64Var(&c.TailFactor, "tail-factor", c.TailFactor, "factor on the TTFT and ITL of the --tail-fraction of requests")
 	fs.Float64Var(&c.RequestJitterCV, "request-jitter-cv", c.RequestJitterCV, "coefficient of variation of a lognormal factor drawn per request on its TTFT and ITL (0 = every request at the same pace)")
 	fs.IntVar(&c.OutputTokens, "output-tokens", c.OutputTokens, "tokens generated when a request sets no max_tokens")
 	fs.IntVar(&c.MaxOutputTokens, "max-output-tokens", c.MaxOutputTokens, "largest max_tokens accepted; larger requests get HTTP 400")

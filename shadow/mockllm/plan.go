@@ -95,6 +95,10 @@ func (s *schedule) reset(cfg *Config, rng *rand.Rand) {
 		s.ttft = time.Duration(float64(s.ttft) * k)
 		s.itl = time.Duration(float64(s.itl) * k)
 	}
+	if cfg.TailFraction > 0 && rng.Float64() < cfg.TailFraction {
+		s.ttft = time.Duration(float64(s.ttft) * cfg.TailFactor)
+		s.itl = time.Duration(float64(s.itl) * cfg.TailFactor)
+	}
 	f := lognormalMean1(cfg.JitterCV)
 	s.mu, s.sigma = f.mu, f.sigma
 }

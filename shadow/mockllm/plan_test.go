@@ -105,6 +105,31 @@ func TestScheduleRequestJitter(t *testing.T) {
 	}
 }
 
+// TestScheduleTail checks that TailFraction of requests (drawn per request, seeded) have TTFT
+// and ITL multiplied by TailFactor and the others are untouched: the median stays, the tail
+// grows.
+func TestScheduleTail(t *testing.T) {
+	const ttft, itl, n = 4 * time.Millisecond, time.Millisecond, 20000
+	rng := rand.New(rand.NewPCG(9, 9))
+	var s schedule
+	slow := 0
+	for range n {
+		s.reset(&Config{TTFT: ttft, ITL: itl, TailFraction: 0.05, TailFactor: 3}, rng)
+		first := s.advance()
+		gap := s.advance() - first
+		switch {
+		case first == ttft && gap == itl:
+		case first == 3*ttft && gap == 3*itl:
+			slow++
+		default:
+			t.Fatalf("a request at TTFT %v and ITL %v: neither the base nor three times it", first, gap)
+		}
+	}
+	if share := float64(slow) / n; math.Abs(share-0.05) > 0.005 {
+		t.Errorf("%.4f of requests in the tail, want 0.05", share)
+	}
+}
+
 // meanCV returns the mean and the coefficient of variation (population) of xs.
 func meanCV(xs []float64) (mean, cv float64) {
 	var sum, sq float64

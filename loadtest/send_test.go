@@ -1,4 +1,4 @@
-package commands
+package loadtest
 
 import (
 	"context"
@@ -11,27 +11,6 @@ import (
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
-
-func TestPacerSpin(t *testing.T) {
-	tests := []struct {
-		name string
-		flag time.Duration
-		rate float64
-		want time.Duration
-	}{
-		{"default at a moderate rate spins for precision", -1, 100, loadgen.DefaultSpinThreshold},
-		{"default at 1000 req/s still spins", -1, 1000, loadgen.DefaultSpinThreshold},
-		{"default above 1000 req/s uses the timer, not a whole core", -1, 5000, -1},
-		{"default in closed loop (no rate) keeps loadgen's default", -1, 0, loadgen.DefaultSpinThreshold},
-		{"zero means timer only", 0, 10, -1},
-		{"an explicit value wins at any rate", 200 * time.Microsecond, 50000, 200 * time.Microsecond},
-	}
-	for _, tt := range tests {
-		if got := pacerSpin(tt.flag, tt.rate); got != tt.want {
-			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
-		}
-	}
-}
 
 // cannedTransport answers every request with the same non-streaming chat completion, in memory.
 type cannedTransport struct{}
@@ -53,7 +32,7 @@ func BenchmarkMeasuredRequest(b *testing.B) {
 	snd := newSender(cannedTransport{}, tp, "bench", col)
 	snd.baseURL = "http://127.0.0.1"
 	body := []byte(`{"model":"m","messages":[{"role":"user","content":"Say hi."}],"max_tokens":4}`)
-	snd.build = func(int) (built, error) { return built{path: "/v1/chat/completions", body: body}, nil }
+	snd.build = func(int) (Request, error) { return Request{Path: "/v1/chat/completions", Body: body}, nil }
 	ctx := context.Background()
 	b.ReportAllocs()
 	for n := 0; b.Loop(); n++ {

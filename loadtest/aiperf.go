@@ -1,4 +1,4 @@
-package commands
+package loadtest
 
 import (
 	"net/http"
@@ -10,16 +10,16 @@ import (
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// aiperfCommit is the AIPerf commit whose export models llmtap's AIPerf-named files follow
+// AIPerfCommit is the AIPerf commit whose export models llmtap's AIPerf-named files follow
 // (github.com/ai-dynamo/aiperf, 2025-10-10): aiperf/common/models/record_models.py
 // (MetricRecordInfo, MetricRecordMetadata, MetricValue), error_models.py (ErrorDetails,
 // ErrorDetailsCount), export_models.py (JsonExportData, JsonMetricResult) and
 // aiperf/exporters/csv_exporter.py. docs/metrics.md lists the metric meanings.
-const aiperfCommit = "db4f6397d11ee2d4cfbb41f70b2327315163dcf0"
+const AIPerfCommit = "db4f6397d11ee2d4cfbb41f70b2327315163dcf0"
 
-// errorDetails is AIPerf's ErrorDetails: a code (the HTTP status, or 499 for a request the
+// ErrorDetails is AIPerf's ErrorDetails: a code (the HTTP status, or 499 for a request the
 // client cancelled, as AIPerf writes it), a type (llmtap's error class) and a message.
-type errorDetails struct {
+type ErrorDetails struct {
 	Code    *int    `json:"code"`
 	Type    *string `json:"type"`
 	Message string  `json:"message"`
@@ -33,12 +33,12 @@ const maxErrorMessage = 512
 const cancelledCode = 499
 
 // newErrorDetails describes a failed record; sendErr is the client's own error, if any.
-func newErrorDetails(r *record.Record, cancelled bool, sendErr string) *errorDetails {
+func newErrorDetails(r *record.Record, cancelled bool, sendErr string) *ErrorDetails {
 	if r.OK() {
 		return nil
 	}
 	class := r.Error
-	d := &errorDetails{Type: &class, Message: r.ErrorMsg}
+	d := &ErrorDetails{Type: &class, Message: r.ErrorMsg}
 	code := r.Status
 	if cancelled {
 		// As AIPerf reports a request it cancelled on purpose; the transport's own words
@@ -69,9 +69,9 @@ func newErrorDetails(r *record.Record, cancelled bool, sendErr string) *errorDet
 	return d
 }
 
-// errorCount is AIPerf's ErrorDetailsCount, an entry of error_summary.
-type errorCount struct {
-	Details errorDetails `json:"error_details"`
+// ErrorCount is AIPerf's ErrorDetailsCount, an entry of error_summary.
+type ErrorCount struct {
+	Details ErrorDetails `json:"error_details"`
 	Count   int64        `json:"count"`
 }
 
@@ -81,13 +81,16 @@ const maxErrorKinds = 32
 
 // errorLog counts failed requests by their details, bounded.
 type errorLog struct {
-	byKey map[string]*errorCount
+	byKey map[string]*ErrorCount
 	order []string
 	other int64
 }
 
-func (l *errorLog) add(d *errorDetails) {
-	if d == nil {
+func (l *errorLog) add(d *ErrorDetails) { l.addN(d, 1) }
+
+// addN counts n failures with details d.
+func (l *errorLog) addN(d *ErrorDetails, n int64) {
+	if d == nil || n <= 0 {
 		return
 	}
 	code := -1
@@ -100,30 +103,30 @@ func (l *errorLog) add(d *errorDetails) {
 	}
 	key := strconv.Itoa(code) + "\x00" + typ + "\x00" + d.Message
 	if e := l.byKey[key]; e != nil {
-		e.Count++
+		e.Count += n
 		return
 	}
 	if len(l.order) >= maxErrorKinds {
-		l.other++
+		l.other += n
 		return
 	}
 	if l.byKey == nil {
-		l.byKey = map[string]*errorCount{}
+		l.byKey = map[string]*ErrorCount{}
 	}
-	l.byKey[key] = &errorCount{Details: *d, Count: 1}
+	l.byKey[key] = &ErrorCount{Details: *d, Count: n}
 	l.order = append(l.order, key)
 }
 
 // summary is error_summary: most frequent first, then in order of first occurrence.
-func (l *errorLog) summary() []errorCount {
-	out := make([]errorCount, 0, len(l.order)+1)
+func (l *errorLog) summary() []ErrorCount {
+	out := make([]ErrorCount, 0, len(l.order)+1)
 	for _, k := range l.order {
 		out = append(out, *l.byKey[k])
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
 	if l.other > 0 {
 		typ := "other"
-		out = append(out, errorCount{Details: errorDetails{Type: &typ,
+		out = append(out, ErrorCount{Details: ErrorDetails{Type: &typ,
 			Message: "further distinct errors, beyond the " + strconv.Itoa(maxErrorKinds) + " listed"}, Count: l.other})
 	}
 	return out

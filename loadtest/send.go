@@ -1,4 +1,4 @@
-package commands
+package loadtest
 
 import (
 	"bytes"
@@ -7,7 +7,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -15,30 +18,24 @@ import (
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
-// built is one request ready to send: where, what, and its identity.
-type built struct {
-	path    string
-	body    []byte
-	session string
-}
-
-// sender sends the requests of one phase through a measuring client.
+// sender sends the requests of one phase through the measuring transport (tap.Transport).
 type sender struct {
 	baseURL     string
 	headers     http.Header
 	client      *http.Client
 	col         *collector
+	class       string
 	cancelRate  float64 // fraction of requests to cancel, in [0, 1]
 	cancelDelay time.Duration
 	seed        uint64
-	build       func(n int) (built, error)
+	build       func(n int) (Request, error)
 }
 
 // newSender returns a sender whose requests are measured by tp (records of class class) and
 // collected by col, over the shared transport base.
 func newSender(base http.RoundTripper, tp *tap.Tap, class string, col *collector) *sender {
 	tp.AddSink(col)
-	return &sender{client: &http.Client{Transport: &measuringTransport{base: base, tap: tp, class: class}}, col: col}
+	return &sender{client: &http.Client{Transport: &tap.Transport{Base: base, Measure: tp}}, col: col, class: class}
 }
 
 // cancels reports whether request n is one of the cancelled fraction, decided by the seed so
@@ -56,11 +53,18 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	if err != nil {
 		return nil, err
 	}
-	si := &sendInfo{n: n, id: s.col.id(n), session: b.session, body: b.body, intended: intended,
-		cancel: s.cancels(n), cancelAfter: s.cancelDelay}
+	si := &sendInfo{n: n, id: s.col.id(n), session: b.Session, intended: intended}
 	s.col.begin(si)
-	req, err := http.NewRequestWithContext(withSendInfo(ctx, si), http.MethodPost, s.baseURL+b.path, bytes.NewReader(b.body))
+	x := &si.x
+	*x = tap.Exchange{ID: si.id, Class: s.class, Body: b.Body, Canceled: &si.canceled}
+	if s.cancels(n) {
+		ctx, x.Closed = si.cancelAfterWrite(ctx, s.cancelDelay)
+	}
+	req, err := http.NewRequestWithContext(tap.WithExchange(ctx, x), http.MethodPost, s.baseURL+b.Path, bytes.NewReader(b.Body))
 	if err != nil {
+		if x.Closed != nil {
+			x.Closed()
+		}
 		return nil, err
 	}
 	for k, v := range s.headers {
@@ -68,8 +72,8 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", si.id)
-	if b.session != "" {
-		req.Header.Set("X-Correlation-Id", b.session)
+	if b.Session != "" {
+		req.Header.Set("X-Correlation-Id", b.Session)
 	}
 	return req, nil
 }
@@ -160,31 +164,27 @@ func bar(pct float64, width int) string {
 	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
 }
 
-func (p *progress) print(c loadgen.Counters) {
+// print shows the status line: rewritten in place on a terminal, a line in a log.
+func (p *progress) print(c loadgen.Counters) { p.show(c, "   ") }
+
+// finish shows the last status line and ends it.
+func (p *progress) finish(c loadgen.Counters) { p.show(c, "\n") }
+
+// show writes the line; on a terminal it returns to the line's start first and ends with end.
+func (p *progress) show(c loadgen.Counters, end string) {
 	if p.w == nil {
 		return
 	}
 	if p.terminal {
-		fmt.Fprint(p.w, "\r", p.line(c), "   ")
+		fmt.Fprint(p.w, "\r", p.line(c), end)
 		return
 	}
 	fmt.Fprintln(p.w, p.line(c))
 }
 
-func (p *progress) finish(c loadgen.Counters) {
-	if p.w == nil {
-		return
-	}
-	if p.terminal {
-		fmt.Fprint(p.w, "\r", p.line(c), "\n")
-		return
-	}
-	fmt.Fprintln(p.w, p.line(c))
-}
-
-// generatorReport is the self-check of the load generator: whether it sent on time and had
+// GeneratorReport is the self-check of the load generator: whether it sent on time and had
 // the CPU to do so. A late or CPU-starved generator measures itself, not the server.
-type generatorReport struct {
+type GeneratorReport struct {
 	Scheduled   int64   `json:"scheduled"`
 	Sent        int64   `json:"sent"`
 	Dropped     int64   `json:"dropped"`
@@ -205,21 +205,63 @@ type generatorReport struct {
 // cpuWarnAt is the CPU utilization (cores) above which the generator may be the bottleneck.
 const cpuWarnAt = 0.75
 
-func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) generatorReport {
+func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) GeneratorReport {
 	now := time.Now()
 	_, eff := c.effective.Snapshot(now)
 	_, lag := c.lag.Snapshot(now)
 	_, wait := c.wait.Snapshot(now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := generatorReport{
+	g := GeneratorReport{
 		Scheduled: counters.Scheduled, Sent: counters.Sent, Dropped: counters.Dropped,
-		Late: c.late, LateAfterMs: float64(lateThreshold) / 1e6, Cancelled: c.cancelled,
+		Late: c.late, LateAfterMs: float64(LateThreshold) / 1e6, Cancelled: c.cancelled,
 		CPUUtilization: cpu, ScheduleLag: lag, QueueWait: wait, EffectiveLatency: eff,
 		RecordsDropped: tp.Dropped(),
 	}
-	if cpu > cpuWarnAt {
-		g.CPUWarning = fmt.Sprintf("the generator used %.0f%% of a core (over %.0f%%): it may have been the bottleneck; check the schedule lag", 100*cpu, 100*cpuWarnAt)
-	}
+	g.CPUWarning = cpuWarning(cpu)
 	return g
+}
+
+// cpuWarning warns of a generator that used more than cpuWarnAt of a core; "" otherwise.
+func cpuWarning(cpu float64) string {
+	if cpu <= cpuWarnAt {
+		return ""
+	}
+	return fmt.Sprintf("the generator used %.0f%% of a core (over %.0f%%): it may have been the bottleneck; check the schedule lag", 100*cpu, 100*cpuWarnAt)
+}
+
+// sendInfo is what the collector knows of one request before its record arrives.
+type sendInfo struct {
+	n        int
+	id       string
+	session  string
+	intended time.Time   // the schedule's time for the request (monotonic)
+	canceled atomic.Bool // the cancellation fired
+	x        tap.Exchange
+}
+
+// cancelAfterWrite returns ctx cancelled delay after the request is fully written (AIPerf's
+// --request-cancellation-delay), and the function that stops the timer once the exchange is
+// over.
+func (si *sendInfo) cancelAfterWrite(ctx context.Context, delay time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var timer *time.Timer
+	var mu sync.Mutex
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			if timer == nil {
+				timer = time.AfterFunc(delay, func() { si.canceled.Store(true); cancel() })
+			}
+		},
+	})
+	return ctx, func() {
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
 }

@@ -1,4 +1,4 @@
-package commands
+package loadtest
 
 import (
 	"bufio"
@@ -16,9 +16,9 @@ import (
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// lateThreshold is the schedule lag above which an arrival counts as late in the generator's
+// LateThreshold is the schedule lag above which an arrival counts as late in the generator's
 // self-check: a request sent more than this after its intended time.
-const lateThreshold = time.Millisecond
+const LateThreshold = time.Millisecond
 
 // exportLine is one line of profile_export.jsonl: AIPerf's MetricRecordInfo (metadata,
 // metrics, error; see aiperf.go for the commit it follows), with the per-request record exactly
@@ -36,7 +36,7 @@ type exportLine struct {
 	WasCancelled       bool          `json:"was_cancelled"`
 	SendError          string        `json:"send_error,omitempty"`
 	ErrorClass         string        `json:"error_class"`
-	Error              *errorDetails `json:"error"`
+	Error              *ErrorDetails `json:"error"`
 	Metadata           exportMeta    `json:"metadata"`
 	Metrics            exportMetric  `json:"metrics"`
 }
@@ -60,7 +60,8 @@ type exportMeta struct {
 }
 
 // llmtapWorker is the worker_id and record_processor_id of every line: one process sent,
-// measured and recorded every request.
+// measured and recorded every request. A worker of a split workload (Spec.Worker) writes
+// llmtapWorker-<index>.
 const llmtapWorker = "llmtap"
 
 // valueUnit is AIPerf's MetricValue {value, unit} of one per-request metric.
@@ -179,6 +180,7 @@ func (m *exportMetric) fill(r *record.Record, effectiveMs float64, startNs, endN
 type collector struct {
 	prefix string // request ids are prefix + n
 	phase  string
+	worker string // worker_id and record_processor_id
 
 	mu      sync.Mutex
 	pending map[int]*joined
@@ -206,11 +208,11 @@ type collector struct {
 
 	// keep, in tests, remembers every request's id and intended time.
 	keep bool
-	sent []sentRequest
+	sent []SentRequest
 }
 
-// sentRequest is a request's id and intended send time, kept for tests.
-type sentRequest struct {
+// SentRequest is a request's id and intended send time, kept for tests.
+type SentRequest struct {
 	ID       string
 	N        int
 	Session  string
@@ -229,7 +231,7 @@ type joined struct {
 // phase ("warmup" or "profiling"), writing export lines to w (nil: none, and no summary).
 func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collector {
 	c := &collector{
-		prefix: prefix, phase: phase, pending: map[int]*joined{},
+		prefix: prefix, phase: phase, worker: llmtapWorker, pending: map[int]*joined{},
 		effective: stats.NewHist(stats.HistOptions{}),
 		lag:       stats.NewHist(stats.HistOptions{}),
 		wait:      stats.NewHist(stats.HistOptions{}),
@@ -354,7 +356,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	eff := record.Ms(out.EffectiveLatency())
 	c.lag.Record(now, record.Ms(out.Lag()))
 	c.wait.Record(now, record.Ms(out.QueueWait()))
-	if out.Lag() > lateThreshold {
+	if out.Lag() > LateThreshold {
 		c.late++
 	}
 	if rec.OK() {
@@ -373,7 +375,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if si := j.si; si != nil {
 		line.SessionID, line.Intended = si.session, si.intended
 		if c.keep {
-			c.sent = append(c.sent, sentRequest{ID: si.id, N: n, Session: si.session, Intended: si.intended,
+			c.sent = append(c.sent, SentRequest{ID: si.id, N: n, Session: si.session, Intended: si.intended,
 				Done: out.Done, Start: out.Released})
 		}
 	}
@@ -390,7 +392,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		return nil
 	}
 	line.Metadata = exportMeta{
-		SessionNum: n, XRequestID: rec.RequestID, WorkerID: llmtapWorker, RecordProcessorID: llmtapWorker,
+		SessionNum: n, XRequestID: rec.RequestID, WorkerID: c.worker, RecordProcessorID: c.worker,
 		BenchmarkPhase: c.phase, WasCancelled: cancelled,
 	}
 	if line.SessionID != "" {

@@ -1,0 +1,343 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/internal/h1client"
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tap"
+)
+
+// recordLinger batches the generator's record pipeline: at thousands of requests per second,
+// waking its worker once per millisecond instead of once per record saves CPU the sending needs;
+// records (the progress bar's figures, the exports) are not wanted sooner than that.
+const recordLinger = time.Millisecond
+
+// Spec is one benchmark or replay, ready to run. The CLI (llmtap bench, llmtap replay) builds
+// it from flags; any program can build it.
+type Spec struct {
+	// Class is the records' traffic class: record.ClassBench or record.ClassReplay.
+	Class string
+	// Label names the run on the progress line and the API ("bench", "replay").
+	Label string
+	// BaseURL is the server's base URL (http:// or https://, no trailing slash); each request's
+	// path is appended to it.
+	BaseURL string
+	// Headers are sent with every request (Content-Type and X-Request-Id are set on top).
+	Headers http.Header
+	// Seed decides which requests are cancelled.
+	Seed uint64
+	// CancelRate is the fraction of requests cancelled, in [0, 1], CancelDelay after each is
+	// fully written (AIPerf's --request-cancellation-rate and -delay).
+	CancelRate  float64
+	CancelDelay time.Duration
+	// SLOs are the goodput objectives; none: no goodput metrics.
+	SLOs []stats.SLO
+	// Dir is the artifact folder the exports are written to; it is created.
+	Dir string
+	// Info describes the run in the JSON export (run_info, input_config).
+	Info RunInfo
+
+	// Schedule is the load: Arrivals or Concurrency, MaxRequests, Duration (its Request,
+	// Client, OnDone and Progress are set by Run).
+	Schedule loadgen.Config
+	// Grace is how long after GraceFrom responses in flight may take; < 0: forever.
+	Grace time.Duration
+	// GraceFrom is when, from the start of the run, the grace period starts: the end of
+	// --benchmark-duration, or the last request's time in a replay; 0: no grace period (the run
+	// waits for every response).
+	GraceFrom time.Duration
+	// Total is the number of requests to send, for the progress bar (0 = unknown).
+	Total int
+	// Build returns request n. Required.
+	Build func(n int) (Request, error)
+	// MapN turns loadgen's request number into the Build number (replay: head → trace
+	// index); nil means the same.
+	MapN func(n int) int
+	// Next returns the turn that follows request n in its session and the delay after n's
+	// response; ok false when n is the last of its session or has none.
+	Next func(n int) (turn int, delay time.Duration, ok bool)
+
+	// Warmup is sent first and left out of the results; nil: no warmup.
+	Warmup *loadgen.Config
+	// Keep remembers every request sent in Result.Sent (tests).
+	Keep bool
+	// MaxIdle is the connection pool's size hint (the concurrency); MaxBody the largest request
+	// body, when known, to size the connections' write buffers.
+	MaxIdle, MaxBody int
+
+	// Log receives the progress line and notes (the CLI's stderr); nil: nothing is said.
+	Log io.Writer
+	// Terminal rewrites the progress line in place instead of printing a line a second.
+	Terminal bool
+	// APIListen is where to serve the Connect API during the run (api.go); empty: nowhere.
+	APIListen string
+
+	// Worker is this process's share of a workload split across processes (worker.go). Run
+	// only labels the exports with it (worker_id, the snapshot); the caller builds the share
+	// (Schedule, MapN) with Worker's methods.
+	Worker Worker
+	// StartAt, when set, is the shared wall-clock time the profiling phase starts at (after
+	// the warmup): every worker of a split workload waits for it, so their schedules line up.
+	// A time already past starts at once, and the lateness is said on Log.
+	StartAt time.Time
+}
+
+// Request is one request ready to send: where, what, and its session.
+type Request struct {
+	Path    string
+	Body    []byte
+	Session string
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Summary is the aggregator's summary of the profiling phase, every group.
+	Summary stats.Summary
+	// Export is profile_export_aiperf.json's content.
+	Export Export
+	// Generator is the load generator's self-check (also in Export).
+	Generator GeneratorReport
+	// Counters are the scheduler's counts, session turns included.
+	Counters loadgen.Counters
+	// Files are the exports written.
+	Files []string
+	// Sent lists every request sent, when Spec.Keep.
+	Sent []SentRequest
+	// Lines is how many lines profile_export.jsonl has.
+	Lines int
+	// Duration is the profiling phase's wall time.
+	Duration time.Duration
+}
+
+// transport is the generator's HTTP client transport: plain-HTTP/1.1 requests go through
+// h1client, which does each exchange on the sending goroutine over a pool of kept-alive
+// connections (BenchmarkRoundTrip there, -cpu 1: 47–67 against net/http's 68–111 µs of CPU per
+// loopback exchange, client and server together); https and anything else go through
+// net/http's Transport.
+func (s *Spec) transport() *h1client.Transport {
+	// Keep every connection for reuse, as vegeta does (its default is 10,000): an open loop that
+	// falls behind has many requests in flight, and a capped idle pool then closes connections
+	// only to dial new ones, which costs more than the requests and collapses the rate.
+	idle := max(s.MaxIdle, 10000)
+	// A long prompt's body goes out in a few large writes rather than many 4 KB ones; small
+	// bodies keep small buffers, which every new connection allocates and clears.
+	wbuf := 64 << 10
+	if s.MaxBody > 0 {
+		wbuf = min(max(s.MaxBody+1<<10, 4<<10), 64<<10)
+	}
+	return &h1client.Transport{
+		MaxIdlePerHost:  idle,
+		IdleTimeout:     90 * time.Second,
+		WriteBufferSize: wbuf,
+		ReadBufferSize:  16 << 10,
+		Fallback: &http.Transport{
+			Proxy:               nil, // a benchmark measures the server, never a proxy from the environment
+			MaxIdleConns:        idle,
+			MaxIdleConnsPerHost: idle,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+			WriteBufferSize:     wbuf,
+			ReadBufferSize:      16 << 10,
+		},
+	}
+}
+
+// Run runs the warmup (if any) and the profiling phase of spec, then writes the exports
+// (profile_export.jsonl, profile_export_aiperf.json and .csv) into spec.Dir. A run that ctx
+// ends early still writes what it measured, with was_cancelled set.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	s := &spec
+	var res Result
+	if s.Build == nil {
+		return res, errors.New("loadtest: Spec.Build is required")
+	}
+	if s.Log == nil {
+		s.Log = io.Discard
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return res, fmt.Errorf("creating the artifact folder: %w", err)
+	}
+	base := s.transport()
+	defer base.Close()
+	api, err := startBenchAPI(s.APIListen, s.Label, s.Log)
+	if err != nil {
+		return res, err
+	}
+	defer api.Close()
+
+	if s.Warmup != nil {
+		tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger})
+		api.setTap(tp)
+		col := newCollector("warmup-", "warmup", nil, nil)
+		snd := s.sender(base, tp, col)
+		cfg := *s.Warmup
+		cfg.Request, cfg.Client, cfg.OnDone = snd.loadgenRequest, snd.client, col.done
+		c := loadgen.Run(ctx, cfg)
+		tp.Flush()
+		tp.Close()
+		fmt.Fprintf(s.Log, "warmup: %d requests, %d errors (excluded from the results)\n", c.Completed+c.Errors, c.Errors)
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+	}
+
+	if err := s.waitForStart(ctx); err != nil {
+		return res, err
+	}
+	jp := filepath.Join(s.Dir, "profile_export.jsonl")
+	jf, err := createFile(jp)
+	if err != nil {
+		return res, err
+	}
+	defer jf.Close()
+	tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Stats: stats.Options{SLOs: s.SLOs}})
+	defer tp.Close()
+	api.setTap(tp)
+	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
+	col.keep = s.Keep
+	if s.Worker.Split() {
+		col.worker = llmtapWorker + "-" + strconv.Itoa(s.Worker.Index)
+	}
+	snd := s.sender(base, tp, col)
+
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	if d := s.GraceFrom; d > 0 && s.Grace >= 0 {
+		// AIPerf's grace period: responses still in flight this long after the end are cut,
+		// and left out of the results. A negative grace is an infinite one: no cut.
+		t := time.AfterFunc(d+s.Grace, func() { col.cut.Store(true); cancelRun() })
+		defer t.Stop()
+	}
+
+	// Sessions: a turn's successor is sent after its response ends, from a goroutine of its
+	// own, so the open-loop schedule of first turns never waits for a conversation.
+	var sessions sync.WaitGroup
+	var sSent, sDone, sErrs, sFlight atomic.Int64
+	origin := time.Now()
+	var onDone func(out loadgen.Outcome)
+	onDone = func(out loadgen.Outcome) {
+		col.done(out)
+		if s.Next == nil {
+			return
+		}
+		nx, delay, ok := s.Next(out.N)
+		if !ok || runCtx.Err() != nil {
+			return
+		}
+		at := time.Now().Add(delay)
+		sessions.Go(func() {
+			pacer := loadgen.NewPacer(loadgen.DefaultSpinThreshold)
+			sSent.Add(1)
+			sFlight.Add(1)
+			o := snd.sendAt(runCtx, pacer, origin, nx, at)
+			sFlight.Add(-1)
+			if o.Err != nil || o.Status >= 400 {
+				sErrs.Add(1)
+			} else {
+				sDone.Add(1)
+			}
+			onDone(o)
+		})
+	}
+	prog := &progress{w: s.Log, terminal: s.Terminal, label: s.Label, total: s.Total, duration: s.Schedule.Duration,
+		extra: func() (int64, int64, int64, int64) { return sSent.Load(), sDone.Load(), sErrs.Load(), sFlight.Load() }}
+	cfg := s.Schedule
+	cfg.Request, cfg.Client = snd.loadgenRequest, snd.client
+	if s.MapN != nil {
+		cfg.Request = func(ctx context.Context, n int) (*http.Request, error) {
+			intended, _ := loadgen.IntendedTime(ctx)
+			return snd.request(ctx, s.MapN(n), intended)
+		}
+		cfg.OnDone = func(out loadgen.Outcome) { out.N = s.MapN(out.N); onDone(out) }
+	} else {
+		cfg.OnDone = onDone
+	}
+	cfg.Progress, cfg.ProgressEvery = prog.print, prog.every()
+
+	cpu0, wall0 := cpuTime(), time.Now()
+	counters := loadgen.Run(runCtx, cfg)
+	sessions.Wait()
+	wall := time.Since(wall0)
+	cpu := 0.0
+	if c := cpuTime(); c > 0 && wall > 0 {
+		cpu = float64(c-cpu0) / float64(wall)
+	}
+	counters.Sent += sSent.Load()
+	counters.Scheduled += sSent.Load()
+	counters.Completed += sDone.Load()
+	counters.Errors += sErrs.Load()
+	prog.finish(counters)
+
+	tp.Flush()
+	if err := col.flush(); err != nil {
+		return res, fmt.Errorf("writing %s: %w", jp, err)
+	}
+	if err := jf.Close(); err != nil {
+		return res, fmt.Errorf("writing %s: %w", jp, err)
+	}
+	res.Counters, res.Sent, res.Lines, res.Duration = counters, col.sent, col.lines, wall
+	res.Generator = col.report(counters, cpu, tp)
+	res.Summary = col.agg.Summary()
+	others := ClassGroups(res.Summary, s.Class)
+	col.mu.Lock()
+	errs, unfinished := col.errs.summary(), col.unfinished
+	col.mu.Unlock()
+	res.Export = Export{Group: stats.Combine(others, len(s.SLOs) > 0), Others: others, Generator: res.Generator,
+		Info: s.Info, Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.SLOs,
+		Errors: errs, Unfinished: unfinished}
+	files, err := WriteExports(s.Dir, res.Export)
+	if err != nil {
+		return res, err
+	}
+	snap, err := s.snapshot(res.Export, col)
+	if err != nil {
+		return res, err
+	}
+	sp, err := writeSnapshot(s.Dir, snap)
+	if err != nil {
+		return res, err
+	}
+	res.Files = append(files, jp, sp)
+	return res, nil
+}
+
+func (s *Spec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *sender {
+	snd := newSender(base, tp, s.Class, col)
+	snd.baseURL, snd.headers, snd.build = s.BaseURL, s.Headers, s.Build
+	snd.cancelRate, snd.cancelDelay, snd.seed = s.CancelRate, s.CancelDelay, s.Seed
+	return snd
+}
+
+// waitForStart waits for StartAt, if set and still ahead.
+func (s *Spec) waitForStart(ctx context.Context) error {
+	if s.StartAt.IsZero() {
+		return nil
+	}
+	d := time.Until(s.StartAt)
+	if d <= 0 {
+		fmt.Fprintf(s.Log, "%s: the shared start time %s passed %v ago; starting now\n", s.Label, s.StartAt.UTC().Format(time.RFC3339Nano), (-d).Round(time.Millisecond))
+		return nil
+	}
+	fmt.Fprintf(s.Log, "%s: waiting %v for the shared start time %s\n", s.Label, d.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

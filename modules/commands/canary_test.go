@@ -1,0 +1,133 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/shadow/mockllm"
+)
+
+// TestCanaryVerdicts mirrors live traffic through real Caddy and llmtap to a second mock and
+// runs `llmtap canary` on the admin listener: a mirror mock equal to the live one is never
+// judged worse (exit status not 1), one 10 % slower is worse (exit 1), and one equal in median
+// with 5 % of requests four times slower is worse by a p99. One look at 1,000 pairs, the fewest
+// at which a 99th percentile can be bounded at the verdict's level.
+func TestCanaryVerdicts(t *testing.T) {
+	// Times long against a busy machine's stalls (tens of ms under the race detector).
+	base := mockllm.Config{Model: "canary-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	slower := base
+	slower.TTFT, slower.ITL = 220*time.Millisecond, 22*time.Millisecond
+	tail := base
+	tail.TailFraction, tail.TailFactor = 0.05, 4
+	for _, tc := range []struct {
+		name     string
+		mirror   mockllm.Config
+		code     int    // exit status of llmtap canary
+		diverged string // part of the diverged comparison's name
+	}{
+		{"equal", base, 0, ""},
+		{"10% slower", slower, 1, ""},
+		{"worse tail", tail, 1, "p99"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, liveURL := testkit.StartMock(t, base)
+			_, mirrorURL := testkit.StartMock(t, tc.mirror)
+			admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
+			cfg := map[string]any{
+				"admin":   map[string]any{"listen": admin},
+				"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+				"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
+					"listen": []string{site},
+					"routes": []any{map[string]any{"handle": []any{
+						map[string]any{"handler": "llmtap", "mirror": map[string]any{
+							"upstream": mirrorURL, "sample": 1, "max_in_flight": 64,
+							"verdict": map[string]any{"first_look": 1000, "looks": 1},
+						}},
+						map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
+							"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
+					}}},
+				}}}},
+			}
+			b, _ := json.Marshal(cfg)
+			testkit.Start(t, b)
+
+			// 1,010 live requests, 32 at a time; each is copied to the mirror.
+			body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)
+			tr := &http.Transport{MaxIdleConnsPerHost: 32}
+			defer tr.CloseIdleConnections()
+			c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+			var wg sync.WaitGroup
+			next := make(chan int)
+			errs := make(chan error, 32)
+			for range 32 {
+				wg.Go(func() {
+					for range next {
+						resp, err := c.Post("http://"+site+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+						if err != nil {
+							errs <- err
+							return
+						}
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+				})
+			}
+			for i := range 1010 {
+				select {
+				case next <- i:
+				case err := <-errs:
+					t.Fatal(err)
+				}
+			}
+			close(next)
+			wg.Wait()
+
+			var out bytes.Buffer
+			fs := flag.NewFlagSet("llmtap canary", flag.ContinueOnError)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			code, err := canaryMain(ctx, &out, fs, []string{"--admin", admin, "--interval", "200ms", "--timeout", "30s", "--json"})
+			var vs []mirror.ModelVerdict
+			if jerr := json.Unmarshal(out.Bytes(), &vs); jerr != nil || len(vs) != 1 {
+				t.Fatalf("llmtap canary --json printed %q (%v); exit %d %v", out.String(), jerr, code, err)
+			}
+			v := vs[0]
+			t.Logf("%s: exit %d: %s", tc.name, code, v.Verdict)
+			for _, m := range v.Comparisons {
+				t.Logf("  %-24s live %8.3f mirror %8.3f estimate %.3f [%.3f, %.3f] %s", m.Name, m.Live, m.Mirror, m.Estimate, m.Low, m.High, m.Verdict)
+			}
+			if v.Pairs != 1000 {
+				t.Errorf("verdict over %d pairs, want the look at 1000", v.Pairs)
+			}
+			switch {
+			case tc.code == 0 && (code == 1 || v.Outcome == mirror.VerdictWorse || v.Outcome == mirror.VerdictBetter):
+				t.Errorf("equal upstreams judged %q (exit %d)", v.Outcome, code)
+			case tc.code == 1 && (code != 1 || v.Outcome != mirror.VerdictWorse):
+				t.Errorf("verdict %q exit %d, want worse and exit 1", v.Outcome, code)
+			}
+			if tc.diverged != "" && !strings.Contains(v.Diverged, tc.diverged) {
+				t.Errorf("diverged %q, want it to name %q", v.Diverged, tc.diverged)
+			}
+			if tc.code == 1 && err != nil {
+				t.Errorf("llmtap canary on a worse mirror: %v", err)
+			}
+			if tc.code == 0 {
+				for _, m := range v.Comparisons {
+					if strings.HasSuffix(m.Name, "p50") && m.Verdict != mirror.VerdictSame {
+						t.Errorf("equal upstreams: %s is %q, want same", m.Name, m.Verdict)
+					}
+				}
+			}
+		})
+	}
+}

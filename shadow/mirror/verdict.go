@@ -1,0 +1,466 @@
+package mirror
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Verdicts of a canary comparison.
+const (
+	VerdictBetter    = "better"
+	VerdictSame      = "same"
+	VerdictWorse     = "worse"
+	VerdictNotEnough = "not enough pairs yet"
+)
+
+// Defaults of VerdictOptions.
+const (
+	DefaultVerdictAlpha       = 0.05
+	DefaultVerdictMargin      = 0.05
+	DefaultVerdictTailMargin  = 0.20
+	DefaultVerdictMarginMs    = 2.0
+	DefaultVerdictErrorMargin = 0.01
+	DefaultVerdictFirstLook   = 200
+	DefaultVerdictLooks       = 7
+)
+
+// VerdictOptions are the equivalence margins and the look schedule of a canary verdict.
+//
+// The method: the verdict is taken only at looks, when a model's pairs reach FirstLook,
+// 2·FirstLook, 4·FirstLook … (Looks of them); between looks the last look's verdict stands,
+// so however often a gate polls, it reads at most Looks verdicts. Look k (from 0) spends
+// Alpha/2^(k+1) of the false-alarm budget, split evenly over the comparisons of the look
+// (Bonferroni), so the chance that any look of a model declares a difference that is not there
+// is at most Alpha in all (a union bound, whatever the dependence between looks and metrics).
+//
+// Each quantile comparison is a confidence interval for the ratio mirror/live of that quantile,
+// from exact distribution-free (binomial order-statistic) intervals of each side's quantile,
+// each at half the comparison's level; the error rates are compared by the difference of their
+// Wilson intervals. Pairing is not used (the intervals are marginal): the method gives up some
+// power for exactness and sees a worse tail at an equal median, since the tail quantiles are
+// compared directly.
+type VerdictOptions struct {
+	// Alpha bounds the chance of a false "better" or "worse" over all looks. Default 0.05.
+	Alpha float64 `json:"alpha,omitempty"`
+	// Margin is the equivalence margin of the median and 90th percentile ratios: within
+	// 1±Margin they count as the same. Default 0.05.
+	Margin float64 `json:"margin,omitempty"`
+	// TailMargin is the equivalence margin of the 99th percentile ratios. Default 0.20.
+	TailMargin float64 `json:"tail_margin,omitempty"`
+	// MarginMs is the smallest difference of a time metric, in ms, that counts at all, so a
+	// constant offset between where the two sides are measured is not a verdict. Default 2; a
+	// negative value means none.
+	MarginMs float64 `json:"margin_ms,omitempty"`
+	// ErrorMargin is the equivalence margin of the error rates' difference (0.01 is one
+	// percentage point). Default 0.01.
+	ErrorMargin float64 `json:"error_margin,omitempty"`
+	// FirstLook is the number of a model's pairs at the first look. Default 200.
+	FirstLook int `json:"first_look,omitempty"`
+	// Looks is the number of looks; after the last the verdict no longer changes. Default 7
+	// (200 … 12,800 pairs).
+	Looks int `json:"looks,omitempty"`
+}
+
+func (o VerdictOptions) withDefaults() VerdictOptions {
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		o.Alpha = DefaultVerdictAlpha
+	}
+	if o.Margin <= 0 {
+		o.Margin = DefaultVerdictMargin
+	}
+	if o.TailMargin <= 0 {
+		o.TailMargin = DefaultVerdictTailMargin
+	}
+	if o.MarginMs < 0 {
+		o.MarginMs = 0
+	} else if o.MarginMs == 0 {
+		o.MarginMs = DefaultVerdictMarginMs
+	}
+	if o.ErrorMargin <= 0 {
+		o.ErrorMargin = DefaultVerdictErrorMargin
+	}
+	if o.FirstLook <= 0 {
+		o.FirstLook = DefaultVerdictFirstLook
+	}
+	if o.Looks <= 0 {
+		o.Looks = DefaultVerdictLooks
+	}
+	return o
+}
+
+// MaxVerdictPairs bounds the pairs a model's verdict keeps (FirstLook · 2^(Looks−1)): with
+// the 64 models a Pairer keeps verdicts for, at most 6.5 million pairs.
+const MaxVerdictPairs = 102_400
+
+// Validate checks the options: fractions in (0, 1), counts positive, and the last look at
+// most MaxVerdictPairs.
+func (o VerdictOptions) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"alpha", o.Alpha}, {"margin", o.Margin}, {"tail_margin", o.TailMargin}, {"error_margin", o.ErrorMargin}} {
+		if !(f.v >= 0 && f.v < 1) {
+			errs = append(errs, fmt.Errorf("%s %v: must be in (0, 1) (0 means the default)", f.name, f.v))
+		}
+	}
+	if math.IsNaN(o.MarginMs) || math.IsInf(o.MarginMs, 0) {
+		errs = append(errs, fmt.Errorf("margin_ms %v: must be a number", o.MarginMs))
+	}
+	if o.FirstLook < 0 || o.Looks < 0 || o.Looks > 20 {
+		errs = append(errs, fmt.Errorf("first_look %d and looks %d: must be positive (0 means the default), looks at most 20", o.FirstLook, o.Looks))
+	} else if n := o.MaxPairs(); n > MaxVerdictPairs {
+		errs = append(errs, fmt.Errorf("first_look × 2^(looks−1) = %d pairs: at most %d", n, MaxVerdictPairs))
+	}
+	return errors.Join(errs...)
+}
+
+// LookAt returns the number of pairs at look k (from 0).
+func (o VerdictOptions) LookAt(k int) int { return o.withDefaults().FirstLook << k }
+
+// MaxPairs is the number of pairs at the last look.
+func (o VerdictOptions) MaxPairs() int {
+	o = o.withDefaults()
+	return o.LookAt(o.Looks - 1)
+}
+
+// Verdict is one model's canary verdict, taken at its last look.
+type Verdict struct {
+	// Outcome is better, same, worse or "not enough pairs yet".
+	Outcome string `json:"verdict"`
+	// Pairs is the number of pairs the verdict was taken over (the last look's).
+	Pairs int `json:"pairs"`
+	// Look is the look it was taken at (from 0; -1 before the first); NextLookAt is the pair
+	// count of the next look, 0 after the last.
+	Look       int `json:"look"`
+	NextLookAt int `json:"next_look_at"`
+	// Level is the confidence level of each comparison at that look.
+	Level float64 `json:"level"`
+	// Diverged names the comparison furthest from equal (by its point estimate against its
+	// margin); empty before the first look.
+	Diverged string `json:"diverged"`
+	// Comparisons are the metric comparisons of the look.
+	Comparisons []MetricVerdict `json:"comparisons"`
+}
+
+// MetricVerdict is one comparison of a verdict.
+type MetricVerdict struct {
+	// Name is the metric and quantile ("ttft_ms p99") or "error_rate".
+	Name string `json:"name"`
+	// Live and Mirror are the point estimates (a quantile in the metric's unit, or a rate).
+	Live   float64 `json:"live"`
+	Mirror float64 `json:"mirror"`
+	// Estimate is mirror/live for a quantile, mirror−live for the error rate; Low and High
+	// bound it at the look's level (±Inf where the pairs cannot bound it yet; null in JSON).
+	Estimate float64 `json:"estimate"`
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+	// Margin is the equivalence margin it was judged by.
+	Margin float64 `json:"margin"`
+	// Count is the number of pairs the comparison is over (both sides had the metric).
+	Count int `json:"count"`
+	// Verdict is better, same, worse or "not enough pairs yet".
+	Verdict string `json:"verdict"`
+	// PairsNeeded estimates the pairs at which the interval would be narrow enough to tell a
+	// change of twice the margin from the margin (from the interval's width now, which
+	// shrinks as 1/√n); 0 when it cannot be estimated yet.
+	PairsNeeded int `json:"pairs_needed"`
+}
+
+// verdictQuantiles are the quantiles compared per metric, with whether the tail margin applies.
+var verdictQuantiles = []struct {
+	metric string
+	q      float64
+	tail   bool
+	get    func(Side) *float64
+}{
+	{"ttft_ms p50", 0.50, false, func(s Side) *float64 { return s.TTFTMs }},
+	{"ttft_ms p90", 0.90, false, func(s Side) *float64 { return s.TTFTMs }},
+	{"ttft_ms p99", 0.99, true, func(s Side) *float64 { return s.TTFTMs }},
+	{"itl_ms p50", 0.50, false, func(s Side) *float64 { return s.ITLMs }},
+	{"itl_ms p99", 0.99, true, func(s Side) *float64 { return s.ITLMs }},
+	{"request_latency_ms p50", 0.50, false, func(s Side) *float64 { return s.LatencyMs }},
+	{"request_latency_ms p99", 0.99, true, func(s Side) *float64 { return s.LatencyMs }},
+	{"output_tokens p50", 0.50, false, func(s Side) *float64 { return s.OutputTokens }},
+}
+
+// Judge takes the verdict over one model's pairs (oldest first) at the last look their count
+// has reached; pairs past the last look are not used.
+func Judge(pairs []Pair, o VerdictOptions) Verdict {
+	o = o.withDefaults()
+	look := -1
+	for k := range o.Looks {
+		if len(pairs) >= o.LookAt(k) {
+			look = k
+		}
+	}
+	v := Verdict{Outcome: VerdictNotEnough, Look: look, Comparisons: []MetricVerdict{}}
+	if look+1 < o.Looks {
+		v.NextLookAt = o.LookAt(look + 1)
+	}
+	if look < 0 {
+		return v
+	}
+	pairs = pairs[:o.LookAt(look)]
+	v.Pairs = len(pairs)
+	tests := len(verdictQuantiles) + 1
+	alpha := o.Alpha / math.Exp2(float64(look+1)) / float64(tests) // per comparison
+	v.Level = 1 - alpha
+	worst := 0.0
+	for _, vq := range verdictQuantiles {
+		var live, mirror []float64
+		for _, p := range pairs {
+			// A quantile of a metric is over the requests that succeeded on both sides.
+			if !p.Live.OK || !p.Mirror.OK {
+				continue
+			}
+			if l, m := vq.get(p.Live), vq.get(p.Mirror); l != nil && m != nil {
+				live, mirror = append(live, *l), append(mirror, *m)
+			}
+		}
+		margin := o.Margin
+		if vq.tail {
+			margin = o.TailMargin
+		}
+		mv := compareQuantile(vq.metric, live, mirror, vq.q, alpha, margin, o.MarginMs)
+		v.Comparisons = append(v.Comparisons, mv)
+		if d := math.Abs(math.Log(nonzero(mv.Estimate))) / math.Log1p(margin); d > worst {
+			worst, v.Diverged = d, mv.Name
+		}
+	}
+	ev := compareErrors(pairs, alpha, o.ErrorMargin)
+	v.Comparisons = append(v.Comparisons, ev)
+	if d := math.Abs(ev.Estimate) / o.ErrorMargin; d > worst {
+		v.Diverged = ev.Name
+	}
+	v.Outcome = combine(v.Comparisons)
+	return v
+}
+
+func nonzero(x float64) float64 {
+	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 1
+	}
+	return x
+}
+
+// combine is worse when any comparison is worse, better when none is worse and every one is
+// better or the same with one better at least, same when all are the same, and not enough
+// pairs yet otherwise.
+func combine(cs []MetricVerdict) string {
+	counts := map[string]int{}
+	for _, c := range cs {
+		if c.Count == 0 {
+			continue // a metric neither side has (ITL of single-token answers) is not compared
+		}
+		counts[c.Verdict]++
+	}
+	switch {
+	case counts[VerdictWorse] > 0:
+		return VerdictWorse
+	case counts[VerdictNotEnough] > 0:
+		return VerdictNotEnough
+	case counts[VerdictBetter] > 0:
+		return VerdictBetter
+	case counts[VerdictSame] > 0:
+		return VerdictSame
+	}
+	return VerdictNotEnough
+}
+
+// compareQuantile compares the q-quantile of mirror with live's.
+func compareQuantile(name string, live, mirror []float64, q, alpha, margin, marginAbs float64) MetricVerdict {
+	mv := MetricVerdict{Name: name, Margin: margin, Count: len(live), Verdict: VerdictNotEnough,
+		Low: math.Inf(-1), High: math.Inf(1)}
+	if len(live) == 0 {
+		return mv
+	}
+	slices.Sort(live)
+	slices.Sort(mirror)
+	lq, llo, lhi := quantileCI(live, q, alpha/2)
+	mq, mlo, mhi := quantileCI(mirror, q, alpha/2)
+	mv.Live, mv.Mirror = lq, mq
+	mv.Estimate = ratio(mq, lq)
+	mv.Low, mv.High = ratio(mlo, lhi), ratio(mhi, llo)
+	if strings.HasPrefix(name, "output_tokens") {
+		marginAbs = 0.5 // a token: counts differ by whole tokens
+	}
+	switch {
+	case mv.Low > 1+margin && mlo-lhi > marginAbs:
+		mv.Verdict = VerdictWorse
+	case mv.High < 1/(1+margin) && llo-mhi > marginAbs:
+		mv.Verdict = VerdictBetter
+	case mv.Low >= 1/(1+margin) && mv.High <= 1+margin,
+		// Both intervals inside the absolute margin of each other: equal for every purpose.
+		mhi-llo <= marginAbs && lhi-mlo <= marginAbs:
+		mv.Verdict = VerdictSame
+	}
+	mv.PairsNeeded = pairsNeeded(len(live), mv.Low, mv.High, margin)
+	return mv
+}
+
+// ratio is a/b for positive quantities, with 0 and Inf where an interval end is unbounded.
+func ratio(a, b float64) float64 {
+	switch {
+	case math.IsInf(a, 1) || b <= 0:
+		return math.Inf(1)
+	case math.IsInf(b, 1) || a <= 0:
+		return 0
+	}
+	return a / b
+}
+
+// quantileCI returns the q-quantile of sorted xs (nearest rank) and an exact distribution-free
+// interval [lo, hi] that holds the true quantile with probability at least 1−alpha (alpha/2 on
+// each side): order statistics x_(l) and x_(u) with Binomial(n, q) bounds. An end the sample
+// cannot bound at that level is −Inf or +Inf.
+func quantileCI(xs []float64, q, alpha float64) (est, lo, hi float64) {
+	n := len(xs)
+	est = xs[max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))]
+	b := distuv.Binomial{N: float64(n), P: q}
+	// P(x_(l) > Q) = P(B ≤ l−1): the largest l with B's CDF at l−1 at most alpha/2.
+	l := 0
+	for k := int(q * float64(n)); k >= 1; k-- {
+		if b.CDF(float64(k-1)) <= alpha/2 {
+			l = k
+			break
+		}
+	}
+	// P(x_(u) < Q) = P(B ≥ u) = 1 − CDF(u−1): the smallest u with CDF(u−1) at least 1−alpha/2.
+	u := n + 1
+	for k := max(1, int(q*float64(n))); k <= n; k++ {
+		if b.CDF(float64(k-1)) >= 1-alpha/2 {
+			u = k
+			break
+		}
+	}
+	lo, hi = math.Inf(-1), math.Inf(1)
+	if l >= 1 {
+		lo = xs[l-1]
+	}
+	if u <= n {
+		hi = xs[u-1]
+	}
+	return est, lo, hi
+}
+
+// compareErrors compares the error rates, mirror minus live, by their Wilson intervals.
+func compareErrors(pairs []Pair, alpha, margin float64) MetricVerdict {
+	var le, me int
+	for _, p := range pairs {
+		if !p.Live.OK {
+			le++
+		}
+		if !p.Mirror.OK {
+			me++
+		}
+	}
+	n := len(pairs)
+	z := distuv.UnitNormal.Quantile(1 - alpha/4)
+	llo, lhi := wilson(le, n, z)
+	mlo, mhi := wilson(me, n, z)
+	mv := MetricVerdict{Name: "error_rate", Count: n, Margin: margin,
+		Live: float64(le) / float64(n), Mirror: float64(me) / float64(n)}
+	mv.Estimate = mv.Mirror - mv.Live
+	mv.Low, mv.High = mlo-lhi, mhi-llo
+	switch {
+	case mv.Low > margin:
+		mv.Verdict = VerdictWorse
+	case mv.High < -margin:
+		mv.Verdict = VerdictBetter
+	case mv.Low >= -margin && mv.High <= margin:
+		mv.Verdict = VerdictSame
+	default:
+		mv.Verdict = VerdictNotEnough
+	}
+	if w := (mv.High - mv.Low) / 2; w > margin {
+		mv.PairsNeeded = int(math.Ceil(float64(n) * (w / margin) * (w / margin)))
+	}
+	return mv
+}
+
+// wilson is the Wilson score interval of k successes in n at the normal quantile z.
+func wilson(k, n int, z float64) (lo, hi float64) {
+	p, nn := float64(k)/float64(n), float64(n)
+	c := p + z*z/(2*nn)
+	h := z * math.Sqrt(p*(1-p)/nn+z*z/(4*nn*nn))
+	d := 1 + z*z/nn
+	return max(0, (c-h)/d), min(1, (c+h)/d)
+}
+
+// pairsNeeded scales n by the square of the interval's half-width on the log scale against the
+// room between the margin and a change of twice the margin.
+func pairsNeeded(n int, lo, hi, margin float64) int {
+	if lo <= 0 || math.IsInf(hi, 1) {
+		return 0
+	}
+	w := (math.Log(hi) - math.Log(lo)) / 2
+	room := math.Log1p(2*margin) - math.Log1p(margin)
+	if w <= room {
+		return n
+	}
+	return int(math.Ceil(float64(n) * (w / room) * (w / room)))
+}
+
+// String is a one-line form for logs and the CLI.
+func (v Verdict) String() string {
+	if v.Look < 0 {
+		return fmt.Sprintf("%s (first look at %d pairs)", v.Outcome, v.NextLookAt)
+	}
+	return fmt.Sprintf("%s over %d pairs (look %d, each comparison at %.4f%%; furthest from equal: %s)",
+		v.Outcome, v.Pairs, v.Look+1, 100*v.Level, v.Diverged)
+}
+
+// metricVerdictJSON is MetricVerdict on the wire: an interval end the pairs cannot bound yet
+// (±Inf, which JSON cannot hold) is null.
+type metricVerdictJSON struct {
+	Name        string   `json:"name"`
+	Live        float64  `json:"live"`
+	Mirror      float64  `json:"mirror"`
+	Estimate    *float64 `json:"estimate"`
+	Low         *float64 `json:"low"`
+	High        *float64 `json:"high"`
+	Margin      float64  `json:"margin"`
+	Count       int      `json:"count"`
+	Verdict     string   `json:"verdict"`
+	PairsNeeded int      `json:"pairs_needed"`
+}
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func orInf(p *float64, sign int) float64 {
+	if p == nil {
+		return math.Inf(sign)
+	}
+	return *p
+}
+
+// MarshalJSON writes unbounded interval ends (and an unbounded estimate) as null.
+func (m MetricVerdict) MarshalJSON() ([]byte, error) {
+	return json.Marshal(metricVerdictJSON{Name: m.Name, Live: m.Live, Mirror: m.Mirror,
+		Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High), Margin: m.Margin,
+		Count: m.Count, Verdict: m.Verdict, PairsNeeded: m.PairsNeeded})
+}
+
+// UnmarshalJSON reads null interval ends as −Inf (low) and +Inf (high, estimate).
+func (m *MetricVerdict) UnmarshalJSON(b []byte) error {
+	var w metricVerdictJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = MetricVerdict{Name: w.Name, Live: w.Live, Mirror: w.Mirror, Estimate: orInf(w.Estimate, 1),
+		Low: orInf(w.Low, -1), High: orInf(w.High, 1), Margin: w.Margin, Count: w.Count,
+		Verdict: w.Verdict, PairsNeeded: w.PairsNeeded}
+	return nil
+}

@@ -1,0 +1,238 @@
+package mirror
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// side draws one request's measurements: TTFT lognormal around ttft ms (σ 0.15 on the log
+// scale), ITL around 5 ms, latency = TTFT + 64 tokens of ITL, 64 output tokens.
+func side(rng *rand.Rand, ttft, itl float64, ok bool) Side {
+	if !ok {
+		return Side{}
+	}
+	t := ttft * math.Exp(0.15*rng.NormFloat64())
+	i := itl * math.Exp(0.1*rng.NormFloat64())
+	l := t + 63*i
+	n := 64.0
+	return Side{OK: true, TTFTMs: &t, ITLMs: &i, LatencyMs: &l, OutputTokens: &n}
+}
+
+// stream draws n pairs: live from the base distributions, mirror from them changed by f.
+func stream(rng *rand.Rand, n int, f func(rng *rand.Rand, live Side) Side) []Pair {
+	out := make([]Pair, n)
+	for i := range out {
+		live := side(rng, 50, 5, true)
+		out[i] = Pair{Model: "m", Live: live, Mirror: f(rng, side(rng, 50, 5, true))}
+	}
+	return out
+}
+
+// sequential runs every look of the schedule over pairs and returns the first look's verdict
+// that is not "not enough pairs yet" and the look it came at (-1 if none).
+func sequential(pairs []Pair, o VerdictOptions) (Verdict, int) {
+	var v Verdict
+	for k := range o.withDefaults().Looks {
+		if len(pairs) < o.LookAt(k) {
+			break
+		}
+		v = Judge(pairs[:o.LookAt(k)], o)
+		if v.Outcome != VerdictNotEnough {
+			return v, k
+		}
+	}
+	return v, -1
+}
+
+// TestVerdictFalseAlarms: with two identical upstreams, a gate that looks at every look (the
+// most a poller can see) declares a difference in at most Alpha of the runs. 200 runs of up
+// to 3,200 pairs each; the bound allows Alpha plus three binomial standard errors.
+func TestVerdictFalseAlarms(t *testing.T) {
+	t.Parallel()
+	o := VerdictOptions{Looks: 5}
+	rng := rand.New(rand.NewPCG(1, 1))
+	const runs = 200
+	alarms, same := 0, 0
+	for range runs {
+		pairs := stream(rng, o.MaxPairs(), func(rng *rand.Rand, m Side) Side { return m })
+		v, _ := sequential(pairs, o)
+		switch v.Outcome {
+		case VerdictWorse, VerdictBetter:
+			alarms++
+		case VerdictSame:
+			same++
+		}
+	}
+	bound := DefaultVerdictAlpha*runs + 3*math.Sqrt(DefaultVerdictAlpha*(1-DefaultVerdictAlpha)*runs)
+	t.Logf("identical upstreams: %d of %d runs declared a difference (bound %.1f), %d reached same", alarms, runs, bound, same)
+	if float64(alarms) > bound {
+		t.Errorf("%d false alarms in %d runs, more than alpha allows (%.1f)", alarms, runs, bound)
+	}
+	if same < runs/2 {
+		t.Errorf("only %d of %d runs of identical upstreams reached \"same\" within 3,200 pairs", same, runs)
+	}
+}
+
+// TestVerdictFalseAlarmsAtTheMargin: the hardest case for the false-alarm bound is a mirror
+// exactly at the margin (every time 5 % longer, no absolute margin): "worse" is then false,
+// and a gate looking at every look declares it in at most Alpha of the runs.
+func TestVerdictFalseAlarmsAtTheMargin(t *testing.T) {
+	t.Parallel()
+	o := VerdictOptions{Looks: 5, MarginMs: -1}
+	rng := rand.New(rand.NewPCG(2, 2))
+	const runs = 200
+	alarms := 0
+	for range runs {
+		pairs := stream(rng, o.MaxPairs(), func(rng *rand.Rand, m Side) Side {
+			t, i, l := *m.TTFTMs*1.05, *m.ITLMs*1.05, *m.LatencyMs*1.05
+			m.TTFTMs, m.ITLMs, m.LatencyMs = &t, &i, &l
+			return m
+		})
+		if v, _ := sequential(pairs, o); v.Outcome == VerdictWorse {
+			alarms++
+		}
+	}
+	bound := DefaultVerdictAlpha*runs + 3*math.Sqrt(DefaultVerdictAlpha*(1-DefaultVerdictAlpha)*runs)
+	t.Logf("a mirror exactly at the margin: %d of %d runs declared it worse (bound %.1f)", alarms, runs, bound)
+	if float64(alarms) > bound {
+		t.Errorf("%d false alarms in %d runs, more than alpha allows (%.1f)", alarms, runs, bound)
+	}
+}
+
+// TestVerdictSees: a mirror 10 % slower, one equal in median with a worse tail, one with more
+// errors and one offset by a constant 0.2 ms each get the verdict they should, naming the
+// metric that diverged.
+func TestVerdictSees(t *testing.T) {
+	o := VerdictOptions{Looks: 5}
+	for _, tc := range []struct {
+		name, want, diverged string
+		f                    func(rng *rand.Rand, m Side) Side
+	}{
+		{"10% slower", VerdictWorse, "", func(rng *rand.Rand, m Side) Side {
+			t, l := *m.TTFTMs*1.1, *m.LatencyMs*1.1
+			m.TTFTMs, m.LatencyMs = &t, &l
+			return m
+		}},
+		{"worse tail", VerdictWorse, "p99", func(rng *rand.Rand, m Side) Side {
+			if rng.Float64() < 0.03 {
+				t := *m.TTFTMs * 4
+				m.TTFTMs = &t
+			}
+			return m
+		}},
+		{"more errors", VerdictWorse, "error_rate", func(rng *rand.Rand, m Side) Side {
+			if rng.Float64() < 0.05 {
+				return Side{}
+			}
+			return m
+		}},
+		{"0.2 ms offset", VerdictSame, "", func(rng *rand.Rand, m Side) Side {
+			t := *m.TTFTMs + 0.2
+			m.TTFTMs = &t
+			return m
+		}},
+		{"faster", VerdictBetter, "", func(rng *rand.Rand, m Side) Side {
+			t, l := *m.TTFTMs*0.7, *m.LatencyMs*0.7
+			m.TTFTMs, m.LatencyMs = &t, &l
+			return m
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 7))
+			v, look := sequential(stream(rng, o.MaxPairs(), tc.f), o)
+			t.Logf("%s: %s at look %d", tc.name, v, look)
+			if v.Outcome != tc.want {
+				for _, c := range v.Comparisons {
+					t.Logf("  %s: live %.3f mirror %.3f estimate %.3f [%.3f, %.3f] %s", c.Name, c.Live, c.Mirror, c.Estimate, c.Low, c.High, c.Verdict)
+				}
+				t.Fatalf("verdict %q, want %q", v.Outcome, tc.want)
+			}
+			if tc.diverged != "" && !strings.Contains(v.Diverged, tc.diverged) {
+				t.Errorf("diverged %q, want it to name %q", v.Diverged, tc.diverged)
+			}
+		})
+	}
+}
+
+// TestQuantileCICoverage: the order-statistic interval holds the true quantile at least as
+// often as its level says (exponential samples, whose quantiles are known).
+func TestQuantileCICoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, q := range []float64{0.5, 0.9, 0.99} {
+		truth := -math.Log(1 - q)
+		const trials, n, alpha = 1000, 400, 0.1
+		miss := 0
+		for range trials {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = rng.ExpFloat64()
+			}
+			slices.Sort(xs)
+			_, lo, hi := quantileCI(xs, q, alpha)
+			if truth < lo || truth > hi {
+				miss++
+			}
+		}
+		// Exact intervals miss at most alpha of the time; allow three standard errors.
+		if bound := alpha*trials + 3*math.Sqrt(alpha*(1-alpha)*trials); float64(miss) > bound {
+			t.Errorf("q %v: the interval missed the true quantile %d times in %d (bound %.0f)", q, miss, trials, bound)
+		}
+	}
+}
+
+// TestVerdictsTakenAtLooks: the Pairer keeps each model's pairs, takes the verdict when a look
+// is reached and keeps it until the next, whatever is read in between.
+func TestVerdictsTakenAtLooks(t *testing.T) {
+	p := NewPairer(0, 0)
+	p.SetVerdict("http://canary", VerdictOptions{FirstLook: 10, Looks: 2})
+	feed := func(from, to int) {
+		for i := from; i < to; i++ {
+			id := string(rune('a'+i%26)) + strings.Repeat("x", i)
+			p.Expect(id)
+			p.Consume(rec(id, record.ClassLive, "m", 10, 1, 20, ""))
+			p.Consume(rec(id, record.ClassMirror, "m", 10, 1, 20, ""))
+		}
+	}
+	feed(0, 9)
+	if v := p.Verdicts(); len(v) != 1 || v[0].Look != -1 || v[0].NextLookAt != 10 || v[0].Outcome != VerdictNotEnough {
+		t.Fatalf("before the first look: %+v", v)
+	}
+	feed(9, 15)
+	v := p.Verdicts()
+	if v[0].Look != 0 || v[0].Pairs != 10 || v[0].NextLookAt != 20 {
+		t.Fatalf("after 15 pairs: look %d over %d pairs, next at %d; want look 0 over 10, next at 20", v[0].Look, v[0].Pairs, v[0].NextLookAt)
+	}
+	feed(15, 40)
+	v = p.Verdicts()
+	if v[0].Look != 1 || v[0].Pairs != 20 || v[0].NextLookAt != 0 {
+		t.Fatalf("after 40 pairs: look %d over %d pairs, next at %d; want the last look over 20", v[0].Look, v[0].Pairs, v[0].NextLookAt)
+	}
+	// The same settings again keep the verdict; another upstream starts afresh.
+	p.SetVerdict("http://canary", VerdictOptions{FirstLook: 10, Looks: 2})
+	if v = p.Verdicts(); len(v) != 1 || v[0].Pairs != 20 {
+		t.Fatalf("after setting the same verdict again: %+v", v)
+	}
+	p.SetVerdict("http://canary-2", VerdictOptions{FirstLook: 10, Looks: 2})
+	if v = p.Verdicts(); len(v) != 0 {
+		t.Fatalf("after a new upstream: %+v, want no verdict", v)
+	}
+}
+
+// TestVerdictJSON: unbounded interval ends travel as null and come back infinite.
+func TestVerdictJSON(t *testing.T) {
+	in := MetricVerdict{Name: "ttft_ms p99", Live: 1, Mirror: 2, Estimate: 2, Low: 1.5, High: math.Inf(1), Count: 9, Verdict: VerdictNotEnough}
+	b, err := json.Marshal(in)
+	if err != nil || !strings.Contains(string(b), `"high":null`) {
+		t.Fatalf("%s %v", b, err)
+	}
+	var out MetricVerdict
+	if err := json.Unmarshal(b, &out); err != nil || out != in {
+		t.Fatalf("round trip: %+v %v, want %+v", out, err, in)
+	}
+}
