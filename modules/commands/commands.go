@@ -7,6 +7,8 @@
 //   - `llmtap report`: an HTML report (and PNG charts) of a run, or of two runs compared;
 //   - `llmtap top`: a running llmtap (proxy or bench) live in the terminal, over its Connect API;
 //   - `llmtap trace`: trace files' statistics, conversion to Mooncake's format, and merging.
+//   - `llmtap canary`: waits for the mirror's canary verdict and exits non-zero when the mirror
+//     upstream is worse.
 //
 // Each command parses its own flags with the standard flag package (see register).
 package commands
