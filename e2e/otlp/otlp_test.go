@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -124,12 +125,20 @@ func TestOTLPExport(t *testing.T) {
 	}
 }
 
+// startMock serves the mock inference server with cfg on loopback until the test ends and
+// returns its base URL.
+func startMock(t *testing.T, cfg mockllm.Config) string {
+	t.Helper()
+	_, mockURL := testkit.StartMock(t, cfg)
+	return mockURL
+}
+
 // runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
 func runProxy(t *testing.T) (site, mockAddr string) {
 	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
-	_, mockURL := testkit.StartMock(t, cfg)
+	mockURL := startMock(t, cfg)
 	admin, addr, dead := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t) // nothing listens on dead
 	// A Caddyfile, as users write it: the directive order puts tracing before llmtap. The log
 	// level is FATAL because the request to the dead upstream logs an error the test checks.
@@ -463,6 +472,10 @@ func checkSpans(t *testing.T, all []ptrace.Traces, ids []string, mockAddr string
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		caddycmd.Main() // an llmtap process of TestFleetMetrics
+		return
+	}
 	code := m.Run()
 	_ = caddy.Stop()
 	os.Exit(code)

@@ -25,8 +25,8 @@ func acquireEngine() (*engine, error) {
 		e := &engine{tap: tap.New(tap.Options{Stats: stats.Options{Models: modelLabels}})} // one folding rule (metrics.go)
 		e.tap.AddSink(metricsSink{})
 		e.tap.AddSink(recordSink{})
-		e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)
-		e.tap.AddSink(timelineSink{}) // the timeline's request metrics (timeline.go)
+		e.tap.AddEnricher(proc.hub.Enrich) // GPU figures per record (timeline.Hub)
+		e.tap.AddSink(proc.hub)            // the timeline's request metrics (timeline.Hub)
 		e.tap.AddSink(proc.mirror.pairs)
 		e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
 		e.otel = startOTel(e.tap)
@@ -55,6 +55,14 @@ func logger(name string) *zap.Logger { return caddy.Log().Named("llmtap." + name
 // llmtap handler. Commands running Caddy in-process (the demo) use it to add record sinks and
 // to wait for pending records.
 func ActiveTap() *tap.Tap { return activeTap() }
+
+// inFlight is the engine's count of requests in flight, 0 when none runs.
+func inFlight() int64 {
+	if t := activeTap(); t != nil {
+		return t.InFlight()
+	}
+	return 0
+}
 
 func activeTap() *tap.Tap {
 	if e := proc.engine.Load(); e != nil {

@@ -1,10 +1,8 @@
 package llmtap
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -51,16 +49,11 @@ func (c *GPUConfig) validate() error {
 	return nil
 }
 
-// gpuRunner is the process's NVML sampler, shared by every config with GPU sampling on
-// (proc.pool, key "gpu") and reconfigured in place by each one that adopts it.
+// gpuRunner is the process's NVML sampler (a gpu.Runner), shared by every config with GPU
+// sampling on (proc.pool, key "gpu") and reconfigured in place by each one that adopts it.
 type gpuRunner struct {
 	*liveLogger
-
-	mu       sync.Mutex // held while (re)configuring and by nvmlActive
-	interval time.Duration
-	src      gpu.Source // nil while NVML is absent or failed to open
-	sampler  *gpu.Sampler
-	unsub    func()
+	run *gpu.Runner
 }
 
 // startGPU adopts the running sampler (reconfiguring it) or starts one.
@@ -68,40 +61,28 @@ func (a *App) startGPU() (err error) {
 	if a.GPU != nil && a.GPU.Off {
 		return nil
 	}
-	a.gpu, err = adopt(keyGPU, a.logger, func(l *liveLogger) *gpuRunner { return &gpuRunner{liveLogger: l} },
-		func(r *gpuRunner) error { return r.configure(a.GPU.interval()) })
+	a.gpu, err = adopt(keyGPU, a.logger, newGPURunner, func(r *gpuRunner) error { return r.configure(a.GPU.interval()) })
 	return err
 }
 
 // stopGPU lets go of the App's hold; the sampler stops when no loaded config uses it.
 func (a *App) stopGPU() { release(keyGPU, &a.gpu) }
 
-// configure makes the runner sample every interval: nothing changes when it already does,
-// otherwise the running sampler stops and a new one starts. A host without NVML, or an NVML
-// that fails to open, leaves GPU sampling off without failing the config.
-func (r *gpuRunner) configure(interval time.Duration) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sampler != nil && r.interval == interval && r.sampler.Err() == nil {
-		return nil
-	}
-	r.stopLocked()
-	src, err := proc.openGPU()
-	if errors.Is(err, gpu.ErrNoNVML) {
-		if proc.nvmlAbsentLogged.CompareAndSwap(false, true) {
-			r.log().Info("GPU sampling is off: NVML is not available on this host", zap.Error(err))
-		}
-		return nil
-	}
-	if err != nil {
-		// A GPU that fails to open is not a reason to refuse the config: the proxy and its
-		// measurements work without GPU data.
-		r.log().Error("GPU sampling is off: opening NVML failed", zap.Error(err))
-		return nil
-	}
-	r.interval, r.src = interval, src
-	r.sampler = gpu.NewSampler(src, gpu.Options{
-		Interval: interval,
+func newGPURunner(l *liveLogger) *gpuRunner {
+	r := &gpuRunner{liveLogger: l}
+	g := &gpu.Runner{
+		Open: func() (gpu.Source, error) { return proc.openGPU() },
+		OnOpenError: func(err error) {
+			if errors.Is(err, gpu.ErrNoNVML) {
+				if proc.nvmlAbsentLogged.CompareAndSwap(false, true) {
+					r.log().Info("GPU sampling is off: NVML is not available on this host", zap.Error(err))
+				}
+				return
+			}
+			// A GPU that fails to open is not a reason to refuse the config: the proxy and its
+			// measurements work without GPU data.
+			r.log().Error("GPU sampling is off: opening NVML failed", zap.Error(err))
+		},
 		OnError: func(err error) {
 			if errors.Is(err, gpu.ErrNoNVML) {
 				r.log().Warn("GPU sampling stopped: NVML went away", zap.Error(err))
@@ -109,42 +90,35 @@ func (r *gpuRunner) configure(interval time.Duration) error {
 			}
 			r.log().Warn("reading a GPU failed", zap.Error(err))
 		},
-	})
-	r.unsub = r.sampler.Subscribe(func(s []gpu.Sample) {
-		if proc.gpu.Load() == r {
-			proc.hub.onGPU(s)
-		}
-	})
-	proc.gpu.Store(r)
-	if err := r.sampler.Start(context.Background()); err != nil {
-		r.stopLocked()
-		return err
+		OnCloseError: func(err error) { r.log().Warn("closing NVML", zap.Error(err)) },
 	}
-	r.log().Debug("GPU sampling started", zap.Duration("interval", interval))
-	return nil
+	g.OnSamples = func(s []gpu.Sample) {
+		if proc.gpu.Load() == g {
+			proc.hub.OnGPU(s, inFlight())
+		}
+	}
+	r.run = g
+	proc.gpu.Store(g)
+	return r
 }
 
-// stopLocked stops the sampler and closes its source, if one runs.
-func (r *gpuRunner) stopLocked() {
-	if r.sampler == nil {
-		return
+// configure makes the runner sample every interval: nothing changes when it already does,
+// otherwise the running sampler stops and a new one starts. A host without NVML, or an NVML
+// that fails to open, leaves GPU sampling off without failing the config.
+func (r *gpuRunner) configure(interval time.Duration) error {
+	started, err := r.run.Configure(interval)
+	if started {
+		r.log().Debug("GPU sampling started", zap.Duration("interval", interval))
 	}
-	r.unsub()
-	r.sampler.Stop()
-	if err := r.src.Close(); err != nil {
-		r.log().Warn("closing NVML", zap.Error(err))
-	}
-	r.sampler, r.src, r.unsub = nil, nil, nil
+	return err
 }
 
 // Destruct stops sampling when the last config using it is gone.
 func (r *gpuRunner) Destruct() error {
-	r.mu.Lock()
-	r.stopLocked()
-	r.mu.Unlock()
-	proc.gpu.CompareAndSwap(r, nil)
+	r.run.Stop()
+	proc.gpu.CompareAndSwap(r.run, nil)
 	if !nvmlActive() {
-		proc.hub.clearGPU()
+		proc.hub.ClearGPU()
 	}
 	return nil
 }
@@ -152,24 +126,11 @@ func (r *gpuRunner) Destruct() error {
 // nvmlActive reports whether an NVML sampler feeds the hub, in which case a dcgm-exporter
 // scrape's GPU samples are ignored rather than counted twice.
 func nvmlActive() bool {
-	r := proc.gpu.Load()
-	if r == nil {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sampler == nil {
-		return false
-	}
-	select {
-	case <-r.sampler.Done():
-		return false // turned itself off (NVML went away)
-	default:
-		return true
-	}
+	g := proc.gpu.Load()
+	return g != nil && g.Active()
 }
 
 // LatestGPUSamples appends the latest poll of every GPU (one sample per GPU, from NVML or,
 // without it, a dcgm-exporter scrape) to dst and returns the extended slice; it appends
 // nothing when no GPU source runs. The OpenTelemetry exporter reads the hw.* gauges from it.
-func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample { return proc.hub.latestGPU(dst) }
+func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample { return proc.hub.LatestGPU(dst) }

@@ -20,10 +20,11 @@ func TestNoNVMLLogsOnce(t *testing.T) {
 	defer SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: no libnvidia-ml", gpu.ErrNoNVML) })()
 	proc.nvmlAbsentLogged.Store(false)
 	core, logs := observer.New(zapcore.DebugLevel)
-	r := &gpuRunner{liveLogger: newLiveLogger(zap.New(core))}
+	r := newGPURunner(newLiveLogger(zap.New(core)))
+	defer r.Destruct()
 	for range 3 {
-		if err := r.configure(gpu.DefaultInterval); r.sampler != nil || err != nil {
-			t.Fatalf("configuring the GPU sampler without NVML = %v, %v; want no sampler and no error", r.sampler, err)
+		if err := r.configure(gpu.DefaultInterval); r.run.Active() || err != nil {
+			t.Fatalf("configuring the GPU sampler without NVML = %v, %v; want no sampler and no error", r.run.Active(), err)
 		}
 	}
 	if got := logs.FilterMessageSnippet("NVML is not available").All(); len(got) != 1 || got[0].Level != zapcore.InfoLevel {
@@ -31,8 +32,8 @@ func TestNoNVMLLogsOnce(t *testing.T) {
 	}
 
 	SetGPUOpener(func() (gpu.Source, error) { return nil, errors.New("permission denied") })
-	if err := r.configure(gpu.DefaultInterval); r.sampler != nil || err != nil {
-		t.Fatalf("configuring the GPU sampler with a failing NVML = %v, %v; want no sampler and no error", r.sampler, err)
+	if err := r.configure(gpu.DefaultInterval); r.run.Active() || err != nil {
+		t.Fatalf("configuring the GPU sampler with a failing NVML = %v, %v; want no sampler and no error", r.run.Active(), err)
 	}
 	if got := logs.FilterLevelExact(zapcore.ErrorLevel).All(); len(got) != 1 {
 		t.Errorf("a failing NVML logged %d errors, want 1", len(got))

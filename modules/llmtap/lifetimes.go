@@ -29,12 +29,11 @@ import (
 var proc = process{
 	pool:      caddy.NewUsagePool(),
 	recorders: map[string]*recorderEntry{},
-	hub:       corrHub{attr: timeline.NewAttributor(0)},
+	hub:       timeline.NewHub(),
 	openGPU:   gpu.Open,
 	idPrefix:  newIDPrefix(),
 	mirror:    mirrorState{stats: new(mirror.Stats), gate: new(mirror.Gate), pairs: mirror.NewPairer(0, 0)},
 	copyBuf:   sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
-	shadows:   shadowSet{m: map[string]*shadowEntry{}},
 }
 
 type process struct {
@@ -57,11 +56,12 @@ type process struct {
 	runtimeMu  sync.Mutex
 	runtimeRec atomic.Pointer[runtimeEntry]
 
-	// hub routes GPU samples, scrapes and records to the timeline (timeline.go).
-	hub corrHub
+	// hub routes GPU samples, scrapes and records to the timeline and the energy
+	// attributor.
+	hub *timeline.Hub
 	// gpu is the NVML sampler whose samples the hub takes (gpu.go); openGPU opens its source
 	// (tests replace it); nvmlAbsentLogged makes "no NVML" one line per process.
-	gpu              atomic.Pointer[gpuRunner]
+	gpu              atomic.Pointer[gpu.Runner]
 	openGPU          func() (gpu.Source, error)
 	nvmlAbsentLogged atomic.Bool
 	// keylessLogged makes "traces recorded without a fleet key" one line per process
@@ -72,10 +72,10 @@ type process struct {
 	gpuSamples atomic.Pointer[func(dst []gpu.Sample) []gpu.Sample]
 
 	// guard is the running guard loop and guardTargets what it pauses (shadow_guard.go).
-	guard        atomic.Pointer[guardLoop]
+	guard        atomic.Pointer[guard.Runner]
 	guardTargets guard.Targets
 	// shadows are the shadow loads by name (shadow.go).
-	shadows shadowSet
+	shadows inproc.Registry
 
 	// mirror is the mirroring state every handler shares (mirror.go).
 	mirror mirrorState
@@ -92,14 +92,6 @@ type process struct {
 
 	// dashboard is the dashboard's own listener while one is served (dashboard.go).
 	dashboard atomic.Pointer[dashboardServer]
-}
-
-// shadowSet is the shadow loads of the process, by name; list is the same loads for the
-// record sink, read without the lock.
-type shadowSet struct {
-	sync.Mutex
-	m    map[string]*shadowEntry
-	list atomic.Pointer[[]*inproc.Runner]
 }
 
 // mirrorState is what every mirroring handler shares.

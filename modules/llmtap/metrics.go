@@ -20,31 +20,31 @@ var (
 	durationBuckets = otelexport.DurationBuckets
 	tokenBuckets    = otelexport.TokenBuckets
 
-	metricTTFT = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	metricTTFT = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
 		Name:    "gen_ai_server_time_to_first_token_seconds",
 		Help:    "Time from the request reaching llmtap to the first content event of the response (successful streams).",
 		Buckets: ttftBuckets,
-	}, labels)
-	metricTPOT = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	}), labels)
+	metricTPOT = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
 		Name:    "gen_ai_server_time_per_output_token_seconds",
 		Help:    "Inter-token latency: (request latency - time to first token) / (output tokens - 1), for successful streams of two tokens or more.",
 		Buckets: tpotBuckets,
-	}, labels)
-	metricDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	}), labels)
+	metricDuration = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
 		Name:    "gen_ai_server_request_duration_seconds",
 		Help:    "Time from the request reaching llmtap to its last content event (streams) or the end of its body (non-streaming).",
 		Buckets: durationBuckets,
-	}, labels)
-	metricOpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	}), labels)
+	metricOpDuration = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
 		Name:    "gen_ai_client_operation_duration_seconds",
 		Help:    "Time from the request reaching llmtap until its response was complete (every request, failed ones included).",
 		Buckets: durationBuckets,
-	}, labels)
-	metricTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	}), labels)
+	metricTokens = prometheus.NewHistogramVec(histogramOpts(prometheus.HistogramOpts{
 		Name:    "gen_ai_client_token_usage",
 		Help:    "Tokens per request by type (input, output); the count comes from the server's usage when sent, else from llmtap's tokenizer.",
 		Buckets: tokenBuckets,
-	}, append([]string{"gen_ai_token_type"}, labels...))
+	}), append([]string{"gen_ai_token_type"}, labels...))
 	metricRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "llmtap_requests_total",
 		Help: "Requests measured, by model, traffic class and response status class.",

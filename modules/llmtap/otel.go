@@ -77,7 +77,8 @@ func startOTel(t *tap.Tap) *otelExport {
 		o.tracer = otelexport.NewTracer(p.TracerProvider, p.Propagator)
 		t.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
 	}
-	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil))
+	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil),
+		zap.String("service.instance.id", p.InstanceID))
 	return o
 }
 

@@ -1,11 +1,6 @@
 package llmtap
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net/url"
-	"sync"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -16,7 +11,7 @@ import (
 )
 
 // ScrapeKindDCGM names a dcgm-exporter page, read as GPU samples.
-const ScrapeKindDCGM = "dcgm"
+const ScrapeKindDCGM = scrape.KindDCGM
 
 // DefaultScrapeInterval is the time between two scrapes of a metrics page.
 const DefaultScrapeInterval = time.Second
@@ -52,217 +47,83 @@ func (c *ScrapeConfig) interval() time.Duration {
 	return time.Duration(c.Interval)
 }
 
-func (c *ScrapeConfig) validate() error {
-	var errs []error
-	errs = append(errs, c.CheckURL(), c.CheckKind())
-	if c.Interval < 0 {
-		errs = append(errs, fmt.Errorf("interval must be positive"))
-	}
-	return errors.Join(errs...)
+// page is the page to read, its interval as configured (0: the default).
+func (c *ScrapeConfig) page() scrape.Page {
+	return scrape.Page{URL: c.URL, Kind: c.Kind, Interval: time.Duration(c.Interval)}
 }
 
 // CheckURL reports whether the URL is an http:// or https:// address (the Caddyfile parser
 // checks it on the scrape line, Validate again with the rest).
-func (c *ScrapeConfig) CheckURL() error {
-	u, err := url.Parse(c.URL)
-	if c.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url %q is not an http:// or https:// address", c.URL)
-	}
-	return nil
-}
+func (c *ScrapeConfig) CheckURL() error { return scrape.ValidateURL(c.URL) }
 
 // CheckKind reports whether the kind is one llmtap knows.
-func (c *ScrapeConfig) CheckKind() error {
-	switch scrape.ServerKind(c.Kind) {
-	case scrape.KindUnknown, scrape.KindVLLM, scrape.KindSGLang, scrape.KindTGI, ScrapeKindDCGM:
-		return nil
-	}
-	return fmt.Errorf("kind %q is not a known kind; expected vllm, sglang, tgi or dcgm", c.Kind)
-}
+func (c *ScrapeConfig) CheckKind() error { return scrape.ValidateKind(c.Kind) }
 
 func validateScrapes(a *App) error {
-	var errs []error
-	dcgm := 0
+	pages := make([]scrape.Page, len(a.Scrape))
 	for i := range a.Scrape {
-		if err := a.Scrape[i].validate(); err != nil {
-			errs = append(errs, fmt.Errorf("scrape %d (%s): %w", i, a.Scrape[i].URL, err))
-		}
-		if a.Scrape[i].Kind == ScrapeKindDCGM {
-			dcgm++
-		}
+		pages[i] = a.Scrape[i].page()
 	}
-	if dcgm > 1 {
-		errs = append(errs, fmt.Errorf("%d dcgm pages configured; at most one GPU source can be attributed", dcgm))
-	}
-	return errors.Join(errs...)
+	return scrape.ValidatePages(pages)
 }
 
-// scrapeKey identifies a page scraper: a reload naming the same page, kind and interval keeps
-// it running.
-type scrapeKey struct {
-	url, kind string
-	interval  time.Duration
-}
-
-// scrapeRunner is the process's scrapers, shared by every config with scrape pages
-// (proc.pool, key "scrape"); each config that adopts it brings the set of pages to its own.
+// scrapeRunner is the process's scrapers (a scrape.Pages), shared by every config with scrape
+// pages (proc.pool, key "scrape"); each config that adopts it brings the set of pages to its
+// own: a reload naming the same page, kind and interval keeps it running.
 type scrapeRunner struct {
 	*liveLogger
-
-	mu    sync.Mutex // held while (re)configuring
-	pages map[scrapeKey]*pageScraper
-}
-
-// pageScraper is one page being scraped, by a goroutine of its own (a server page) or by a
-// gpu.Sampler (a dcgm page).
-type pageScraper struct {
-	stop    chan struct{}
-	done    chan struct{}
-	sampler *gpu.Sampler
-	src     *scrape.DCGMSource
-	unsub   func()
+	pages scrape.Pages
 }
 
 func (a *App) startScrapes() (err error) {
 	if len(a.Scrape) == 0 {
 		return nil
 	}
-	a.scrape, err = adopt(keyScrape, a.logger,
-		func(l *liveLogger) *scrapeRunner {
-			return &scrapeRunner{liveLogger: l, pages: map[scrapeKey]*pageScraper{}}
-		},
-		func(r *scrapeRunner) error { return r.configure(a.Scrape) })
+	pages := make([]scrape.Page, len(a.Scrape))
+	for i, c := range a.Scrape {
+		pages[i] = c.page()
+		pages[i].Interval = c.interval()
+	}
+	a.scrape, err = adopt(keyScrape, a.logger, newScrapeRunner,
+		func(r *scrapeRunner) error { return r.pages.Configure(pages) })
 	return err
 }
 
 func (a *App) stopScrapes() { release(keyScrape, &a.scrape) }
 
-// configure scrapes exactly the pages of cfgs: pages already scraped go on, others start,
-// pages no longer named stop.
-func (r *scrapeRunner) configure(cfgs []ScrapeConfig) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	want := make(map[scrapeKey]bool, len(cfgs))
-	for i := range cfgs {
-		want[scrapeKey{url: cfgs[i].URL, kind: cfgs[i].Kind, interval: cfgs[i].interval()}] = true
-	}
-	for k, p := range r.pages {
-		if !want[k] {
-			delete(r.pages, k)
-			p.halt()
-		}
-	}
-	for i := range cfgs {
-		c := &cfgs[i]
-		key := scrapeKey{url: c.URL, kind: c.Kind, interval: c.interval()}
-		if r.pages[key] != nil {
-			continue
-		}
-		p, err := r.startPage(c, key)
-		if err != nil {
-			return err
-		}
-		r.pages[key] = p
-	}
-	return nil
-}
-
-func (r *scrapeRunner) startPage(c *ScrapeConfig, key scrapeKey) (*pageScraper, error) {
-	p := &pageScraper{stop: make(chan struct{}), done: make(chan struct{})}
-	if c.Kind != ScrapeKindDCGM {
-		cc := *c
-		go p.runServer(&cc, key.interval, r.liveLogger)
-		return p, nil
-	}
-	url := c.URL
-	p.src = scrape.NewDCGMSource(url, scrape.Options{})
-	p.sampler = gpu.NewSampler(p.src, gpu.Options{
-		Interval: key.interval,
-		OnError: func(err error) {
-			r.log().Warn("scraping dcgm-exporter failed", zap.String("url", url), zap.Error(err))
+func newScrapeRunner(l *liveLogger) *scrapeRunner {
+	r := &scrapeRunner{liveLogger: l}
+	r.pages = scrape.Pages{
+		OnServer: proc.hub.OnServer,
+		// A dcgm page stands in for NVML: its samples are used only while NVML sampling is not
+		// running, so no GPU is counted twice.
+		OnGPU: func(s []gpu.Sample) {
+			if !nvmlActive() {
+				proc.hub.OnGPU(s, inFlight())
+			}
 		},
-	})
-	p.unsub = p.sampler.Subscribe(func(s []gpu.Sample) {
-		if !nvmlActive() {
-			proc.hub.onGPU(s)
-		}
-	})
-	if err := p.sampler.Start(context.Background()); err != nil {
-		return nil, err
+		OnGPUStop: func() {
+			if !nvmlActive() {
+				proc.hub.ClearGPU()
+			}
+		},
+		OnError: func(p scrape.Page, err error) {
+			msg := "scraping the inference server's metrics failed"
+			if p.Kind == ScrapeKindDCGM {
+				msg = "scraping dcgm-exporter failed"
+			}
+			r.log().Warn(msg, zap.String("url", p.URL), zap.Error(err))
+		},
+		OnKindMismatch: func(p scrape.Page, detected scrape.ServerKind) {
+			r.log().Warn("the metrics page is not the kind configured", zap.String("url", p.URL),
+				zap.String("kind", p.Kind), zap.String("detected", string(detected)))
+		},
 	}
-	close(p.done)
-	return p, nil
+	return r
 }
 
 // Destruct stops every scraper when the last config with scrape pages is gone.
 func (r *scrapeRunner) Destruct() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for k, p := range r.pages {
-		delete(r.pages, k)
-		p.halt()
-	}
+	r.pages.Stop()
 	return nil
-}
-
-// halt stops the page's scraper and waits for it.
-func (p *pageScraper) halt() {
-	if p.sampler != nil {
-		p.unsub()
-		p.sampler.Stop()
-		_ = p.src.Close()
-		if !nvmlActive() {
-			proc.hub.clearGPU()
-		}
-		return
-	}
-	close(p.stop)
-	<-p.done
-}
-
-// runServer scrapes an inference server's page until stop, logging each cause of failure
-// once (again after the page was read successfully in between).
-func (r *pageScraper) runServer(c *ScrapeConfig, interval time.Duration, ll *liveLogger) {
-	defer close(r.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-r.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	s := scrape.NewServerScraper(c.URL, scrape.Options{})
-	ticker := time.NewTicker(interval)
-	log := func() *zap.Logger { return ll.log().With(zap.String("url", c.URL)) }
-	defer ticker.Stop()
-	var lastErr string
-	kindChecked := false
-	for {
-		sm, err := s.Scrape(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			if msg := err.Error(); msg != lastErr {
-				lastErr = msg
-				log().Warn("scraping the inference server's metrics failed", zap.Error(err))
-			}
-		default:
-			lastErr = ""
-			if !kindChecked {
-				kindChecked = true
-				if c.Kind != "" && string(sm.Kind) != c.Kind {
-					log().Warn("the metrics page is not the kind configured", zap.String("kind", c.Kind), zap.String("detected", string(sm.Kind)))
-				}
-			}
-			proc.hub.onServer(c.URL, &sm)
-		}
-		select {
-		case <-r.stop:
-			return
-		case <-ticker.C:
-		}
-	}
 }

@@ -3,23 +3,13 @@ package llmtap
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
-	"reflect"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/trace"
-	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
-	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // ShadowConfig is one shadow load: synthetic (or trace-replayed) requests that llmtap sends,
@@ -225,207 +215,44 @@ func (a *App) provisionShadows() error {
 	return errors.Join(errs...)
 }
 
-// build turns the JSON config into the runner's config, building the bodies.
+// build turns the JSON config into the runner's config (inproc.Build), its requests marked
+// by this process's signed mark.
 func (sc *ShadowConfig) build() (inproc.Config, error) {
-	var errs []error
-	if sc.Name == "" || strings.ContainsAny(sc.Name, "/ ?#") {
-		errs = append(errs, fmt.Errorf("name %q: want a non-empty name without / ? # or spaces", sc.Name))
+	return inproc.Build(sc.spec())
+}
+
+// spec is the config without Caddy's types.
+func (sc *ShadowConfig) spec() inproc.Spec {
+	s := inproc.Spec{
+		Name: sc.Name, URL: sc.URL, Model: sc.Model, EndpointType: sc.EndpointType,
+		Rate: sc.Rate, Arrival: sc.Arrival, Smoothness: sc.Smoothness,
+		ISL: sc.ISL, ISLStddev: sc.ISLStddev, OSL: sc.OSL, OSLStddev: sc.OSLStddev,
+		Extra: sc.Extra, Streaming: sc.Streaming, Headers: sc.Headers, Seed: sc.Seed, Entries: sc.Entries,
+		StartAfter: time.Duration(sc.StartAfter), Duration: time.Duration(sc.Duration), Window: sc.Window,
+		MaxInFlight: sc.MaxInFlight, MaxRate: sc.MaxRate, Mark: markRequest,
 	}
-	u, err := url.Parse(sc.URL)
-	if sc.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("url %q: want the http:// or https:// URL of a live route through this proxy", sc.URL))
-	}
-	ep := sc.EndpointType
-	if ep == "" {
-		ep = workload.EndpointChat
-	}
-	stream := sc.Streaming == nil || *sc.Streaming
-	var extras []workload.Extra
-	for _, e := range sc.Extra {
-		ex, err := workload.ParseExtra(e)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		extras = append(extras, ex...)
-	}
-	spec := workload.BodySpec{Endpoint: ep, Model: sc.Model, Stream: stream, Extra: extras}
-	if err := spec.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	seed := sc.Seed
-	if seed == 0 {
-		seed = 42
-	}
-	c := inproc.Config{
-		Name: sc.Name, Seed: seed, MaxRate: sc.MaxRate, MaxInFlight: sc.MaxInFlight,
-		StartAfter: time.Duration(sc.StartAfter), Duration: time.Duration(sc.Duration),
-		Arrival: loadgen.ArrivalSpec{Pattern: sc.Arrival, Rate: sc.Rate, Smoothness: sc.Smoothness},
-	}
-	if sc.Window != "" {
-		if c.Window, err = inproc.ParseWindow(sc.Window); err != nil {
-			errs = append(errs, err)
-		}
+	if t := sc.Trace; t != nil {
+		s.Trace = &inproc.TraceSpec{File: t.File, Speedup: t.Speedup, Format: t.Format, MaxRequests: t.MaxRequests}
 	}
 	if h := sc.Headroom; h != nil {
-		slos, err := stats.ParseSLOs(h.SLO)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("headroom slo: %w", err))
-		}
-		d := time.Duration(h.StepDuration)
-		if d == 0 {
-			d = 30 * time.Second
-		}
-		c.Headroom = &inproc.HeadroomConfig{Start: h.Start, Step: h.Step, Max: h.Max, StepDuration: d,
-			SLOs: slos, Attainment: h.Attainment, MinLive: h.MinLive}
-		if sc.Rate != 0 {
-			errs = append(errs, errors.New("a headroom probe takes its rates from headroom start/step/max, not rate"))
-		}
+		s.Headroom = &inproc.HeadroomSpec{Start: h.Start, Step: h.Step, Max: h.Max, StepDuration: time.Duration(h.StepDuration),
+			SLO: h.SLO, Attainment: h.Attainment, MinLive: h.MinLive}
 	}
-	if len(errs) > 0 {
-		return c, errors.Join(errs...)
-	}
-	header := http.Header{}
-	for k, v := range sc.Headers {
-		header.Set(k, v)
-	}
-	src := &inproc.Source{URL: sc.URL, Header: header}
-	corpus, err := workload.DefaultCorpus()
-	if err != nil {
-		return c, err
-	}
-	class := record.ClassShadow
-	if sc.Trace != nil {
-		class = record.ClassReplay
-		if err := sc.buildTrace(&c, src, spec, corpus); err != nil {
-			return c, err
-		}
-	} else {
-		if sc.Model == "" {
-			return c, errors.New("model is required")
-		}
-		isl := sc.ISL
-		if isl == 0 {
-			isl = 550
-		}
-		lengths := workload.Pair{ISL: workload.Normal{Mean: isl, Stddev: sc.ISLStddev}, OSL: workload.Normal{Mean: sc.OSL, Stddev: sc.OSLStddev}}
-		if err := errors.Join(lengths.ISL.Validate(), lengths.OSL.Validate()); err != nil {
-			return c, fmt.Errorf("isl/osl: %w", err)
-		}
-		n := sc.Entries
-		if n <= 0 {
-			n = inproc.DefaultEntries
-		}
-		syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: spec, Seed: seed}
-		if src.Bodies, err = syn.Bodies(n); err != nil {
-			return c, err
-		}
-	}
-	src.Mark = func(h http.Header) { markRequest(h, class, sc.Name) }
-	// Caddy starts its apps in no fixed order: wait until the route's listener accepts.
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
-	}
-	c.Ready = func() bool {
-		conn, err := net.DialTimeout("tcp", host, 200*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		conn.Close()
-		return true
-	}
-	src.Key = fmt.Sprintf("%s|%v|%v", sc.URL, sc.Headers, len(src.Bodies))
-	c.Source = src
-	return c, c.Validate()
+	return s
 }
 
-func (sc *ShadowConfig) buildTrace(c *inproc.Config, src *inproc.Source, spec workload.BodySpec, corpus *workload.Corpus) error {
-	t := sc.Trace
-	if t.File == "" {
-		return errors.New("trace: a file is required")
-	}
-	format := trace.FormatAuto
-	if t.Format != "" {
-		var err error
-		if format, err = trace.ParseFormat(t.Format); err != nil {
-			return fmt.Errorf("trace: %w", err)
-		}
-	}
-	reqs, _, err := trace.ReadSorted(t.File, trace.Options{Format: format}, t.MaxRequests)
-	if err != nil {
-		return fmt.Errorf("reading the trace: %w", err)
-	}
-	if len(reqs) == 0 {
-		return fmt.Errorf("trace %s has no requests", t.File)
-	}
-	if spec.Model == "" {
-		for _, q := range reqs {
-			if q.Model != "" {
-				spec.Model = q.Model
-				break
-			}
-		}
-	}
-	c.Speedup = t.Speedup
-	if c.Speedup == 0 {
-		c.Speedup = 1
-	}
-	c.Trace = make([]time.Duration, len(reqs))
-	src.Bodies = make([][]byte, len(reqs))
-	for i := range reqs {
-		q := &reqs[i]
-		c.Trace[i] = q.Timestamp - reqs[0].Timestamp
-		if q.Payload != nil {
-			src.Bodies[i] = q.Payload
-			continue
-		}
-		if src.Bodies[i], err = spec.TraceBody(corpus, q.InputLength, q.OutputLength, q.HashIDs, i); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// The shadow loads of the process, by name (proc.shadows). A load outlives the configs that
-// name it as long as one of them is loaded: each is held in proc.pool under "shadow:<name>",
-// and Caddy starts the new config before it stops the old one, so a load both name is adopted
-// (and reconfigured) by the new one before the old one lets go of it.
-type shadowEntry struct {
-	name   string
-	r      *inproc.Runner
-	remove func() // from the guard's targets
-	cfg    inproc.Config
-}
-
-func publishShadowsLocked() {
-	l := make([]*inproc.Runner, 0, len(proc.shadows.m))
-	for _, e := range proc.shadows.m {
-		l = append(l, e.r)
-	}
-	proc.shadows.list.Store(&l)
-}
+// The shadow loads of the process, by name (proc.shadows, an inproc.Registry). A load
+// outlives the configs that name it as long as one of them is loaded: each is held in
+// proc.pool under "shadow:<name>", and Caddy starts the new config before it stops the old
+// one, so a load both name is adopted (and reconfigured) by the new one before the old one
+// lets go of it.
+type shadowEntry struct{ *inproc.Entry }
 
 // shadowRunner returns the running load of that name, or nil.
-func shadowRunner(name string) *inproc.Runner {
-	proc.shadows.Lock()
-	defer proc.shadows.Unlock()
-	if e := proc.shadows.m[name]; e != nil {
-		return e.r
-	}
-	return nil
-}
+func shadowRunner(name string) *inproc.Runner { return proc.shadows.Get(name) }
 
 // shadowRunners returns every running load, sorted by name.
-func shadowRunners() []*inproc.Runner {
-	proc.shadows.Lock()
-	defer proc.shadows.Unlock()
-	var l []*inproc.Runner
-	for _, e := range proc.shadows.m {
-		l = append(l, e.r)
-	}
-	slices.SortFunc(l, func(a, b *inproc.Runner) int { return strings.Compare(a.Name(), b.Name()) })
-	return l
-}
+func shadowRunners() []*inproc.Runner { return proc.shadows.Sorted() }
 
 // startShadows holds every load of the App: a load no other config runs starts (unless it is
 // loaded stopped); one that runs is adopted, and reconfigured when its config changed.
@@ -434,50 +261,37 @@ func (a *App) startShadows() error {
 	for i, c := range st.cfgs {
 		stopped := a.Shadows[i].Stopped
 		e, adopted, err := hold(keyShadow+c.Name, func() (*shadowEntry, error) {
-			r, err := inproc.New(c)
+			e, err := proc.shadows.Add(c)
 			if err != nil {
 				return nil, err
 			}
-			e := &shadowEntry{name: c.Name, r: r, cfg: c}
-			e.remove = proc.guardTargets.Add("shadow/"+c.Name, r)
-			proc.shadows.Lock()
-			proc.shadows.m[c.Name] = e
-			publishShadowsLocked()
-			proc.shadows.Unlock()
 			if !stopped {
-				if err := r.Start(); err != nil {
+				if err := e.Runner().Start(); err != nil {
 					a.logger.Error("starting shadow load", zap.String("shadow", c.Name), zap.Error(err))
 				}
 			}
 			a.logger.Info("shadow load started", zap.String("shadow", c.Name), zap.String("url", c.Source.URL),
 				zap.Float64("rate", c.Arrival.Rate), zap.Bool("stopped", stopped))
-			return e, nil
+			return &shadowEntry{e}, nil
 		})
 		if err != nil {
 			a.stopShadows()
 			return fmt.Errorf("shadow %q: %w", c.Name, err)
 		}
 		st.held = append(st.held, c.Name)
-		if adopted && !sameShadowConfig(e.cfg, c) {
-			if err := e.r.Reconfigure(c); err != nil {
-				a.stopShadows()
-				return fmt.Errorf("shadow %q: %w", c.Name, err)
-			}
-			e.cfg = c
+		if !adopted {
+			continue
+		}
+		changed, err := e.Apply(c)
+		if err != nil {
+			a.stopShadows()
+			return fmt.Errorf("shadow %q: %w", c.Name, err)
+		}
+		if changed {
 			a.logger.Info("shadow load reconfigured", zap.String("shadow", c.Name))
 		}
 	}
 	return nil
-}
-
-// sameShadowConfig reports whether two built configs would run the same load.
-func sameShadowConfig(a, b inproc.Config) bool {
-	sa, sb := a.Source, b.Source
-	a.Source, b.Source = nil, nil
-	a.OnHeadroom, b.OnHeadroom = nil, nil // a closure is never equal to another
-	a.Ready, b.Ready = nil, nil
-	return reflect.DeepEqual(a, b) && sa.URL == sb.URL && sa.Key == sb.Key &&
-		reflect.DeepEqual(sa.Header, sb.Header) && reflect.DeepEqual(sa.Bodies, sb.Bodies)
 }
 
 // stopShadows lets go of the App's loads; a load no loaded config names any more is stopped,
@@ -491,16 +305,8 @@ func (a *App) stopShadows() {
 
 // Destruct stops the load when the last config naming it is gone.
 func (e *shadowEntry) Destruct() error {
-	proc.shadows.Lock()
-	if proc.shadows.m[e.name] == e { // not a successor of the same name, started meanwhile
-		delete(proc.shadows.m, e.name)
-	}
-	publishShadowsLocked()
-	proc.shadows.Unlock()
-	e.remove()
-	st := e.r.Status()
-	e.r.Close()
-	logger("shadow").Info("shadow load removed", zap.String("shadow", e.name), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
+	st := e.Remove()
+	logger("shadow").Info("shadow load removed", zap.String("shadow", e.Runner().Name()), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
 	return nil
 }
 
@@ -509,11 +315,7 @@ type shadowSink struct{}
 
 func (shadowSink) Consume(r *record.Record) {
 	if g := proc.guard.Load(); g != nil {
-		g.observe(r)
+		g.Observe(r)
 	}
-	if l := proc.shadows.list.Load(); l != nil {
-		for _, rn := range *l {
-			rn.Observe(r)
-		}
-	}
+	proc.shadows.Observe(r)
 }

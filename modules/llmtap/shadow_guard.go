@@ -2,10 +2,7 @@ package llmtap
 
 import (
 	"errors"
-	"reflect"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -13,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/shadow/inproc"
 )
 
 // GuardConfig sets the guard rails of llmtap's own load (JSON `"guard"` of the llmtap app,
@@ -79,136 +76,61 @@ func (c *GuardConfig) settings() (*guardSettings, error) {
 // mirroring ("mirror").
 func init() {
 	proc.guardTargets.Add("mirror", MirrorGate())
+	proc.shadows.OnAdd = func(r *inproc.Runner) func() { return proc.guardTargets.Add("shadow/"+r.Name(), r) }
 }
 
-// guardRunner is the process's guard loop, shared by every config with shadow load or a guard
-// block (proc.pool, key "guard"); a reload with the same settings keeps the loop (and its
-// window) running, other settings replace it.
+// guardRunner is the process's guard loop (a guard.Runner), shared by every config with
+// shadow load or a guard block (proc.pool, key "guard"); a reload with the same settings
+// keeps the loop (and its window) running, other settings replace it.
 type guardRunner struct {
 	*liveLogger
-
-	mu  sync.Mutex // held while (re)configuring
-	cur *guardLoop
-}
-
-type guardLoop struct {
-	cfg guard.Config
-	g   *guard.Guard
-	*liveLogger
-	stop  chan struct{}
-	done  chan struct{}
-	state atomic.Pointer[guard.State]
+	loop *guard.Runner
 }
 
 func (a *App) startGuard() (err error) {
 	if a.shadow.guard == nil {
 		return nil
 	}
-	a.guard, err = adopt(keyGuard, a.logger, func(l *liveLogger) *guardRunner { return &guardRunner{liveLogger: l} },
-		func(r *guardRunner) error { r.configure(*a.shadow.guard); return nil })
+	a.guard, err = adopt(keyGuard, a.logger, newGuardRunner,
+		func(r *guardRunner) error { r.loop.Configure(*a.shadow.guard); return nil })
 	return err
 }
 
 func (a *App) stopGuard() { release(keyGuard, &a.guard) }
 
-// configure keeps the running loop when its settings are cfg, and replaces it otherwise.
-func (r *guardRunner) configure(cfg guard.Config) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	old := r.cur
-	if old != nil && sameGuard(old.cfg, cfg) {
-		return
+func newGuardRunner(l *liveLogger) *guardRunner {
+	r := &guardRunner{liveLogger: l}
+	r.loop = &guard.Runner{Targets: &proc.guardTargets, OnChange: r.logChange}
+	proc.guard.Store(r.loop)
+	return r
+}
+
+// logChange logs and counts each pause and resume.
+func (r *guardRunner) logChange(st guard.State, names []string) {
+	fields := []zap.Field{zap.Strings("paused", names), zap.Int64("live_requests", st.LiveRequests),
+		zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
+	if st.Tripped {
+		reason, _, _ := strings.Cut(st.Reason, " ")
+		metricGuardPauses.WithLabelValues(reason).Inc()
+		r.log().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
+			zap.Time("clears_at", st.ClearsAt))...)
+	} else {
+		metricGuardResumes.Inc()
+		r.log().Info("guard rails: resuming shadow load and mirroring", fields...)
 	}
-	l := &guardLoop{cfg: cfg, g: guard.New(cfg), liveLogger: r.liveLogger, stop: make(chan struct{}), done: make(chan struct{})}
-	st, _ := l.g.Evaluate(time.Now())
-	l.state.Store(&st)
-	if old != nil {
-		old.halt()
-		if s := old.state.Load(); s != nil && s.Tripped {
-			// A new guard starts clear; what the old one paused is resumed by its first
-			// evaluation unless a limit is still crossed.
-			proc.guardTargets.Apply(false, "")
-		}
-	}
-	r.cur = l
-	proc.guard.Store(l)
-	go l.run()
 }
 
 // Destruct stops the loop, resuming what it paused, when the last config using it is gone.
 func (r *guardRunner) Destruct() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	l := r.cur
-	if l == nil {
-		return nil
-	}
-	r.cur = nil
-	proc.guard.CompareAndSwap(l, nil)
-	l.halt()
-	if s := l.state.Load(); s != nil && s.Tripped {
-		proc.guardTargets.Apply(false, "")
-	}
+	proc.guard.CompareAndSwap(r.loop, nil)
+	r.loop.Stop()
 	return nil
-}
-
-func sameGuard(a, b guard.Config) bool { return reflect.DeepEqual(a, b) }
-
-func (l *guardLoop) halt() {
-	close(l.stop)
-	<-l.done
-}
-
-func (l *guardLoop) observe(r *record.Record) {
-	o := guard.Observation{Live: r.Class == record.ClassLive, Status: r.Status}
-	switch r.Error {
-	case "", record.ErrCanceled:
-	case record.ErrHTTP:
-		o.Failed = r.Status >= 500
-	default:
-		o.Failed = true
-	}
-	if r.TTFTMs != nil {
-		o.TTFTMs, o.HasTTFT = *r.TTFTMs, true
-	}
-	l.g.Observe(time.Now(), o)
-}
-
-func (l *guardLoop) run() {
-	defer close(l.done)
-	every := min(max(l.g.Config().Window/20, 20*time.Millisecond), time.Second)
-	tk := time.NewTicker(every)
-	defer tk.Stop()
-	for {
-		select {
-		case <-l.stop:
-			return
-		case now := <-tk.C:
-			st, changed := l.g.Evaluate(now)
-			l.state.Store(&st)
-			if !changed {
-				continue
-			}
-			names := proc.guardTargets.Apply(st.Tripped, st.Reason)
-			fields := []zap.Field{zap.Strings("paused", names), zap.Int64("live_requests", st.LiveRequests),
-				zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
-			if st.Tripped {
-				reason, _, _ := strings.Cut(st.Reason, " ")
-				metricGuardPauses.WithLabelValues(reason).Inc()
-				l.log().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
-					zap.Time("clears_at", st.ClearsAt))...)
-			} else {
-				metricGuardResumes.Inc()
-				l.log().Info("guard rails: resuming shadow load and mirroring", fields...)
-			}
-		}
-	}
 }
 
 // guardState returns the running guard's state, or nil.
 func guardState() *guard.State {
-	if l := proc.guard.Load(); l != nil {
-		return l.state.Load()
+	if g := proc.guard.Load(); g != nil {
+		return g.State()
 	}
 	return nil
 }

@@ -111,11 +111,7 @@ func classify(r *http.Request) string {
 // loadRunning reports whether a shadow load with that marker load id is configured in this
 // process.
 func loadRunning(id string) bool {
-	l := proc.shadows.list.Load()
-	if l == nil {
-		return false
-	}
-	for _, r := range *l {
+	for _, r := range proc.shadows.Running() {
 		if marker.LoadID(r.Name()) == id {
 			return true
 		}

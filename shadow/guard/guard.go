@@ -1,9 +1,10 @@
 // Package guard decides when llmtap's own load (shadow load, mirroring) must step aside for live
 // traffic: over a sliding window it watches live time to first token and live errors, and
 // every response's status, and trips when a limit is crossed; after a cool-down without any
-// limit crossed it clears. It holds no clock and starts no goroutine: callers pass the time to
-// Observe and Evaluate, so tests drive it on a fake clock, and whoever owns it applies its
-// decisions (see [Targets]).
+// limit crossed it clears. A [Guard] holds no clock and starts no goroutine: callers pass the
+// time to Observe and Evaluate, so tests drive it on a fake clock, and whoever owns it applies
+// its decisions (see [Targets]). A [Runner] is such an owner: it evaluates a Guard on a ticker
+// in a goroutine of its own and applies each change to its Targets.
 package guard
 
 import (

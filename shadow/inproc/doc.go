@@ -5,8 +5,10 @@
 // step by step and judges each step by the live and shadow requests measured meanwhile
 // ([Runner.Observe]), to find how much more load the server takes within an SLO.
 //
-// The package knows nothing of Caddy: the proxy's app module builds a [Config], owns the
-// runners (one per name, adopted across config reloads) and feeds them the proxy's records.
+// The package knows nothing of Caddy: [Build] turns a user's [Spec] into a [Config] (defaults,
+// checks, request bodies, readiness probe), a [Registry] indexes the runners by name, and the
+// proxy's app module decides their lifetime (one per name, adopted across config reloads) and
+// feeds them the proxy's records.
 // Requests go to a URL — in the proxy, the live route through the proxy itself, so they are
 // measured there like live traffic — with a per-request mark that only the proxy can verify.
 // Responses are read to the end and discarded.

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -55,6 +56,21 @@ const messagesDefaultMaxTokens = 4096
 type Extra struct {
 	Key   string
 	Value json.RawMessage
+}
+
+// ParseExtras reads every argument with ParseExtra and returns their Extras in order, with
+// every argument's error at once.
+func ParseExtras(args []string) ([]Extra, error) {
+	var extras []Extra
+	var errs []error
+	for _, a := range args {
+		ex, err := ParseExtra(a)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		extras = append(extras, ex...)
+	}
+	return extras, errors.Join(errs...)
 }
 
 // ParseExtra reads one --extra-inputs argument: "key:value", where a value that is valid JSON

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/llmtap/llmtap/telemetry/decode"
@@ -148,4 +149,15 @@ func FuzzParseExtra(f *testing.F) {
 			t.Fatalf("extra %q produced invalid JSON %s", s, body)
 		}
 	})
+}
+
+// TestParseExtras keeps every argument's members in order and reports every bad argument.
+func TestParseExtras(t *testing.T) {
+	got, err := ParseExtras([]string{"min_tokens:128", `{"a":1,"b":2}`})
+	if err != nil || len(got) != 3 || got[0].Key != "min_tokens" || got[2].Key != "b" {
+		t.Errorf("ParseExtras = %+v, %v; want min_tokens, a, b", got, err)
+	}
+	if _, err := ParseExtras([]string{"x", "ok:1", ":y"}); err == nil || !strings.Contains(err.Error(), `"x"`) || !strings.Contains(err.Error(), `":y"`) {
+		t.Errorf("two bad arguments gave %v; want both", err)
+	}
 }

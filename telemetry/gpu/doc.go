@@ -9,7 +9,8 @@
 // polls a Source on an interval from a goroutine it owns, keeps a bounded ring
 // of recent samples and hands each poll to subscribers. [EnergyBetween] and
 // [PowerIntegral] turn recorded samples into joules for a time window, which is
-// how per-request or per-run energy is attributed.
+// how per-request or per-run energy is attributed. A [Runner] keeps one
+// Sampler running across reconfigurations of its interval.
 //
 // Names map onto the OpenTelemetry hardware conventions: PowerMW is hw.power
 // (W after division), EnergyMJ is the hw.energy counter (J after division),

@@ -2,6 +2,7 @@ package otelexport
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -33,6 +34,10 @@ type Providers struct {
 	// Propagator reads trace context from request headers (OTEL_PROPAGATORS; default W3C
 	// trace context and baggage).
 	Propagator propagation.TextMapPropagator
+
+	// InstanceID is the resource's service.instance.id: OTEL_RESOURCE_ATTRIBUTES' when it sets
+	// one, else this process's (ProcessInstanceID). Empty when no signal is on.
+	InstanceID string
 
 	shutdown     []func(context.Context) error
 	shutdownOnce sync.Once
@@ -87,7 +92,7 @@ func signalEnabled(getenv func(string) string, exporterKey, endpointKey string) 
 // OTEL_EXPORTER_OTLP_ENDPOINT (also per signal), OTEL_EXPORTER_OTLP_HEADERS, the export
 // interval OTEL_METRIC_EXPORT_INTERVAL, temporality and histogram aggregation preferences,
 // OTEL_TRACES_SAMPLER, and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES; service
-// name "llmtap" otherwise). A signal the environment does not enable (see MetricsEnabled) gets
+// name "llmtap" and service.instance.id ProcessInstanceID() otherwise). A signal the environment does not enable (see MetricsEnabled) gets
 // a nil provider. The caller owns the result and calls Shutdown, which flushes what is pending.
 func FromEnv(ctx context.Context, version string) (*Providers, error) {
 	p := &Providers{Propagator: autoprop.NewTextMapPropagator()}
@@ -98,6 +103,9 @@ func FromEnv(ctx context.Context, version string) (*Providers, error) {
 	res, err := newResource(ctx, version)
 	if err != nil {
 		return nil, err
+	}
+	if v, ok := res.Set().Value(attrServiceInstanceID); ok {
+		p.InstanceID = v.AsString()
 	}
 	if metricsOn {
 		reader, err := autoexport.NewMetricReader(ctx)
@@ -121,10 +129,28 @@ func FromEnv(ctx context.Context, version string) (*Providers, error) {
 	return p, nil
 }
 
-// newResource is service.name=llmtap and service.version, overridden by OTEL_SERVICE_NAME and
-// OTEL_RESOURCE_ATTRIBUTES, plus the SDK's telemetry.sdk.* attributes.
+// attrServiceInstanceID is the resource attribute that tells instances of one service apart.
+const attrServiceInstanceID = "service.instance.id"
+
+// ProcessInstanceID is this process's default service.instance.id: a random (version 4) UUID,
+// drawn once per process and kept for its lifetime, across config reloads, as the OpenTelemetry
+// semantic conventions recommend for an instance with no stable identity of its own (the Go
+// SDK's resource.WithService draws the same kind). Without it, N instances of one service.name
+// would export the same series and overwrite each other's points in any backend.
+var ProcessInstanceID = sync.OnceValue(func() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])  // crypto/rand.Read never returns an error (Go 1.24+)
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+})
+
+// newResource is service.name=llmtap, service.instance.id=ProcessInstanceID() and
+// service.version, overridden by OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, plus the SDK's
+// telemetry.sdk.* attributes.
 func newResource(ctx context.Context, version string) (*resource.Resource, error) {
-	base := []attribute.KeyValue{attribute.String("service.name", DefaultServiceName)}
+	base := []attribute.KeyValue{attribute.String("service.name", DefaultServiceName),
+		attribute.String(attrServiceInstanceID, ProcessInstanceID())}
 	if version != "" {
 		base = append(base, attribute.String("service.version", version))
 	}

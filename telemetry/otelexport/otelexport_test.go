@@ -508,3 +508,42 @@ func TestModelsFoldedByTheSharedRule(t *testing.T) {
 		t.Errorf("TTFT points by model %v, want %v", got, want)
 	}
 }
+
+// TestResourceInstanceID checks the default service.instance.id: a version 4 UUID, the same for
+// every provider of the process (metrics and spans, every engine start), and replaced by the one
+// OTEL_RESOURCE_ATTRIBUTES names. Without the default, instances of one service collide.
+func TestResourceInstanceID(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	t.Setenv("OTEL_TRACES_EXPORTER", "console")
+	idOf := func() string {
+		t.Helper()
+		p, err := FromEnv(context.Background(), "v0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Shutdown(context.Background())
+		res, err := newResource(context.Background(), "v0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := res.Set().Value(attrServiceInstanceID)
+		if v.AsString() != p.InstanceID {
+			t.Errorf("Providers.InstanceID %q, resource's %q", p.InstanceID, v.AsString())
+		}
+		return p.InstanceID
+	}
+	id := idOf()
+	if len(id) != 36 || id[14] != '4' || !strings.ContainsRune("89ab", rune(id[19])) || strings.Count(id, "-") != 4 {
+		t.Errorf("default service.instance.id %q is not a version 4 UUID", id)
+	}
+	if again := idOf(); again != id || ProcessInstanceID() != id {
+		t.Errorf("service.instance.id changed within the process: %q, then %q", id, again)
+	}
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "service.instance.id=pod-7,deployment.environment.name=e2e")
+	if got := idOf(); got != "pod-7" {
+		t.Errorf("service.instance.id %q, want OTEL_RESOURCE_ATTRIBUTES' pod-7", got)
+	}
+}

@@ -8,6 +8,9 @@
 // crash of the process loses at most that much), rotates files by size and age, and fsyncs on
 // rotation and Close.
 //
+// [Beside] writes lines of another part of llmtap (the timeline's windows) into files of their
+// own kind beside the recordings, rotated by the same rule as each folder's recorder.
+//
 // # Files
 //
 // One folder, one file per kind at a time, named <kind>-<UTC start>.jsonl (for example

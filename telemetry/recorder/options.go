@@ -106,6 +106,13 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// tooBig reports whether a file of size bytes must be rotated before a line of n bytes: it
+// would grow past RotateBytes (a file takes its first line whatever its length).
+func (o Options) tooBig(size int64, n int) bool { return size > 0 && size+int64(n) > o.RotateBytes }
+
+// tooOld reports whether a file started at start must be rotated at now (RotateAge).
+func (o Options) tooOld(start, now time.Time) bool { return now.Sub(start) >= o.RotateAge }
+
 // Validate reports every problem of o at once.
 func (o Options) Validate() error {
 	var errs []error

@@ -123,7 +123,7 @@ func (w *writer) handle(j job) {
 func (w *writer) tick(now time.Time) {
 	w.flushAll()
 	for k, f := range w.files {
-		if f != nil && now.Sub(f.start) >= w.opts.RotateAge {
+		if f != nil && w.opts.tooOld(f.start, now) {
 			w.rotate(k)
 		}
 	}
@@ -216,7 +216,7 @@ func (w *writer) put(k int, now time.Time, encode func(*file) []byte) bool {
 		return false
 	}
 	line := encode(f)
-	if f.size > 0 && f.size+int64(len(line)) > w.opts.RotateBytes {
+	if w.opts.tooBig(f.size, len(line)) {
 		w.rotate(k)
 		if f = w.ensure(k, now); f == nil {
 			return false

@@ -10,4 +10,7 @@
 // covers the whole request and body, and a page larger than
 // [Options.MaxBytes] is rejected with [ErrTooLarge] rather than parsed in
 // part, because a truncated page would silently drop series.
+//
+// [Pages] keeps a set of pages read on their intervals, each by a goroutine of
+// its own, and changes the set in place when the configuration changes.
 package scrape

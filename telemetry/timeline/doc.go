@@ -70,5 +70,10 @@
 // while nothing is in flight; a request older than the ring gets figures for the covered part
 // only (CoveredMs says how much).
 //
+// A [Hub] routes a process's GPU polls, scrapes and records to its running timeline and energy
+// attributor; a [Runner] runs the timeline's goroutine and writes its final windows beside the
+// recordings (telemetry/recorder's Beside), keeping the timeline across reconfigurations with
+// the same window, keep and settle.
+//
 // Nothing in this package imports Caddy or zap.
 package timeline

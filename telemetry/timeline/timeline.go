@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -70,6 +72,23 @@ type Timeline struct {
 	adds    uint64 // records added, to count a late record once per window
 	rng     uint64 // xorshift state for reservoir sampling
 	scratch []float64
+}
+
+// MinWindow is the shortest window Validate accepts.
+const MinWindow = 10 * time.Millisecond
+
+// Validate reports window, keep or settle that are negative, a window shorter than MinWindow,
+// and a keep shorter than one window (zero values are defaults, always valid).
+func (o Options) Validate() error {
+	switch {
+	case o.Window < 0 || o.Keep < 0 || o.Settle < 0:
+		return errors.New("window, keep and settle must be positive")
+	case o.Window > 0 && o.Window < MinWindow:
+		return fmt.Errorf("window %v is shorter than %v", o.Window, MinWindow)
+	case o.Window > 0 && o.Keep > 0 && o.Keep < o.Window:
+		return fmt.Errorf("keep %v is shorter than one window (%v)", o.Keep, o.Window)
+	}
+	return nil
 }
 
 // New returns an empty Timeline.

@@ -1,0 +1,93 @@
+package gpu
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Runner keeps one Sampler of a Source running across reconfigurations: Configure with the
+// interval it already samples at keeps the sampler (the same source, no gap, no second
+// poller); another interval, or a sampler that turned itself off, stops it and its source
+// first and then opens a new one, so two never poll at once. A source that fails to open
+// leaves the runner without a sampler, which is no error: what needs GPU data goes on
+// without. Its methods are safe for concurrent use.
+type Runner struct {
+	// Open opens the source (in the proxy, NVML). Required.
+	Open func() (Source, error)
+	// OnOpenError, when set, is told why Open failed (ErrNoNVML where NVML is absent).
+	OnOpenError func(error)
+	// OnSamples receives every poll, on the sampler's goroutine. Required.
+	OnSamples func([]Sample)
+	// OnError, when set, is the sampler's Options.OnError; OnCloseError, when set, is told
+	// that closing a source failed.
+	OnError      func(error)
+	OnCloseError func(error)
+
+	mu       sync.Mutex // held while (re)configuring and by Active
+	interval time.Duration
+	src      Source // nil while no source is open
+	sampler  *Sampler
+	unsub    func()
+}
+
+// Configure makes the runner sample every interval and reports whether it started a new
+// sampler. It fails only when a sampler it built cannot start.
+func (r *Runner) Configure(interval time.Duration) (started bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sampler != nil && r.interval == interval && r.sampler.Err() == nil {
+		return false, nil
+	}
+	r.stopLocked()
+	src, err := r.Open()
+	if err != nil {
+		if r.OnOpenError != nil {
+			r.OnOpenError(err)
+		}
+		return false, nil
+	}
+	r.interval, r.src = interval, src
+	r.sampler = NewSampler(src, Options{Interval: interval, OnError: r.OnError})
+	r.unsub = r.sampler.Subscribe(r.OnSamples)
+	if err := r.sampler.Start(context.Background()); err != nil {
+		r.stopLocked()
+		return false, err
+	}
+	return true, nil
+}
+
+// Stop stops the sampler and closes its source, if one runs.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopLocked()
+}
+
+func (r *Runner) stopLocked() {
+	if r.sampler == nil {
+		return
+	}
+	r.unsub()
+	r.sampler.Stop()
+	if err := r.src.Close(); err != nil && r.OnCloseError != nil {
+		r.OnCloseError(err)
+	}
+	r.sampler, r.src, r.unsub = nil, nil, nil
+}
+
+// Active reports whether a sampler runs: configured with a source that opened, and not
+// turned off by its source (ErrNoNVML while polling).
+func (r *Runner) Active() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sampler == nil {
+		return false
+	}
+	select {
+	case <-r.sampler.Done():
+		return false
+	default:
+		return true
+	}
+}

@@ -1,0 +1,238 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/gpu"
+)
+
+// KindDCGM names a dcgm-exporter page, read as GPU samples rather than server metrics.
+const KindDCGM = "dcgm"
+
+// Page is one metrics page read on an interval.
+type Page struct {
+	// URL is the page. Kind is a ServerKind ("" detects it) or KindDCGM. Interval is the time
+	// between two reads, positive.
+	URL, Kind string
+	Interval  time.Duration
+}
+
+// Validate reports every problem of the page at once: a URL that is not http:// or https://
+// with a host, an unknown kind, a negative interval (zero is left to the caller's default).
+func (p Page) Validate() error {
+	var errs []error
+	errs = append(errs, ValidateURL(p.URL), ValidateKind(p.Kind))
+	if p.Interval < 0 {
+		errs = append(errs, errors.New("interval must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// ValidatePages validates every page, and that at most one is a dcgm page (a GPU read from
+// two sources would be counted twice).
+func ValidatePages(pages []Page) error {
+	var errs []error
+	dcgm := 0
+	for i, p := range pages {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("scrape %d (%s): %w", i, p.URL, err))
+		}
+		if p.Kind == KindDCGM {
+			dcgm++
+		}
+	}
+	if dcgm > 1 {
+		errs = append(errs, fmt.Errorf("%d dcgm pages configured; at most one GPU source can be attributed", dcgm))
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateURL reports a URL that is not http:// or https:// with a host.
+func ValidateURL(u string) error {
+	pu, err := url.Parse(u)
+	if u == "" || err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return fmt.Errorf("url %q is not an http:// or https:// address", u)
+	}
+	return nil
+}
+
+// ValidateKind reports a kind that is neither a known server nor KindDCGM.
+func ValidateKind(kind string) error {
+	switch ServerKind(kind) {
+	case KindUnknown, KindVLLM, KindSGLang, KindTGI, KindDCGM:
+		return nil
+	}
+	return fmt.Errorf("kind %q is not a known kind; expected vllm, sglang, tgi or dcgm", kind)
+}
+
+// Pages reads a set of metrics pages, each on a goroutine of its own: an inference server's
+// page is handed to OnServer on every successful read, a dcgm-exporter page is polled by a
+// gpu.Sampler whose samples go to OnGPU. Configure changes the set in place: pages already read
+// go on (a Page is its URL, kind and interval), others start, pages no longer named stop. The
+// callbacks are set before the first Configure and called from the pages' goroutines.
+type Pages struct {
+	// OnServer receives each read of a server page. Required when a server page is read.
+	OnServer func(url string, sm *ServerMetrics)
+	// OnGPU receives each poll of a dcgm page, and OnGPUStop is called when one stops.
+	// Required when a dcgm page is read.
+	OnGPU     func([]gpu.Sample)
+	OnGPUStop func()
+	// OnError, when set, is told each new cause of failure of a page: again only after the
+	// page was read successfully in between (a server page) or for another message (a dcgm
+	// page, as gpu.Sampler reports).
+	OnError func(p Page, err error)
+	// OnKindMismatch, when set, is told once per server page whose kind is set and differs
+	// from the kind detected on the page.
+	OnKindMismatch func(p Page, detected ServerKind)
+	// Fetch are the fetch options of every page (the zero value: the defaults).
+	Fetch Options
+
+	mu    sync.Mutex // held while (re)configuring
+	pages map[Page]*pageRun
+}
+
+// pageRun is one page being read, by a goroutine of its own (a server page) or by a
+// gpu.Sampler (a dcgm page).
+type pageRun struct {
+	stop    chan struct{}
+	done    chan struct{}
+	sampler *gpu.Sampler
+	src     *DCGMSource
+	unsub   func()
+	onStop  func()
+}
+
+// Configure reads exactly pages: those already read go on, others start, the rest stop. A
+// dcgm page whose sampler fails to start is an error; the pages started before it run.
+func (p *Pages) Configure(pages []Page) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	want := make(map[Page]bool, len(pages))
+	for _, pg := range pages {
+		want[pg] = true
+	}
+	for pg, r := range p.pages {
+		if !want[pg] {
+			delete(p.pages, pg)
+			r.halt()
+		}
+	}
+	for _, pg := range pages {
+		if p.pages[pg] != nil {
+			continue
+		}
+		r, err := p.start(pg)
+		if err != nil {
+			return err
+		}
+		if p.pages == nil {
+			p.pages = map[Page]*pageRun{}
+		}
+		p.pages[pg] = r
+	}
+	return nil
+}
+
+// Stop stops every page and waits for them.
+func (p *Pages) Stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for pg, r := range p.pages {
+		delete(p.pages, pg)
+		r.halt()
+	}
+}
+
+func (p *Pages) start(pg Page) (*pageRun, error) {
+	r := &pageRun{stop: make(chan struct{}), done: make(chan struct{})}
+	if pg.Kind != KindDCGM {
+		go p.runServer(r, pg)
+		return r, nil
+	}
+	r.src = NewDCGMSource(pg.URL, p.Fetch)
+	r.sampler = gpu.NewSampler(r.src, gpu.Options{
+		Interval: pg.Interval,
+		OnError: func(err error) {
+			if p.OnError != nil {
+				p.OnError(pg, err)
+			}
+		},
+	})
+	r.unsub = r.sampler.Subscribe(p.OnGPU)
+	r.onStop = p.OnGPUStop
+	if err := r.sampler.Start(context.Background()); err != nil {
+		r.unsub()
+		_ = r.src.Close()
+		return nil, err
+	}
+	close(r.done)
+	return r, nil
+}
+
+// halt stops the page's reader and waits for it.
+func (r *pageRun) halt() {
+	if r.sampler != nil {
+		r.unsub()
+		r.sampler.Stop()
+		_ = r.src.Close()
+		if r.onStop != nil {
+			r.onStop()
+		}
+		return
+	}
+	close(r.stop)
+	<-r.done
+}
+
+// runServer reads an inference server's page until stop, reporting each cause of failure
+// once (again after the page was read successfully in between).
+func (p *Pages) runServer(r *pageRun, pg Page) {
+	defer close(r.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-r.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	s := NewServerScraper(pg.URL, p.Fetch)
+	ticker := time.NewTicker(pg.Interval)
+	defer ticker.Stop()
+	var lastErr string
+	kindChecked := false
+	for {
+		sm, err := s.Scrape(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			if msg := err.Error(); msg != lastErr {
+				lastErr = msg
+				if p.OnError != nil {
+					p.OnError(pg, err)
+				}
+			}
+		default:
+			lastErr = ""
+			if !kindChecked {
+				kindChecked = true
+				if pg.Kind != "" && string(sm.Kind) != pg.Kind && p.OnKindMismatch != nil {
+					p.OnKindMismatch(pg, sm.Kind)
+				}
+			}
+			p.OnServer(pg.URL, &sm)
+		}
+		select {
+		case <-r.stop:
+			return
+		case <-ticker.C:
+		}
+	}
+}
