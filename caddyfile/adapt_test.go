@@ -69,6 +69,7 @@ func adapt(t *testing.T, file, input string) string {
 // TestAdaptErrors checks that invalid llmtap options fail with the file, the line and a
 // sentence that says what was expected.
 func TestAdaptErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		input string

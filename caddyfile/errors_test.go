@@ -137,6 +137,7 @@ var errorCases = []errorCase{
 // TestOptionErrors adapts every case of errorCases: each must fail with its sentence and its
 // file:line.
 func TestOptionErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range errorCases {
 		t.Run(strings.ReplaceAll(strings.TrimSpace(c.want), "/", "_"), func(t *testing.T) {
 			_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(c.input), map[string]any{"filename": "Caddyfile"})
@@ -176,6 +177,7 @@ var optionBlocks = map[string]string{
 // errorCases gives an invalid value. Options that take no value or open a block are covered by
 // a case giving them a value or an invalid sub-option.
 func TestEveryOptionHasAnErrorCase(t *testing.T) {
+	t.Parallel()
 	word := regexp.MustCompile(`[a-z][a-z0-9_]*`)
 	for block, input := range optionBlocks {
 		_, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(input), map[string]any{"filename": "Caddyfile"})

@@ -11,6 +11,7 @@ import (
 // TestAdaptShadowErrors checks that bad shadow and guard options fail with the file, the line
 // and what was wrong.
 func TestAdaptShadowErrors(t *testing.T) {
+	t.Parallel()
 	wrap := func(body string) string {
 		return "{\n\tllmtap {\n" + body + "\t}\n}\n:8080 {\n\tllmtap\n}\n"
 	}

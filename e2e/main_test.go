@@ -21,13 +21,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/tee"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -172,18 +171,15 @@ http://%s {
 	reverse_proxy %s
 }
 `, addrs[0], dir, addrs[1], ollamaTeeAddr, addrs[2], ollamaTeeAddr, addrs[3], mockAddr)
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "e2e"})
+	cfgJSON, err := testkit.AdaptCaddyfile("e2e", cf)
 	if err != nil {
-		return stop, fmt.Errorf("adapting the Caddyfile: %w", err)
+		return stop, err
 	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		return stop, fmt.Errorf("loading Caddy: %w", err)
+	if err := testkit.LoadConfig(cfgJSON); err != nil {
+		return stop, err
 	}
-	stops = append(stops, func() {
-		// Disabling the admin endpoint stops the admin server that caddy.Stop leaves running.
-		_ = caddy.Load([]byte(`{"admin":{"disabled":true,"config":{"persist":false}}}`), true)
-		_ = caddy.Stop()
-	})
+	// Shutdown disables the admin endpoint: that stops the admin server caddy.Stop leaves running.
+	stops = append(stops, func() { _ = testkit.Shutdown() })
 	env.admin = "http://" + addrs[0]
 	env.config = cfgJSON
 	env.plain, env.inject, env.anthropic = "http://"+addrs[1], "http://"+addrs[2], "http://"+addrs[3]
@@ -246,22 +242,9 @@ var client = &http.Client{Transport: &http.Transport{DisableCompression: true}, 
 // post sends a JSON body with request id id (none when empty) and returns the whole body.
 func post(tb testing.TB, url, id string, body []byte) []byte {
 	tb.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if id != "" {
-		req.Header.Set("X-Request-Id", id)
-	}
-	resp, err := client.Do(req)
+	resp, b, err := testkit.PostJSON(context.Background(), client, url, id, body)
 	if err != nil {
 		tb.Fatalf("POST %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatalf("POST %s: reading: %v", url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		tb.Fatalf("POST %s: %s: %s", url, resp.Status, b)

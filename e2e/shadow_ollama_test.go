@@ -14,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
-
 	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/guard"
 	"github.com/llmtap/llmtap/shadow/inproc"
 )
@@ -219,7 +217,7 @@ func newShadowOllama(t *testing.T) *shadowOllama {
 	}
 	x.admin, x.site = "http://"+admin, "http://"+site
 	t.Cleanup(func() {
-		if err := caddy.Load(env.config, true); err != nil {
+		if err := testkit.LoadConfig(env.config); err != nil {
 			t.Errorf("restoring the e2e config: %v", err)
 		}
 	})
@@ -252,13 +250,7 @@ func (x *shadowOllama) load(t *testing.T, limit, cooldown time.Duration, shadow 
 	reverse_proxy %s
 }
 `, strings.TrimPrefix(x.admin, "http://"), x.window, limit, x.minRequests, cooldown, shadow, x.site, strings.TrimPrefix(env.ollama, "http://"))
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting: %v\n%s", err, cf)
-	}
-	if err := caddy.Load(cfg, true); err != nil {
-		t.Fatalf("loading: %v", err)
-	}
+	testkit.Load(t, testkit.Adapt(t, t.Name(), cf))
 }
 
 // stream sends one 64-token chat stream through the site and reads it to the end.

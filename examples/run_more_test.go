@@ -11,27 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // startMock starts a mock inference server for an example test and returns its host:port.
 func startMock(t *testing.T) string {
 	t.Helper()
-	mock, err := mockllm.New(mockllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 8, RoleChunk: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	upURL, stop, err := mock.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("stopping the mock: %v", err)
-		}
-	})
+	_, upURL := testkit.StartMock(t, mockllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 8, RoleChunk: true})
 	return strings.TrimPrefix(upURL, "http://")
 }
 
@@ -86,21 +73,17 @@ func TestExamplesServeAndMeasure(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			listen, admin := freeAddr(t), freeAddr(t)
-			cfg := loopbackConfig(t, adapt(t, tc.file, body), listen, admin, t.TempDir())
-			if err := caddy.Load(cfg, true); err != nil {
-				t.Fatalf("loading %s: %v", tc.file, err)
-			}
+			listen, admin := testkit.FreeAddr(t), testkit.FreeAddr(t)
+			testkit.Start(t, loopbackConfig(t, adapt(t, tc.file, body), listen, admin, t.TempDir()))
 			stopped := false
 			stopCaddy := func() {
 				if stopped {
 					return
 				}
 				stopped = true
-				if err := caddy.Load([]byte(stopConfig), true); err != nil {
-					t.Errorf("stopping the admin server: %v", err)
+				if err := testkit.Shutdown(); err != nil {
+					t.Error(err)
 				}
-				_ = caddy.Stop()
 			}
 			t.Cleanup(stopCaddy)
 			tr := &http.Transport{DisableCompression: true}

@@ -12,16 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-
-	"github.com/llmtap/llmtap/internal/loopback"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
-
-// stopConfig replaces a loaded config with one that disables the admin endpoint (stopping
-// the admin server Caddy keeps between configs), saves nothing and logs only errors.
-const stopConfig = `{"admin":{"disabled":true,"config":{"persist":false}},"logging":{"logs":{"default":{"level":"ERROR"}}}}`
 
 // loopbackConfig rewrites an adapted example for a test: its one site listens on listen (a
 // loopback address) instead of the example's port, the admin API on admin, Caddy's storage in
@@ -54,35 +47,18 @@ func loopbackConfig(t *testing.T, cfgJSON []byte, listen, admin, dir string) []b
 // finds the request's record on the admin API.
 func TestVLLMExampleServesAndMeasures(t *testing.T) {
 	offlineEnv(t)
-	mock, err := mockllm.New(mockllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 8, RoleChunk: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	upURL, stopMock, err := mock.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stopMock(); err != nil {
-			t.Errorf("stopping the mock: %v", err)
-		}
-	})
-	t.Setenv("VLLM_UPSTREAM", strings.TrimPrefix(upURL, "http://"))
+	t.Setenv("VLLM_UPSTREAM", startMock(t))
 
 	body, err := os.ReadFile("vllm.Caddyfile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	listen, admin := freeAddr(t), freeAddr(t)
-	cfg := loopbackConfig(t, adapt(t, "vllm.Caddyfile", body), listen, admin, t.TempDir())
-	if err := caddy.Load(cfg, true); err != nil {
-		t.Fatalf("loading vllm.Caddyfile: %v", err)
-	}
+	listen, admin := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	testkit.Start(t, loopbackConfig(t, adapt(t, "vllm.Caddyfile", body), listen, admin, t.TempDir()))
 	t.Cleanup(func() {
-		if err := caddy.Load([]byte(stopConfig), true); err != nil {
-			t.Errorf("stopping the admin server: %v", err)
+		if err := testkit.Shutdown(); err != nil {
+			t.Error(err)
 		}
-		_ = caddy.Stop()
 	})
 
 	tr := &http.Transport{DisableCompression: true}
@@ -156,14 +132,4 @@ func waitRecord(t *testing.T, c *http.Client, admin, id string) record.Record {
 	}
 	t.Fatalf("no record of request %s on the admin API after 5 s", id)
 	return record.Record{}
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }

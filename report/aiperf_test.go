@@ -13,6 +13,7 @@ import (
 // TestLoadAIPerfExample reads the files AIPerf itself wrote (its example artifacts, the older
 // layout: metadata.timestamp_ns, metric tags ttft/ttst, summary under records{}).
 func TestLoadAIPerfExample(t *testing.T) {
+	t.Parallel()
 	run, err := Load("testdata/aiperf-run1")
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +51,7 @@ func TestLoadAIPerfExample(t *testing.T) {
 // TestLoadLlmtapRuns reads llmtap bench runs in the layout written before the exports followed
 // AIPerf's models (error as a class string) and after (error_class, error as AIPerf's object).
 func TestLoadLlmtapRuns(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{"testdata/llmtap-before", "testdata/llmtap-aiperf-layout"} {
 		run, err := Load(dir)
 		if err != nil {
@@ -104,6 +106,7 @@ func FuzzParseRecordLine(f *testing.F) {
 // (metadata.request_start_ns, benchmark_phase; time_to_first_token; error objects), with the
 // summary's metrics as top-level members: llmtap's bench lines stripped to AIPerf's members.
 func TestLoadAIPerfCurrentLayout(t *testing.T) {
+	t.Parallel()
 	src := "testdata/llmtap-aiperf-layout"
 	b, err := os.ReadFile(filepath.Join(src, "profile_export.jsonl"))
 	if err != nil {

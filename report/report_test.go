@@ -79,6 +79,7 @@ func sampleRun(t *testing.T) string {
 }
 
 func TestLoadCountsBadLines(t *testing.T) {
+	t.Parallel()
 	dir := sampleRun(t)
 	run, err := Load(dir)
 	if err != nil {
@@ -97,6 +98,7 @@ func TestLoadCountsBadLines(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	empty := t.TempDir()
 	if _, err := Load(empty); err == nil || !strings.Contains(err.Error(), "no record file") {
 		t.Errorf("a folder without record files: %v", err)
@@ -134,6 +136,7 @@ func series(t *testing.T, c Chart, name string) Series {
 }
 
 func TestBuildFigures(t *testing.T) {
+	t.Parallel()
 	rep := sampleReport(t)
 	// Ten live requests complete in each of the three seconds (start i*100 ms, ~66 ms long).
 	rate := series(t, chart(t, rep, "request_rate"), "live")
@@ -191,6 +194,7 @@ func TestBuildFigures(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	a, err := Load(sampleRun(t))
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +232,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestHTMLSelfContained(t *testing.T) {
+	t.Parallel()
 	rep := sampleReport(t)
 	var b bytes.Buffer
 	if err := rep.WriteHTML(&b); err != nil {
@@ -262,6 +267,7 @@ func TestHTMLSelfContained(t *testing.T) {
 }
 
 func TestPNG(t *testing.T) {
+	t.Parallel()
 	rep := sampleReport(t)
 	dir := t.TempDir()
 	files, err := rep.WritePNGs(dir, 400, 200)
@@ -284,6 +290,7 @@ func TestPNG(t *testing.T) {
 // TestCompareClasses sets two classes of one recording against each other: live against
 // mirror, where the mirror's first tokens came 10 ms later.
 func TestCompareClasses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	var recs []*record.Record

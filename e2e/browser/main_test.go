@@ -12,7 +12,6 @@ package browser
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/png"
@@ -28,8 +27,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
@@ -38,7 +35,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
-	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -173,20 +170,7 @@ func startMock(t *testing.T) string {
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.JitterCV = 15*time.Millisecond, 2*time.Millisecond, 0.5
 	cfg.Timings = true // llama.cpp's timings: the dashboard's time-split bars have a server part
-	mock, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, stop, err := mock.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Logf("stopping the mock: %v", err)
-		}
-		mock.Close()
-	})
+	_, u := testkit.StartMock(t, cfg)
 	return strings.TrimPrefix(u, "http://")
 }
 
@@ -209,14 +193,7 @@ func startProxy(t *testing.T, upstream, globals, handlerBody string) *proxy {
 // (without it, the admin listener is as the README's basic config leaves it).
 func startCaddy(t *testing.T, upstream, globals, handlerBody string, typedURLs bool) *proxy {
 	t.Helper()
-	admin, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	site, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	origins := ""
 	if typedURLs {
 		origins = fmt.Sprintf(" {\n\t\torigins %s \"\"\n\t}", admin)
@@ -240,18 +217,7 @@ http://%[3]s {
 	reverse_proxy %[5]s
 }
 `, admin, t.TempDir(), site, handlerBody, upstream, strings.ReplaceAll(globals, "{site}", site), origins)
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "browser-test"})
-	if err != nil {
-		t.Fatalf("adapting:\n%s\n%v", cf, err)
-	}
-	if err := caddy.Load(cfg, true); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := caddy.Stop(); err != nil {
-			t.Logf("stopping Caddy: %v", err)
-		}
-	})
+	testkit.StartCaddyfile(t, "browser-test", cf)
 	return &proxy{admin: admin, site: site}
 }
 
@@ -312,22 +278,5 @@ func load(ctx context.Context, t *testing.T, site string, workers, max int) func
 		wg.Wait()
 		client.CloseIdleConnections()
 		return ok.Load()
-	}
-}
-
-// getJSON decodes the JSON body of GET url.
-func getJSON(t *testing.T, u string, v any) {
-	t.Helper()
-	resp, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		t.Fatalf("GET %s: %v", u, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/llmtap/llmtap/internal/testkit"
 )
 
 // shadowStatus is the part of GET /llmtap/shadow the test reads.
@@ -21,7 +23,7 @@ type shadowStatus struct {
 func shadowOf(t *testing.T, admin, name string) (state string, sent int64) {
 	t.Helper()
 	var st shadowStatus
-	getJSON(t, "http://"+admin+"/llmtap/shadow", &st)
+	testkit.GetJSON(t, "http://"+admin+"/llmtap/shadow", &st)
 	for _, s := range st.Shadows {
 		if s.Name == name {
 			return s.State, s.Sent

@@ -21,7 +21,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive and global option
-	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -44,8 +44,8 @@ func runChild(path string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := caddy.Load(cfg, true); err != nil {
-		fmt.Fprintln(os.Stderr, "loading the config:", err)
+	if err := testkit.LoadConfig(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -149,15 +149,6 @@ func (in *instance) shadow(t *testing.T) shadowLoad {
 	return st.Shadows[0]
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 // TestShadowSuperposition checks examples/scale-out.md's claim at the server: a shadow load of
 // rate λ split over N instances (`share N`: each sends λ/N, its arrivals salted per process)
 // arrives at the model server as one Poisson process of rate λ. Three llmtap processes with
@@ -203,7 +194,7 @@ func TestShadowSuperposition(t *testing.T) {
 		}
 	}
 }
-`, freeAddr(t), i, upstream, lambda, instances, dur)))
+`, testkit.FreeAddr(t), i, upstream, lambda, instances, dur)))
 	}
 
 	deadline := time.Now().Add(dur + 60*time.Second)

@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
@@ -148,7 +149,7 @@ type instance struct {
 func startInstance(t *testing.T, self string, env []string, mockAddr string) *instance {
 	t.Helper()
 	dir := t.TempDir()
-	in := &instance{site: freeAddr(t), admin: freeAddr(t), log: filepath.Join(dir, "llmtap.log")}
+	in := &instance{site: testkit.FreeAddr(t), admin: testkit.FreeAddr(t), log: filepath.Join(dir, "llmtap.log")}
 	caddyfile := fmt.Sprintf(`{
 	admin %s
 	default_bind 127.0.0.1
@@ -290,7 +291,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd, logPath string, stop os.Signal) <
 func startCollector(t *testing.T) (grpcAddr, exportAddr string) {
 	t.Helper()
 	ctx := context.Background()
-	grpcAddr, exportAddr = freeAddr(t), freeAddr(t)
+	grpcAddr, exportAddr = testkit.FreeAddr(t), testkit.FreeAddr(t)
 	ef := prometheusexporter.NewFactory()
 	ecfg := ef.CreateDefaultConfig().(*prometheusexporter.Config)
 	ecfg.ServerConfig.NetAddr.Endpoint = exportAddr
@@ -331,7 +332,7 @@ func startFleetPrometheus(t *testing.T, bin, collector string, admins []string) 
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	logPath := filepath.Join(dir, "prometheus.log")
 	cmd := exec.Command(bin, "--config.file="+confPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn", "--enable-feature=native-histograms")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"go.opentelemetry.io/collector/component"
@@ -27,7 +26,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
-	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -44,7 +43,7 @@ type receiver struct {
 
 func startReceiver(t *testing.T) *receiver {
 	t.Helper()
-	r := &receiver{grpcAddr: freeAddr(t), httpAddr: freeAddr(t),
+	r := &receiver{grpcAddr: testkit.FreeAddr(t), httpAddr: testkit.FreeAddr(t),
 		metrics: new(consumertest.MetricsSink), traces: new(consumertest.TracesSink)}
 	f := otlpreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
@@ -74,15 +73,6 @@ func startReceiver(t *testing.T) *receiver {
 type componentHost struct{}
 
 func (componentHost) GetExtensions() map[component.ID]component.Component { return nil }
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	a, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
 
 const (
 	model     = "mock-7b"
@@ -139,15 +129,7 @@ func TestOTLPExport(t *testing.T) {
 // returns its base URL.
 func startMock(t *testing.T, cfg mockllm.Config) string {
 	t.Helper()
-	mock, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mockURL, stopMock, err := mock.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopMock() })
+	_, mockURL := testkit.StartMock(t, cfg)
 	return mockURL
 }
 
@@ -157,7 +139,7 @@ func runProxy(t *testing.T) (site, mockAddr string) {
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
 	mockURL := startMock(t, cfg)
-	admin, addr, dead := freeAddr(t), freeAddr(t), freeAddr(t) // nothing listens on dead
+	admin, addr, dead := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t) // nothing listens on dead
 	// A Caddyfile, as users write it: the directive order puts tracing before llmtap. The log
 	// level is FATAL because the request to the dead upstream logs an error the test checks.
 	caddyfile := fmt.Sprintf(`{
@@ -190,14 +172,7 @@ http://%s {
 	}
 }
 `, admin, t.TempDir(), addr, caddySpan, dead, caddySpan, strings.TrimPrefix(mockURL, "http://"))
-	b, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), map[string]any{"filename": "otlp.Caddyfile"})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v", err)
-	}
-	if err := caddy.Load(b, true); err != nil {
-		t.Fatalf("loading the Caddy config: %v", err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
+	testkit.StartCaddyfile(t, "otlp.Caddyfile", caddyfile)
 	return "http://" + addr, strings.TrimPrefix(mockURL, "http://")
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -64,7 +65,7 @@ func (r benchRun) avg(tag string) float64 {
 func TestBenchReasoningMeaningsAndGoodputDirection(t *testing.T) {
 	cfg := fastMock()
 	cfg.Reasoning = 3
-	_, url := startMock(t, cfg)
+	_, url := testkit.StartMock(t, cfg)
 	r := runBenchFull(t, "--url", url, "--model", "m", "--concurrency", "2", "--request-count", "10",
 		"--isl", "20", "--osl", "8", "--extra-inputs", "ignore_eos:true", "--goodput", "output_token_count:4")
 	if r.code != 0 {
@@ -112,7 +113,7 @@ func TestBenchHTTPErrorsCount(t *testing.T) {
 	cfg := fastMock()
 	cfg.ErrorRate = 0.3
 	cfg.Seed = 7
-	_, url := startMock(t, cfg)
+	_, url := testkit.StartMock(t, cfg)
 	r := runBenchFull(t, "--url", url, "--model", "m", "--concurrency", "2", "--request-count", "20",
 		"--isl", "20", "--osl", "4", "--goodput", "request_latency:60000")
 	if r.code != 0 {
@@ -182,7 +183,7 @@ func TestBenchNoContentIsNotValid(t *testing.T) {
 // TestBenchGraceInfinite: --benchmark-grace-period inf (as AIPerf documents it) waits for every
 // response instead of overflowing into a cut before anything is sent.
 func TestBenchGraceInfinite(t *testing.T) {
-	mock, url := startMock(t, fastMock())
+	mock, url := testkit.StartMock(t, fastMock())
 	r := runBenchFull(t, "--url", url, "--model", "m", "--concurrency", "2", "--benchmark-duration", "0.3",
 		"--benchmark-grace-period", "inf", "--isl", "10", "--osl", "4")
 	if r.code != 0 {
@@ -201,7 +202,7 @@ func TestBenchGraceInfinite(t *testing.T) {
 func TestBenchGraceLeavesUnfinishedOut(t *testing.T) {
 	cfg := fastMock()
 	cfg.ITL = 20 * time.Millisecond // 20 tokens: 0.4 s a request
-	_, url := startMock(t, cfg)
+	_, url := testkit.StartMock(t, cfg)
 	r := runBenchFull(t, "--url", url, "--model", "m", "--concurrency", "3", "--benchmark-duration", "0.5",
 		"--benchmark-grace-period", "0", "--isl", "10", "--osl", "20", "--extra-inputs", "ignore_eos:true")
 	if r.res == nil {
@@ -226,7 +227,7 @@ func TestBenchGraceLeavesUnfinishedOut(t *testing.T) {
 func TestReplayGracePeriod(t *testing.T) {
 	cfg := fastMock()
 	cfg.ITL = 50 * time.Millisecond // 40 tokens: 2 s a request
-	_, url := startMock(t, cfg)
+	_, url := testkit.StartMock(t, cfg)
 	tr := filepath.Join(t.TempDir(), "trace.jsonl")
 	os.WriteFile(tr, []byte(`{"timestamp":0,"input_length":10,"output_length":40}
 {"timestamp":100,"input_length":10,"output_length":40}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmtap/llmtap/internal/testkit"
 )
 
 // This file ports the required fields and types of AIPerf's export models to Go, to check that
@@ -526,7 +528,7 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 			cfg := fastMock()
 			cfg.Reasoning = 3
 			cfg.ErrorRate = 0.4
-			_, url := startMock(t, cfg)
+			_, url := testkit.StartMock(t, cfg)
 			dir := t.TempDir()
 			args := append([]string{"--url", url, "--model", "mock-model", "--isl", "20", "--osl", "8",
 				"--extra-inputs", "ignore_eos:true", "--artifact-dir", dir}, tc.args...)

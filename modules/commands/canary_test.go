@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
@@ -41,9 +40,9 @@ func TestCanaryVerdicts(t *testing.T) {
 		{"worse tail", tail, 1, "p99"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, liveURL := startMock(t, base)
-			_, mirrorURL := startMock(t, tc.mirror)
-			admin, site := freeAddr(t), freeAddr(t)
+			_, liveURL := testkit.StartMock(t, base)
+			_, mirrorURL := testkit.StartMock(t, tc.mirror)
+			admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
 			cfg := map[string]any{
 				"admin":   map[string]any{"listen": admin},
 				"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
@@ -60,10 +59,7 @@ func TestCanaryVerdicts(t *testing.T) {
 				}}}},
 			}
 			b, _ := json.Marshal(cfg)
-			if err := caddy.Load(b, true); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = caddy.Stop() })
+			testkit.Start(t, b)
 
 			// 1,010 live requests, 32 at a time; each is copied to the mirror.
 			body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)

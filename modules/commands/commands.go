@@ -1,5 +1,16 @@
-// Package commands registers llmtap's subcommands of the caddy command line: `llmtap mock`
-// (the mock inference server) and `llmtap demo` (the whole tour on loopback).
+// Package commands registers llmtap's subcommands of the caddy command line:
+//
+//   - `llmtap mock`: the mock OpenAI-compatible inference server;
+//   - `llmtap demo`: the mock behind Caddy with llmtap under load, on loopback, and its summary;
+//   - `llmtap bench`: an AIPerf-compatible load generator and measurement against any server;
+//   - `llmtap replay`: a recorded or public trace sent again at its own pace (or faster);
+//   - `llmtap report`: an HTML report (and PNG charts) of a run, or of two runs compared;
+//   - `llmtap top`: a running llmtap (proxy or bench) live in the terminal, over its Connect API;
+//   - `llmtap trace`: trace files' statistics, conversion to Mooncake's format, and merging.
+//   - `llmtap canary`: waits for the mirror's canary verdict and exits non-zero when the mirror
+//     upstream is worse.
+//
+// Each command parses its own flags with the standard flag package (see register).
 package commands
 
 import (
@@ -28,9 +39,13 @@ per-request records to an output folder.`,
 		runDemo)
 }
 
+// registered lists the names of the subcommands this package registers, in order.
+var registered []string
+
 // register adds a subcommand whose flags are parsed by the standard flag package, so each
 // command owns its flag set (and its --help) completely.
 func register(name, usage, short, long string, run func(fs *flag.FlagSet, args []string) (int, error)) {
+	registered = append(registered, name)
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  name,
 		Usage: usage,

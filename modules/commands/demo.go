@@ -31,6 +31,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
@@ -52,12 +53,89 @@ http://%s {
 }
 `
 
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	duration     time.Duration
+	rate         float64
+	maxTokens    int
+	noUsageEvery int
+	seed         uint64
+	out          string
+	mock         mockllm.Config
+}
+
+// runDemo runs the demo's steps in order: parse the flags, start the mock, start Caddy with
+// llmtap in front of it, record every request to a file, send the load, and write the results.
 func runDemo(fs *flag.FlagSet, args []string) (int, error) {
-	// On a terminal the progress line rewrites itself in place; in a log it is a line a second.
-	progressEvery, progressStart, progressEnd := time.Second, "", "\n"
-	if term.IsTerminal(int(os.Stderr.Fd())) {
-		progressEvery, progressStart, progressEnd = 200*time.Millisecond, "\r", "   "
+	o, err := parseDemoFlags(fs, args)
+	if err != nil {
+		return 2, err
 	}
+	if err := os.MkdirAll(o.out, 0o700); err != nil {
+		return 1, fmt.Errorf("creating the output folder: %w", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// 1. The mock inference server.
+	mock, err := mockllm.New(o.mock)
+	if err != nil {
+		return 2, err
+	}
+	defer mock.Close()
+	mockURL, stopMock, err := startDemoMock(mock)
+	if err != nil {
+		return 1, err
+	}
+	defer stopMock()
+
+	// 2. Caddy with llmtap in front of it, its records going to a file.
+	proxyAddr, adminAddr, err := startDemoProxy(mockURL)
+	if err != nil {
+		return 1, err
+	}
+	defer caddy.Stop() //nolint:errcheck
+	tp := llmtap.ActiveTap()
+	if tp == nil {
+		return 1, fmt.Errorf("the llmtap handler did not start")
+	}
+	recs, err := openDemoRecords(filepath.Join(o.out, "records.jsonl"))
+	if err != nil {
+		return 1, err
+	}
+	defer recs.file.Close()
+	tp.AddSink(recs)
+
+	fmt.Fprintf(os.Stderr, "mock server  %s (TTFT %v, ITL %v)\nllmtap proxy http://%s  (admin API http://%s/llmtap/summary)\n",
+		mockURL, o.mock.TTFT, o.mock.ITL, proxyAddr, adminAddr)
+	fmt.Fprintf(os.Stderr, "load         %.1f req/s Poisson for %v, %d-token streaming chat completions\n\n", o.rate, o.duration, o.maxTokens)
+
+	// 3. Load.
+	counters := runDemoLoad(ctx, o, "http://"+proxyAddr+"/v1/chat/completions")
+
+	// 4. Results: wait for the pipeline, then read the summary from the admin API, as a user would.
+	tp.Flush()
+	files, err := writeDemoResults(tp, adminAddr, o.out)
+	if err != nil {
+		return 1, err
+	}
+	if err := recs.Err(); err != nil {
+		return 1, fmt.Errorf("writing records: %w", err)
+	}
+	fmt.Println("\nwrote:")
+	for _, f := range append([]string{recs.path}, files...) {
+		fmt.Println("  " + f)
+	}
+	if counters.Completed == 0 {
+		return 1, fmt.Errorf("no request completed")
+	}
+	return 0, nil
+}
+
+// parseDemoFlags defines the demo's flags on fs and parses args; an output folder left empty is
+// named after the current time.
+func parseDemoFlags(fs *flag.FlagSet, args []string) (demoOptions, error) {
 	duration := fs.Duration("duration", 15*time.Second, "how long to send load")
 	rate := fs.Float64("rate", 20, "requests per second (Poisson arrivals)")
 	maxTokens := fs.Int("max-tokens", 64, "max_tokens of each request (the mock answers exactly this many)")
@@ -66,116 +144,126 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	out := fs.String("output", "", "folder for the summary and records (default ./llmtap-demo-<time>)")
 	mockCfg := mockllm.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return 2, err
+		return demoOptions{}, err
 	}
 	if *duration <= 0 || *rate <= 0 || *maxTokens <= 0 {
-		return 2, fmt.Errorf("--duration, --rate and --max-tokens must be positive")
+		return demoOptions{}, fmt.Errorf("--duration, --rate and --max-tokens must be positive")
 	}
 	if *out == "" {
 		*out = "llmtap-demo-" + time.Now().Format("20060102-150405")
 	}
-	if err := os.MkdirAll(*out, 0o700); err != nil {
-		return 1, fmt.Errorf("creating the output folder: %w", err)
-	}
+	return demoOptions{duration: *duration, rate: *rate, maxTokens: *maxTokens, noUsageEvery: *noUsageEvery,
+		seed: *seed, out: *out, mock: *mockCfg}, nil
+}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	// 1. The mock inference server.
-	mock, err := mockllm.New(*mockCfg)
-	if err != nil {
-		return 2, err
-	}
-	defer mock.Close()
+// startDemoMock warms mock and serves it on a free loopback port.
+func startDemoMock(mock *mockllm.Server) (url string, stop func() error, err error) {
 	// Warm up before measuring: the mock and llmtap load their tokenizers on first use, which
 	// made the first responses tens of milliseconds late (a TTFT p99 of ~100 ms for a 20 ms
 	// mock in the first table).
 	mock.Warm()
 	if err := tokens.Warm(); err != nil {
-		return 1, fmt.Errorf("loading the tokenizer: %w", err)
+		return "", nil, fmt.Errorf("loading the tokenizer: %w", err)
 	}
-	mockURL, stopMock, err := mock.Start("127.0.0.1:0")
-	if err != nil {
-		return 1, err
-	}
-	defer stopMock()
+	return mock.Start("127.0.0.1:0")
+}
 
-	// 2. Caddy with llmtap in front of it.
-	proxyAddr, err := loopback.FreeAddr()
-	if err != nil {
-		return 1, err
+// startDemoProxy loads the demo's Caddyfile (demoConfig) in front of mockURL on free loopback
+// ports and returns the proxy's and the admin API's addresses. The caller stops Caddy.
+func startDemoProxy(mockURL string) (proxyAddr, adminAddr string, err error) {
+	if proxyAddr, err = loopback.FreeAddr(); err != nil {
+		return "", "", err
 	}
-	adminAddr, err := loopback.FreeAddr()
-	if err != nil {
-		return 1, err
+	if adminAddr, err = loopback.FreeAddr(); err != nil {
+		return "", "", err
 	}
 	caddyfile := fmt.Sprintf(demoConfig, adminAddr, proxyAddr, strings.TrimPrefix(mockURL, "http://"))
 	cfgJSON, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), map[string]any{"filename": "demo"})
 	if err != nil {
-		return 1, fmt.Errorf("adapting the demo Caddyfile: %w", err)
+		return "", "", fmt.Errorf("adapting the demo Caddyfile: %w", err)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(os.Stderr, "warning: %s\n", w.Message)
 	}
 	if err := caddy.Load(cfgJSON, true); err != nil {
-		return 1, fmt.Errorf("starting Caddy: %w", err)
+		return "", "", fmt.Errorf("starting Caddy: %w", err)
 	}
-	defer caddy.Stop() //nolint:errcheck
-	tp := llmtap.ActiveTap()
-	if tp == nil {
-		return 1, fmt.Errorf("the llmtap handler did not start")
-	}
+	return proxyAddr, adminAddr, nil
+}
 
-	recordsPath := filepath.Join(*out, "records.jsonl")
-	recordsFile, err := os.OpenFile(recordsPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+// demoRecords is the record sink that writes every record as a JSON line to a file. The
+// pipeline calls Consume from its own goroutine.
+type demoRecords struct {
+	path string
+	file *os.File
+	mu   sync.Mutex
+	enc  *json.Encoder
+	err  error // the first write error
+}
+
+// openDemoRecords creates (or empties) the records file at path.
+func openDemoRecords(path string) (*demoRecords, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
-		return 1, err
+		return nil, err
 	}
-	defer recordsFile.Close()
-	var recMu sync.Mutex
-	enc := json.NewEncoder(recordsFile)
-	var recErr error
-	tp.AddSink(sinkFunc(func(r *record.Record) {
-		recMu.Lock()
-		defer recMu.Unlock()
-		if err := enc.Encode(r); err != nil && recErr == nil {
-			recErr = err
-		}
-	}))
+	return &demoRecords{path: path, file: f, enc: json.NewEncoder(f)}, nil
+}
 
-	fmt.Fprintf(os.Stderr, "mock server  %s (TTFT %v, ITL %v)\nllmtap proxy http://%s  (admin API http://%s/llmtap/summary)\n",
-		mockURL, mockCfg.TTFT, mockCfg.ITL, proxyAddr, adminAddr)
-	fmt.Fprintf(os.Stderr, "load         %.1f req/s Poisson for %v, %d-token streaming chat completions\n\n", *rate, *duration, *maxTokens)
+func (d *demoRecords) Consume(r *record.Record) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.enc.Encode(r); err != nil && d.err == nil {
+		d.err = err
+	}
+}
 
-	// 3. Load.
-	withUsage := chatBody(*maxTokens, true)
-	withoutUsage := chatBody(*maxTokens, false)
-	url := "http://" + proxyAddr + "/v1/chat/completions"
+// Err returns the first error writing a record, nil when none.
+func (d *demoRecords) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+// runDemoLoad sends the demo's Poisson load of streaming chat completions to url for
+// o.duration, printing its progress on standard error, and returns the final counters.
+func runDemoLoad(ctx context.Context, o demoOptions, url string) loadgen.Counters {
+	// On a terminal the progress line rewrites itself in place; in a log it is a line a second.
+	progressEvery, progressStart, progressEnd := time.Second, "", "\n"
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		progressEvery, progressStart, progressEnd = 200*time.Millisecond, "\r", "   "
+	}
+	withUsage := chatBody(o.maxTokens, true)
+	withoutUsage := chatBody(o.maxTokens, false)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	defer client.CloseIdleConnections()
 	counters := loadgen.Run(ctx, loadgen.Config{
-		Arrivals: loadgen.NewPoisson(*rate, rand.New(rand.NewPCG(*seed, 0x11a7a9))),
+		Arrivals: loadgen.NewPoisson(o.rate, rand.New(rand.NewPCG(o.seed, 0x11a7a9))),
 		Request: func(ctx context.Context, n int) (*http.Request, error) {
 			body := withUsage
-			if *noUsageEvery > 0 && n%*noUsageEvery == *noUsageEvery-1 {
+			if o.noUsageEvery > 0 && n%o.noUsageEvery == o.noUsageEvery-1 {
 				body = withoutUsage
 			}
 			return loadgen.ChatRequest(url, body)(ctx, n)
 		},
 		Client:        client,
-		Duration:      *duration,
+		Duration:      o.duration,
 		ProgressEvery: progressEvery,
 		Progress: func(c loadgen.Counters) {
-			fmt.Fprint(os.Stderr, progressStart, progressLine(c, *duration), progressEnd)
+			fmt.Fprint(os.Stderr, progressStart, progressLine(c, o.duration), progressEnd)
 		},
 	})
-	fmt.Fprint(os.Stderr, progressStart, progressLine(counters, *duration), "\n\n")
+	fmt.Fprint(os.Stderr, progressStart, progressLine(counters, o.duration), "\n\n")
+	return counters
+}
 
-	// 4. Results: wait for the pipeline, then read the summary from the admin API, as a user would.
-	tp.Flush()
+// writeDemoResults prints the cumulative summary table and writes the admin API's summary and,
+// when there was successful live traffic, AIPerf's exports into the folder out; it returns the
+// paths it wrote.
+func writeDemoResults(tp *tap.Tap, adminAddr, out string) (files []string, err error) {
 	summaryJSON, err := get("http://" + adminAddr + "/llmtap/summary")
 	if err != nil {
-		return 1, err
+		return nil, err
 	}
 	summary := tp.Stats().Summary()
 	cumulative := stats.Summary{Time: summary.Time, Window: summary.Window, SLOs: summary.SLOs}
@@ -185,12 +273,11 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 		}
 	}
 	if err := stats.WriteTable(os.Stdout, cumulative); err != nil {
-		return 1, err
+		return nil, err
 	}
 
-	files := []string{recordsPath}
 	write := func(name string, fill func(io.Writer) error) error {
-		p := filepath.Join(*out, name)
+		p := filepath.Join(out, name)
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
@@ -203,7 +290,7 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 		return f.Close()
 	}
 	if err := write("summary.json", func(w io.Writer) error { _, err := w.Write(summaryJSON); return err }); err != nil {
-		return 1, err
+		return nil, err
 	}
 	if g, ok := liveGroup(cumulative); ok {
 		if err := write("profile_export_aiperf.json", func(w io.Writer) error {
@@ -211,26 +298,13 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 			e.SetIndent("", "  ")
 			return e.Encode(g)
 		}); err != nil {
-			return 1, err
+			return nil, err
 		}
 		if err := write("profile_export_aiperf.csv", func(w io.Writer) error { return stats.WriteCSV(w, g) }); err != nil {
-			return 1, err
+			return nil, err
 		}
 	}
-	recMu.Lock()
-	err = recErr
-	recMu.Unlock()
-	if err != nil {
-		return 1, fmt.Errorf("writing records: %w", err)
-	}
-	fmt.Println("\nwrote:")
-	for _, f := range files {
-		fmt.Println("  " + f)
-	}
-	if counters.Completed == 0 {
-		return 1, fmt.Errorf("no request completed")
-	}
-	return 0, nil
+	return files, nil
 }
 
 // progressLine is the live status of the load.
@@ -279,7 +353,3 @@ func get(url string) ([]byte, error) {
 	}
 	return b, nil
 }
-
-type sinkFunc func(r *record.Record)
-
-func (f sinkFunc) Consume(r *record.Record) { f(r) }

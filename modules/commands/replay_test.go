@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
@@ -51,7 +52,7 @@ func TestReplayAzureSendLag(t *testing.T) {
 		t.Skip("26 s replay")
 	}
 	cfg := mockllm.Config{LogEvents: true, PromptCounter: mockllm.PromptApprox, LogLimit: 2000}
-	mock, url := startMock(t, cfg)
+	mock, url := testkit.StartMock(t, cfg)
 	dir := t.TempDir()
 	code, out, res := runReplayArgs(t, "--url", url, "--model", "mock-model", "--speedup", "20",
 		"--max-requests", "1000", "--artifact-dir", dir, matches[0])
@@ -97,7 +98,7 @@ func TestReplayAzureSendLag(t *testing.T) {
 func TestReplaySessionsInOrder(t *testing.T) {
 	cfg := fastMock()
 	cfg.ITL = 3 * time.Millisecond // 10 tokens: a 30 ms response
-	mock, url := startMock(t, cfg)
+	mock, url := testkit.StartMock(t, cfg)
 	trace := `{"timestamp": 0, "input_length": 600, "output_length": 10, "hash_ids": [1, 2], "session_id": "a"}
 {"timestamp": 0, "input_length": 700, "output_length": 10, "hash_ids": [1, 2], "session_id": "a", "delay": 20}
 {"timestamp": 0, "input_length": 50, "output_length": 10, "hash_ids": [3], "session_id": "b"}

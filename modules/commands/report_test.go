@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmtap/llmtap/internal/testkit"
 )
 
 // TestReportCommand runs two real benchmarks against the mock, then `llmtap report` on the
 // first artifact folder compared with the second, and checks the HTML and the PNG files.
 func TestReportCommand(t *testing.T) {
-	_, url := startMock(t, fastMock())
+	_, url := testkit.StartMock(t, fastMock())
 	var dirs []string
 	for range 2 {
 		dir := t.TempDir()
@@ -65,7 +67,7 @@ func TestReportCommand(t *testing.T) {
 
 func TestReportCommandErrors(t *testing.T) {
 	empty := t.TempDir()
-	_, url := startMock(t, fastMock())
+	_, url := testkit.StartMock(t, fastMock())
 	bench := t.TempDir()
 	if code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "m", "--request-count", "2", "--concurrency", "1", "--artifact-dir", bench); code != 0 {
 		t.Fatalf("bench exited %d: %s", code, out)
@@ -99,7 +101,7 @@ func TestReportCommandErrors(t *testing.T) {
 // run AIPerf itself wrote (its example artifacts) beside a llmtap bench run of the same model,
 // with a comparison row per figure.
 func TestReportComparesAIPerfWithLlmtap(t *testing.T) {
-	_, url := startMock(t, fastMock())
+	_, url := testkit.StartMock(t, fastMock())
 	dir := filepath.Join(t.TempDir(), "llmtap-run")
 	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "openai/gpt-oss-20b", "--concurrency", "2",
 		"--request-count", "12", "--osl", "8", "--artifact-dir", dir)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"os"
@@ -17,7 +16,6 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	promodel "github.com/prometheus/common/model"
@@ -25,6 +23,7 @@ import (
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -108,24 +107,12 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	mcfg.Reasoning = 2
 	mcfg.ErrorRate, mcfg.StreamErrorRate = 0.1, 0.08
 	mcfg.Seed = 11
-	_, mockURL := startMock(t, mcfg)
+	_, mockURL := testkit.StartMock(t, mcfg)
 
-	admin, site := freeAddr(t), freeAddr(t)
+	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	recDir := filepath.Join(t.TempDir(), "rec")
 	cf := fmt.Sprintf(surfacesCaddyfile, admin, timeline, site, recDir, strings.TrimPrefix(mockURL, "http://"))
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			_ = caddy.Stop()
-		}
-	})
+	testkit.StartCaddyfile(t, "surfaces", cf)
 	// The Prometheus collectors live for the process; a model of its own gives this run its own
 	// series, and the error counter (labelled by class, not model) is compared by difference.
 	mdl := fmt.Sprintf("surfaces-%d", time.Now().UnixNano())
@@ -215,7 +202,6 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	if err := caddy.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	recs := recordFile(t, recDir)
 	if len(recs) != surfaceRequests {
 		t.Fatalf("%d records in the record file, want %d", len(recs), surfaceRequests)
@@ -644,24 +630,10 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-func adminGet(t *testing.T, admin, path string) []byte {
-	t.Helper()
-	resp, err := http.Get("http://" + admin + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %v\n%s", path, resp.StatusCode, err, b)
-	}
-	return b
-}
-
 func fetchSummary(t *testing.T, admin string) summaryDocument {
 	t.Helper()
 	var d summaryDocument
-	if err := json.Unmarshal(adminGet(t, admin, "/llmtap/summary"), &d); err != nil {
+	if err := json.Unmarshal(testkit.Get(t, "http://"+admin+"/llmtap/summary"), &d); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -670,7 +642,7 @@ func fetchSummary(t *testing.T, admin string) summaryDocument {
 func scrapeMetrics(t *testing.T, admin string) map[string]*dto.MetricFamily {
 	t.Helper()
 	p := expfmt.NewTextParser(promodel.UTF8Validation)
-	mf, err := p.TextToMetricFamilies(bytes.NewReader(adminGet(t, admin, "/metrics")))
+	mf, err := p.TextToMetricFamilies(bytes.NewReader(testkit.Get(t, "http://"+admin+"/metrics")))
 	if err != nil {
 		t.Fatal(err)
 	}

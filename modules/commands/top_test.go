@@ -14,13 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
-	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -199,22 +197,15 @@ func startTopCaddy(t *testing.T, ttft time.Duration) (admin, site string, cfgJSO
 	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = ttft, time.Millisecond
-	_, mockURL := startMock(t, cfg)
-	admin, site = freeAddr(t), freeAddr(t)
+	_, mockURL := testkit.StartMock(t, cfg)
+	admin, site = testkit.FreeAddr(t), testkit.FreeAddr(t)
 	cf := fmt.Sprintf(topCaddyfile, admin, site, strings.TrimPrefix(mockURL, "http://"))
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatal(err)
-	}
+	cfgJSON = testkit.StartCaddyfile(t, "top", cf)
 	ctx, cancel := context.WithCancel(context.Background())
 	var load sync.WaitGroup
-	t.Cleanup(func() {
+	t.Cleanup(func() { // runs before StartCaddyfile's: the load ends before Caddy stops
 		cancel()
 		load.Wait()
-		_ = caddy.Stop()
 	})
 	load.Go(func() {
 		tr := &http.Transport{}
@@ -318,9 +309,7 @@ func TestTopReconnects(t *testing.T) {
 		}
 	}
 	wait("a first frame", func() bool { return frames() >= 1 })
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("reloading: %v", err)
-	}
+	testkit.Load(t, cfgJSON)
 	wait("the end of the stream", func() bool { return strings.Contains(out.String(), "ended the stream (a config reload); reconnecting") })
 	n := frames()
 	wait("two frames after the reload", func() bool { return frames() >= n+2 })
@@ -333,21 +322,12 @@ func TestTopReconnects(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	a, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // TestBenchAPI runs `llmtap bench --api-listen` against the mock and watches it with
 // `llmtap top --once` while it runs: the bench's own requests show as class bench. Once the
 // bench has ended, the API is gone.
 func TestBenchAPI(t *testing.T) {
-	_, url := startMock(t, fastMock())
-	addr := freeAddr(t)
+	_, url := testkit.StartMock(t, fastMock())
+	addr := testkit.FreeAddr(t)
 	type topResult struct {
 		code int
 		out  string

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/shadow/trace"
 )
@@ -62,14 +62,14 @@ func prefixReuse(reqs []trace.Request) (float64, int) {
 // that sharing.
 func TestTraceMergeThreeInstances(t *testing.T) {
 	t.Setenv("LLMTAP_FLEET_KEY", "6c6c6d7461702d666c6565742d6b65792d7465737421")
-	_, mockURL := startMock(t, mockllm.Config{Model: "rec-model", TTFT: time.Millisecond, ITL: time.Millisecond, Usage: mockllm.UsageAlways, Seed: 3})
+	_, mockURL := testkit.StartMock(t, mockllm.Config{Model: "rec-model", TTFT: time.Millisecond, ITL: time.Millisecond, Usage: mockllm.UsageAlways, Seed: 3})
 	root := t.TempDir()
-	admin := freeAddr(t)
+	admin := testkit.FreeAddr(t)
 	var cf strings.Builder
 	fmt.Fprintf(&cf, "{\n\tadmin %s\n\tauto_https off\n\tpersist_config off\n\tlog {\n\t\tlevel ERROR\n\t}\n}\n", admin)
 	sites := make([]string, 4)
 	for i := range sites {
-		sites[i] = freeAddr(t)
+		sites[i] = testkit.FreeAddr(t)
 		rotate := ""
 		if i == 1 {
 			rotate = "\n\t\t\trotate_size 300"
@@ -77,19 +77,7 @@ func TestTraceMergeThreeInstances(t *testing.T) {
 		fmt.Fprintf(&cf, "\nhttp://%s {\n\tllmtap {\n\t\trecord %s {\n\t\t\tfiles trace records payloads%s\n\t\t}\n\t}\n\treverse_proxy %s {\n\t\tflush_interval -1\n\t}\n}\n",
 			sites[i], filepath.Join(root, fmt.Sprint("inst", i)), rotate, strings.TrimPrefix(mockURL, "http://"))
 	}
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf.String()), nil)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, cf.String())
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			_ = caddy.Stop()
-		}
-	})
+	testkit.StartCaddyfile(t, "trace-merge", cf.String())
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -117,7 +105,6 @@ func TestTraceMergeThreeInstances(t *testing.T) {
 	if err := caddy.Stop(); err != nil { // writes the recorders out
 		t.Fatal(err)
 	}
-	stopped = true
 
 	single, _ := filepath.Glob(filepath.Join(root, "inst3", "trace-*.jsonl"))
 	var fleet []string

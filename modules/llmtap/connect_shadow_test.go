@@ -10,6 +10,7 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -21,7 +22,7 @@ func TestConnectShadow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := loadShadowProxy(t, serveOn(t, mock), func(site string) string {
+	p, _ := loadShadowProxy(t, testkit.Serve(t, mock), func(site string) string {
 		return fmt.Sprintf("\tllmtap {\n\t\tgpu off\n\t\tshadow s {\n\t\t\turl http://%s/v1/chat/completions\n\t\t\tmodel shadow-m\n\t\t\trate 20\n\t\t\tmax_rate 50\n\t\t\tisl 16\n\t\t\tosl 8\n\t\t}\n\t}", site)
 	})
 	h1, _ := h1Client(t)

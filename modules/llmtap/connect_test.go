@@ -13,12 +13,11 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -79,7 +78,7 @@ const apiGlobals = "\tservers {\n\t\tprotocols h1 h2 h2c\n\t}"
 func sendChats(t *testing.T, c *http.Client, url, model string, n int) {
 	t.Helper()
 	for range n {
-		resp, _, err := post(t.Context(), c, url+"/v1/chat/completions", "", chatBody(model, 8, true, true))
+		resp, _, err := testkit.PostJSON(t.Context(), c, url+"/v1/chat/completions", "", chatBody(model, 8, true, true))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("chat request: %v %v", err, resp)
 		}
@@ -195,7 +194,7 @@ func TestConnectTimelineStream(t *testing.T) {
 	load.Go(func() {
 		c := newClient(t)
 		for ctx.Err() == nil {
-			resp, _, err := post(ctx, c, p.sites[0]+"/v1/chat/completions", "", chatBody(model, 16, true, true))
+			resp, _, err := testkit.PostJSON(ctx, c, p.sites[0]+"/v1/chat/completions", "", chatBody(model, 16, true, true))
 			if err == nil && resp.StatusCode == http.StatusOK {
 				sent.Add(1)
 			}
@@ -387,14 +386,9 @@ func TestConnectStreamEndsOnReload(t *testing.T) {
 		if !st.Receive() {
 			t.Fatalf("%s: no first window: %v", base, st.Err())
 		}
-		cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfgJSON := testkit.Adapt(t, t.Name(), cf)
 		reloaded := time.Now()
-		if err := caddy.Load(cfgJSON, true); err != nil {
-			t.Fatalf("reloading: %v", err)
-		}
+		testkit.Load(t, cfgJSON)
 		for st.Receive() {
 		}
 		if err := st.Err(); err != nil {

@@ -136,14 +136,6 @@ func (d *dashboardServer) Destruct() error {
 	return err
 }
 
-// DashboardAddr returns the address the dashboard listener is bound to, empty when none is.
-func DashboardAddr() string {
-	if d := proc.dashboard.Load(); d != nil {
-		return d.addr
-	}
-	return ""
-}
-
 // dashboardHandler serves the page at / and every llmtap admin route, errors as Caddy's admin
 // listener writes them ({"error": "…"}).
 func dashboardHandler() http.Handler {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
@@ -20,7 +21,7 @@ import (
 // reads and refuses what a browser must not get (another Host, another site). The listener
 // stops with the last config using the handler. (e2e/browser opens it in Chromium.)
 func TestDashboardListener(t *testing.T) {
-	dash := freeAddr(t)
+	dash := testkit.FreeAddr(t)
 	t.Setenv(llmtap.DashboardEnv, dash)
 	up := startUpstream(t, mockllm.DefaultConfig())
 	p, _ := loadProxy(t, "", site{body: "\tllmtap\n\treverse_proxy " + up.addr})

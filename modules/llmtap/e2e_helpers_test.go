@@ -20,14 +20,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 	"go.uber.org/goleak"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
-	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/tee"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -45,13 +43,12 @@ func TestMain(m *testing.M) {
 	}
 	storageDir = dir
 	code := m.Run()
-	// Loading a config with the admin endpoint disabled stops the last admin server; Caddy
-	// does that in a goroutine, which goleak's retries wait for.
-	if err := caddy.Load([]byte(finalConfig), true); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the admin server:", err)
+	// Shutdown disables the admin endpoint, which stops the last admin server; Caddy does that
+	// in a goroutine, which goleak's retries wait for.
+	if err := testkit.Shutdown(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		code = 1
 	}
-	_ = caddy.Stop()
 	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
 	if code == 0 {
 		if err := goleak.Find(leakOptions()...); err != nil {
@@ -68,10 +65,6 @@ func TestMain(m *testing.M) {
 // storageDir is where Caddy keeps its storage (locks, certificates) during the tests, instead
 // of the user's data folder.
 var storageDir string
-
-// finalConfig disables the admin endpoint (stopping the last admin server), saves nothing and
-// logs only errors.
-const finalConfig = `{"admin":{"disabled":true,"config":{"persist":false}},"logging":{"logs":{"default":{"level":"ERROR"}}}}`
 
 // leakOptions ignores the one goroutine Caddy leaves running by design: certmagic refreshes a
 // storage lock file (taken by the tls app's storage cleaning) in a goroutine that sleeps for
@@ -171,37 +164,20 @@ func caddyfileFor(admin, globals string, addrs []string, sites []site) string {
 // the test ends.
 func loadProxy(t *testing.T, globals string, sites ...site) (*proxy, string) {
 	t.Helper()
-	admin := freeAddr(t)
+	admin := testkit.FreeAddr(t)
 	addrs := make([]string, len(sites))
 	p := &proxy{admin: "http://" + admin}
 	for i := range sites {
-		addrs[i] = freeAddr(t)
+		addrs[i] = testkit.FreeAddr(t)
 		p.sites = append(p.sites, "http://"+addrs[i])
 	}
 	cf := caddyfileFor(admin, globals, addrs, sites)
 	llmtap.ResetModelLabels() // the first 64 models of each test keep their own series
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, cf)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("loading the config: %v", err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
+	testkit.StartCaddyfile(t, t.Name(), cf)
 	if llmtap.ActiveTap() == nil {
 		t.Fatal("the config loaded but no llmtap engine is running")
 	}
 	return p, cf
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := loopback.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // chatBody is a chat completion request for maxTokens tokens.
@@ -275,35 +251,6 @@ var runs atomic.Int64
 // (go test -count=N).
 func ownName(base string) string { return fmt.Sprintf("%s%d", base, runs.Add(1)) }
 
-// newPost is a JSON POST of body to url with request id id (none when empty).
-func newPost(ctx context.Context, url, id string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if id != "" {
-		req.Header.Set("X-Request-Id", id)
-	}
-	return req, nil
-}
-
-// post sends body to url with request id id (none when empty) and returns the response with
-// its body read in full.
-func post(ctx context.Context, c *http.Client, url, id string, body []byte) (*http.Response, []byte, error) {
-	req, err := newPost(ctx, url, id, body)
-	if err != nil {
-		return nil, nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
-}
-
 // timed is a streamed response with the client's times, all on this process's monotonic
 // clock.
 type timed struct {
@@ -364,19 +311,7 @@ func readTimed(r io.Reader, each func(k int)) ([]byte, []time.Time, error) {
 // adminGet fetches path from the admin API.
 func (p *proxy) adminGet(t *testing.T, path string) []byte {
 	t.Helper()
-	resp, err := http.Get(p.admin + path)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s: %s", path, resp.Status, b)
-	}
-	return b
+	return testkit.Get(t, p.admin+path)
 }
 
 // records waits for the pipeline and returns the recent records by request id.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -84,7 +85,7 @@ func runStreams(t *testing.T, p *proxy, up *upstream, c *http.Client, n int, tag
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			req, err := newPost(t.Context(), url, fmt.Sprintf("%s-stream-%d", tag, i), chatBody("e2e-model", streamTokens, true, i%2 == 0))
+			req, err := testkit.NewPost(t.Context(), url, fmt.Sprintf("%s-stream-%d", tag, i), chatBody("e2e-model", streamTokens, true, i%2 == 0))
 			if err == nil {
 				results[i].timed, err = postTimed(c, req, nil)
 			}
@@ -322,7 +323,7 @@ func TestNonStreaming(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("unary-%d", i)
 		start := time.Now()
-		resp, body, err := post(t.Context(), c, url, id, chatBody("e2e-model", 16, false, false))
+		resp, body, err := testkit.PostJSON(t.Context(), c, url, id, chatBody("e2e-model", 16, false, false))
 		elapsed[i] = msSince(start, time.Now())
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %v %v", id, resp, err)
@@ -372,7 +373,7 @@ func TestSummaryCounts(t *testing.T) {
 	url := p.sites[0] + "/v1/chat/completions"
 	send := func(model string, stream bool, n int) {
 		for range n {
-			resp, _, err := post(t.Context(), c, url, "", chatBody(model, 4, stream, stream))
+			resp, _, err := testkit.PostJSON(t.Context(), c, url, "", chatBody(model, 4, stream, stream))
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("%v %v", resp, err)
 			}
@@ -496,7 +497,7 @@ func TestReloadUnderTraffic(t *testing.T) {
 		}
 	}
 	for i := range after {
-		resp, _, err := post(t.Context(), c, url, fmt.Sprintf("after-%d", i), chatBody("e2e-model", 4, true, true))
+		resp, _, err := testkit.PostJSON(t.Context(), c, url, fmt.Sprintf("after-%d", i), chatBody("e2e-model", 4, true, true))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("request after the reload: %v %v", resp, err)
 		}
@@ -528,7 +529,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	labels := map[string]string{"model": model, "class": "live", "status_class": "2xx"}
 	send := func(n int) {
 		for range n {
-			resp, _, err := post(t.Context(), c, url, "", chatBody(model, 8, true, true))
+			resp, _, err := testkit.PostJSON(t.Context(), c, url, "", chatBody(model, 8, true, true))
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("%v %v", resp, err)
 			}
@@ -568,7 +569,7 @@ func TestErrorClasses(t *testing.T) {
 	failCfg := streamingMock()
 	failCfg.ErrorRate = 1
 	failing := startUpstream(t, failCfg)
-	down := freeAddr(t) // nothing listens there
+	down := testkit.FreeAddr(t) // nothing listens there
 	p, _ := loadProxy(t, "", proxySite(long.addr, ""), proxySite(failing.addr, ""), proxySite(down, ""))
 	c := newClient(t)
 
@@ -603,7 +604,7 @@ func TestErrorClasses(t *testing.T) {
 	})
 
 	t.Run("http_status", func(t *testing.T) {
-		resp, body, err := post(t.Context(), c, p.sites[1]+"/v1/chat/completions", "fail-1", chatBody("e2e-model", 8, true, true))
+		resp, body, err := testkit.PostJSON(t.Context(), c, p.sites[1]+"/v1/chat/completions", "fail-1", chatBody("e2e-model", 8, true, true))
 		if err != nil || resp.StatusCode != http.StatusInternalServerError {
 			t.Fatalf("%v %v; want a 500", resp, err)
 		}
@@ -618,7 +619,7 @@ func TestErrorClasses(t *testing.T) {
 	})
 
 	t.Run("upstream_failure", func(t *testing.T) {
-		resp, _, err := post(t.Context(), c, p.sites[2]+"/v1/chat/completions", "down-1", chatBody("e2e-model", 8, true, true))
+		resp, _, err := testkit.PostJSON(t.Context(), c, p.sites[2]+"/v1/chat/completions", "down-1", chatBody("e2e-model", 8, true, true))
 		if err != nil || resp.StatusCode != http.StatusBadGateway {
 			t.Fatalf("%v %v; want a 502", resp, err)
 		}
@@ -630,7 +631,7 @@ func TestErrorClasses(t *testing.T) {
 			t.Errorf("model %q; want the one the request named, e2e-model (no upstream read the body)", rec.Model)
 		}
 		// A request that names no model: the record and the metric label spell it alike.
-		resp, _, err = post(t.Context(), c, p.sites[2]+"/v1/chat/completions", "down-2", []byte(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+		resp, _, err = testkit.PostJSON(t.Context(), c, p.sites[2]+"/v1/chat/completions", "down-2", []byte(`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 		if err != nil || resp.StatusCode != http.StatusBadGateway {
 			t.Fatalf("%v %v; want a 502", resp, err)
 		}
@@ -659,7 +660,7 @@ func TestRequestIDPlaceholder(t *testing.T) {
 	url := p.sites[0] + "/v1/chat/completions"
 	var ids []string
 	for _, sent := range []string{"", "", "client-chosen-id"} {
-		resp, _, err := post(t.Context(), c, url, sent, chatBody("e2e-model", 4, true, true))
+		resp, _, err := testkit.PostJSON(t.Context(), c, url, sent, chatBody("e2e-model", 4, true, true))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%v %v", resp, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/internal/testkit"
 )
 
 // diskFullChildEnv makes the test binary run TestFaultsDiskFull's child: Caddy recording into
@@ -86,7 +87,7 @@ func diskFullChild(t *testing.T, dir string) {
 	c := newClient(t)
 	served := 0
 	for i := range diskFullRequests {
-		resp, body, err := post(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("full-%d", i),
+		resp, body, err := testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("full-%d", i),
 			[]byte(fmt.Sprintf(`{"model":"rec-model","stream":true,"max_tokens":8,"messages":[{"role":"user","content":%q}]}`, recordedPrompt(i))))
 		if err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(body), "[DONE]") {
 			served++

@@ -24,8 +24,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -220,7 +220,7 @@ func TestFaultsLongModelNames(t *testing.T) {
 			model = long + strconv.Itoa(i)
 		}
 		sent[labelcap.Shorten(model)] = model
-		resp, _, err := post(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("long-model-%d", i), chatBody(model, 2, true, false))
+		resp, _, err := testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("long-model-%d", i), chatBody(model, 2, true, false))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: %v %v", i, resp, err)
 		}
@@ -288,7 +288,7 @@ const markerLogFilter = `format filter {
 func TestFaultsMarkerReplay(t *testing.T) {
 	_, up := serveShadowMock(t)
 	logs := t.TempDir()
-	admin, addr := freeAddr(t), freeAddr(t)
+	admin, addr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	globals := fmt.Sprintf(`	log filtered {
 		include http.log.access
 		output file %[1]s/filtered.log
@@ -308,15 +308,8 @@ func TestFaultsMarkerReplay(t *testing.T) {
 		}
 	}`, logs, markerLogFilter, addr)
 	cf := caddyfileFor(admin, globals, []string{addr}, []site{{body: "\tlog\n\tllmtap\n\treverse_proxy " + up}})
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting: %v\n%s", err, cf)
-	}
 	llmtap.ResetModelLabels()
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("loading: %v", err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
+	testkit.StartCaddyfile(t, t.Name(), cf)
 	p := &shadowProxy{proxy: &proxy{admin: "http://" + admin, sites: []string{"http://" + addr}}, site: addr}
 	waitUntil(t, 20*time.Second, "5 shadow requests", func() bool { return p.shadowStatus(t).one(t).OK >= 5 })
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -68,7 +69,7 @@ func TestHeadroomProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := serveOn(t, &limited{slots: make(chan struct{}, 2), h: mock})
+	up := testkit.Serve(t, &limited{slots: make(chan struct{}, 2), h: mock})
 	p, _ := loadShadowProxy(t, up, func(site string) string {
 		return fmt.Sprintf(`	llmtap {
 		guard {
@@ -103,7 +104,7 @@ func TestHeadroomProbe(t *testing.T) {
 					return
 				case <-time.After(500 * time.Millisecond):
 				}
-				_, _, _ = post(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d", i), chatBody("live-m", 16, true, true))
+				_, _, _ = testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d", i), chatBody("live-m", 16, true, true))
 			}
 		}()
 		return func() { close(done); <-finished }

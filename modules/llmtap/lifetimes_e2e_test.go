@@ -20,6 +20,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
@@ -79,7 +80,7 @@ func heldStreams(t *testing.T, c *http.Client, u *heldUpstream, url, prefix stri
 	for i := range n {
 		go func() {
 			id := prefix + strconv.Itoa(i)
-			resp, body, err := post(context.Background(), c, url+"/v1/chat/completions", id, chatBody("held-model", 8, true, false))
+			resp, body, err := testkit.PostJSON(context.Background(), c, url+"/v1/chat/completions", id, chatBody("held-model", 8, true, false))
 			switch {
 			case err != nil:
 				errs <- fmt.Errorf("%s: %v", id, err)
@@ -110,7 +111,7 @@ func heldStreams(t *testing.T, c *http.Client, u *heldUpstream, url, prefix stri
 func sendPlain(t *testing.T, c *http.Client, url, prefix string, n int) {
 	t.Helper()
 	for i := range n {
-		resp, body, err := post(t.Context(), c, url+"/v1/chat/completions", prefix+strconv.Itoa(i), chatBody("held-model", 8, true, false))
+		resp, body, err := testkit.PostJSON(t.Context(), c, url+"/v1/chat/completions", prefix+strconv.Itoa(i), chatBody("held-model", 8, true, false))
 		if err != nil || resp.StatusCode != http.StatusOK || !strings.HasSuffix(string(body), sseDone) {
 			t.Fatalf("request %s%d: %v %v", prefix, i, resp, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -50,7 +51,7 @@ func TestStreamingLockStep(t *testing.T) {
 			results[id] = res
 			l := up.lockstep(id)
 			wg.Go(func() {
-				req, err := newPost(t.Context(), p.sites[0]+"/v1/chat/completions", id, chatBody("fault-model", lockstepEvents, true, false))
+				req, err := testkit.NewPost(t.Context(), p.sites[0]+"/v1/chat/completions", id, chatBody("fault-model", lockstepEvents, true, false))
 				if err != nil {
 					res.err = err
 					return

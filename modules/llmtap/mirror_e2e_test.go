@@ -12,7 +12,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -26,6 +25,7 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/llmtap/llmtap/internal/sample"
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -64,23 +64,6 @@ func (h *headerLog) all() map[string]http.Header {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return maps.Clone(h.seen)
-}
-
-// serveOn serves h on a free loopback port until the test ends, then cancels its requests and
-// closes it. Registered before loadProxy, it is stopped after Caddy.
-func serveOn(t *testing.T, h http.Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, cancel := context.WithCancel(context.Background())
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return base }}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = hs.Serve(ln) }()
-	t.Cleanup(func() { cancel(); _ = hs.Close(); <-done })
-	return ln.Addr().String()
 }
 
 // stall is an upstream that reads the request and never answers until the request is
@@ -195,7 +178,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 		t.Fatal(err)
 	}
 	headers := &headerLog{next: mock, seen: make(map[string]http.Header)}
-	mirrorAddr := serveOn(t, headers)
+	mirrorAddr := testkit.Serve(t, headers)
 	p, _ = loadProxy(t, "", mirrorSite(live.addr, fmt.Sprintf("\t\tmirror http://%s {\n\t\t\tsample %v %d\n\t\t}", mirrorAddr, fraction, seed)))
 	mirrored := sendSequential(t, p, prefix, n)
 	waitMirrorIdle(t, p)
@@ -292,7 +275,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 func TestMirrorFailuresLeaveLiveAlone(t *testing.T) {
 	const n = 200
 	t.Run("dead", func(t *testing.T) {
-		dead := freeAddr(t) // nothing listens there
+		dead := testkit.FreeAddr(t) // nothing listens there
 		live := startUpstream(t, mirrorMock(3))
 		p, _ := loadProxy(t, "", mirrorSite(live.addr, "\t\tmirror http://"+dead+" {\n\t\t\tsample 1\n\t\t}"))
 		before := mirrorState(t, p).Counters
@@ -310,7 +293,7 @@ func TestMirrorFailuresLeaveLiveAlone(t *testing.T) {
 	})
 	t.Run("stalling", func(t *testing.T) {
 		live := startUpstream(t, mirrorMock(4))
-		stalled := serveOn(t, stall)
+		stalled := testkit.Serve(t, stall)
 		p, _ := loadProxy(t, "", mirrorSite(live.addr, "\t\tmirror http://"+stalled+" {\n\t\t\tsample 1\n\t\t\tmax_in_flight 4\n\t\t}"))
 		before := mirrorState(t, p).Counters
 		got := sendSequential(t, p, "stall-", n)
@@ -377,7 +360,7 @@ func TestMirrorWaitsForTheBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mirrorAddr := serveOn(t, mock)
+	mirrorAddr := testkit.Serve(t, mock)
 	p, _ := loadProxy(t, "", mirrorSite(live.addr, "\t\tmax_request_body 4KiB\n\t\tmirror http://"+mirrorAddr+" {\n\t\t\tsample 1\n\t\t\tmax_body 2KiB\n\t\t}"))
 	before := mirrorState(t, p).Counters
 	c := newClient(t)

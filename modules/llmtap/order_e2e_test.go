@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/llmtap/llmtap/internal/testkit"
 )
 
 // TestTopLevelLlmtapMeasuresHandleBlocks loads sites whose proxy is inside handle and route
@@ -18,7 +20,7 @@ func TestTopLevelLlmtapMeasuresHandleBlocks(t *testing.T) {
 	)
 	c := newClient(t)
 	for i, id := range []string{"in-handle", "nested"} {
-		resp, _, err := post(t.Context(), c, p.sites[i]+"/v1/chat/completions", id, chatBody("order-model", 4, true, true))
+		resp, _, err := testkit.PostJSON(t.Context(), c, p.sites[i]+"/v1/chat/completions", id, chatBody("order-model", 4, true, true))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %v %v", id, resp, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
@@ -52,7 +53,7 @@ func TestPrometheusServerScrapesTTFT(t *testing.T) {
 	model := ownName("prom-server-model-")
 	c := newClient(t)
 	for range requests {
-		resp, _, err := post(t.Context(), c, p.sites[0]+"/v1/chat/completions", "", chatBody(model, 4, true, true))
+		resp, _, err := testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", "", chatBody(model, 4, true, true))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%v %v", resp, err)
 		}
@@ -113,7 +114,7 @@ scrape_configs:
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -247,13 +247,7 @@ func TestRecordingAcrossReloads(t *testing.T) {
 		waitIdle(t)
 	}
 	reload := func(caddyfile string) {
-		cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := caddy.Load(cfg, true); err != nil {
-			t.Fatal(err)
-		}
+		testkit.Load(t, testkit.Adapt(t, t.Name(), caddyfile))
 		// The old servers close their idle connections; the next request must not reuse one
 		// (a new client: see TestReloadUnderTraffic and reloadedClient).
 		c = reloadedClient(t)

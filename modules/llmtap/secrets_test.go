@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/internal/testkit"
 )
 
 // leakSecrets are the credential values TestSecretsNeverLeak sends, by where they travel. Each
@@ -65,7 +65,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if err := os.Mkdir(logs, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	admin, siteAddr := freeAddr(t), freeAddr(t)
+	admin, siteAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	cf := fmt.Sprintf(`{
 	admin %[1]s
 	default_bind 127.0.0.1
@@ -104,14 +104,7 @@ http://%[4]s {
 	}
 }
 `, admin, storageDir, logs, siteAddr, dir, leakLogFilter, up.addr)
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting: %v\n%s", err, cf)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("loading: %v", err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
+	testkit.StartCaddyfile(t, t.Name(), cf)
 	p := &proxy{admin: "http://" + admin, sites: []string{"http://" + siteAddr}}
 
 	c := newClient(t)

@@ -20,6 +20,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
@@ -74,25 +75,17 @@ func serveShadowMock(t *testing.T) (*mockllm.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mock, serveOn(t, mock)
+	return mock, testkit.Serve(t, mock)
 }
 
 // loadShadowProxy loads a Caddyfile with one site (llmtap + reverse_proxy to upstream) and the
 // llmtap global option globals(site), where site is the site's host:port.
 func loadShadowProxy(t *testing.T, upstream string, globals func(site string) string) (*shadowProxy, []byte) {
 	t.Helper()
-	admin, addr := freeAddr(t), freeAddr(t)
+	admin, addr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	p := &shadowProxy{proxy: &proxy{admin: "http://" + admin, sites: []string{"http://" + addr}}, site: addr}
 	cf := caddyfileFor(admin, globals(addr), []string{addr}, []site{{body: "\tllmtap\n\treverse_proxy " + upstream}})
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, cf)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("loading the config: %v\n%s", err, cf)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
-	return p, cfgJSON
+	return p, testkit.StartCaddyfile(t, t.Name(), cf)
 }
 
 // reload loads a Caddyfile with the same addresses and new globals.
@@ -100,13 +93,7 @@ func (p *shadowProxy) reload(t *testing.T, upstream string, globals string) {
 	t.Helper()
 	admin := strings.TrimPrefix(p.admin, "http://")
 	cf := caddyfileFor(admin, globals, []string{p.site}, []site{{body: "\tllmtap\n\treverse_proxy " + upstream}})
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, cf)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("reloading: %v", err)
-	}
+	testkit.Load(t, testkit.Adapt(t, t.Name(), cf))
 }
 
 // shadowLoad is one load in GET /llmtap/shadow (the fields the tests use).
@@ -319,7 +306,7 @@ func TestShadowBesideLiveTraffic(t *testing.T) {
 	}
 	ml := &markerLog{}
 	ml.set(mock)
-	up := serveOn(t, ml)
+	up := testkit.Serve(t, ml)
 	p, _ := loadShadowProxy(t, up, func(site string) string {
 		return fmt.Sprintf(`	llmtap {
 		shadow s {
@@ -337,7 +324,7 @@ func TestShadowBesideLiveTraffic(t *testing.T) {
 	for w := range 3 {
 		wg.Go(func() {
 			for i := range 10 {
-				if _, _, err := post(context.Background(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d-%d", w, i), chatBody("live-m", 8, true, true)); err != nil {
+				if _, _, err := testkit.PostJSON(context.Background(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d-%d", w, i), chatBody("live-m", 8, true, true)); err != nil {
 					t.Error(err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
@@ -21,7 +22,7 @@ func liveLoad(t *testing.T, url string) (stop func()) {
 	for w := range 4 {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				_, _, _ = post(ctx, c, url, fmt.Sprintf("live-%d-%d", w, i), chatBody("live-m", 4, true, true))
+				_, _, _ = testkit.PostJSON(ctx, c, url, fmt.Sprintf("live-%d-%d", w, i), chatBody("live-m", 4, true, true))
 				select {
 				case <-ctx.Done():
 				case <-time.After(15 * time.Millisecond):
@@ -52,7 +53,7 @@ func TestShadowGuardRails(t *testing.T) {
 	}
 	ml := &markerLog{}
 	ml.set(fast)
-	up := serveOn(t, ml)
+	up := testkit.Serve(t, ml)
 	const window, cooldown = time.Second, 1500 * time.Millisecond
 	p, _ := loadShadowProxy(t, up, func(site string) string {
 		return fmt.Sprintf(`	llmtap {

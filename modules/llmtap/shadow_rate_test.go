@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
@@ -39,7 +40,7 @@ func TestShadowRateAccuracy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			up := serveOn(t, mock)
+			up := testkit.Serve(t, mock)
 			p, _ := loadShadowProxy(t, up, func(site string) string {
 				return fmt.Sprintf(`	llmtap {
 		shadow bench {

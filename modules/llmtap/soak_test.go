@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"go.uber.org/goleak"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -179,10 +179,9 @@ func TestSoak(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	t.Cleanup(func() {
 		// Disabling the admin endpoint stops the admin server Caddy keeps between configs.
-		if err := caddy.Load([]byte(finalConfig), true); err != nil {
-			t.Errorf("stopping the admin server: %v", err)
+		if err := testkit.Shutdown(); err != nil {
+			t.Error(err)
 		}
-		_ = caddy.Stop()
 		if err := goleak.Find(append(leakOptions(), before)...); err != nil {
 			t.Errorf("goroutines left after shutdown: %v", err)
 		}
@@ -276,13 +275,7 @@ func TestSoak(t *testing.T) {
 			if reloads%2 == 1 {
 				next = cfB
 			}
-			cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(next), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := caddy.Load(cfg, true); err != nil {
-				t.Fatalf("reload %d: %v", reloads, err)
-			}
+			testkit.Load(t, testkit.Adapt(t, fmt.Sprint("reload ", reloads), next))
 		}
 	}
 	tick.Stop()

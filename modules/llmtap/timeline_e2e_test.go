@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -75,13 +75,7 @@ func reload(t *testing.T, p *proxy, globals string, sites ...site) {
 		addrs[i] = s[len("http://"):]
 	}
 	cf := caddyfileFor(p.admin[len("http://"):], globals, addrs, sites)
-	cfgJSON, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": t.Name()})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v\n%s", err, cf)
-	}
-	if err := caddy.Load(cfgJSON, true); err != nil {
-		t.Fatalf("reloading: %v", err)
-	}
+	testkit.Load(t, testkit.Adapt(t, t.Name(), cf))
 }
 
 // TestGPUSamplerSurvivesReload loads a config, reloads it with the GPU settings unchanged and
@@ -172,7 +166,7 @@ func TestTimelineRouteAndFile(t *testing.T) {
 	client := newClient(t)
 	begin := time.Now()
 	for i := range 6 {
-		resp, _, err := post(context.Background(), client, p.sites[0]+"/v1/chat/completions", "tl-"+strconv.Itoa(i), chatBody("m", 8, true, true))
+		resp, _, err := testkit.PostJSON(context.Background(), client, p.sites[0]+"/v1/chat/completions", "tl-"+strconv.Itoa(i), chatBody("m", 8, true, true))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("request %d: %v %v", i, resp, err)
 		}

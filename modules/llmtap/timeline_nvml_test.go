@@ -17,6 +17,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -130,7 +131,7 @@ func TestTimelineStepsLandTogether(t *testing.T) {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
 				id := "step-" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
-				if resp, _, err := post(context.Background(), client, p.sites[0]+"/v1/chat/completions", id, chatBody("m", 8, true, true)); err == nil && resp.StatusCode == http.StatusOK {
+				if resp, _, err := testkit.PostJSON(context.Background(), client, p.sites[0]+"/v1/chat/completions", id, chatBody("m", 8, true, true)); err == nil && resp.StatusCode == http.StatusOK {
 					sent.Add(1)
 				}
 			}

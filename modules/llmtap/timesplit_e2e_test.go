@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/timeline"
@@ -169,7 +170,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					resp, body, err := post(context.Background(), c, p.sites[0]+tc.path, fmt.Sprintf("%s-%d", prefix, i), []byte(tc.body))
+					resp, body, err := testkit.PostJSON(context.Background(), c, p.sites[0]+tc.path, fmt.Sprintf("%s-%d", prefix, i), []byte(tc.body))
 					if err != nil || resp.StatusCode != 200 {
 						t.Errorf("request %d: %v %v: %s", i, err, resp, body)
 					}
@@ -254,7 +255,7 @@ func TestTimelineEstimatesSplit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, body, err := post(context.Background(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("%s-%d", ownName("est"), i), chatBody("m", 4, true, false))
+			resp, body, err := testkit.PostJSON(context.Background(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("%s-%d", ownName("est"), i), chatBody("m", 4, true, false))
 			if err != nil || resp.StatusCode != 200 {
 				t.Errorf("request %d: %v: %s", i, err, body)
 			}

@@ -16,7 +16,7 @@ import (
 //	event: message_delta        stop_reason, cumulative usage.output_tokens
 //	event: message_stop
 //
-// as in the reference (ecosystem.md §C.4). message_start and
+// as in Anthropic's streaming documentation. message_start and
 // content_block_start are written at arrival (trace kind "start"), each
 // delta at its last token's generation time ("content"), content_block_stop
 // ("finish"), message_delta ("usage") and message_stop ("done") with the

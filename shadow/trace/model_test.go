@@ -10,6 +10,7 @@ import (
 // writes it (telemetry/recorder appendTrace), written back by MooncakeWriter, and a model that
 // is not a string is an error naming the line and the field.
 func TestMooncakeModel(t *testing.T) {
+	t.Parallel()
 	const recorded = `{"timestamp": 0, "input_length": 12, "output_length": 4, "hash_ids": [1], "session_id": "s1", "model": "llama-3"}` + "\n" +
 		`{"timestamp": 10.5, "input_length": 7, "output_length": 2, "hash_ids": [2], "model": "qwen\"2"}` + "\n" +
 		`{"timestamp": 20, "input_length": 7, "output_length": 2, "hash_ids": [3]}` + "\n"

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseOffset(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		unit time.Duration
@@ -36,6 +37,7 @@ func TestParseOffset(t *testing.T) {
 }
 
 func TestParseCount(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want int
@@ -54,6 +56,7 @@ func TestParseCount(t *testing.T) {
 }
 
 func TestAppendMs(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		0: "0", 1523 * time.Millisecond: "1523", 1523250 * time.Microsecond: "1523.25",
 		1: "0.000001", -1500 * time.Microsecond: "-1.5",

@@ -195,6 +195,7 @@ func TestReaderRules(t *testing.T) {
 
 // TestReaderDetails checks the fields the rule table does not compare.
 func TestReaderDetails(t *testing.T) {
+	t.Parallel()
 	t.Run("mooncake session", func(t *testing.T) {
 		reqs, _, err := readAll(t, `{"timestamp": 1, "input_length": 600, "hash_ids": [3, 4], "session_id": "s1", "delay": 20.25}`+"\n", Options{})
 		if err != nil || len(reqs) != 1 {
@@ -265,6 +266,7 @@ func TestReaderDetails(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Format{"": FormatAuto, "auto": FormatAuto, "Azure": FormatAzure, " mooncake ": FormatMooncake} {
 		if got, err := ParseFormat(in); err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)

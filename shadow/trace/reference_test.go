@@ -34,6 +34,7 @@ func near(t *testing.T, what string, got, want, unit float64) {
 // TestReferenceStatistics reproduces every figure of testdata/README.md's reference table
 // and the prefix-reuse and distinct-timestamp figures of its text, at the printed precision.
 func TestReferenceStatistics(t *testing.T) {
+	t.Parallel()
 	type ref struct {
 		rate, rateUnit              float64
 		inMean, inP50, inP99        float64
@@ -95,6 +96,7 @@ func TestReferenceStatistics(t *testing.T) {
 // TestBurstGPTFailures checks the README's failure rule (Response tokens = 0) on the BurstGPT
 // slices, both releases. The counts were taken with an independent awk over the files.
 func TestBurstGPTFailures(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		rel               string
 		failures          int

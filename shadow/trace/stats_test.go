@@ -8,6 +8,7 @@ import (
 )
 
 func TestPercentile(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		v    []int
 		p    float64
@@ -29,6 +30,7 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestStatsHandComputed(t *testing.T) {
+	t.Parallel()
 	sec := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 	// Gaps 1, 1, 4 s: mean 2, population std √2, CV 0.7071. The minutes from t0=0 hold
 	// 4 arrivals ([0,60)) and 1 ([60,120)).
@@ -80,6 +82,7 @@ func TestStatsHandComputed(t *testing.T) {
 }
 
 func TestStatsDegenerate(t *testing.T) {
+	t.Parallel()
 	if s := Stats(nil); s != (Summary{}) {
 		t.Errorf("empty trace: %+v, want zero", s)
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestMooncakeWriterLines(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		why  string
@@ -53,6 +54,7 @@ func TestMooncakeWriterLines(t *testing.T) {
 // reads it back: lengths and timestamps must be identical, hash ids must cover each prompt in
 // 512-token blocks without any reuse.
 func TestRoundTripAzureToMooncake(t *testing.T) {
+	t.Parallel()
 	orig, _, err := ReadFile(sharedTrace(t, "azure2023/AzureLLMInferenceTrace_code.csv"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +94,7 @@ func TestRoundTripAzureToMooncake(t *testing.T) {
 // TestRoundTripMooncake writes a real Mooncake trace back out: it must read back equal,
 // hash ids included.
 func TestRoundTripMooncake(t *testing.T) {
+	t.Parallel()
 	orig, _, err := ReadFile(sharedTrace(t, "mooncake/synthetic_trace.jsonl"), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +120,7 @@ func TestRoundTripMooncake(t *testing.T) {
 }
 
 func TestHashSynth(t *testing.T) {
+	t.Parallel()
 	s := NewHashSynth(10)
 	reqs := []Request{{InputLength: 512}, {InputLength: 513}, {InputLength: 0}, {InputLength: 5, HashIDs: []int64{7}}}
 	for i := range reqs {
@@ -134,6 +138,7 @@ func TestHashSynth(t *testing.T) {
 }
 
 func TestSortAndRebase(t *testing.T) {
+	t.Parallel()
 	reqs := []Request{{Timestamp: 0, InputLength: 1}, {Timestamp: -500 * time.Millisecond, InputLength: 2}, {Timestamp: 0, InputLength: 3}}
 	SortByTime(reqs)
 	if shift := Rebase(reqs); shift != -500*time.Millisecond {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseExtra(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -48,6 +49,7 @@ func TestParseExtra(t *testing.T) {
 // decoder llmtap measures with: the model, stream flag, output limit and prompt must all be
 // found where that API puts them.
 func TestBuildDecodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		endpoint string
 		api      string
@@ -77,6 +79,7 @@ func TestBuildDecodes(t *testing.T) {
 }
 
 func TestBuildMaxTokensAndExtras(t *testing.T) {
+	t.Parallel()
 	extra, err := ParseExtra(`{"min_tokens":128,"ignore_eos":true,"stream":false}`)
 	if err != nil {
 		t.Fatal(err)

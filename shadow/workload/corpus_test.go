@@ -29,6 +29,7 @@ func count(t testing.TB, b []byte) int {
 // TestAppendExactCount tokenizes prompts of many lengths, from every kind of starting point,
 // and checks that each has exactly the tokens asked for.
 func TestAppendExactCount(t *testing.T) {
+	t.Parallel()
 	c := corpus(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	lengths := []int{1, 2, 3, 7, 64, 511, 512, 513, 1000, 2048, 5000}
@@ -50,6 +51,7 @@ func TestAppendExactCount(t *testing.T) {
 // TestAppendEveryStart covers every corpus position as a starting point at a short length,
 // where a boundary effect would show most.
 func TestAppendEveryStart(t *testing.T) {
+	t.Parallel()
 	c := corpus(t)
 	for start := range c.Len() {
 		for _, n := range []int{1, 5} {
@@ -63,6 +65,7 @@ func TestAppendEveryStart(t *testing.T) {
 // TestAppendLeadingConcatenates checks that text appended with a leading space adds exactly its
 // tokens to whatever precedes it: the property shared prefixes rely on.
 func TestAppendLeadingConcatenates(t *testing.T) {
+	t.Parallel()
 	c := corpus(t)
 	p := c.Append(nil, 100, 3, false)
 	p = c.Append(p, 77, 500, true)
@@ -73,6 +76,7 @@ func TestAppendLeadingConcatenates(t *testing.T) {
 }
 
 func TestBlocks(t *testing.T) {
+	t.Parallel()
 	c := corpus(t)
 	tests := []struct {
 		name   string
@@ -99,6 +103,7 @@ func TestBlocks(t *testing.T) {
 // TestBlocksSharePrefixes checks that requests whose hash ids share a prefix share the text of
 // those blocks, byte for byte, and differ after it.
 func TestBlocksSharePrefixes(t *testing.T) {
+	t.Parallel()
 	c := corpus(t)
 	a := string(c.Blocks(nil, 3*BlockTokens, []int64{10, 11, 12}))
 	b := string(c.Blocks(nil, 3*BlockTokens, []int64{10, 11, 99}))
@@ -123,6 +128,7 @@ func TestBlocksSharePrefixes(t *testing.T) {
 }
 
 func TestNewCorpusErrors(t *testing.T) {
+	t.Parallel()
 	if _, err := NewCorpus("  \n "); err == nil {
 		t.Error("an empty corpus was accepted")
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestNormalSample(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		d        Normal
@@ -39,6 +40,7 @@ func TestNormalSample(t *testing.T) {
 }
 
 func TestParseMix(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		in     string
@@ -70,6 +72,7 @@ func TestParseMix(t *testing.T) {
 
 // TestMixWeights checks that shapes are drawn in proportion to their weights.
 func TestMixWeights(t *testing.T) {
+	t.Parallel()
 	m, err := ParseMix("100,10:25;200,20:75")
 	if err != nil {
 		t.Fatal(err)

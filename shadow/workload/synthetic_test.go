@@ -10,6 +10,7 @@ import (
 // TestSyntheticDeterministic checks that a request depends on the seed and its number only,
 // and that its prompt has exactly the input length it reports.
 func TestSyntheticDeterministic(t *testing.T) {
+	t.Parallel()
 	c := corpus(t)
 	mk := func(seed uint64) *Synthetic {
 		return &Synthetic{Corpus: c, Seed: seed,

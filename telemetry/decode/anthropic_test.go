@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestAnthropicEvents(t *testing.T) {
+	t.Parallel()
 	const start = `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":100,"output_tokens":1}}}`
 	cd := func(delta string) ev {
 		return te("content_block_delta", `{"type":"content_block_delta","index":0,"delta":`+delta+`}`)
@@ -139,6 +140,7 @@ func TestAnthropicEvents(t *testing.T) {
 }
 
 func TestAnthropicBody(t *testing.T) {
+	t.Parallel()
 	runFormatRows(t, NewAnthropic, []formatRow{
 		{
 			name:   "message",

@@ -6,7 +6,7 @@ package decode
 
 import "time"
 
-// Kind classifies one response event for the metric contract in DESIGN.md.
+// Kind classifies one response event for the metric contract of docs/metrics.md.
 type Kind uint8
 
 const (

@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestEmbeddingsBody(t *testing.T) {
+	t.Parallel()
 	in := func(n int64) Usage {
 		return Usage{InputTokens: n, OutputTokens: 0, ReasoningTokens: -1, CachedTokens: -1}
 	}
@@ -61,6 +62,7 @@ func TestEmbeddingsBody(t *testing.T) {
 }
 
 func TestRerankBody(t *testing.T) {
+	t.Parallel()
 	runFormatRows(t, NewRerank, []formatRow{
 		{
 			name:   "vllm",

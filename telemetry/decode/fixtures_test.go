@@ -43,6 +43,7 @@ type fixtureRequest struct {
 }
 
 func TestOllamaFixtures(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		name, path, reason string
 		maxTokens          int // also checked against the request file
@@ -131,6 +132,7 @@ func TestOllamaFixtures(t *testing.T) {
 // a framing the path's API does not use, times the NDJSON /api/chat capture line by line. The
 // Ollama decoder's own test of this capture is TestOllamaNativeGolden.
 func TestUnknownTimesNativeFixture(t *testing.T) {
+	t.Parallel()
 	api, dec := ForPath("/api/chat", "text/event-stream")
 	defer Put(dec)
 	if api != APIUnknown {
@@ -150,6 +152,7 @@ func TestUnknownTimesNativeFixture(t *testing.T) {
 }
 
 func TestOllamaFixtureRequests(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"chat", "completions", "chat_sampled", "native-api-chat"} {
 		t.Run(name, func(t *testing.T) {
 			body := readTestdata(t, name+".request.json")

@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestKindString(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		k    Kind
 		want string
@@ -18,6 +19,7 @@ func TestKindString(t *testing.T) {
 }
 
 func TestInternFinish(t *testing.T) {
+	t.Parallel()
 	// Every reason must come back unchanged, interned or not.
 	for _, r := range []string{"stop", "length", "tool_calls", "content_filter", "function_call", "abort", "error", "eos", "é"} {
 		if got := internFinish([]byte(r)); got != r {
@@ -27,6 +29,7 @@ func TestInternFinish(t *testing.T) {
 }
 
 func TestChoiceSet(t *testing.T) {
+	t.Parallel()
 	var s choiceSet
 	rows := []struct {
 		i      int64

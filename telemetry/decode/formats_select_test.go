@@ -9,6 +9,7 @@ import (
 // pools correctly, routes point into the table, APIs lists each name once, and ExpectsDone is
 // what the API's streams end with.
 func TestTable(t *testing.T) {
+	t.Parallel()
 	wantDone := map[string]bool{
 		APIOpenAIChat: true, APIOpenAICompletions: true, APIOpenAIResponses: true, APIAnthropicMessages: true,
 		APITGIGenerate: true, APIOllamaChat: true, APIOllamaGenerate: true, APIEmbeddings: false, APIRerank: false,

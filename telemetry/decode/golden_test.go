@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite the golden files testdata/*.gol
 
 // goldenStreams are the recorded streams of the other APIs: native-api-chat.txt is a real
 // Ollama capture (see telemetry/framing/testdata/README.md); the others are written after the
-// examples of the APIs' documentation (ecosystem.md §C.4).
+// examples of the APIs' own documentation.
 var goldenStreams = []struct {
 	file, path, ctype, reason string
 }{
@@ -108,6 +108,7 @@ type ollamaLine struct {
 // independently with encoding/json: the final line's counts, reason and durations, one content
 // event per line with text, and the concatenated text.
 func TestOllamaNativeGolden(t *testing.T) {
+	t.Parallel()
 	for _, r := range []struct{ file, path, reason string }{
 		{"native-api-chat.txt", "/api/chat", "the real capture (num_predict 32)"},
 		{"ollama-generate.txt", "/api/generate", "generate lines with thinking"},

@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestOllamaEvents(t *testing.T) {
+	t.Parallel()
 	const final = `,"done":true,"done_reason":"length","total_duration":523591273,"load_duration":264708233,"prompt_eval_count":5,"prompt_eval_duration":2883117,"eval_count":32,"eval_duration":254738017}`
 	timings := ServerTimings{Format: FormatOllama, PromptEvalCount: 5, EvalCount: 32, LoadDuration: 264708233, PromptEvalDuration: 2883117,
 		EvalDuration: 254738017, TotalDuration: 523591273}
@@ -89,6 +90,7 @@ func TestOllamaEvents(t *testing.T) {
 }
 
 func TestOllamaBody(t *testing.T) {
+	t.Parallel()
 	runFormatRows(t, NewOllamaGenerate, []formatRow{
 		{
 			name:   "generate stream false",

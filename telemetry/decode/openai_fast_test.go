@@ -136,6 +136,7 @@ func compareFastFull(t *testing.T, fast, full *openAI, data []byte) {
 // target proves that its answers equal fold's; this test makes sure it is not correct merely by
 // falling back, for the shapes the servers actually stream.
 func TestChatFastPathTaken(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		name, data, reason string
 		fast               bool
@@ -173,6 +174,7 @@ func TestChatFastPathTaken(t *testing.T) {
 // TestAppendUnescaped checks the decoding of escapes against the cases fastjson keeps as they
 // are, which a strict decoder would reject.
 func TestAppendUnescaped(t *testing.T) {
+	t.Parallel()
 	rows := []struct{ in, want, reason string }{
 		{`plain`, "plain", "no escape is copied"},
 		{`a\nb\t\"\\\/`, "a\nb\t\"\\/", "the short escapes"},
@@ -226,6 +228,7 @@ func BenchmarkCompletionsEventFull(b *testing.B) {
 // the structure around it, and checks that the decoding by difference agrees with fold after
 // every chunk and is taken where it should be.
 func TestChatRescan(t *testing.T) {
+	t.Parallel()
 	vllm := func(content, finish string) string {
 		return `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":{"content":` + content + `},"logprobs":null,"finish_reason":` + finish + `}]}`
 	}

@@ -57,6 +57,7 @@ func runEventRows(t *testing.T, rows []eventRow) {
 }
 
 func TestOpenAIChatEvents(t *testing.T) {
+	t.Parallel()
 	const usage = `"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11,` +
 		`"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":1}}`
 	runEventRows(t, []eventRow{
@@ -345,6 +346,7 @@ func TestOpenAIChatEvents(t *testing.T) {
 }
 
 func TestOpenAICompletionsEvents(t *testing.T) {
+	t.Parallel()
 	cmpl := func(text, finish, usage string) string {
 		return fmt.Sprintf(`{"id":"cmpl-1","object":"text_completion","created":1,"choices":[{"text":%q,"index":0,"finish_reason":%s}],"model":"m","usage":%s}`, text, finish, usage)
 	}
@@ -403,6 +405,7 @@ func TestOpenAICompletionsEvents(t *testing.T) {
 }
 
 func TestOpenAIBody(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		name, reason string
 		api          string
@@ -526,6 +529,7 @@ func TestOpenAIBody(t *testing.T) {
 }
 
 func TestOpenAITextCap(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		name, reason string
 		max          int
@@ -569,6 +573,7 @@ func TestOpenAITextCap(t *testing.T) {
 }
 
 func TestOpenAIErrorMessageCapped(t *testing.T) {
+	t.Parallel()
 	long := make([]byte, 3*maxErrorMessage)
 	for i := range long {
 		long[i] = 'x'
@@ -581,6 +586,7 @@ func TestOpenAIErrorMessageCapped(t *testing.T) {
 }
 
 func TestOpenAIReset(t *testing.T) {
+	t.Parallel()
 	dec := NewOpenAIChat()
 	dec.Event(nil, []byte(chunk(delta(0, `{"content":"hello","reasoning_content":"r"}`, `"stop"`)+`,`+delta(70, `{"content":"x"}`, "null"))))
 	dec.Event(nil, []byte(`{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}`))
@@ -601,6 +607,7 @@ func TestOpenAIReset(t *testing.T) {
 }
 
 func TestOpenAIEventDoesNotRetainData(t *testing.T) {
+	t.Parallel()
 	dec := NewOpenAIChat()
 	data := []byte(chunk(delta(0, `{"content":"abc"}`, "null")))
 	dec.Event(nil, data)

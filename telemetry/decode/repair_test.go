@@ -6,6 +6,7 @@ import (
 )
 
 func TestCloseTruncated(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		in, out, reason string
 		ok              bool

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseRequestFor(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		stream    bool
 		maxTokens int64
@@ -66,6 +67,7 @@ func TestParseRequestFor(t *testing.T) {
 // TestParseRequestForNativeFixture reads the real /api/chat request of the capture with the
 // Ollama rules, against the same facts read with encoding/json.
 func TestParseRequestForNativeFixture(t *testing.T) {
+	t.Parallel()
 	body := readTestdata(t, "native-api-chat.request.json")
 	var want struct {
 		Model   string `json:"model"`
@@ -87,6 +89,7 @@ func TestParseRequestForNativeFixture(t *testing.T) {
 }
 
 func TestParseRequestForCutBody(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"model":"m","options":{"num_predict":8},"prompt":"Once upon a ti`)
 	got := ParseRequestFor(APIOllamaGenerate, body, 1<<10)
 	if got.Valid || !got.PromptTruncated || got.MaxTokens != 8 || !got.Stream || string(got.Prompt) != "Once upon a ti" {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseRequest(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		model        string
 		stream       bool
@@ -190,6 +191,7 @@ func TestParseRequest(t *testing.T) {
 }
 
 func TestRequestParserReuse(t *testing.T) {
+	t.Parallel()
 	var rp RequestParser
 	var req Request
 	rp.Parse([]byte(`{"model":"m","messages":[{"content":"hello"}]}`), 64, &req)
@@ -212,6 +214,7 @@ func TestRequestParserReuse(t *testing.T) {
 // prefix is a prefix of the full prompt, and the other fields are either the full body's or
 // the defaults.
 func TestParseRequestPrefixes(t *testing.T) {
+	t.Parallel()
 	bodies := []string{
 		strings.TrimSpace(string(readTestdata(t, "chat.request.json"))),
 		strings.TrimSpace(string(readTestdata(t, "completions.request.json"))),

@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestResponsesEvents(t *testing.T) {
+	t.Parallel()
 	rd := func(typ, delta string) ev {
 		return te(typ, `{"type":"`+typ+`","item_id":"i","output_index":0,"content_index":0,"delta":`+delta+`,"sequence_number":4}`)
 	}
@@ -14,7 +15,7 @@ func TestResponsesEvents(t *testing.T) {
 	runFormatRows(t, NewResponses, []formatRow{
 		{
 			name:   "lifecycle is not content",
-			reason: "TTFT is the first delta, not response.created (ecosystem.md decision 5)",
+			reason: "TTFT is the first delta, not response.created (docs/metrics.md: TTFT is the first content event)",
 			events: []ev{
 				te("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"r","status":"in_progress","model":"gpt-x","usage":null}}`),
 				te("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"m","type":"message","content":[]}}`),
@@ -134,6 +135,7 @@ func TestResponsesEvents(t *testing.T) {
 }
 
 func TestResponsesBody(t *testing.T) {
+	t.Parallel()
 	runFormatRows(t, NewResponses, []formatRow{
 		{
 			name:   "response",

@@ -5,6 +5,7 @@ import (
 )
 
 func TestForPath(t *testing.T) {
+	t.Parallel()
 	const sse, ndjson, jsonCT = "text/event-stream", "application/x-ndjson", "application/json"
 	rows := []struct {
 		path, ctype, reason, api string
@@ -59,6 +60,7 @@ func TestForPath(t *testing.T) {
 }
 
 func TestGetPut(t *testing.T) {
+	t.Parallel()
 	for _, api := range []string{APIOpenAIChat, APIOpenAICompletions, APIUnknown, "no-such-api"} {
 		for range 3 { // whether or not the pool hands the same decoder back, it must be reset
 			dec := Get(api)
@@ -78,6 +80,7 @@ func TestGetPut(t *testing.T) {
 }
 
 func TestPutShrinks(t *testing.T) {
+	t.Parallel()
 	dec := newOpenAI(APIOpenAIChat)
 	dec.SetMaxText(2 * maxPooledBuffer)
 	big := make([]byte, maxPooledBuffer+1)
@@ -107,6 +110,7 @@ func (foreign) Result() *Result             { return &Result{} }
 func (foreign) Reset()                      {}
 
 func TestUnknown(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		name, reason string
 		data         string

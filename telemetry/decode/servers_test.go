@@ -58,6 +58,7 @@ var serverStreams = []serverStream{
 }
 
 func TestServerStreams(t *testing.T) {
+	t.Parallel()
 	for _, s := range serverStreams {
 		t.Run(s.file, func(t *testing.T) {
 			_, dec := ForPath(s.path, "text/event-stream")

@@ -3,6 +3,7 @@ package decode
 import "testing"
 
 func TestTGIEvents(t *testing.T) {
+	t.Parallel()
 	tok := func(text string, special bool, tail string) ev {
 		sp := "false"
 		if special {
@@ -67,6 +68,7 @@ func TestTGIEvents(t *testing.T) {
 }
 
 func TestTGIBody(t *testing.T) {
+	t.Parallel()
 	runFormatRows(t, NewTGI, []formatRow{
 		{
 			name:   "generate",

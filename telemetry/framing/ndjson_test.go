@@ -17,6 +17,7 @@ func runNDJSON(maxLine int, writes ...string) (evs []rec, truncated bool) {
 }
 
 func TestNDJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		max       int
@@ -102,6 +103,7 @@ func TestNDJSON(t *testing.T) {
 
 // TestNDJSONKeepsNoCallerMemory checks that a partial line is copied before Write returns.
 func TestNDJSONKeepsNoCallerMemory(t *testing.T) {
+	t.Parallel()
 	var evs []rec
 	s := NewNDJSON(0, recorder(&evs))
 	p := []byte(`{"a":1}`)
@@ -114,6 +116,7 @@ func TestNDJSONKeepsNoCallerMemory(t *testing.T) {
 }
 
 func TestNDJSONStatsResetClose(t *testing.T) {
+	t.Parallel()
 	var evs []rec
 	s := NewNDJSON(3, recorder(&evs))
 	in := "a\n\n  \nabcd\nb"
@@ -145,6 +148,7 @@ func TestNDJSONStatsResetClose(t *testing.T) {
 
 // TestNDJSONCaptures feeds the native-API capture read by read, with each read's own time.
 func TestNDJSONCaptures(t *testing.T) {
+	t.Parallel()
 	for _, name := range ndjsonCaptures {
 		t.Run(name, func(t *testing.T) {
 			reads, body := loadCapture(t, name)

@@ -17,6 +17,7 @@ func runSSE(maxEvent int, writes ...string) (evs []rec, truncated bool) {
 }
 
 func TestSSE(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		max       int
@@ -181,6 +182,7 @@ func TestSSE(t *testing.T) {
 }
 
 func TestSSEFieldLimit(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		writes []string
@@ -219,6 +221,7 @@ func TestSSEFieldLimit(t *testing.T) {
 }
 
 func TestSSERetry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		writes []string
@@ -249,6 +252,7 @@ func TestSSERetry(t *testing.T) {
 // TestSSEKeepsNoCallerMemory checks that data seen in place in one Write is copied before the
 // Write returns when the event is not complete yet: the caller may reuse its buffer.
 func TestSSEKeepsNoCallerMemory(t *testing.T) {
+	t.Parallel()
 	var evs []rec
 	s := NewSSE(0, recorder(&evs))
 	p := []byte("data: abc\n")
@@ -261,6 +265,7 @@ func TestSSEKeepsNoCallerMemory(t *testing.T) {
 }
 
 func TestSSEStatsResetClose(t *testing.T) {
+	t.Parallel()
 	var evs []rec
 	s := NewSSE(4, recorder(&evs))
 	in := "\xEF\xBB\xBF: k\nid: 1\ndata: a\n\ndata: toolong\n\n: k\n\n"
@@ -291,6 +296,7 @@ func TestSSEStatsResetClose(t *testing.T) {
 
 // TestSSECaptures feeds each real capture read by read, with each read's own time.
 func TestSSECaptures(t *testing.T) {
+	t.Parallel()
 	for _, name := range sseCaptures {
 		t.Run(name, func(t *testing.T) {
 			reads, body := loadCapture(t, name)
@@ -359,6 +365,7 @@ func TestSSECaptures(t *testing.T) {
 // TestSSEChatUsage checks the quirk the README points out: the usage chunk and [DONE] share one
 // read, so they share one At.
 func TestSSEChatUsage(t *testing.T) {
+	t.Parallel()
 	reads, _ := loadCapture(t, "chat")
 	var evs []rec
 	s := NewSSE(0, recorder(&evs))

@@ -3,6 +3,7 @@ package inject
 import "testing"
 
 func TestAcceptEncoding(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		values               []string
 		compressed, identity bool

@@ -30,6 +30,7 @@ func (r *recorder) Write(p []byte) (int, error) {
 }
 
 func TestFilter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		writes  []string
@@ -83,6 +84,7 @@ func TestFilter(t *testing.T) {
 // TestFilterCloseWritesHeldBytes: a stream cut inside an event still reaches the client in
 // full, as it would without llmtap.
 func TestFilterCloseWritesHeldBytes(t *testing.T) {
+	t.Parallel()
 	var rec recorder
 	f := NewFilter(&rec, 0)
 	f.Write([]byte(content + "data: {\"cho"))
@@ -97,6 +99,7 @@ func TestFilterCloseWritesHeldBytes(t *testing.T) {
 // TestFilterOversized: an event longer than the limit is passed on as it comes and turns the
 // filter off, so the filter never holds more than the limit.
 func TestFilterOversized(t *testing.T) {
+	t.Parallel()
 	var rec recorder
 	f := NewFilter(&rec, 16)
 	long := "data: " + strings.Repeat("x", 40)
@@ -112,6 +115,7 @@ func TestFilterOversized(t *testing.T) {
 
 // TestFilterWriteError: a failing client is reported, not swallowed.
 func TestFilterWriteError(t *testing.T) {
+	t.Parallel()
 	f := NewFilter(&recorder{fail: true}, 0)
 	if n, err := f.Write([]byte(content)); err == nil || n != 0 {
 		t.Fatalf("Write = %d, %v; want 0 and the client's error", n, err)
@@ -121,6 +125,7 @@ func TestFilterWriteError(t *testing.T) {
 // TestFilterOllamaFixtures runs the recorded Ollama streams (asked with include_usage) through
 // the filter in their recorded writes: the usage chunk goes, every other byte stays.
 func TestFilterOllamaFixtures(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"chat", "completions"} {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile("../decode/testdata/" + name + ".txt")

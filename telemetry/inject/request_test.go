@@ -7,6 +7,7 @@ import (
 )
 
 func TestAddIncludeUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -109,6 +110,7 @@ func checkInjected(t *testing.T, in, got []byte) {
 }
 
 func TestIsUsageOnly(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		data string

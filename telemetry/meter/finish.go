@@ -101,34 +101,13 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	}
 	r.RequestBody = m.reqBody // parsed by Finalize
 
-	// A client that closes as soon as it has read the end of the stream (the OpenAI SDKs stop
-	// at [DONE]) may do so before the proxy finished its own bookkeeping: that response was
-	// complete, not canceled.
-	if failure == record.ErrCanceled && r.Stream && (m.sawDone || res.Ended) {
-		failure, errMsg = "", ""
-	}
-
-	// The error class, most specific first.
-	switch {
-	case failure != "":
-		r.Error, r.ErrorMsg = failure, errMsg
-	case m.rec.Status >= 400:
-		r.Error = record.ErrHTTP
-		r.ErrorMsg = res.ErrorMessage
-	case m.streamErr:
-		r.Error, r.ErrorMsg = record.ErrStream, res.ErrorMessage
-	case m.decodeStop == DecodeStoppedRatio:
-		r.Error, r.ErrorMsg = record.ErrMalformed, errInflateBomb.Error()+" (a decompression bomb): measuring stopped there"
-	case m.inflateFails > 0 && m.contentEvents == 0:
-		// Nothing could be measured because the body did not decode in its Content-Encoding.
-		r.Error, r.ErrorMsg = record.ErrMalformed, "the body could not be decoded in its Content-Encoding"
-	case truncated:
-		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended inside an event"
-	case r.Stream && !m.sawDone && !res.Ended && decode.ExpectsDone(m.api) && m.decodeStop == "":
-		r.Error, r.ErrorMsg = record.ErrTruncated, "the stream ended without the event that ends a complete "+m.api+" response"
-	case r.Malformed > 0 && m.contentEvents == 0:
-		r.Error, r.ErrorMsg = record.ErrMalformed, "no event of the stream could be decoded as "+m.api
-	}
+	r.Error, r.ErrorMsg = classify(outcome{
+		failure: failure, errMsg: errMsg,
+		status: m.rec.Status, stream: r.Stream, api: m.api,
+		ended: m.sawDone || res.Ended, streamErr: m.streamErr, upstreamMsg: res.ErrorMessage,
+		truncated: truncated, decodeStop: m.decodeStop, inflateFails: m.inflateFails,
+		contentEvents: m.contentEvents, malformed: r.Malformed,
+	})
 	return r
 }
 
@@ -186,4 +165,51 @@ func Finalize(r *record.Record) {
 		r.ITLMs = &itl
 	}
 	r.BoundStrings() // models, ids, paths and messages come from clients and upstreams
+}
+
+// outcome is what the error classification of a finished exchange reads.
+type outcome struct {
+	failure, errMsg string // the error class the caller observed and its message; "" when none
+	status          int    // the response status (0 when none was written)
+	stream          bool   // the request asked for a stream
+	api             string // the decoder's API name
+	ended           bool   // the stream's end was seen ([DONE] or the API's final event)
+	streamErr       bool   // the stream carried an error event, or the body decoded as one
+	upstreamMsg     string // the error message the upstream sent, if any
+	truncated       bool   // the framer held part of an event when the stream ended
+	decodeStop      string // which bound stopped decoding early, if one did
+	inflateFails    int    // pieces of the body that did not decode in its Content-Encoding
+	contentEvents   int    // events that carried content
+	malformed       int    // events (or bodies) that did not decode as api
+}
+
+// classify returns the error class of a finished exchange (one of record's Err* constants, ""
+// when it succeeded) and its message, the most specific class first.
+func classify(o outcome) (class, msg string) {
+	// A client that closes as soon as it has read the end of the stream (the OpenAI SDKs stop
+	// at [DONE]) may do so before the proxy finished its own bookkeeping: that response was
+	// complete, not canceled.
+	if o.failure == record.ErrCanceled && o.stream && o.ended {
+		o.failure, o.errMsg = "", ""
+	}
+	switch {
+	case o.failure != "":
+		return o.failure, o.errMsg
+	case o.status >= 400:
+		return record.ErrHTTP, o.upstreamMsg
+	case o.streamErr:
+		return record.ErrStream, o.upstreamMsg
+	case o.decodeStop == DecodeStoppedRatio:
+		return record.ErrMalformed, errInflateBomb.Error() + " (a decompression bomb): measuring stopped there"
+	case o.inflateFails > 0 && o.contentEvents == 0:
+		// Nothing could be measured because the body did not decode in its Content-Encoding.
+		return record.ErrMalformed, "the body could not be decoded in its Content-Encoding"
+	case o.truncated:
+		return record.ErrTruncated, "the stream ended inside an event"
+	case o.stream && !o.ended && decode.ExpectsDone(o.api) && o.decodeStop == "":
+		return record.ErrTruncated, "the stream ended without the event that ends a complete " + o.api + " response"
+	case o.malformed > 0 && o.contentEvents == 0:
+		return record.ErrMalformed, "no event of the stream could be decoded as " + o.api
+	}
+	return "", ""
 }

@@ -1,6 +1,6 @@
 // Package meter measures one HTTP exchange as it passes through a proxy: it is fed the request
 // body as the upstream reads it, the response headers and every response write with the time it
-// reached the proxy's writer, and it produces the per-request record of DESIGN.md's contract.
+// reached the proxy's writer, and it produces the per-request record of the metric contract (docs/metrics.md).
 //
 // A Meter does the minimum on the request path — framing events and classifying them, keeping a
 // handful of timestamps — and leaves the expensive part (tokenizer counts, derived metrics) to

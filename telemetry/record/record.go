@@ -1,5 +1,5 @@
 // Package record defines the per-request record: every timestamp and metric of the contract in
-// DESIGN.md for one request, in the shape users read from /llmtap/requests and record files.
+// docs/metrics.md for one request, in the shape users read from /llmtap/requests and record files.
 package record
 
 import (

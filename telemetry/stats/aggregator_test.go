@@ -54,6 +54,7 @@ func streamRecord(model, class string, start time.Time, ttft, gap float64, out i
 }
 
 func TestAddRecordsEveryMetric(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now})
 	r := streamRecord("m", record.ClassLive, t0, 100, 10, 11)
@@ -102,6 +103,7 @@ func TestAddRecordsEveryMetric(t *testing.T) {
 }
 
 func TestKeysNeverMix(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now})
 	// Each key gets a distinct TTFT so any mixing shows in its min/max.
@@ -150,6 +152,7 @@ func TestKeysNeverMix(t *testing.T) {
 }
 
 func TestErrorsStayOutOfDistributions(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now})
 	a.Add(streamRecord("m", record.ClassLive, t0, 100, 10, 5))
@@ -182,6 +185,7 @@ func TestErrorsStayOutOfDistributions(t *testing.T) {
 }
 
 func TestModelsFoldNewModels(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now, Models: labelcap.New(2)})
 	for _, m := range []string{"a", "b", "c", "d", "a", "c"} {
@@ -211,6 +215,7 @@ func TestModelsFoldNewModels(t *testing.T) {
 }
 
 func TestCumulativeRatesUseBenchmarkDuration(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now})
 	// Four requests of 100 tokens in, 10 out, starting 1 s apart and lasting 1 s each:
@@ -245,6 +250,7 @@ func TestCumulativeRatesUseBenchmarkDuration(t *testing.T) {
 }
 
 func TestWindowMovesWithTheClock(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now, Window: time.Minute, Slots: 6})
 	key := Key{"m", record.ClassLive, "2xx"}
@@ -296,6 +302,7 @@ func TestWindowMovesWithTheClock(t *testing.T) {
 }
 
 func TestNonStreamingRecordHasNoStreamingMetrics(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now})
 	a.Add(&record.Record{
@@ -348,6 +355,7 @@ func TestAddConcurrent(t *testing.T) {
 }
 
 func TestAddNilIsIgnored(t *testing.T) {
+	t.Parallel()
 	a := New(Options{})
 	a.Add(nil)
 	if n := len(a.Summary().Groups); n != 0 {
@@ -356,6 +364,7 @@ func TestAddNilIsIgnored(t *testing.T) {
 }
 
 func TestStatusClassMatchesRecord(t *testing.T) {
+	t.Parallel()
 	for _, code := range []int{0, 99, 100, 200, 204, 299, 302, 404, 429, 500, 503, 599, 600, 999, -1} {
 		if got, want := statusClass(code), (&record.Record{Status: code}).StatusClass(); got != want {
 			t.Errorf("statusClass(%d) = %q, record says %q", code, got, want)
@@ -368,6 +377,7 @@ func TestStatusClassMatchesRecord(t *testing.T) {
 // skipped values (NaN) and values below the range, count, sum, mean, min, max and the standard
 // deviation must equal those computed directly over every value.
 func TestInterChunkBatchesMergeExactly(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	a := New(Options{Now: clk.Now})
 	batches := [][]float64{{1, 2, 3.5, 250}, {0.25}, {7, math.NaN(), -2, 11.125, 4}, {}, {1e4, 3}}

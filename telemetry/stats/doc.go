@@ -1,4 +1,4 @@
-// Package stats aggregates per-request records into the statistics of DESIGN.md's contract:
+// Package stats aggregates per-request records into the statistics of the metric contract (docs/metrics.md):
 // for every model, traffic class and status class, the distribution of each metric (avg,
 // min, max, p1…p99, population std, count) and the derived rates (request, token and good
 // request throughput), cumulative and over a rolling window.

@@ -11,6 +11,7 @@ import (
 // TestTokensPerJoule checks the energy scalars: summed over the successful records that carry
 // a GPU energy share, absent when none does, and never fed by failed requests.
 func TestTokensPerJoule(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	a := New(Options{Now: clk.Now})
 	start := clk.Now()

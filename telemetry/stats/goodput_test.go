@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseSLOs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -38,6 +39,7 @@ func TestParseSLOs(t *testing.T) {
 }
 
 func TestParseSLOsErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		in    string
@@ -70,6 +72,7 @@ func TestParseSLOsErrors(t *testing.T) {
 }
 
 func TestGood(t *testing.T) {
+	t.Parallel()
 	base := func() *record.Record { return streamRecord("m", record.ClassLive, t0, 100, 10, 11) } // ITL 10 ms, 100 tok/s/user
 	reasoning := func() *record.Record { r := base(); r.ReasoningTokens = 4; return r }
 	tests := []struct {
@@ -111,6 +114,7 @@ func TestGood(t *testing.T) {
 }
 
 func TestGoodputInSummary(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	slos, err := ParseSLOs("time_to_first_token:100")
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 const (
-	// sigFigs is the precision of every histogram: 3 significant digits, as DESIGN.md asks.
+	// sigFigs is the precision of every histogram: 3 significant digits, as docs/metrics.md states.
 	sigFigs = 3
 	// subBucketBits follows from sigFigs: HdrHistogram keeps 2^11 = 2048 sub-buckets (the power
 	// of two above 2×10^3), so a value in bucket b ≥ 1 shares its slot with 2^b neighbours and

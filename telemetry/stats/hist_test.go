@@ -52,6 +52,7 @@ func near(got, want, rel, abs float64) bool {
 }
 
 func TestHistMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	gen := func(n int, f func() float64) []float64 {
 		vs := make([]float64, n)
@@ -112,6 +113,7 @@ func TestHistMatchesBruteForce(t *testing.T) {
 }
 
 func TestSlotMiddleMatchesHdrHistogram(t *testing.T) {
+	t.Parallel()
 	h := hdrhistogram.New(1, maxMicros, sigFigs)
 	rng := rand.New(rand.NewPCG(3, 4))
 	vs := []int64{0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 4097, 1 << 20, maxMicros - 1, maxMicros}
@@ -133,6 +135,7 @@ func TestSlotMiddleMatchesHdrHistogram(t *testing.T) {
 }
 
 func TestHistClampsAndCounts(t *testing.T) {
+	t.Parallel()
 	h := NewHist(HistOptions{})
 	for _, v := range []float64{10, -5, 2 * 3600 * 1000, math.NaN(), math.Inf(1), 20} {
 		h.Record(t0, v)
@@ -151,6 +154,7 @@ func TestHistClampsAndCounts(t *testing.T) {
 }
 
 func TestHistTokensAreNotScaled(t *testing.T) {
+	t.Parallel()
 	h := NewHist(HistOptions{Unit: "tokens", Scale: 1, Max: maxTokens})
 	for _, v := range []float64{1, 2, 3, 4} {
 		h.Record(t0, v)
@@ -162,6 +166,7 @@ func TestHistTokensAreNotScaled(t *testing.T) {
 }
 
 func TestHistWindowExpiry(t *testing.T) {
+	t.Parallel()
 	h := NewHist(HistOptions{Window: time.Minute, Slots: 6})
 	h.Record(t0, 1)
 	h.Record(t0.Add(15*time.Second), 2)
@@ -199,6 +204,7 @@ func TestHistWindowExpiry(t *testing.T) {
 }
 
 func TestHistClockGoingBack(t *testing.T) {
+	t.Parallel()
 	h := NewHist(HistOptions{Window: time.Minute, Slots: 6})
 	h.Record(t0.Add(2*time.Minute), 5)
 	// A value from more than a window before the newest slot cannot enter the window; it
@@ -211,6 +217,7 @@ func TestHistClockGoingBack(t *testing.T) {
 }
 
 func TestHistConcurrent(t *testing.T) {
+	t.Parallel()
 	h := NewHist(HistOptions{})
 	const goroutines, each = 4, 500
 	var wg sync.WaitGroup
@@ -233,6 +240,7 @@ func TestHistConcurrent(t *testing.T) {
 }
 
 func TestMomentsMerge(t *testing.T) {
+	t.Parallel()
 	vs := []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}
 	var whole, a, b moments
 	for i, v := range vs {
@@ -287,6 +295,7 @@ func FuzzHist(f *testing.F) {
 }
 
 func TestHistWindowMatchesBruteForce(t *testing.T) {
+	t.Parallel()
 	const slots, slotLen = 6, 10 * time.Second
 	h := NewHist(HistOptions{Window: slots * slotLen, Slots: slots})
 	rng := rand.New(rand.NewPCG(5, 6))

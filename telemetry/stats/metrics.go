@@ -4,7 +4,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
-// Metric tags. They are AIPerf's tags (docs/metrics-reference.md), so a summary written by
+// Metric tags. They are AIPerf's tags (AIPerf's docs/metrics-reference.md), so a summary written by
 // llmtap reads like profile_export_aiperf.json; headers_latency is llmtap's own.
 const (
 	TagTTFT              = "time_to_first_token"
@@ -183,7 +183,7 @@ func (vs *values) setPtr(m metric, p *float64) {
 	}
 }
 
-// extract computes the per-request metric values of a record, following DESIGN.md's contract
+// extract computes the per-request metric values of a record, following the metric contract
 // and AIPerf's metric classes (docs/metrics.md lists them tag by tag): pointers that are nil do
 // not apply; token counts apply when their source is known. The record's OutputTokens is
 // AIPerf's output sequence length (all generated tokens, reasoning included);

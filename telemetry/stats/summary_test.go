@@ -119,6 +119,7 @@ func valuesNear(x, y any) bool {
 }
 
 func TestSummaryJSONGolden(t *testing.T) {
+	t.Parallel()
 	b, err := json.MarshalIndent(goldenSummary(t), "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -127,6 +128,7 @@ func TestSummaryJSONGolden(t *testing.T) {
 }
 
 func TestGroupJSONLayout(t *testing.T) {
+	t.Parallel()
 	s := goldenSummary(t)
 	g, ok := s.Find(Key{"llama-3.1-8b", record.ClassLive, "5xx"}, WindowCumulative)
 	if !ok {
@@ -168,6 +170,7 @@ func TestGroupJSONLayout(t *testing.T) {
 }
 
 func TestTableGolden(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := WriteTable(&b, goldenSummary(t)); err != nil {
 		t.Fatal(err)
@@ -176,6 +179,7 @@ func TestTableGolden(t *testing.T) {
 }
 
 func TestCSVGolden(t *testing.T) {
+	t.Parallel()
 	g, ok := goldenSummary(t).Find(Key{"llama-3.1-8b", record.ClassLive, "2xx"}, WindowCumulative)
 	if !ok {
 		t.Fatal("no live group")
@@ -188,6 +192,7 @@ func TestCSVGolden(t *testing.T) {
 }
 
 func TestFormatNumber(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		v    float64
 		want string
@@ -210,6 +215,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, fmt.Errorf("disk full") }
 
 func TestWritersReportErrors(t *testing.T) {
+	t.Parallel()
 	s := goldenSummary(t)
 	if err := WriteTable(failWriter{}, s); err == nil {
 		t.Error("WriteTable hid a write error")
@@ -223,6 +229,7 @@ func TestWritersReportErrors(t *testing.T) {
 // every status class (a 5xx is an error of its own group in the summary), takes its
 // distributions and time bounds from the valid requests, and recomputes the rates over them.
 func TestCombineCountsEveryStatus(t *testing.T) {
+	t.Parallel()
 	clk := &fakeClock{t: t0}
 	slos, _ := ParseSLOs("time_to_first_token:1000")
 	a := New(Options{Now: clk.Now, SLOs: slos})
