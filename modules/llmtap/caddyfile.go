@@ -19,6 +19,7 @@ import (
 //	    inject_usage
 //	    record            [<dir>] { … }   # see parseRecord in record.go
 //	    mirror            <upstream> { … } # see parseMirror in mirror.go
+//	    tenant            header <name> | placeholder <{placeholder}> | api_key
 //	}
 //
 // Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes. inject_usage takes no
@@ -78,8 +79,14 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.Mirror = mc
+		case "tenant":
+			tc, err := parseTenant(d) // tenant.go
+			if err != nil {
+				return err
+			}
+			h.Tenant = tc
 		default:
-			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage, record or mirror", opt)
+			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror or tenant", opt)
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ type engine struct {
 // releaseEngine.
 func acquireEngine() (*engine, error) {
 	e, _, err := hold(keyEngine, func() (*engine, error) {
-		e := &engine{tap: tap.New(tap.Options{Stats: stats.Options{Models: modelLabels}})} // one folding rule (metrics.go)
+		e := &engine{tap: tap.New(tap.Options{Stats: stats.Options{Models: modelLabels, Tenants: tenantLabels}})} // one folding rule (metrics.go)
 		e.tap.AddSink(metricsSink{})
 		e.tap.AddSink(recordSink{})
 		e.tap.AddEnricher(enrichGPU)  // GPU figures per record (timeline.go)

@@ -83,6 +83,11 @@ type Handler struct {
 	// no mirror.
 	Mirror *MirrorConfig `json:"mirror,omitempty"`
 
+	// Tenant says where the tenant of a request comes from (a trusted header, a placeholder
+	// of a verifying module, or a keyed hash of the API key); see TenantConfig. Default: no
+	// tenants.
+	Tenant *TenantConfig `json:"tenant,omitempty"`
+
 	engine    *engine
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
@@ -90,6 +95,7 @@ type Handler struct {
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
+	tenant    *tenantSource // nil without a tenant option (tenant.go)
 
 	streams *streams
 }
@@ -134,6 +140,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
 	if err := h.provisionMirror(); err != nil {
+		return err
+	}
+	if err := h.provisionTenant(); err != nil {
 		return err
 	}
 	return h.provisionRecording()
@@ -217,6 +226,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
 	h.recording.tag(r, rec)
+	rec.Tenant = h.tenantOf(r) // tenant.go
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 	if h.tracer != nil {
 		rec.Span = h.tracer.Start(r.Context(), r.Header, t0) // ended from the record, off the request path

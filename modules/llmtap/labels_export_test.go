@@ -14,8 +14,13 @@ func DeleteModelSeries(models ...string) {
 	for _, m := range models {
 		match := prometheus.Labels{"model": m}
 		for _, v := range []*prometheus.MetricVec{metricTTFT.MetricVec, metricTPOT.MetricVec, metricDuration.MetricVec, metricOpDuration.MetricVec,
-			metricTokens.MetricVec, metricRequests.MetricVec, metricErrors.MetricVec} {
+			metricTokens.MetricVec, metricRequests.MetricVec, metricErrors.MetricVec,
+			metricTenantRequests.MetricVec, metricTokensByKind.MetricVec, metricGPUSeconds.MetricVec,
+			metricGPUEnergy.MetricVec, metricCost.MetricVec} {
 			v.DeletePartialMatch(match)
 		}
 	}
 }
+
+// ResetTenantLabels forgets the tenants the process-wide tenant set gave series to.
+func ResetTenantLabels() { tenantLabels.Reset() }

@@ -92,6 +92,7 @@ func (metricsSink) Consume(r *record.Record) {
 	}
 	sc := r.StatusClass()
 	metricRequests.WithLabelValues(model, r.Class, sc).Inc()
+	countUsage(r, model, sc) // metrics_usage.go: per tenant, tokens by kind, GPU time, cost
 	metricOpDuration.WithLabelValues(model, r.Class, sc).Observe(r.DurationMs / 1000)
 	countUnusual(r)
 	if !r.OK() {

@@ -98,6 +98,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		}
 		r.ReasoningTokens = u.ReasoningTokens
 		r.CachedTokens = u.CachedTokens
+		r.CacheWriteTokens = max(u.CacheWriteTokens, 0)
 	}
 	if r.OutputTokensSource == record.SourceNone && (len(res.Text) > 0 || len(res.ReasoningText) > 0) {
 		// Counted by Finalize, off the request path.
