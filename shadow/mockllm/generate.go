@@ -226,7 +226,7 @@ func (r *responder) unary(ep endpoint, id, model string, prompt int, usage bool)
 	b = append(b, ']')
 	if usage {
 		b = append(b, ',')
-		b = appendUsage(b, prompt, completion, reasoning)
+		b = appendUsage(b, prompt, completion, reasoning, r.s.cfg.CachedTokens)
 	}
 	b = append(b, '}')
 	r.buf = b
