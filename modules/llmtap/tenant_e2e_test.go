@@ -292,3 +292,62 @@ func TestTenantSources(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensByKind sends an OpenAI chat stream (a reasoning model with a prompt cache hit) and
+// an Anthropic Messages stream (a cache read and a cache write) from the mock through Caddy and
+// checks each kind in the records and in llmtap_tokens_total: cached input, cache-write input
+// and reasoning output beside input and output, per tenant.
+func TestTokensByKind(t *testing.T) {
+	llmtap.ResetTenantLabels()
+	t.Cleanup(llmtap.ResetTenantLabels)
+	model := ownName("kinds-")
+	t.Cleanup(func() { llmtap.DeleteModelSeries(model) })
+	up := startUpstream(t, mockllm.Config{OutputTokens: 6, Reasoning: 2, CachedTokens: 5, CacheWriteTokens: 3, Seed: 3})
+	p, _ := loadProxy(t, "", site{body: "\tllmtap {\n\t\ttenant header X-Tenant\n\t}\n\treverse_proxy " + up.addr})
+	c := newClient(t)
+	send := func(path, id string, body []byte) {
+		req, err := newPost(t.Context(), p.sites[0]+path, id, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Tenant", "acme")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = bytes.NewBuffer(nil).ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s", path, resp.Status)
+		}
+	}
+	send("/v1/chat/completions", model+"-chat", chatBody(model, 6, true, true))
+	send("/v1/messages", model+"-msg", []byte(`{"model":"`+model+`","max_tokens":6,"stream":true,"messages":[{"role":"user","content":"Tell me a story about a lighthouse."}]}`))
+
+	recs := p.records(t)
+	chat, msg := recs[model+"-chat"], recs[model+"-msg"]
+	if chat.CachedTokens != 5 || chat.ReasoningTokens != 2 || chat.CacheWriteTokens != 0 || chat.Tenant != "acme" {
+		t.Errorf("chat record: cached %d reasoning %d cache write %d tenant %q; want 5, 2, 0, acme", chat.CachedTokens, chat.ReasoningTokens, chat.CacheWriteTokens, chat.Tenant)
+	}
+	if msg.CachedTokens != 5 || msg.CacheWriteTokens != 3 || msg.InputTokens < 8 {
+		t.Errorf("messages record: cached %d cache write %d input %d; want 5, 3 and the whole prompt", msg.CachedTokens, msg.CacheWriteTokens, msg.InputTokens)
+	}
+	got := map[string]float64{}
+	for _, s := range p.metricSamples(t, "llmtap_tokens_total") {
+		if s.labels["model"] == model && s.labels["tenant"] == "acme" {
+			got[s.labels["type"]] += s.value
+		}
+	}
+	want := map[string]float64{
+		"input":             float64(chat.InputTokens + msg.InputTokens),
+		"output":            float64(chat.OutputTokens + msg.OutputTokens),
+		"cached_input":      10,
+		"cache_write_input": 3,
+		"reasoning_output":  float64(chat.ReasoningTokens + msg.ReasoningTokens),
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("llmtap_tokens_total{type=%q} = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+}
