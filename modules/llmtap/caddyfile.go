@@ -20,6 +20,7 @@ import (
 //	    record            [<dir>] { … }   # see parseRecord in record.go
 //	    mirror            <upstream> { … } # see parseMirror in mirror.go
 //	    tenant            header <name> | placeholder <{placeholder}> | api_key
+//	    server_timing
 //	}
 //
 // Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes. inject_usage takes no
@@ -79,6 +80,11 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 				return err
 			}
 			h.Mirror = mc
+		case "server_timing":
+			if d.NextArg() {
+				return d.Errf("server_timing takes no value, got %q", d.Val())
+			}
+			h.ServerTiming = true
 		case "tenant":
 			tc, err := parseTenant(d) // tenant.go
 			if err != nil {
@@ -86,7 +92,7 @@ func (h *Handler) UnmarshalCaddyfile(d *caddyfile.Dispenser) error {
 			}
 			h.Tenant = tc
 		default:
-			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror or tenant", opt)
+			return d.Errf("unknown llmtap option %q; expected api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror, tenant or server_timing", opt)
 		}
 	}
 	return nil

@@ -190,9 +190,17 @@ func Finalize(r *record.Record) {
 	if r.CachedTokens < 0 {
 		r.CachedTokens = 0
 	}
-	if r.TTFTMs != nil && r.RequestLatencyMs != nil && r.OutputTokens >= 2 {
-		itl := (*r.RequestLatencyMs - *r.TTFTMs) / float64(r.OutputTokens-1)
+	if itl, ok := ITL(r); ok {
 		r.ITLMs = &itl
 	}
 	r.BoundStrings() // models, ids, paths and messages come from clients and upstreams
+}
+
+// ITL is the inter-token latency of r, (request latency − TTFT) / (output tokens − 1), from its
+// current figures; false when it does not apply (no TTFT, fewer than two output tokens).
+func ITL(r *record.Record) (float64, bool) {
+	if r.TTFTMs == nil || r.RequestLatencyMs == nil || r.OutputTokens < 2 {
+		return 0, false
+	}
+	return (*r.RequestLatencyMs - *r.TTFTMs) / float64(r.OutputTokens-1), true
 }
