@@ -116,7 +116,7 @@ func TestAdaptErrors(t *testing.T) {
 			`gpu interval: "fast" is not a positive duration, such as 250ms or 1s`, 4},
 		{"an unknown gpu option names the valid ones",
 			"{\n\tllmtap {\n\t\tgpu {\n\t\t\tdevices 0,1\n\t\t}\n\t}\n}\n:8080 {\n\tllmtap\n}\n",
-			`unknown gpu option "devices"; expected interval or off`, 4},
+			`unknown gpu option "devices"; expected interval, price_per_gpu_hour or off`, 4},
 		{"gpu takes only off as an argument",
 			"{\n\tllmtap {\n\t\tgpu on\n\t}\n}\n:8080 {\n\tllmtap\n}\n",
 			`gpu takes no argument but off, got "on"`, 3},

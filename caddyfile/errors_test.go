@@ -40,6 +40,7 @@ var errorCases = []errorCase{
 	{inDirective("\t\tmax_event_size"), `max_event_size needs a size, such as 1MiB or 65536`, 3},
 	{inDirective("\t\tinject_usage yes"), `inject_usage takes no value, got "yes"`, 3},
 	{inDirective("\t\trecord /a /b"), `record takes at most one argument, the folder; got another: "/b"`, 3},
+	{inGlobal("\t\tgpu {\n\t\t\tprice_per_gpu_hour free\n\t\t}"), `gpu price_per_gpu_hour: "free" is not a positive amount, such as 2.50`, 4},
 	{inDirective("\t\tserver_timing on"), `server_timing takes no value, got "on"`, 3},
 	{inDirective("\t\ttenant"), `tenant needs a source: header <name>, placeholder <{placeholder}> or api_key`, 3},
 	{inDirective("\t\ttenant header"), `tenant header: name the header`, 3},

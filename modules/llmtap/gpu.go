@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,6 +38,21 @@ type GPUConfig struct {
 
 	// Off turns GPU sampling off. Default: false (sampling on).
 	Off bool `json:"off,omitempty"`
+
+	// PricePerGPUHour is what one GPU-hour costs, in any currency unit: each record then gets
+	// a cost (its GPU-seconds at this price, and per million of its tokens), summed per tenant
+	// in llmtap_cost_total, the summary's usage rows and reports. GPU-seconds split each
+	// sample interval equally among the requests in flight, so costs inherit that split.
+	// Default: 0 (no cost).
+	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
+}
+
+// price is the price per GPU-hour, 0 without one.
+func (c *GPUConfig) price() float64 {
+	if c == nil || c.Off {
+		return 0
+	}
+	return c.PricePerGPUHour
 }
 
 func (c *GPUConfig) interval() time.Duration {
@@ -49,13 +66,17 @@ func (c *GPUConfig) validate() error {
 	if c != nil && c.Interval < 0 {
 		return fmt.Errorf("interval must be positive, got %v", time.Duration(c.Interval))
 	}
+	if c != nil && (c.PricePerGPUHour < 0 || math.IsNaN(c.PricePerGPUHour) || math.IsInf(c.PricePerGPUHour, 0)) {
+		return fmt.Errorf("price_per_gpu_hour must be a positive number, got %v", c.PricePerGPUHour)
+	}
 	return nil
 }
 
 // parseGPU reads the gpu subdirective (the dispenser is on its name):
 //
 //	gpu [off] {
-//	    interval <duration>
+//	    interval           <duration>
+//	    price_per_gpu_hour <amount>
 //	    off
 //	}
 func parseGPU(a *App, d *caddyfile.Dispenser) error {
@@ -75,13 +96,25 @@ func parseGPU(a *App, d *caddyfile.Dispenser) error {
 				return err
 			}
 			a.GPU.Interval = dur
+		case "price_per_gpu_hour":
+			if !d.NextArg() {
+				return d.Err("gpu price_per_gpu_hour needs an amount, such as 2.50")
+			}
+			v, err := strconv.ParseFloat(d.Val(), 64)
+			if err != nil || v <= 0 || math.IsInf(v, 0) {
+				return d.Errf("gpu price_per_gpu_hour: %q is not a positive amount, such as 2.50", d.Val())
+			}
+			if d.NextArg() {
+				return d.Errf("gpu price_per_gpu_hour takes one amount, got another: %q", d.Val())
+			}
+			a.GPU.PricePerGPUHour = v
 		case "off":
 			if err := parseOffOption(d, "gpu"); err != nil {
 				return err
 			}
 			a.GPU.Off = true
 		default:
-			return d.Errf("unknown gpu option %q; expected interval or off", opt)
+			return d.Errf("unknown gpu option %q; expected interval, price_per_gpu_hour or off", opt)
 		}
 	}
 	return nil
@@ -101,6 +134,7 @@ type gpuRunner struct {
 
 // startGPU adopts the running sampler (reconfiguring it) or starts one.
 func (a *App) startGPU() (err error) {
+	proc.hub.attr.SetPrice(a.GPU.price()) // each record's cost (telemetry/timeline)
 	if a.GPU != nil && a.GPU.Off {
 		return nil
 	}
