@@ -139,15 +139,7 @@ func runProxy(t *testing.T) (site, mockAddr string) {
 	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
-	mock, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mockURL, stopMock, err := mock.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopMock() })
+	mockURL := startMock(t, cfg)
 	admin, addr, dead := freeAddr(t), freeAddr(t), freeAddr(t) // nothing listens on dead
 	// A Caddyfile, as users write it: the directive order puts tracing before llmtap. The log
 	// level is FATAL because the request to the dead upstream logs an error the test checks.
@@ -181,6 +173,28 @@ http://%s {
 	}
 }
 `, admin, t.TempDir(), addr, caddySpan, dead, caddySpan, strings.TrimPrefix(mockURL, "http://"))
+	loadCaddyfile(t, caddyfile)
+	return "http://" + addr, strings.TrimPrefix(mockURL, "http://")
+}
+
+// startMock serves a mock with cfg on loopback until the test ends and returns its URL.
+func startMock(t *testing.T, cfg mockllm.Config) string {
+	t.Helper()
+	mock, err := mockllm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mockURL, stopMock, err := mock.Start("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stopMock() })
+	return mockURL
+}
+
+// loadCaddyfile adapts and loads a Caddyfile; Caddy stops when the test ends.
+func loadCaddyfile(t *testing.T, caddyfile string) {
+	t.Helper()
 	b, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), map[string]any{"filename": "otlp.Caddyfile"})
 	if err != nil {
 		t.Fatalf("adapting the Caddyfile: %v", err)
@@ -189,7 +203,6 @@ http://%s {
 		t.Fatalf("loading the Caddy config: %v", err)
 	}
 	t.Cleanup(func() { _ = caddy.Stop() })
-	return "http://" + addr, strings.TrimPrefix(mockURL, "http://")
 }
 
 // sendStreams sends the streaming requests one after another (so each TTFT is the mock's, not
@@ -226,16 +239,22 @@ func sendStreams(t *testing.T, site string) []string {
 	// One request whose upstream does not answer: Caddy replies 502.
 	req, _ := http.NewRequest(http.MethodPost, site+"/down/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","stream":true,"messages":[]}`))
 	req.Header.Set("X-Request-Id", failedID)
+	if status := doDrain(t, client, req); status != http.StatusBadGateway {
+		t.Fatalf("request to a dead upstream: status %d, want 502", status)
+	}
+	return ids
+}
+
+// doDrain sends req, reads its response to the end and returns the status.
+func doDrain(t *testing.T, client *http.Client, req *http.Request) int {
+	t.Helper()
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway {
-		t.Fatalf("request to a dead upstream: %s, want 502", resp.Status)
-	}
-	return ids
+	return resp.StatusCode
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {

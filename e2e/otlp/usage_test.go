@@ -2,14 +2,12 @@ package otlp
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -64,15 +62,7 @@ func runUsageProxy(t *testing.T) string {
 	t.Helper()
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.CachedTokens, cfg.Reasoning = time.Millisecond, time.Millisecond, usageCached, usageReasoning
-	mock, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mockURL, stopMock, err := mock.Start("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopMock() })
+	mockURL := startMock(t, cfg)
 	admin, addr := freeAddr(t), freeAddr(t)
 	caddyfile := fmt.Sprintf(`{
 	admin %s
@@ -89,14 +79,7 @@ http://%s {
 	reverse_proxy %s
 }
 `, admin, t.TempDir(), addr, strings.TrimPrefix(mockURL, "http://"))
-	b, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(caddyfile), map[string]any{"filename": "usage.Caddyfile"})
-	if err != nil {
-		t.Fatalf("adapting the Caddyfile: %v", err)
-	}
-	if err := caddy.Load(b, true); err != nil {
-		t.Fatalf("loading the Caddy config: %v", err)
-	}
-	t.Cleanup(func() { _ = caddy.Stop() })
+	loadCaddyfile(t, caddyfile)
 	return "http://" + addr
 }
 
@@ -111,14 +94,8 @@ func sendTenantRequests(t *testing.T, site string) {
 		if tn != "" {
 			req.Header.Set("X-Tenant", tn)
 		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: %s", i, resp.Status)
+		if status := doDrain(t, client, req); status != http.StatusOK {
+			t.Fatalf("request %d: status %d", i, status)
 		}
 	}
 }
