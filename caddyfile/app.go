@@ -53,10 +53,14 @@ func parseGPU(a *llmtap.App, d *caddyfile.Dispenser) error {
 		return err
 	}
 	a.GPU.Off = a.GPU.Off || off
-	return options(d, "gpu", false, "interval or off", func(o *option) (err error) {
+	return options(d, "gpu", false, "interval, price_per_gpu_hour or off", func(o *option) (err error) {
 		switch o.word {
 		case "interval":
 			a.GPU.Interval, err = one(o, duration)
+		case "price_per_gpu_hour":
+			if a.GPU.PricePerGPUHour, err = one(o, nonNegative); err == nil && a.GPU.PricePerGPUHour == 0 {
+				err = o.d.Errf("gpu price_per_gpu_hour: %q is not a positive amount, such as 2.50", o.d.Val())
+			}
 		case "off":
 			a.GPU.Off, err = o.flag()
 		default:

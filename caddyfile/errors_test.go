@@ -41,6 +41,11 @@ var errorCases = []errorCase{
 	{inDirective("\t\tinject_usage yes"), `inject_usage takes no value, got "yes"`, 3},
 	{inDirective("\t\trecord /a /b"), `record takes one argument on its line, got another: "/b"; put options in a block`, 3},
 	{inDirective("\t\tmirror http://a:1 http://b:2"), `mirror takes one argument on its line, got another: "http://b:2"; put options in a block`, 3},
+	{inGlobal("\t\tgpu {\n\t\t\tprice_per_gpu_hour free\n\t\t}"), `gpu price_per_gpu_hour: "free" is not a non-negative number`, 4},
+	{inDirective("\t\tserver_timing on"), `server_timing takes no value, got "on"`, 3},
+	{inDirective("\t\ttenant"), `tenant needs one of header, placeholder or api_key`, 3},
+	{inDirective("\t\ttenant header"), `tenant header: name the header`, 3},
+	{inDirective("\t\ttenant header X-Team extra"), `tenant takes at most 2 values, got another: "extra"`, 3},
 	// record { … }
 	{inDirective("\t\trecord {\n\t\t\tdir\n\t\t}"), `record dir needs a folder`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tfiles\n\t\t}"), `record files needs at least one value`, 4},

@@ -7,6 +7,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/recorder"
+	"github.com/llmtap/llmtap/telemetry/tenant"
 )
 
 // handlerSize is a size option of the handler (max_event_size, max_request_body,
@@ -29,6 +30,8 @@ func toInt(n int64, err error) (int, error) { return int(n), err }
 //	    inject_usage
 //	    record            [<dir>] { … }   # see parseRecord
 //	    mirror            <upstream> { … } # see parseMirror
+//	    tenant            header <name> | placeholder <{placeholder}> | api_key
+//	    server_timing
 //	}
 //
 // Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes, from 1 byte to 2GiB.
@@ -40,7 +43,7 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, inject_usage, record or mirror", func(o *option) (err error) {
+	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror, tenant or server_timing", func(o *option) (err error) {
 		switch o.word {
 		case "api":
 			h.API, err = one(o, oneOf(decode.APIs()...))
@@ -56,11 +59,35 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 			h.Record, err = parseRecord(d)
 		case "mirror":
 			h.Mirror, err = parseMirror(d)
+		case "tenant":
+			h.Tenant, err = parseTenant(o)
+		case "server_timing":
+			h.ServerTiming, err = o.flag()
 		default:
 			err = errUnknown
 		}
 		return err
 	})
+}
+
+// parseTenant reads tenant <source> [<name>]: header <name>, placeholder <{placeholder}> or
+// api_key.
+func parseTenant(o *option) (*llmtap.TenantConfig, error) {
+	from, err := next(o, oneOf(tenant.SourceHeader, tenant.SourcePlaceholder, tenant.SourceAPIKey))
+	if err != nil {
+		return nil, err
+	}
+	c := &llmtap.TenantConfig{From: from}
+	if c.Name, _, err = maybe(o, text("a header name or a placeholder")); err != nil {
+		return nil, err
+	}
+	if err := o.end(); err != nil {
+		return nil, err
+	}
+	if err := c.Check(); err != nil {
+		return nil, o.d.Errf("%v", err)
+	}
+	return c, nil
 }
 
 // parseRecord reads a record block (the option name is the current token):

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -25,6 +26,10 @@ type Report struct {
 	Runs      []*Run
 	// Summary has one row per run and cumulative group (model, class, status class).
 	Summary []SummaryRow
+	// Usage has one row per run, tenant, model and class: requests, tokens by kind, GPU time,
+	// energy and cost, summed from the records (the first ReportTenants tenants of a run each
+	// get a row; later ones are summed under "_other").
+	Usage []UsageRow
 	// Compare has one row per metric of every group the two runs share (empty for one run).
 	Compare  []CompareRow
 	Sections []Section
@@ -51,6 +56,15 @@ type SummaryRow struct {
 	TokenSources                    string
 	HasTTFT, HasITL, HasLatency     bool
 }
+
+// UsageRow is one run's usage by one tenant, model and class.
+type UsageRow struct {
+	Run string
+	stats.Usage
+}
+
+// ReportTenants is how many tenants of a run get a usage row of their own.
+const ReportTenants = 1000
 
 // CompareRow is one metric of one group in both runs.
 type CompareRow struct {
@@ -126,7 +140,9 @@ func Build(runs ...*Run) (*Report, error) {
 			Note: "Content events of the slowest requests as they arrived: a flat stretch is a stall."},
 	}
 	for _, run := range runs {
-		rep.Summary = append(rep.Summary, summaryRows(run)...)
+		rows, usage := summaryRows(run)
+		rep.Summary = append(rep.Summary, rows...)
+		rep.Usage = append(rep.Usage, usage...)
 	}
 	rep.Splits = splitRows(runs) // split.go
 	if len(runs) == 2 {
@@ -150,14 +166,20 @@ func interleave(a, b []Chart) []Chart {
 	return out
 }
 
-// summaryRows aggregates a run with telemetry/stats and returns its cumulative groups.
-func summaryRows(run *Run) []SummaryRow {
-	agg := stats.New(stats.Options{})
+// summaryRows aggregates a run with telemetry/stats and returns its cumulative groups and its
+// usage rows.
+func summaryRows(run *Run) ([]SummaryRow, []UsageRow) {
+	agg := stats.New(stats.Options{Tenants: labelcap.New(ReportTenants)})
 	for _, r := range run.Records {
 		agg.Add(r)
 	}
 	var rows []SummaryRow
-	for _, g := range agg.Summary().Groups {
+	sum := agg.Summary()
+	usage := make([]UsageRow, 0, len(sum.Usage))
+	for _, u := range sum.Usage {
+		usage = append(usage, UsageRow{Run: run.Name, Usage: u})
+	}
+	for _, g := range sum.Groups {
 		if g.Window != stats.WindowCumulative {
 			continue
 		}
@@ -170,7 +192,7 @@ func summaryRows(run *Run) []SummaryRow {
 		row.TokenSources = sourcesText(g.Sources.OutputTokens)
 		rows = append(rows, row)
 	}
-	return rows
+	return rows, usage
 }
 
 func sourcesText(m map[string]int64) string {

@@ -335,3 +335,46 @@ func TestCompareClasses(t *testing.T) {
 		t.Errorf("a class the run lacks: %v", err)
 	}
 }
+
+// TestUsageByTenant: the report sums each tenant's requests, tokens by kind, GPU time and
+// cost from the records, failed requests included, and shows them in the HTML.
+func TestUsageByTenant(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	var recs []*record.Record
+	for i := range 6 {
+		r := rec(base, fmt.Sprintf("r-%d", i), time.Duration(i)*time.Millisecond, record.ClassLive, "m1", 20, 5, 10)
+		r.Tenant = []string{"acme", "globex"}[i%2]
+		r.InputTokens, r.CachedTokens, r.CacheWriteTokens, r.ReasoningTokens = 100, 40, 8, 3
+		r.GPU = &record.GPUUsage{EnergyJ: 2, GPUSeconds: 0.5}
+		r.Cost = &record.Cost{Total: 0.25, Basis: "gpu_hour"}
+		recs = append(recs, r)
+	}
+	recs[5].Error, recs[5].Status = record.ErrHTTP, 500 // globex: one failed request
+	writeRecords(t, dir, "records-20260501T100000.000Z.jsonl", recs)
+	run, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]UsageRow{}
+	for _, u := range rep.Usage {
+		got[u.Tenant] = u
+	}
+	g := got["globex"]
+	if len(got) != 2 || g.Requests != 3 || g.Errors != 1 || g.InputTokens != 300 || g.OutputTokens != 30 ||
+		g.CachedInputTokens != 120 || g.CacheWriteInputTokens != 24 || g.ReasoningOutputTokens != 9 ||
+		math.Abs(g.GPUSeconds-1.5) > 1e-9 || math.Abs(g.EnergyJ-6) > 1e-9 || math.Abs(g.Cost-0.75) > 1e-9 {
+		t.Errorf("usage rows %+v", got)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`<td>globex</td><td>m1</td><td>live</td><td>3</td><td>1</td><td>300</td>`).Match(b.Bytes()) {
+		t.Error("the HTML has no usage row for globex")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 		t.Fatalf("opening %s: %v", dash, err)
 	}
 	// Four polls (a rate needs two) and a filled table of slow requests.
-	ready := `Number(document.body.dataset.points) >= 4 && document.querySelectorAll("#slowest tbody tr").length === 10`
+	ready := `Number(document.body.dataset.points) >= 4 && document.querySelectorAll("#slowest tbody tr").length === 10 && document.querySelectorAll("#usage tbody tr").length >= 1`
 	if gpu {
 		ready += ` && !document.getElementById("gpu").hidden`
 	}
@@ -106,6 +107,8 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 		GPULines int `json:"gpu_lines"`
 		// SplitBars counts the time-split bars with a prefill part whose parts fill the bar.
 		SplitBars int `json:"split_bars"`
+		// The usage table's first row: tenant, model, class and requests.
+		Usage []string `json:"usage"`
 	}
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
 		// The latest figures of the live class (a window may lack one: no first token in it).
@@ -126,6 +129,7 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 				const w = (sel) => [...svg.querySelectorAll(sel)].reduce((a, r) => a + Number(r.getAttribute("width")), 0);
 				return w("rect.seg-prefill") > 0 && w("rect.seg-proxy") >= 0 && Math.abs(w("rect") - 200) < 0.1;
 			}).length,
+			usage: [...document.querySelector("#usage tbody tr").cells].slice(0, 4).map((c) => c.textContent),
 		};
 	})()`))
 	if err != nil {
@@ -172,6 +176,12 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 				t.Errorf("GPU %+v, want the page's %v", g, want)
 			}
 		}
+	}
+	// The usage table: the load's requests, without a tenant, counted from /llmtap/summary.
+	if len(got.Usage) != 4 || got.Usage[0] != "(none)" || got.Usage[2] != "live" {
+		t.Errorf("usage table's first row %q, want (none), the model, live and a count", got.Usage)
+	} else if n, err := strconv.Atoi(got.Usage[3]); err != nil || n <= 0 {
+		t.Errorf("usage table's first row counts %q requests", got.Usage[3])
 	}
 	// No shadow load is configured: the controls say so (TestDashboardShadowControls drives
 	// one).

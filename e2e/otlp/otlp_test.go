@@ -210,16 +210,22 @@ func sendStreams(t *testing.T, site string) []string {
 	// One request whose upstream does not answer: Caddy replies 502.
 	req, _ := http.NewRequest(http.MethodPost, site+"/down/v1/chat/completions", strings.NewReader(`{"model":"`+model+`","stream":true,"messages":[]}`))
 	req.Header.Set("X-Request-Id", failedID)
+	if status := doDrain(t, client, req); status != http.StatusBadGateway {
+		t.Fatalf("request to a dead upstream: status %d, want 502", status)
+	}
+	return ids
+}
+
+// doDrain sends req, reads its response to the end and returns the status.
+func doDrain(t *testing.T, client *http.Client, req *http.Request) int {
+	t.Helper()
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusBadGateway {
-		t.Fatalf("request to a dead upstream: %s, want 502", resp.Status)
-	}
-	return ids
+	return resp.StatusCode
 }
 
 func waitFor(t *testing.T, what string, ok func() bool) {

@@ -29,7 +29,8 @@ func init() {
 llmtap_api handler, or llmtap bench --api-listen — and shows its timeline as it streams:
 per model and traffic class the request rate, TTFT and ITL p50/p99, output tokens per second,
 errors and requests in flight, then the GPUs (utilization, power, memory, temperature), the
-inference server's own figures and the shadow loads, when the server has them. The view
+inference server's own figures and the shadow loads, when the server has them; on Caddy's admin
+listener also the busiest tenants (the handler's tenant option) since the server started. The view
 refreshes in place on a terminal; --plain prints one frame per window instead, and --once
 prints the first frame that has traffic (or the last one before --timeout) and exits, for
 scripts and tests.`,
@@ -150,7 +151,7 @@ func (v *topView) once(ctx context.Context, api llmtapv1connect.TapServiceClient
 		}
 		return 1, fmt.Errorf("no timeline window from %s within %v: %v", v.cfg.base, v.cfg.timeout, err)
 	}
-	_, err = io.WriteString(w, v.frame(last, 0))
+	_, err = io.WriteString(w, v.frame(last, 0)+v.tenantsPart(ctx)) // top_tenants.go
 	return 0, err
 }
 
@@ -175,7 +176,7 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 						width = cols
 					}
 				}
-				frame := v.frame(win, width)
+				frame := v.frame(win, width) + v.tenantsPart(ctx) // top_tenants.go
 				if ansi {
 					// Home, each line cleared to its end, then the rest of the screen: no flicker.
 					fmt.Fprint(w, "\x1b[H", strings.ReplaceAll(frame, "\n", "\x1b[K\n"), "\x1b[J")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,7 +187,9 @@ const topCaddyfile = `{
 
 http://%s {
 	llmtap_api
-	llmtap
+	llmtap {
+		tenant header X-Tenant
+	}
 	reverse_proxy %s
 }
 `
@@ -214,6 +217,7 @@ func startTopCaddy(t *testing.T, ttft time.Duration) (admin, site string, cfgJSO
 		body := `{"model":"top-model","stream":true,"max_tokens":16,"messages":[{"role":"user","content":"hi"}],"stream_options":{"include_usage":true}}`
 		for ctx.Err() == nil {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+site+"/v1/chat/completions", strings.NewReader(body))
+			req.Header.Set("X-Tenant", "team-top")
 			if resp, err := c.Do(req); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -258,6 +262,10 @@ func TestTopOnce(t *testing.T) {
 			t.Logf("frame:\n%s", out)
 			if !strings.Contains(out, "from timeline") {
 				t.Errorf("the frame does not say its windows come from the timeline:\n%s", out)
+			}
+			// The admin listener serves /llmtap/summary: the frame lists the tenant's usage.
+			if tc.protocol == "connect" && !regexp.MustCompile(`(?m)^team-top\s+[1-9]\d*\s`).MatchString(out) {
+				t.Errorf("the frame has no tenant row for team-top with its requests:\n%s", out)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package llmtap
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
 
@@ -18,8 +20,16 @@ func ResetModelLabels() { modelLabels.Reset() }
 func DeleteModelSeries(models ...string) {
 	for _, m := range models {
 		requestMetrics.DeleteModel(m)
+		match := prometheus.Labels{"model": m}
+		for _, v := range []*prometheus.MetricVec{metricTenantRequests.MetricVec, metricTokensByKind.MetricVec,
+			metricGPUSeconds.MetricVec, metricGPUEnergy.MetricVec, metricCost.MetricVec} {
+			v.DeletePartialMatch(match)
+		}
 	}
 }
+
+// ResetTenantLabels forgets the tenants the process-wide tenant set gave series to.
+func ResetTenantLabels() { tenantLabels.Reset() }
 
 // SetGPUOpener makes the gpu feature open its source with open instead of NVML, so the
 // end-to-end tests can drive it with go-nvml's mock or a fake; the returned function restores

@@ -3,6 +3,7 @@ package llmtap
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -33,6 +34,21 @@ type GPUConfig struct {
 
 	// Off turns GPU sampling off. Default: false (sampling on).
 	Off bool `json:"off,omitempty"`
+
+	// PricePerGPUHour is what one GPU-hour costs, in any currency unit: each record then gets
+	// a cost (its GPU-seconds at this price, and per million of its tokens), summed per tenant
+	// in llmtap_cost_total, the summary's usage rows and reports. GPU-seconds split each
+	// sample interval equally among the requests in flight, so costs inherit that split.
+	// Default: 0 (no cost).
+	PricePerGPUHour float64 `json:"price_per_gpu_hour,omitempty"`
+}
+
+// price is the price per GPU-hour, 0 without one.
+func (c *GPUConfig) price() float64 {
+	if c == nil || c.Off {
+		return 0
+	}
+	return c.PricePerGPUHour
 }
 
 func (c *GPUConfig) interval() time.Duration {
@@ -46,6 +62,9 @@ func (c *GPUConfig) validate() error {
 	if c != nil && c.Interval < 0 {
 		return fmt.Errorf("interval must be positive, got %v", time.Duration(c.Interval))
 	}
+	if c != nil && (c.PricePerGPUHour < 0 || math.IsNaN(c.PricePerGPUHour) || math.IsInf(c.PricePerGPUHour, 0)) {
+		return fmt.Errorf("price_per_gpu_hour must be a positive number, got %v", c.PricePerGPUHour)
+	}
 	return nil
 }
 
@@ -58,6 +77,7 @@ type gpuRunner struct {
 
 // startGPU adopts the running sampler (reconfiguring it) or starts one.
 func (a *App) startGPU() (err error) {
+	proc.hub.SetPrice(a.GPU.price()) // each record's cost (telemetry/timeline)
 	if a.GPU != nil && a.GPU.Off {
 		return nil
 	}

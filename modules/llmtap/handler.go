@@ -36,7 +36,8 @@ func init() {
 // or delaying a byte. Put it before reverse_proxy (the Caddyfile directive orders itself there).
 //
 // Every request gets a request id: the incoming X-Request-Id header when present, otherwise a
-// generated one. It is available as the placeholder {http.vars.llmtap.request_id}.
+// generated one. It is available as the placeholder {http.vars.llmtap.request_id}; the
+// measured figures are placeholders too once the response has ended (see placeholders.go).
 type Handler struct {
 	// API forces the decoder used for responses ("openai.chat", "openai.completions",
 	// "unknown", …) instead of choosing it from the request path. Default: chosen per request
@@ -56,6 +57,12 @@ type Handler struct {
 	// MaxResponseBody is the largest non-streaming response body, in bytes, kept for decoding
 	// usage and content. Larger bodies pass unchanged but are timed only. Default: 4 MiB.
 	MaxResponseBody int `json:"max_response_body,omitempty"`
+
+	// ServerTiming adds a Server-Timing trailer to responses whose client can take one (an
+	// HTTP/2 or HTTP/3 request, or an HTTP/1.1 request that sent "TE: trailers" and got a
+	// chunked response): "ttft;dur=…, itl;dur=…, llmtap;desc=…" with the figures known when
+	// the response ends. Any other response is left exactly as it was. Default: off.
+	ServerTiming bool `json:"server_timing,omitempty"`
 
 	// InjectUsage makes streaming OpenAI chat completions report the server's token count
 	// even when the client did not ask for it. A POST to a …/chat/completions path whose JSON
@@ -84,6 +91,11 @@ type Handler struct {
 	// no mirror.
 	Mirror *MirrorConfig `json:"mirror,omitempty"`
 
+	// Tenant says where the tenant of a request comes from (a trusted header, a placeholder
+	// of a verifying module, or a keyed hash of the API key); see TenantConfig. Default: no
+	// tenants.
+	Tenant *TenantConfig `json:"tenant,omitempty"`
+
 	engine    *engine
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
@@ -91,6 +103,7 @@ type Handler struct {
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
+	tenant    *tenantSource // nil without a tenant option (tenant.go)
 
 	streams *streams
 }
@@ -135,6 +148,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
 	if err := h.provisionMirror(); err != nil {
+		return err
+	}
+	if err := h.provisionTenant(); err != nil {
 		return err
 	}
 	return h.provisionRecording()
@@ -194,11 +210,22 @@ func (h *Handler) drainWithin(timeout time.Duration) {
 
 // end ends the measurement of a stream of this handler.
 func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
+	h.endFor(nil, nil, m, rec, failure, msg)
+}
+
+// endFor is end for the request r written through tw: before the record leaves for the
+// pipeline, its figures become placeholders and, when asked, a Server-Timing trailer
+// (placeholders.go). r and tw may be nil.
+func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *record.Record, failure, msg string) {
 	if rec.RecordTo != "" && h.streams.abandoned.Load() {
 		rec.RecordTo = "" // its recorder is gone
 		countDrop(dropDrainTimeout)
 	}
-	h.tap.End(m, time.Now(), failure, msg)
+	fin := h.tap.Finish(m, time.Now(), failure, msg)
+	if r != nil {
+		h.expose(r, tw, fin)
+	}
+	h.tap.Submit(fin)
 	h.streams.active.Add(-1)
 }
 
@@ -218,6 +245,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
 	h.recording.tag(r, rec)
+	rec.Tenant = h.tenantOf(r) // tenant.go
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 	if h.tracer != nil {
 		rec.Span = h.tracer.Start(r.Context(), r.Header, t0) // ended from the record, off the request path
@@ -265,7 +293,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		tw.endUpgrade()
 		ut.hand(m)
-		h.end(m, rec, failure, msg)
+		h.endFor(r, tw, m, rec, failure, msg)
 		if v != nil {
 			panic(v)
 		}
@@ -303,7 +331,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	tw.endUpgrade()
 	ut.hand(m)
-	h.end(m, rec, failure, msg)
+	h.endFor(r, tw, m, rec, failure, msg)
 	return err
 }
 

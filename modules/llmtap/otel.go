@@ -63,8 +63,10 @@ func startOTel(t *tap.Tap) *otelExport {
 	o := &otelExport{providers: p}
 	if p.MeterProvider != nil {
 		m, err := otelexport.NewMetrics(p.MeterProvider, otelexport.Options{
-			Models: modelLabels,
-			GPU:    latestGPUSamples,
+			Models:      modelLabels,
+			Tenants:     tenantLabels,
+			LatestGenAI: otelexport.LatestGenAI(nil), // OTEL_SEMCONV_STABILITY_OPT_IN
+			GPU:         latestGPUSamples,
 		})
 		if err != nil {
 			log.Error("OpenTelemetry metrics are off", zap.Error(err))

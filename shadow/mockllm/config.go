@@ -143,6 +143,17 @@ type Config struct {
 	// reason. Default 0.
 	Reasoning int
 
+	// CachedTokens is how many prompt tokens the usage reports as read from a
+	// prompt cache (at most the prompt): OpenAI's
+	// prompt_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens.
+	// Default 0 (not reported).
+	CachedTokens int
+
+	// CacheWriteTokens is how many prompt tokens an Anthropic usage reports as
+	// written to the prompt cache (cache_creation_input_tokens), beside
+	// CachedTokens and at most the rest of the prompt. Default 0.
+	CacheWriteTokens int
+
 	// RoleChunk makes a chat stream start, right after the headers, with a
 	// role-only chunk per choice (delta {"role":"assistant","content":""})
 	// like vLLM and OpenAI. It is not a content event and must not count
@@ -286,6 +297,9 @@ func (c Config) Validate() error {
 	}
 	if c.Reasoning < 0 {
 		bad("reasoning %d: must not be negative", c.Reasoning)
+	}
+	if c.CachedTokens < 0 || c.CacheWriteTokens < 0 {
+		bad("cached tokens %d, cache write tokens %d: must not be negative", c.CachedTokens, c.CacheWriteTokens)
 	}
 	switch c.Usage {
 	case "", UsageAuto, UsageAlways, UsageNever:

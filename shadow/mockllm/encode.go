@@ -112,8 +112,9 @@ func appendFinish(dst []byte, reason string) []byte {
 }
 
 // appendUsage appends `"usage":{...}`. completion_tokens_details appears
-// only when there are reasoning tokens.
-func appendUsage(dst []byte, prompt, completion, reasoning int) []byte {
+// only when there are reasoning tokens, prompt_tokens_details only when there
+// are cached ones.
+func appendUsage(dst []byte, prompt, completion, reasoning, cached int) []byte {
 	dst = append(dst, `"usage":{"prompt_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(prompt), 10)
 	dst = append(dst, `,"completion_tokens":`...)
@@ -123,6 +124,11 @@ func appendUsage(dst []byte, prompt, completion, reasoning int) []byte {
 	if reasoning > 0 {
 		dst = append(dst, `,"completion_tokens_details":{"reasoning_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(reasoning), 10)
+		dst = append(dst, '}')
+	}
+	if cached = min(cached, prompt); cached > 0 {
+		dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(cached), 10)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
@@ -146,3 +152,22 @@ const (
 	sseEnd  = "\n\n"
 	sseDone = "data: [DONE]\n\n"
 )
+
+// appendAnthropicInput appends the input side of an Anthropic usage object:
+// input_tokens counts only the prompt tokens neither read from nor written to
+// the cache, which the two cache counts report (when not zero).
+func appendAnthropicInput(dst []byte, prompt, cached, written int) []byte {
+	cached = min(cached, prompt)
+	written = min(written, prompt-cached)
+	dst = append(dst, `"input_tokens":`...)
+	dst = strconv.AppendInt(dst, int64(prompt-cached-written), 10)
+	if cached > 0 {
+		dst = append(dst, `,"cache_read_input_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(cached), 10)
+	}
+	if written > 0 {
+		dst = append(dst, `,"cache_creation_input_tokens":`...)
+		dst = strconv.AppendInt(dst, int64(written), 10)
+	}
+	return dst
+}

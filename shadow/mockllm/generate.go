@@ -256,7 +256,7 @@ func (r *responder) unary(ep endpoint, id, model string, prompt int, usage bool)
 	b = append(b, ']')
 	if usage {
 		b = append(b, ',')
-		b = appendUsage(b, prompt, completion, reasoning)
+		b = appendUsage(b, prompt, completion, reasoning, r.s.cfg.CachedTokens)
 	}
 	if r.s.cfg.Timings {
 		b = r.appendTimings(append(b, ','), prompt)

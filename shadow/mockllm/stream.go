@@ -117,7 +117,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 			reasoning += cp.reasoning
 		}
 		b := append(append(r.buf[:0], r.head...), "],"...)
-		b = appendUsage(b, prompt, completion, reasoning)
+		b = appendUsage(b, prompt, completion, reasoning, cfg.CachedTokens)
 		if cfg.Timings {
 			b = r.appendTimings(append(b, ','), prompt)
 		}

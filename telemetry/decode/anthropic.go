@@ -241,6 +241,7 @@ func (d *anthropic) usage(u *fastjson.Value, output bool) {
 		d.res.Usage.InputTokens = d.input + max(d.cacheRead, 0) + max(d.cacheWrite, 0)
 	}
 	d.res.Usage.CachedTokens = d.cacheRead
+	d.res.Usage.CacheWriteTokens = max(d.cacheWrite, 0)
 	d.res.HasUsage = d.res.Usage.InputTokens >= 0 || d.res.Usage.OutputTokens >= 0
 }
 

@@ -17,7 +17,7 @@ func TestAnthropicEvents(t *testing.T) {
 			reason: "the input side of usage is known at the start; the whole prompt is input+cache read+cache write; message_start's output_tokens is a placeholder",
 			events: []ev{te("message_start", start)},
 			kinds:  []Kind{Other},
-			want:   xview{view: view{Model: "claude-x", HasUsage: true, Usage: Usage{InputTokens: 115, OutputTokens: -1, ReasoningTokens: -1, CachedTokens: 100}}},
+			want:   xview{view: view{Model: "claude-x", HasUsage: true, Usage: Usage{InputTokens: 115, OutputTokens: -1, ReasoningTokens: -1, CachedTokens: 100, CacheWriteTokens: 5}}},
 		},
 		{
 			name:   "text delta",
@@ -71,7 +71,7 @@ func TestAnthropicEvents(t *testing.T) {
 			events: []ev{te("message_start", start), te("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5,"iterations":[{"type":"compaction","input_tokens":50,"output_tokens":7},{"type":"message","input_tokens":10,"output_tokens":5}]}}`)},
 			kinds:  []Kind{Other, Other},
 			want: xview{view: view{Model: "claude-x", HasUsage: true, FinishReason: "end_turn",
-				Usage: Usage{InputTokens: 165, OutputTokens: 12, ReasoningTokens: -1, CachedTokens: 100}}},
+				Usage: Usage{InputTokens: 165, OutputTokens: 12, ReasoningTokens: -1, CachedTokens: 100, CacheWriteTokens: 5}}},
 		},
 		{
 			name:   "redacted thinking",
@@ -91,7 +91,7 @@ func TestAnthropicEvents(t *testing.T) {
 			},
 			kinds: []Kind{Other, Other, Other, Done},
 			want: xview{view: view{Model: "claude-x", HasUsage: true, FinishReason: "max_tokens",
-				Usage: Usage{InputTokens: 115, OutputTokens: 15, ReasoningTokens: -1, CachedTokens: 100}}, Ended: true},
+				Usage: Usage{InputTokens: 115, OutputTokens: 15, ReasoningTokens: -1, CachedTokens: 100, CacheWriteTokens: 5}}, Ended: true},
 		},
 		{
 			name:   "input counts in message_delta",
@@ -152,7 +152,7 @@ func TestAnthropicBody(t *testing.T) {
 			kinds: []Kind{Content},
 			want: xview{view: view{Model: "claude-x", HasUsage: true, FinishReason: "tool_use", Choices: 1, ContentEvents: 1,
 				ToolCalls: true, Text: `Hi!f{"a":1}`, ReasoningText: "Let me think.",
-				Usage: Usage{InputTokens: 10, OutputTokens: 30, ReasoningTokens: -1, CachedTokens: 0}}},
+				Usage: Usage{InputTokens: 10, OutputTokens: 30, ReasoningTokens: -1, CachedTokens: 0, CacheWriteTokens: 6}}},
 		},
 		{
 			name:   "error body",

@@ -52,6 +52,10 @@ type Usage struct {
 	OutputTokens    int64
 	ReasoningTokens int64
 	CachedTokens    int64
+	// CacheWriteTokens is the part of the input the server wrote to its prompt cache
+	// (Anthropic's cache_creation_input_tokens); unlike the other counts it is 0, not -1,
+	// when the server did not report it, since only some APIs have it.
+	CacheWriteTokens int64
 }
 
 // ServerTimings is what a server reported about its own work on one response, on top of the

@@ -90,6 +90,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 		}
 		r.ReasoningTokens = u.ReasoningTokens
 		r.CachedTokens = u.CachedTokens
+		r.CacheWriteTokens = max(u.CacheWriteTokens, 0)
 	}
 	if r.OutputTokensSource == record.SourceNone && (len(res.Text) > 0 || len(res.ReasoningText) > 0) {
 		// Counted by Finalize, off the request path.
@@ -160,8 +161,7 @@ func Finalize(r *record.Record) {
 	if r.CachedTokens < 0 {
 		r.CachedTokens = 0
 	}
-	if r.TTFTMs != nil && r.RequestLatencyMs != nil && r.OutputTokens >= 2 {
-		itl := (*r.RequestLatencyMs - *r.TTFTMs) / float64(r.OutputTokens-1)
+	if itl, ok := ITL(r); ok {
 		r.ITLMs = &itl
 	}
 	r.BoundStrings() // models, ids, paths and messages come from clients and upstreams
@@ -212,4 +212,13 @@ func classify(o outcome) (class, msg string) {
 		return record.ErrMalformed, "no event of the stream could be decoded as " + o.api
 	}
 	return "", ""
+}
+
+// ITL is the inter-token latency of r, (request latency − TTFT) / (output tokens − 1), from its
+// current figures; false when it does not apply (no TTFT, fewer than two output tokens).
+func ITL(r *record.Record) (float64, bool) {
+	if r.TTFTMs == nil || r.RequestLatencyMs == nil || r.OutputTokens < 2 {
+		return 0, false
+	}
+	return (*r.RequestLatencyMs - *r.TTFTMs) / float64(r.OutputTokens-1), true
 }

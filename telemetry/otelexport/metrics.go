@@ -28,6 +28,12 @@ type Options struct {
 	// the same records (llmtap shares /metrics' set) so they agree. Default: a Set of its own
 	// with labelcap.DefaultMax.
 	Models *labelcap.Set
+	// Tenants bounds the values of llmtap.tenant, on the counters only, the same way. Share
+	// /metrics' set. Default: a Set of its own with labelcap.DefaultMax.
+	Tenants *labelcap.Set
+	// LatestGenAI emits the latest experimental GenAI token metrics instead of the current
+	// ones (see usage.go); FromEnv's callers set it from LatestGenAI(os.Getenv).
+	LatestGenAI bool
 	// GPU, when not nil, returns the latest sample of every GPU, appended to dst; the hw.*
 	// instruments call it once per collection. Nil means no GPU instruments.
 	GPU func(dst []gpu.Sample) []gpu.Sample
@@ -45,20 +51,22 @@ type Metrics struct {
 	tpot        metric.Float64Histogram
 	ttfc        metric.Float64Histogram
 	tpoc        metric.Float64Histogram
-	tokens      metric.Int64Histogram
+	tokens      metric.Int64Histogram // nil with LatestGenAI
+	usage       usageInstruments
 
 	sets map[setKey]setPair
 	gpu  metric.Registration
 }
 
 type setKey struct {
-	api, reqModel, model, class, errType string
+	api, reqModel, model, class, errType, tenant string
 }
 
 // setPair holds the record options of one attribute set, as slices built once: passing a
 // single option to Record would allocate its variadic slice on every call.
 type setPair struct {
 	base, input, output []metric.RecordOption
+	usage               *usageSet
 }
 
 // NewMetrics creates the GenAI instruments (and the GPU ones when opts.GPU is set) on a meter
@@ -67,6 +75,9 @@ func NewMetrics(mp metric.MeterProvider, opts Options) (*Metrics, error) {
 	meter := mp.Meter(ScopeName)
 	if opts.Models == nil {
 		opts.Models = labelcap.New(labelcap.DefaultMax)
+	}
+	if opts.Tenants == nil {
+		opts.Tenants = labelcap.New(labelcap.DefaultMax)
 	}
 	m := &Metrics{opts: opts, sets: make(map[setKey]setPair)}
 	var errs []error
@@ -88,11 +99,16 @@ func NewMetrics(mp metric.MeterProvider, opts Options) (*Metrics, error) {
 		"Time from the request reaching llmtap to the first content chunk it passed on (successful streams).", DurationBuckets)
 	m.tpoc = hist(MetricClientTimePerOutputChunk,
 		"Time between consecutive content chunks of a successful stream, one measurement per chunk after the first.", DurationBuckets)
-	tok, err := meter.Int64Histogram(MetricClientTokenUsage, metric.WithUnit(unitTokens),
-		metric.WithDescription("Tokens per request by gen_ai.token.type; from the server's usage when sent, else counted by llmtap's tokenizer."),
-		metric.WithExplicitBucketBoundaries(TokenBuckets...))
+	if !opts.LatestGenAI {
+		tok, err := meter.Int64Histogram(MetricClientTokenUsage, metric.WithUnit(unitTokens),
+			metric.WithDescription("Tokens per request by gen_ai.token.type; from the server's usage when sent, else counted by llmtap's tokenizer."),
+			metric.WithExplicitBucketBoundaries(TokenBuckets...))
+		errs = append(errs, err)
+		m.tokens = tok
+	}
+	u, err := newUsageInstruments(meter, opts.LatestGenAI)
 	errs = append(errs, err)
-	m.tokens = tok
+	m.usage = u
 	if opts.GPU != nil {
 		reg, err := registerGPU(meter, opts.GPU)
 		errs = append(errs, err)
@@ -111,6 +127,7 @@ func (m *Metrics) Consume(r *record.Record) {
 	ctx := context.Background()
 	set := m.attrs(r)
 	m.opDuration.Record(ctx, r.DurationMs/1000, set.base...)
+	m.usage.consume(ctx, r, set.usage, set) // usage.go: counters by kind and tenant
 	if !r.OK() {
 		m.reqDuration.Record(ctx, r.DurationMs/1000, set.base...)
 		return
@@ -129,6 +146,9 @@ func (m *Metrics) Consume(r *record.Record) {
 	}
 	for _, gap := range r.InterChunkMs {
 		m.tpoc.Record(ctx, gap/1000, set.base...)
+	}
+	if m.tokens == nil {
+		return
 	}
 	if r.InputTokensSource != record.SourceNone {
 		m.tokens.Record(ctx, r.InputTokens, set.input...)
@@ -167,7 +187,8 @@ func requestModel(r *record.Record) string {
 // sorts and allocates, and a process sees few distinct combinations.
 func (m *Metrics) attrs(r *record.Record) setPair {
 	model, reqModel := m.modelLabel(r.Model), m.modelLabel(requestModel(r))
-	k := setKey{api: r.API, reqModel: reqModel, model: model, class: r.Class, errType: r.Error}
+	tenant := m.opts.Tenants.Get(r.Tenant)
+	k := setKey{api: r.API, reqModel: reqModel, model: model, class: r.Class, errType: r.Error, tenant: tenant}
 	if p, ok := m.sets[k]; ok {
 		return p
 	}
@@ -185,10 +206,12 @@ func (m *Metrics) attrs(r *record.Record) setPair {
 		set := attribute.NewSet(append(append([]attribute.KeyValue(nil), kv...), extra...)...)
 		return []metric.RecordOption{metric.WithAttributeSet(set)}
 	}
+	us := newUsageSet(kv, tenant, m.opts.LatestGenAI)
 	p := setPair{
 		base:   with(),
 		input:  with(attribute.String(attrTokenType, "input")),
 		output: with(attribute.String(attrTokenType, "output")),
+		usage:  &us,
 	}
 	if len(m.sets) < maxAttrSets {
 		m.sets[k] = p

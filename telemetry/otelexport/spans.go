@@ -100,6 +100,12 @@ func EndSpan(r *record.Record) {
 	if r.CachedTokens > 0 {
 		attrs = append(attrs, attribute.Int64(attrUsageCacheRead, r.CachedTokens))
 	}
+	if r.CacheWriteTokens > 0 {
+		attrs = append(attrs, attribute.Int64(attrUsageCacheWrite, r.CacheWriteTokens))
+	}
+	if r.Tenant != "" {
+		attrs = append(attrs, attribute.String(attrTenant, r.Tenant))
+	}
 	if r.TTFTMs != nil {
 		attrs = append(attrs, attribute.Float64(attrResponseTTFC, *r.TTFTMs/1000))
 		span.AddEvent(eventFirstToken, trace.WithTimestamp(r.Start.Add(msDuration(*r.TTFTMs))))

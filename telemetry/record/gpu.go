@@ -16,10 +16,29 @@ type GPUUsage struct {
 	// (the engine's in-flight count at the interval's two samples, averaged, at least 1),
 	// times the fraction of the interval the request overlapped.
 	EnergyJ float64 `json:"energy_j"`
+	// GPUSeconds is the request's share of the GPUs' time during its lifetime, in GPU-seconds:
+	// each sample interval's length times the number of GPUs sampled, split equally among the
+	// requests in flight in it exactly as EnergyJ is, times the fraction of the interval the
+	// request overlapped. Summed over a tenant's requests, it is the tenant's share of the
+	// GPU time, whatever the GPUs' utilization.
+	GPUSeconds float64 `json:"gpu_seconds"`
 	// CoveredMs is how much of the request's lifetime the samples covered, in milliseconds;
 	// less than the lifetime when the request began before the oldest sample kept or ended
 	// after the newest, in which case the figures describe the covered part.
 	CoveredMs float64 `json:"covered_ms"`
 	// GPUs is the number of GPUs sampled.
 	GPUs int `json:"gpus"`
+}
+
+// Cost is what one request cost, by the price the handler was given.
+type Cost struct {
+	// Total is the request's cost in the unit of the price (say, US dollars): its GPUSeconds
+	// at the price per GPU-hour (basis "gpu_hour"), or its tokens at the model's list prices
+	// (basis "list_price").
+	Total float64 `json:"total"`
+	// PerMillionTokens is Total per million tokens of the request (input and output); 0 when
+	// the request has no tokens.
+	PerMillionTokens float64 `json:"per_million_tokens"`
+	// Basis says how Total was computed: "gpu_hour" or "list_price".
+	Basis string `json:"basis"`
 }

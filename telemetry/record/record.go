@@ -65,6 +65,11 @@ type Record struct {
 	// SessionID is the value of the header the recorder was told groups a conversation's
 	// turns (record's session_header), cut to 256 bytes; empty when none is configured.
 	SessionID string `json:"session_id,omitempty"`
+	// Tenant is who the request is billed to, from where the handler's tenant option says
+	// (a trusted header, a placeholder a verifying module set, or "key:" and a keyed hash of
+	// the API key, never the key), at most 128 bytes (longer values are cut and end in "~" and
+	// a hash); empty when no tenant option is set or the request carried none.
+	Tenant string `json:"tenant,omitempty"`
 
 	HeadersMs        *float64  `json:"headers_ms"`
 	TTFTMs           *float64  `json:"ttft_ms"`
@@ -86,12 +91,18 @@ type Record struct {
 	OutputTokensSource string `json:"output_tokens_source"`
 	ReasoningTokens    int64  `json:"reasoning_tokens"`
 	CachedTokens       int64  `json:"cached_tokens"`
+	// CacheWriteTokens is the input tokens the server wrote to its prompt cache, when it
+	// says so (Anthropic's cache_creation_input_tokens); 0 otherwise.
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 	// UsageOutputTokens is the server-reported completion token count, -1 when none was sent.
 	UsageOutputTokens int64 `json:"usage_output_tokens"`
 
 	// GPU holds the GPU utilization, power and energy share over the request's lifetime;
 	// null when no GPU was sampled during it (see GPUUsage).
 	GPU *GPUUsage `json:"gpu,omitempty"`
+	// Cost is the request's cost by the configured price per GPU-hour or list prices; null
+	// when no price is configured (or, for a GPU-hour price, when no GPU was sampled).
+	Cost *Cost `json:"cost,omitempty"`
 
 	// Server holds the timings the server reported about its own work (Ollama's native API),
 	// to set beside the proxy's figures; null when the API reports none.

@@ -60,6 +60,11 @@ func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []by
 		b = append(b, `, "model": `...)
 		b = appendString(b, r.Model)
 	}
+	if r.Tenant != "" {
+		// AIPerf's reader ignores fields it does not know, as it does model.
+		b = append(b, `, "tenant": `...)
+		b = appendString(b, r.Tenant)
+	}
 	return append(b, "}\n"...)
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	// Share one Set with every other consumer of the same records so they all agree. Default:
 	// a Set of its own with labelcap.DefaultMax.
 	Models *labelcap.Set
+	// Tenants bounds the tenants of the usage rows (Summary.Usage) the same way. Default: a
+	// Set of its own with labelcap.DefaultMax.
+	Tenants *labelcap.Set
 }
 
 // Aggregator folds per-request records into statistics per key (model, traffic class,
@@ -48,6 +51,7 @@ type Aggregator struct {
 	slos   []SLO
 	objs   []objective
 	models *labelcap.Set
+	usage  *usageTable
 
 	mu     sync.RWMutex
 	keys   map[Key]*keyState
@@ -65,6 +69,9 @@ func New(opts Options) *Aggregator {
 	if opts.Models == nil {
 		opts.Models = labelcap.New(labelcap.DefaultMax)
 	}
+	if opts.Tenants == nil {
+		opts.Tenants = labelcap.New(labelcap.DefaultMax)
+	}
 	a := &Aggregator{
 		now:    opts.Now,
 		start:  opts.Now(),
@@ -73,6 +80,7 @@ func New(opts Options) *Aggregator {
 		slos:   slices.Clone(opts.SLOs),
 		objs:   resolve(opts.SLOs),
 		models: opts.Models,
+		usage:  newUsageTable(opts.Tenants, opts.Models),
 		keys:   map[Key]*keyState{},
 	}
 	a.clock.start(a.start)
@@ -98,6 +106,7 @@ func (a *Aggregator) Add(r *record.Record) {
 	st.mu.Lock()
 	st.add(e, r, &vs, ok, good)
 	st.mu.Unlock()
+	a.usage.add(r)
 }
 
 // statusClasses are record.StatusClass's labels as constants: that method builds a new
@@ -169,6 +178,7 @@ func (a *Aggregator) Summary() Summary {
 		SLOs:   slices.Clone(a.slos),
 		Folded: a.folded.Load(),
 		Groups: make([]GroupSummary, 0, 2*len(keys)),
+		Usage:  a.usage.snapshot(),
 	}
 	for i, st := range states {
 		st.mu.Lock()

@@ -104,6 +104,9 @@ type Summary struct {
 	Folded int64 `json:"folded_records"`
 	// Groups holds the statistics.
 	Groups []GroupSummary `json:"groups"`
+	// Usage counts requests, tokens by kind, GPU time, energy and cost per tenant, model and
+	// class, cumulative, ordered by tenant, model and class.
+	Usage []Usage `json:"usage"`
 }
 
 // Find returns the group of key k and window w.

@@ -72,12 +72,22 @@ func (t *Tap) BeginWith(pool *meter.Pool, t0 time.Time, path string) *meter.Mete
 // msg name an error the caller saw (see meter.Finish). It returns the (not yet finalized)
 // record, which the caller must not modify.
 func (t *Tap) End(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
+	r := t.Finish(m, end, failure, msg)
+	t.Submit(r)
+	return r
+}
+
+// Finish is End without handing the record to the pipeline: the caller may read the record on
+// the request path (to expose its figures) until it calls Submit, and must call it.
+func (t *Tap) Finish(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
 	r := m.Finish(end, failure, msg)
 	m.Release()
 	t.inFlight.Add(-1)
-	t.pipe.Submit(r)
 	return r
 }
+
+// Submit hands a record Finish returned to the pipeline; the caller no longer touches it.
+func (t *Tap) Submit(r *record.Record) { t.pipe.Submit(r) }
 
 // AddSink adds a consumer of finalized records (metrics, recorders).
 func (t *Tap) AddSink(s pipeline.Sink) { t.pipe.AddSink(s) }

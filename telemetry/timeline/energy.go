@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -21,6 +22,7 @@ type Attributor struct {
 	polls []poll
 	next  int
 	full  bool
+	price atomic.Pointer[float64] // per GPU-hour; nil or 0: no cost
 }
 
 // poll is one GPU poll. Its readings slice keeps its capacity when the ring slot is reused.
@@ -148,6 +150,7 @@ func (a *Attributor) Usage(start, end time.Time) (record.GPUUsage, bool) {
 		}
 		share := max((p0.inFlight+p1.inFlight)/2, 1)
 		u.EnergyJ += joules * (ov / dt) / share
+		u.GPUSeconds += float64(gpus) * ov / share
 	}
 	if covered <= 0 {
 		return record.GPUUsage{}, false
@@ -196,5 +199,21 @@ func (a *Attributor) Enrich(r *record.Record) {
 	end := r.Start.Add(msDur(r.DurationMs))
 	if u, ok := a.Usage(r.Start, end); ok {
 		r.GPU = &u
+		if p := a.price.Load(); p != nil && *p > 0 {
+			r.Cost = GPUCost(&u, *p, r.InputTokens+r.OutputTokens)
+		}
 	}
+}
+
+// SetPrice sets the price of one GPU-hour (in any currency unit; 0 for none) that Enrich
+// turns a record's GPU-seconds into its cost with.
+func (a *Attributor) SetPrice(perGPUHour float64) { a.price.Store(&perGPUHour) }
+
+// GPUCost is the cost of a request's GPU time at perGPUHour, and per million of its tokens.
+func GPUCost(u *record.GPUUsage, perGPUHour float64, tokens int64) *record.Cost {
+	c := &record.Cost{Total: u.GPUSeconds / 3600 * perGPUHour, Basis: "gpu_hour"}
+	if tokens > 0 {
+		c.PerMillionTokens = c.Total / float64(tokens) * 1e6
+	}
+	return c
 }

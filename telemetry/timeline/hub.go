@@ -28,6 +28,9 @@ func NewHub() *Hub { return &Hub{attr: NewAttributor(0)} }
 // Timeline returns the running timeline, or nil.
 func (h *Hub) Timeline() *Timeline { return h.tl.Load() }
 
+// SetPrice sets the price per GPU-hour the attributor gives each record a cost by (0: none).
+func (h *Hub) SetPrice(perGPUHour float64) { h.attr.SetPrice(perGPUHour) }
+
 // OnGPU takes one poll of every GPU, with the number of requests in flight at that moment.
 func (h *Hub) OnGPU(s []gpu.Sample, inFlight int64) {
 	h.attr.Observe(s, inFlight)

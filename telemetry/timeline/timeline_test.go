@@ -300,12 +300,22 @@ func TestEnergyAttribution(t *testing.T) {
 	if math.Abs(r.GPU.PowerW-300) > 1e-9 || math.Abs(r.GPU.UtilPercent-75) > 1e-9 || r.GPU.CoveredMs != 2000 || r.GPU.GPUs != 2 {
 		t.Errorf("usage %+v; want 300 W, 75%% util, 2000 ms covered, 2 GPUs", *r.GPU)
 	}
-	// A short request inside one interval pays its fraction: 100 ms of [2,3] alone → 30 J.
-	short := &record.Record{Start: base.Add(2200 * time.Millisecond), DurationMs: 100}
-	a.Enrich(short)
-	if math.Abs(short.GPU.EnergyJ-30) > 1e-9 {
-		t.Errorf("short request energy %.6f J, want 30 J", short.GPU.EnergyJ)
+	// GPU-seconds split the same way: 2 GPUs · 0.5 s / 2 + 2 · 1 s / 1.5 + 2 · 0.5 s / 1.
+	if want := 0.5 + 2/1.5 + 1; math.Abs(r.GPU.GPUSeconds-want) > 1e-9 || r.Cost != nil {
+		t.Errorf("GPU-seconds %.6f, want %.6f; cost %+v without a price", r.GPU.GPUSeconds, want, r.Cost)
 	}
+	// A short request inside one interval pays its fraction: 100 ms of [2,3] alone → 30 J,
+	// 0.2 GPU-seconds; at 3.6 per GPU-hour that costs 0.0002, for 40 tokens 5 per million.
+	a.SetPrice(3.6)
+	short := &record.Record{Start: base.Add(2200 * time.Millisecond), DurationMs: 100, InputTokens: 30, OutputTokens: 10}
+	a.Enrich(short)
+	if math.Abs(short.GPU.EnergyJ-30) > 1e-9 || math.Abs(short.GPU.GPUSeconds-0.2) > 1e-9 {
+		t.Errorf("short request energy %.6f J, %.6f GPU-s; want 30 J, 0.2", short.GPU.EnergyJ, short.GPU.GPUSeconds)
+	}
+	if c := short.Cost; c == nil || math.Abs(c.Total-0.0002) > 1e-12 || math.Abs(c.PerMillionTokens-5) > 1e-9 || c.Basis != "gpu_hour" {
+		t.Errorf("short request cost %+v, want 0.0002 total, 5 per million tokens, basis gpu_hour", c)
+	}
+	a.SetPrice(0)
 	// Outside the polls: nothing.
 	late := &record.Record{Start: base.Add(10 * time.Second), DurationMs: 100}
 	if a.Enrich(late); late.GPU != nil {

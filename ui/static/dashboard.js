@@ -294,6 +294,35 @@ function drawSlowest(rows) {
   document.getElementById("slowest-note").textContent = `the ${rows.length} slowest of the last ${RECENT} requests (by request latency, else duration)`;
 }
 
+// USAGE_ROWS is how many usage rows the tenant table shows, most requests first.
+const USAGE_ROWS = 50;
+
+// drawUsage fills the tenant table from /llmtap/summary's usage rows (cumulative counters
+// per tenant, model and class; tenants past the first 64 are summed under _other).
+function drawUsage(rows) {
+  rows = [...rows].sort((a, b) => b.requests - a.requests);
+  const tbody = document.querySelector("#usage tbody");
+  tbody.textContent = "";
+  for (const u of rows.slice(0, USAGE_ROWS)) {
+    const tr = tbody.insertRow();
+    const cells = [u.tenant || "(none)", u.model, u.class, u.requests, u.errors, u.input_tokens, u.output_tokens,
+      u.cached_input_tokens, u.cache_write_input_tokens, u.reasoning_output_tokens,
+      LT.fmt(u.gpu_seconds), LT.fmt(u.gpu_energy_j), u.cost ? LT.fmt(u.cost) : "–"];
+    for (const c of cells) tr.insertCell().textContent = c;
+  }
+  document.getElementById("usage-note").textContent = rows.length > USAGE_ROWS ?
+    `the ${USAGE_ROWS} busiest of ${rows.length} rows, since the server started` : "since the server started";
+}
+
+async function tickUsage() {
+  if (!ROUTES.has("/llmtap/summary")) return;
+  try {
+    const res = await fetch("/llmtap/summary", {cache: "no-store"});
+    if (!res.ok) throw new Error(`GET /llmtap/summary: ${res.status}`);
+    drawUsage((await res.json()).summary.usage || []);
+  } catch (e) { setStatus(String(e), true); }
+}
+
 async function refreshShadow() {
   const note = document.getElementById("shadow-state");
   const tbody = document.querySelector("#shadow-loads tbody");
@@ -369,8 +398,9 @@ async function tickSlowest() {
   try { drawSlowest(await Source.slowest(RECENT, 10)); } catch (e) { setStatus(String(e), true); }
 }
 
-tick(); tickSlowest(); refreshShadow();
+tick(); tickSlowest(); refreshShadow(); tickUsage();
 setInterval(tick, 1000);
+setInterval(tickUsage, 2000);
 setInterval(tickSlowest, 2000);
 setInterval(refreshShadow, 1000);
 window.addEventListener("resize", draw);

@@ -1,0 +1,94 @@
+package commands
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+// topTenantRows is how many tenants the tenant part of a frame lists, most requests first.
+const topTenantRows = 10
+
+// tenantsPart returns the frame's tenant part: the usage rows of GET /llmtap/summary (Caddy's
+// admin listener serves it; a bench's API and an llmtap_api site do not), summed per tenant
+// over the models and classes the view shows, since the server started. It is "" when the
+// address has no summary or no request had a tenant.
+func (v *topView) tenantsPart(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.base+"/llmtap/summary", nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	var doc struct {
+		Summary struct {
+			Usage []stats.Usage `json:"usage"`
+		} `json:"summary"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&doc); err != nil {
+		return ""
+	}
+	return v.tenantTable(doc.Summary.Usage)
+}
+
+// tenantTable sums usage rows per tenant (within the view's class and model filters) and
+// renders the busiest.
+func (v *topView) tenantTable(rows []stats.Usage) string {
+	by := map[string]*stats.Usage{}
+	for _, u := range rows {
+		if u.Tenant == "" || v.cfg.class != "" && u.Class != v.cfg.class || v.cfg.model != "" && u.Model != v.cfg.model {
+			continue
+		}
+		t := by[u.Tenant]
+		if t == nil {
+			t = &stats.Usage{UsageKey: stats.UsageKey{Tenant: u.Tenant}}
+			by[u.Tenant] = t
+		}
+		t.Requests += u.Requests
+		t.Errors += u.Errors
+		t.InputTokens += u.InputTokens
+		t.OutputTokens += u.OutputTokens
+		t.CachedInputTokens += u.CachedInputTokens
+		t.ReasoningOutputTokens += u.ReasoningOutputTokens
+		t.GPUSeconds += u.GPUSeconds
+		t.Cost += u.Cost
+	}
+	if len(by) == 0 {
+		return ""
+	}
+	list := make([]*stats.Usage, 0, len(by))
+	for _, u := range by {
+		list = append(list, u)
+	}
+	slices.SortFunc(list, func(a, b *stats.Usage) int {
+		return cmp.Or(cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.Tenant, b.Tenant))
+	})
+	var b strings.Builder
+	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), topTenantRows), len(list))
+	fmt.Fprintf(&b, "%-24s %9s %7s %11s %11s %9s %9s %9s %9s\n", "tenant", "requests", "errors", "in tokens", "out tokens", "cached", "reasoning", "GPU-s", "cost")
+	for _, u := range list[:min(len(list), topTenantRows)] {
+		name := u.Tenant
+		if len(name) > 24 {
+			name = name[:23] + "…"
+		}
+		fmt.Fprintf(&b, "%-24s %9d %7d %11d %11d %9d %9d %9.2f %9.4f\n", name, u.Requests, u.Errors, u.InputTokens, u.OutputTokens,
+			u.CachedInputTokens, u.ReasoningOutputTokens, u.GPUSeconds, u.Cost)
+	}
+	return b.String()
+}

@@ -1,0 +1,101 @@
+package stats
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/llmtap/llmtap/telemetry/labelcap"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// UsageKey identifies the requests one usage row counts: a tenant (empty when the request had
+// none), a model and a traffic class, each folded by its labelcap Set.
+type UsageKey struct {
+	Tenant string `json:"tenant"`
+	Model  string `json:"model"`
+	Class  string `json:"class"`
+}
+
+// Usage is what the requests of one key used, since the aggregator started: counters only,
+// exact sums of the records' figures (no distributions: a tenant's latency is in the records).
+// Token counts are those of successful and failed requests alike, as a server bills both.
+type Usage struct {
+	UsageKey
+	// Requests counts every request of the key; Errors the failed ones among them.
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	// InputTokens and OutputTokens are the records' input and output tokens (output with
+	// reasoning included); CachedInputTokens, CacheWriteInputTokens and ReasoningOutputTokens
+	// are the parts of them the server reported as read from its prompt cache, written to it,
+	// and spent reasoning.
+	InputTokens           int64 `json:"input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	CachedInputTokens     int64 `json:"cached_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+	// EnergyJ and GPUSeconds sum the records' GPU energy share (joules) and GPU time share
+	// (seconds); both split a sample interval equally among the requests in flight in it.
+	EnergyJ    float64 `json:"gpu_energy_j"`
+	GPUSeconds float64 `json:"gpu_seconds"`
+	// Cost sums the records' cost, in the unit of the configured price; 0 when none is set.
+	Cost float64 `json:"cost,omitempty"`
+}
+
+// add counts r into u.
+func (u *Usage) add(r *record.Record) {
+	u.Requests++
+	if !r.OK() {
+		u.Errors++
+	}
+	u.InputTokens += max(r.InputTokens, 0)
+	u.OutputTokens += max(r.OutputTokens, 0)
+	u.CachedInputTokens += max(r.CachedTokens, 0)
+	u.CacheWriteInputTokens += max(r.CacheWriteTokens, 0)
+	u.ReasoningOutputTokens += max(r.ReasoningTokens, 0)
+	if r.GPU != nil {
+		u.EnergyJ += r.GPU.EnergyJ
+		u.GPUSeconds += r.GPU.GPUSeconds
+	}
+	if r.Cost != nil {
+		u.Cost += r.Cost.Total
+	}
+}
+
+// usageTable counts usage per UsageKey. Its size is bounded by the Sets that fold tenants and
+// models (at most (max+1)² keys per class).
+type usageTable struct {
+	tenants, models *labelcap.Set
+	mu              sync.Mutex
+	rows            map[UsageKey]*Usage
+}
+
+func newUsageTable(tenants, models *labelcap.Set) *usageTable {
+	return &usageTable{tenants: tenants, models: models, rows: map[UsageKey]*Usage{}}
+}
+
+func (t *usageTable) add(r *record.Record) {
+	k := UsageKey{Tenant: t.tenants.Get(r.Tenant), Model: t.models.Get(r.Model), Class: r.Class}
+	t.mu.Lock()
+	u := t.rows[k]
+	if u == nil {
+		u = &Usage{UsageKey: k}
+		t.rows[k] = u
+	}
+	u.add(r)
+	t.mu.Unlock()
+}
+
+// snapshot returns the rows ordered by tenant, model and class.
+func (t *usageTable) snapshot() []Usage {
+	t.mu.Lock()
+	out := make([]Usage, 0, len(t.rows))
+	for _, u := range t.rows {
+		out = append(out, *u)
+	}
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b Usage) int {
+		return cmp.Or(cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Model, b.Model), cmp.Compare(a.Class, b.Class))
+	})
+	return out
+}
