@@ -34,6 +34,7 @@ func (f *fidelityFlags) register(fs *flag.FlagSet, speedup bool) {
 	fs.Float64Var(&f.o.ArrivalMargin, "arrival-margin", fidelity.DefaultArrivalMargin, "fidelity verdict: equivalence margin of the inter-arrival gaps' CV ratio")
 	fs.Float64Var(&f.o.MinRateCorr, "min-rate-corr", fidelity.DefaultMinRateCorr, "fidelity verdict: the least correlation of the per-window request rates")
 	fs.Float64Var(&f.window, "rate-window", 0, "fidelity verdict: seconds of a rate window on the recording's clock (0: the recording's span / 20)")
+	fs.BoolVar(&f.o.RequireTails, "require-tails", false, "fidelity verdict: a p99 the requests cannot bound holds the verdict at \"not enough requests\"")
 	fs.StringVar(&f.traces, "compare-traces", "", "fidelity verdict: RECORDED_TRACE,REPLAYED_TRACE, trace files with hash_ids to compare prefix reuse")
 	if speedup {
 		fs.Float64Var(&f.o.Speedup, "replay-speedup", 1, "fidelity verdict: the speedup the replay ran at")

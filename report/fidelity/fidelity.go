@@ -31,7 +31,7 @@ const (
 	DefaultMargin        = 0.10
 	DefaultTailMargin    = 0.25
 	DefaultMarginMs      = 2.0
-	DefaultErrorMargin   = 0.01
+	DefaultErrorMargin   = 0.02
 	DefaultArrivalMargin = 0.25
 	DefaultMinRateCorr   = 0.8
 	DefaultWindows       = 20
@@ -52,7 +52,7 @@ type Options struct {
 	// negative value means none.
 	MarginMs float64
 	// ErrorMargin is the equivalence margin of the error rates' difference (0.01 is one
-	// percentage point); it is also the margin of the prefix reuse shares. Default 0.01.
+	// percentage point); it is also the margin of the prefix reuse shares. Default 0.02.
 	ErrorMargin float64
 	// ArrivalMargin is the equivalence margin of the ratio of the inter-arrival gaps'
 	// coefficients of variation. Default 0.25.
@@ -66,6 +66,12 @@ type Options struct {
 	// Speedup is the replay's speedup: the replay's clock is multiplied by it before the
 	// arrival process is compared. Default 1.
 	Speedup float64
+	// RequireTails makes a 99th percentile the requests cannot bound hold the verdict at "not
+	// enough requests". Without it such a tail is listed beside the verdict (with the requests
+	// that would bound it) but does not hold it back: bounding a p99 at the verdict's level
+	// takes about a thousand requests a side, more than many recordings hold. A tail that is
+	// bounded and differs is "not reproduced" either way.
+	RequireTails bool
 }
 
 func (o Options) withDefaults() Options {
@@ -135,6 +141,8 @@ type Comparison struct {
 	KS float64
 	// Interval is false for comparisons judged by their point estimate (the arrival process).
 	Interval bool
+	// Tail is set on the 99th percentile comparisons.
+	Tail bool
 }
 
 // Verdict is the fidelity verdict.
@@ -153,6 +161,9 @@ type Verdict struct {
 	Comparisons []Comparison
 	// NotCompared lists what was not compared, and why.
 	NotCompared []string
+	// Unbounded lists the tail comparisons the requests could not bound and that did not hold
+	// the verdict back (Options.RequireTails unset).
+	Unbounded []string
 }
 
 // Judge compares the replayed side with the recorded one.
@@ -200,7 +211,7 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 			if math.IsNaN(ks) { // a and b are sorted now
 				ks = compare.KS(a, b)
 			}
-			cs = append(cs, Comparison{Result: r, KS: ks, Interval: true})
+			cs = append(cs, Comparison{Result: r, KS: ks, Interval: true, Tail: q.q == 0.99})
 		}
 	}
 	errs := func(rs []*record.Record) int {
@@ -223,13 +234,22 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 	}
 	v.NotCompared = append(v.NotCompared, "session think time (request records do not hold the delay between turns)")
 	v.Comparisons = cs
-	v.Outcome, v.Diverged = combine(cs)
+	v.Outcome, v.Diverged = combine(cs, o.RequireTails)
+	if !o.RequireTails {
+		for _, c := range cs {
+			if c.Tail && c.Count > 0 && c.Outcome == compare.NotEnough {
+				v.Unbounded = append(v.Unbounded, c.Name)
+			}
+		}
+	}
 	return v
 }
 
 // combine is not reproduced when any comparison found a difference (either way), not enough
-// requests when any could not tell, and reproduced when every one is the same.
-func combine(cs []Comparison) (outcome, diverged string) {
+// requests when any could not tell (a tail only when tails are required), and reproduced when
+// every other one is the same. The metric that diverged most is the one furthest from equal,
+// in margins.
+func combine(cs []Comparison, tails bool) (outcome, diverged string) {
 	worst := -1.0
 	var differ, unsure, same int
 	for _, c := range cs {
@@ -240,7 +260,9 @@ func combine(cs []Comparison) (outcome, diverged string) {
 		case compare.Better, compare.Worse:
 			differ++
 		case compare.NotEnough:
-			unsure++
+			if tails || !c.Tail {
+				unsure++
+			}
 		default:
 			same++
 		}
@@ -422,11 +444,14 @@ func (v Verdict) Write(w io.Writer) error {
 		if !math.IsNaN(c.KS) {
 			ks = fmt.Sprintf("%.3f", c.KS)
 		}
-		margin := fmt.Sprintf("±%g", c.Margin)
+		margin := fmt.Sprintf("±%.3g", c.Margin)
 		fmt.Fprintf(&b, "%-26s %12.4g %12.4g %9s %21s %7s %6s  %s\n", c.Name, c.Base, c.Other, est, iv, margin, ks, c.Outcome)
 	}
 	for _, n := range v.NotCompared {
 		fmt.Fprintf(&b, "not compared: %s\n", n)
+	}
+	if len(v.Unbounded) > 0 {
+		fmt.Fprintf(&b, "not bounded at this size, not held against the verdict (--require-tails holds it): %s\n", strings.Join(v.Unbounded, ", "))
 	}
 	fmt.Fprintf(&b, "verdict: %s (each interval at %.4f%%; diverged most: %s)\n", v.Outcome, 100*v.Level, v.Diverged)
 	_, err := io.WriteString(w, b.String())
