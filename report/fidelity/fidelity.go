@@ -35,6 +35,9 @@ const (
 	DefaultArrivalMargin = 0.25
 	DefaultMinRateCorr   = 0.8
 	DefaultWindows       = 20
+	DefaultPrefixMargin  = 0.05
+	// MinArrivals is the fewest requests a side needs for its arrival process to be compared.
+	MinArrivals = 50
 )
 
 // Options are the equivalence margins of a fidelity verdict.
@@ -52,8 +55,11 @@ type Options struct {
 	// negative value means none.
 	MarginMs float64
 	// ErrorMargin is the equivalence margin of the error rates' difference (0.01 is one
-	// percentage point); it is also the margin of the prefix reuse shares. Default 0.02.
+	// percentage point). Default 0.02.
 	ErrorMargin float64
+	// PrefixMargin is the equivalence margin of the difference of the prefix reuse shares (the
+	// share of prompt blocks seen in an earlier request). Default 0.05.
+	PrefixMargin float64
 	// ArrivalMargin is the equivalence margin of the ratio of the inter-arrival gaps'
 	// coefficients of variation. Default 0.25.
 	ArrivalMargin float64
@@ -84,6 +90,7 @@ func (o Options) withDefaults() Options {
 	def(&o.Margin, DefaultMargin)
 	def(&o.TailMargin, DefaultTailMargin)
 	def(&o.ErrorMargin, DefaultErrorMargin)
+	def(&o.PrefixMargin, DefaultPrefixMargin)
 	def(&o.ArrivalMargin, DefaultArrivalMargin)
 	def(&o.MinRateCorr, DefaultMinRateCorr)
 	def(&o.Speedup, 1)
@@ -102,7 +109,7 @@ func (o Options) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"alpha", o.Alpha}, {"margin", o.Margin}, {"tail-margin", o.TailMargin}, {"error-margin", o.ErrorMargin}, {"min-rate-corr", o.MinRateCorr}} {
+	}{{"alpha", o.Alpha}, {"margin", o.Margin}, {"tail-margin", o.TailMargin}, {"error-margin", o.ErrorMargin}, {"prefix-margin", o.PrefixMargin}, {"min-rate-corr", o.MinRateCorr}} {
 		if !(f.v >= 0 && f.v < 1) {
 			errs = append(errs, fmt.Errorf("%s %v: must be in [0, 1) (0 means the default)", f.name, f.v))
 		}
@@ -228,7 +235,7 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 	if prefix {
 		sa, na := reuse(recorded.HashIDs)
 		sb, nb := reuse(replayed.HashIDs)
-		cs = append(cs, Comparison{Result: compare.Rates("prefix_reuse", sa, na, sb, nb, alpha, o.ErrorMargin), KS: math.NaN(), Interval: true})
+		cs = append(cs, Comparison{Result: compare.Rates("prefix_reuse", sa, na, sb, nb, alpha, o.PrefixMargin), KS: math.NaN(), Interval: true})
 	} else {
 		v.NotCompared = append(v.NotCompared, "prefix reuse (give both sides' trace files with hash_ids: --compare-traces)")
 	}
@@ -312,7 +319,8 @@ func arrivals(rec, rep []*record.Record, o Options) []Comparison {
 	a, b := starts(rec, 1), starts(rep, o.Speedup)
 	cv := Comparison{Result: compare.Result{Name: "arrival_gap_cv", Margin: o.ArrivalMargin, Outcome: compare.NotEnough,
 		Low: math.Inf(-1), High: math.Inf(1)}, KS: math.NaN()}
-	if len(a) >= 3 && len(b) >= 3 {
+	enough := len(a) >= MinArrivals && len(b) >= MinArrivals
+	if enough {
 		ca, cb := gapCV(a), gapCV(b)
 		cv.Count, cv.Base, cv.Other = len(a)-1, ca, cb
 		if ca > 0 {
@@ -330,7 +338,7 @@ func arrivals(rec, rep []*record.Record, o Options) []Comparison {
 	}
 	corr := Comparison{Result: compare.Result{Name: "arrival_rate_corr", Margin: 1 - o.MinRateCorr, Difference: true,
 		Outcome: compare.NotEnough, Low: math.Inf(-1), High: math.Inf(1)}, KS: math.NaN()}
-	if len(a) >= 3 && len(b) >= 3 {
+	if enough {
 		w := o.Window
 		if w <= 0 {
 			w = (a[len(a)-1] - a[0]) / DefaultWindows
