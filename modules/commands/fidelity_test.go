@@ -158,10 +158,8 @@ func TestReplayFidelity(t *testing.T) {
 			if !strings.Contains(out, "recording measured at the proxy, replay at the client") {
 				t.Errorf("replay --compare-to does not say where each side was measured")
 			}
-			if tc.diverged == "" { // a slower server's verdict from the client is checked below at the proxy
-				if v := verdictLine(t, out); !strings.HasPrefix(v, tc.verdict) {
-					t.Errorf("replay --compare-to: %s, want %s", v, tc.verdict)
-				}
+			if v := verdictLine(t, out); !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
+				t.Errorf("replay --compare-to: %s, want %s (%s)", v, tc.verdict, tc.diverged)
 			}
 
 			code, out = runReportArgs(t, recDir, "--compare", repDir, "-o", filepath.Join(t.TempDir(), "r.html"))
