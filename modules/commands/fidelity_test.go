@@ -16,37 +16,12 @@ import (
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
-const fidelityCaddyfile = `{
-	admin %s
-	default_bind 127.0.0.1
-	auto_https off
-	persist_config off
-	log {
-		level ERROR
-	}
-	llmtap {
-		gpu off
-	}
-}
-
-http://%s {
-	llmtap {
-		record %s {
-			flush_interval 100ms
-		}
-	}
-	reverse_proxy %s {
-		flush_interval -1
-	}
-}
-`
-
 // proxyRecording starts real Caddy with llmtap recording to dir in front of upstream and
 // returns the site's address and a stop function (stopping flushes the recorder).
 func proxyRecording(t *testing.T, dir, upstream string) (string, func()) {
 	t.Helper()
 	admin, site := freeAddr(t), freeAddr(t)
-	cf := fmt.Sprintf(fidelityCaddyfile, admin, site, dir, strings.TrimPrefix(upstream, "http://"))
+	cf := fmt.Sprintf(surfacesCaddyfile, admin, "", site, dir, strings.TrimPrefix(upstream, "http://"))
 	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
 	if err != nil {
 		t.Fatal(err)
