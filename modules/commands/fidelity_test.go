@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,78 @@ func TestReplayFidelity(t *testing.T) {
 				t.Errorf("report --compare: %s, want %s (%s)", v, tc.verdict, tc.diverged)
 			}
 		})
+	}
+}
+
+// TestReplayFidelityPrefixReuse: prefix reuse is compared from the recorder's trace files,
+// whose block ids are derived from the prompts' content. A Mooncake trace whose requests share
+// prefixes in groups (six blocks of eight shared by ten requests) is sent through one recording
+// proxy; the trace that proxy recorded is replayed through a second, and the recorded records
+// (which hold no block ids: each replayed prompt is fresh) through a third. The replay of the
+// trace reuses prefixes as the recording did; the replay of the records does not, and the
+// verdict says so. The prefix margin is raised to 0.15 for 960 blocks a side (the default 0.05
+// needs about 4,000).
+func TestReplayFidelityPrefixReuse(t *testing.T) {
+	t.Setenv("LLMTAP_FLEET_KEY", "6c6c6d7461702d666c6565742d6b65792d7465737421")
+	cfg := mockllm.Config{Model: "prefix-model", TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Usage: mockllm.UsageAlways, Seed: 2}
+	_, url := startMock(t, cfg)
+	var src strings.Builder
+	for i := range 120 {
+		g := i / 10
+		ids := []string{}
+		for b := range 6 {
+			ids = append(ids, fmt.Sprint(g*100+b))
+		}
+		ids = append(ids, fmt.Sprint(10_000+2*i), fmt.Sprint(10_001+2*i))
+		fmt.Fprintf(&src, `{"timestamp": %d, "input_length": 4096, "output_length": 4, "hash_ids": [%s]}`+"\n", 20*i, strings.Join(ids, ", "))
+	}
+	trace := filepath.Join(t.TempDir(), "shared.jsonl")
+	if err := os.WriteFile(trace, []byte(src.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// replayThrough replays file through a new recording proxy and returns the recording folder.
+	replayThrough := func(name, file string) string {
+		dir := filepath.Join(t.TempDir(), name)
+		site, stop := proxyRecording(t, dir, url)
+		code, out, _ := runReplayArgs(t, "--url", "http://"+site, "--model", "prefix-model", "--artifact-dir", t.TempDir(), file)
+		stop()
+		if code != 0 {
+			t.Fatalf("replay of %s: exit %d\n%s", file, code, out)
+		}
+		return dir
+	}
+	one := func(dir, pattern string) string {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		if len(files) != 1 {
+			t.Fatalf("%s in %s: %v, want one file", pattern, dir, files)
+		}
+		return files[0]
+	}
+	recorded := replayThrough("recorded", trace)
+	fromTrace := replayThrough("from-trace", one(recorded, "trace-*.jsonl"))
+	fromRecords := replayThrough("from-records", one(recorded, "records-*.jsonl"))
+	for _, tc := range []struct {
+		dir, want string
+	}{{fromTrace, "same"}, {fromRecords, "lower"}} {
+		code, out := runReportArgs(t, recorded, "--compare", tc.dir, "--prefix-margin", "0.15",
+			"--compare-traces", one(recorded, "trace-*.jsonl")+","+one(tc.dir, "trace-*.jsonl"), "-o", filepath.Join(t.TempDir(), "r.html"))
+		if code != 0 {
+			t.Fatalf("report exit %d:\n%s", code, out)
+		}
+		var row []string
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == "prefix_reuse" {
+				row = f
+			}
+		}
+		if len(row) == 0 || row[len(row)-1] != tc.want {
+			t.Errorf("%s: prefix_reuse row %q, want %s\n%s", filepath.Base(tc.dir), row, tc.want, out)
+		} else if rec, _ := strconv.ParseFloat(row[1], 64); rec < 0.5 {
+			t.Errorf("the recording reuses %v of its blocks, the trace sent 0.675", rec)
+		}
+		if tc.want == "lower" && !strings.Contains(out, "verdict: not reproduced") {
+			t.Errorf("a replay that lost the prefix sharing is not judged not reproduced:\n%s", out)
+		}
+		t.Logf("%s:\n%s", filepath.Base(tc.dir), out[strings.Index(out, "fidelity of"):])
 	}
 }

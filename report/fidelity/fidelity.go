@@ -347,15 +347,19 @@ func arrivals(rec, rep []*record.Record, o Options) []Comparison {
 			ca, cb := counts(a, w), counts(b, w)
 			n := max(len(ca), len(cb))
 			ca, cb = pad(ca, n), pad(cb, n)
-			if r, ok := pearson(ca, cb); ok && n >= 3 {
+			if n >= 3 {
+				// A constant series has no correlation: it counts as none.
+				r, ok := pearson(ca, cb)
 				// Estimate is the correlation's shortfall from 1, judged against 1 − MinRateCorr.
 				corr.Count, corr.Base, corr.Other = n, 1, r
 				corr.Estimate = r - 1
 				corr.Low, corr.High = corr.Estimate, corr.Estimate
-				if r >= o.MinRateCorr {
+				// A flat rate has nothing to correlate: windows whose counts differ by no more
+				// than counting noise are the same shape whatever r says.
+				if (ok && r >= o.MinRateCorr) || noise(ca, cb) <= 2 {
 					corr.Outcome = compare.Same
 				} else {
-					corr.Outcome = compare.Worse
+					corr.Outcome = compare.Better // lower than the least that counts
 				}
 			}
 		}
@@ -403,6 +407,20 @@ func counts(ts []time.Duration, w time.Duration) []float64 {
 		out[int(t/w)]++
 	}
 	return out
+}
+
+// noise is Σ(a−b)²/Σ(a+b) over the windows: about 1 when the counts differ as two Poisson
+// counts of one rate do, much more when the replay's rate over time has another shape.
+func noise(a, b []float64) float64 {
+	var d, s float64
+	for i := range a {
+		d += (a[i] - b[i]) * (a[i] - b[i])
+		s += a[i] + b[i]
+	}
+	if s == 0 {
+		return 0
+	}
+	return d / s
 }
 
 func pad(xs []float64, n int) []float64 {
@@ -453,7 +471,7 @@ func (v Verdict) Write(w io.Writer) error {
 			ks = fmt.Sprintf("%.3f", c.KS)
 		}
 		margin := fmt.Sprintf("±%.3g", c.Margin)
-		fmt.Fprintf(&b, "%-26s %12.4g %12.4g %9s %21s %7s %6s  %s\n", c.Name, c.Base, c.Other, est, iv, margin, ks, c.Outcome)
+		fmt.Fprintf(&b, "%-26s %12.4g %12.4g %9s %21s %7s %6s  %s\n", c.Name, c.Base, c.Other, est, iv, margin, ks, word(c.Outcome))
 	}
 	for _, n := range v.NotCompared {
 		fmt.Fprintf(&b, "not compared: %s\n", n)
@@ -464,6 +482,18 @@ func (v Verdict) Write(w io.Writer) error {
 	fmt.Fprintf(&b, "verdict: %s (each interval at %.4f%%; diverged most: %s)\n", v.Outcome, 100*v.Level, v.Diverged)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// word is a comparison's outcome as a replay's: the replay is higher or lower than the
+// recording, neither better nor worse.
+func word(outcome string) string {
+	switch outcome {
+	case compare.Worse:
+		return "higher"
+	case compare.Better:
+		return "lower"
+	}
+	return outcome
 }
 
 func num(x float64) string {

@@ -95,3 +95,47 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("bad options: %v", err)
 	}
 }
+
+// TestArrivalShape: a replay that sends the recording's requests at an even rate, where the
+// recording had a burst, differs in its rate over time (and in burstiness); the same schedule
+// with counting noise does not.
+func TestArrivalShape(t *testing.T) {
+	at := func(rs []*record.Record, f func(i int) time.Duration) []*record.Record {
+		t0 := time.Unix(1_700_000_000, 0)
+		out := make([]*record.Record, len(rs))
+		for i, r := range rs {
+			c := *r
+			c.Start = t0.Add(f(i))
+			out[i] = &c
+		}
+		return out
+	}
+	base := synth(1, 600, 100, 0)
+	burst := at(base, func(i int) time.Duration {
+		if i < 400 {
+			return time.Duration(i) * 2500 * time.Microsecond // 400 in the first second
+		}
+		return time.Second + time.Duration(i-400)*15*time.Millisecond // 200 over the next three
+	})
+	jitter := at(base, func(i int) time.Duration {
+		return burst[i].Start.Sub(burst[0].Start) + time.Duration(i%7)*time.Millisecond
+	})
+	even := at(base, func(i int) time.Duration { return time.Duration(i) * 4 * time.Second / 600 })
+	row := func(v Verdict, name string) Comparison {
+		for _, c := range v.Comparisons {
+			if c.Name == name {
+				return c
+			}
+		}
+		t.Fatalf("no %s", name)
+		return Comparison{}
+	}
+	rec := Side{Where: "proxy", Records: burst}
+	if c := row(Judge(rec, Side{Where: "proxy", Records: jitter}, Options{}), "arrival_rate_corr"); c.Outcome != "same" {
+		t.Errorf("the same schedule with lag: rate correlation %v, %s", c.Other, c.Outcome)
+	}
+	v := Judge(rec, Side{Where: "proxy", Records: even}, Options{})
+	if c := row(v, "arrival_rate_corr"); c.Outcome != "better" || v.Outcome != NotReproduced || !strings.HasPrefix(v.Diverged, "arrival_") {
+		t.Errorf("an even replay of a burst: rate correlation %v %s, verdict %s (diverged most %s)", c.Other, c.Outcome, v.Outcome, v.Diverged)
+	}
+}
