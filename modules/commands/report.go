@@ -30,7 +30,8 @@ With --compare, the report also prints the replay fidelity verdict of RUN2 again
 recording, given as one or more folders or files, joined) — reproduced, not reproduced, or not
 enough requests, and the metric that diverged most — judged by the equivalence margins
 --margin, --tail-margin, --margin-ms, --error-margin, --arrival-margin, --min-rate-corr
-(docs/fidelity.md).
+(docs/fidelity.md); --compare-traces RECORDED_TRACE,REPLAYED_TRACE adds prefix reuse, and
+--replay-speedup the speedup the replay ran at.
 
 --merge DIR… merges the artifact folders of the workers of one split llmtap bench or replay
 (--worker-index/--worker-count, docs/workers.md) into one AIPerf export in --merge-out: the
