@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/shadow/workload"
@@ -24,7 +25,7 @@ import (
 )
 
 func init() {
-	register("replay", "[--model M] [--url URL] [--speedup X] [--max-requests N] TRACE",
+	register("replay", "[--model M] [--url URL] [--speedup X] [--max-requests N] [--compare-to RECORDED…] TRACE",
 		"Replays a request trace against a server with its original timing, measured by llmtap's engine",
 		`Sends the requests of a trace at their recorded times (divided by --speedup) and measures
 every response with the same engine the llmtap proxy uses. Any format the trace readers accept:
@@ -35,7 +36,12 @@ Other formats get synthetic prompts of exactly input_length o200k tokens (shared
 the trace has hash_ids) and output_length as the output limit. A session's turns are sent one
 after the other: each after the previous response ended plus the turn's delay (÷ --speedup).
 --model defaults to the model the trace names (llmtap's trace, records and payload files do).
-Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.`,
+Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.
+
+--compare-to RECORDED (repeatable: the folders or files of one recording, usually the proxy's
+records the trace came from) prints the replay fidelity verdict after the replay, as
+"llmtap report RECORDED --compare <artifact folder>" does: reproduced, not reproduced, or not
+enough requests, with the metric that diverged most (docs/fidelity.md).`,
 		runReplay)
 }
 
@@ -54,6 +60,10 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	format := trace.FormatAuto
 	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
+	var compareTo multiFlag
+	fs.Var(&compareTo, "compare-to", "a recording (records folder or file; repeatable) to judge the replay's fidelity against")
+	var ff fidelityFlags
+	ff.register(fs, false)
 	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the trace's last request is due (inf: wait for all); requests still open then are left out of the results")
 	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
 		return 2, err
@@ -71,6 +81,10 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	}
 	graceD, err := gracePeriod(*grace)
 	if err != nil {
+		errs = append(errs, err)
+	}
+	ff.o.Speedup = *speedup
+	if _, err := ff.options(); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
@@ -182,7 +196,24 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		fmt.Fprintf(stderr, "worker %d of %d: %d of the trace's requests, whole sessions\n", w.Index, w.Count, spec.Total)
 	}
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
-	return executeMain(ctx, spec, stdout, hook)
+	var rec *report.Run
+	if len(compareTo) > 0 { // read before the replay: a bad path is told before the load is sent
+		if rec, err = loadRuns(compareTo, ""); err != nil {
+			return 1, fmt.Errorf("--compare-to: %w", err)
+		}
+	}
+	code, err := executeMain(ctx, spec, stdout, hook)
+	if rec == nil || code != 0 {
+		return code, err
+	}
+	rep, err := report.Load(spec.Dir)
+	if err != nil {
+		return 1, fmt.Errorf("--compare-to: reading the replay's export: %w", err)
+	}
+	if err := writeFidelity(stdout, side(rec), side(rep), &ff); err != nil {
+		return 1, err
+	}
+	return 0, nil
 }
 
 // prebuildTokens bounds the prompt tokens of a trace whose bodies are all built before the

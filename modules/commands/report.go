@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("report", "RUN [--compare RUN2] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400] | --merge DIR… [--merge-out DIR]",
+	register("report", "RUN… [--compare RUN2 [fidelity margins]] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400] | --merge DIR… [--merge-out DIR]",
 		"Writes an HTML report (and PNG charts) of a recorded or benchmarked run",
 		`Reads a run from RUN — a folder of records written by the proxy's recorder (records-*.jsonl,
 with timeline*.jsonl when one was written), a llmtap bench artifact folder
@@ -25,6 +25,13 @@ timelines of the slowest requests. --compare RUN2 puts a second run beside the f
 and after a change, or an AIPerf run beside a llmtap one); --class and --compare-class keep one traffic class of each, so
 "RUN --class live --compare RUN --compare-class mirror" sets live against mirror. --png DIR
 also writes every chart as a PNG image.
+
+With --compare, the report also prints the replay fidelity verdict of RUN2 against RUN (a
+recording, given as one or more folders or files, joined) — reproduced, not reproduced, or not
+enough requests, and the metric that diverged most — judged by the equivalence margins
+--margin, --tail-margin, --margin-ms, --error-margin, --arrival-margin, --min-rate-corr
+(docs/fidelity.md); --compare-traces RECORDED_TRACE,REPLAYED_TRACE adds prefix reuse, and
+--replay-speedup the speedup the replay ran at.
 
 --merge DIR… merges the artifact folders of the workers of one split llmtap bench or replay
 (--worker-index/--worker-count, docs/workers.md) into one AIPerf export in --merge-out: the
@@ -42,6 +49,8 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	compareClass := fs.String("compare-class", "", "keep only this traffic class of RUN2 (default: --class)")
 	merge := fs.Bool("merge", false, "merge the artifact folders given (the workers of one split bench or replay) into one AIPerf export")
 	mergeOut := fs.String("merge-out", "merged", "the folder --merge writes the merged export to")
+	var ff fidelityFlags
+	ff.register(fs, true)
 	// Flags may come before or after RUN.
 	var pos []string
 	for {
@@ -57,9 +66,9 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	if *merge {
 		return reportMerge(os.Stdout, pos, *mergeOut)
 	}
-	if len(pos) != 1 {
+	if len(pos) == 0 || (len(pos) > 1 && *compare == "") {
 		fs.Usage()
-		return 2, fmt.Errorf("expected one RUN folder or file, got %d arguments", len(pos))
+		return 2, fmt.Errorf("expected one RUN folder or file (several only with --compare), got %d arguments", len(pos))
 	}
 	var w, h int
 	if _, err := fmt.Sscanf(strings.ToLower(*pngSize), "%dx%d", &w, &h); err != nil {
@@ -68,9 +77,12 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	if w < report.MinPNGWidth || h < report.MinPNGHeight {
 		return 2, fmt.Errorf("--png-size %q: a chart image must be at least %dx%d pixels", *pngSize, report.MinPNGWidth, report.MinPNGHeight)
 	}
-	paths := []string{pos[0]}
+	if _, err := ff.options(); err != nil {
+		return 2, err
+	}
+	paths := [][]string{pos}
 	if *compare != "" {
-		paths = append(paths, *compare)
+		paths = append(paths, []string{*compare})
 	}
 	if *compareClass == "" {
 		*compareClass = *class
@@ -78,17 +90,9 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	classes := []string{*class, *compareClass}
 	var runs []*report.Run
 	for i, p := range paths {
-		run, err := report.Load(p)
+		run, err := loadRuns(p, classes[i])
 		if err != nil {
-			return 1, fmt.Errorf("reading run: %w", err)
-		}
-		if classes[i] != "" {
-			if err := run.Only(classes[i]); err != nil {
-				return 1, err
-			}
-		}
-		if run.Skipped > 0 {
-			fmt.Fprintf(os.Stderr, "%s: %d lines skipped: %s\n", p, run.Skipped, strings.Join(run.Warnings, "; "))
+			return 1, err
 		}
 		runs = append(runs, run)
 	}
@@ -119,5 +123,10 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Printf("%s: %d requests\n", run.Name, len(run.Records))
 	}
 	fmt.Printf("Report: %s\n", abs)
+	if len(runs) == 2 {
+		if err := writeFidelity(os.Stdout, side(runs[0]), side(runs[1]), &ff); err != nil {
+			return 1, err
+		}
+	}
 	return 0, nil
 }

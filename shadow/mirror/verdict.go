@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
+	two "github.com/llmtap/llmtap/telemetry/compare"
 )
 
 // Verdicts of a canary comparison.
@@ -230,24 +229,22 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 		}
 		mv := compareQuantile(vq.metric, live, mirror, vq.q, alpha, margin, o.MarginMs)
 		v.Comparisons = append(v.Comparisons, mv)
-		if d := math.Abs(math.Log(nonzero(mv.Estimate))) / math.Log1p(margin); d > worst {
+		if d := divergence(mv, false); d > worst {
 			worst, v.Diverged = d, mv.Name
 		}
 	}
 	ev := compareErrors(pairs, alpha, o.ErrorMargin)
 	v.Comparisons = append(v.Comparisons, ev)
-	if d := math.Abs(ev.Estimate) / o.ErrorMargin; d > worst {
+	if d := divergence(ev, true); d > worst {
 		v.Diverged = ev.Name
 	}
 	v.Outcome = combine(v.Comparisons)
 	return v
 }
 
-func nonzero(x float64) float64 {
-	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 1
-	}
-	return x
+// divergence is how far a comparison's estimate lies from equal, in margins.
+func divergence(m MetricVerdict, difference bool) float64 {
+	return two.Result{Estimate: m.Estimate, Margin: m.Margin, Count: max(1, m.Count), Difference: difference}.Divergence()
 }
 
 // combine is worse when any comparison is worse, better when none is worse and every one is
@@ -274,80 +271,12 @@ func combine(cs []MetricVerdict) string {
 	return VerdictNotEnough
 }
 
-// compareQuantile compares the q-quantile of mirror with live's.
+// compareQuantile compares the q-quantile of mirror with live's (two.Quantile).
 func compareQuantile(name string, live, mirror []float64, q, alpha, margin, marginAbs float64) MetricVerdict {
-	mv := MetricVerdict{Name: name, Margin: margin, Count: len(live), Verdict: VerdictNotEnough,
-		Low: math.Inf(-1), High: math.Inf(1)}
-	if len(live) == 0 {
-		return mv
-	}
-	slices.Sort(live)
-	slices.Sort(mirror)
-	lq, llo, lhi := quantileCI(live, q, alpha/2)
-	mq, mlo, mhi := quantileCI(mirror, q, alpha/2)
-	mv.Live, mv.Mirror = lq, mq
-	mv.Estimate = ratio(mq, lq)
-	mv.Low, mv.High = ratio(mlo, lhi), ratio(mhi, llo)
 	if strings.HasPrefix(name, "output_tokens") {
 		marginAbs = 0.5 // a token: counts differ by whole tokens
 	}
-	switch {
-	case mv.Low > 1+margin && mlo-lhi > marginAbs:
-		mv.Verdict = VerdictWorse
-	case mv.High < 1/(1+margin) && llo-mhi > marginAbs:
-		mv.Verdict = VerdictBetter
-	case mv.Low >= 1/(1+margin) && mv.High <= 1+margin,
-		// Both intervals inside the absolute margin of each other: equal for every purpose.
-		mhi-llo <= marginAbs && lhi-mlo <= marginAbs:
-		mv.Verdict = VerdictSame
-	}
-	mv.PairsNeeded = pairsNeeded(len(live), mv.Low, mv.High, margin)
-	return mv
-}
-
-// ratio is a/b for positive quantities, with 0 and Inf where an interval end is unbounded.
-func ratio(a, b float64) float64 {
-	switch {
-	case math.IsInf(a, 1) || b <= 0:
-		return math.Inf(1)
-	case math.IsInf(b, 1) || a <= 0:
-		return 0
-	}
-	return a / b
-}
-
-// quantileCI returns the q-quantile of sorted xs (nearest rank) and an exact distribution-free
-// interval [lo, hi] that holds the true quantile with probability at least 1−alpha (alpha/2 on
-// each side): order statistics x_(l) and x_(u) with Binomial(n, q) bounds. An end the sample
-// cannot bound at that level is −Inf or +Inf.
-func quantileCI(xs []float64, q, alpha float64) (est, lo, hi float64) {
-	n := len(xs)
-	est = xs[max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))]
-	b := distuv.Binomial{N: float64(n), P: q}
-	// P(x_(l) > Q) = P(B ≤ l−1): the largest l with B's CDF at l−1 at most alpha/2.
-	l := 0
-	for k := int(q * float64(n)); k >= 1; k-- {
-		if b.CDF(float64(k-1)) <= alpha/2 {
-			l = k
-			break
-		}
-	}
-	// P(x_(u) < Q) = P(B ≥ u) = 1 − CDF(u−1): the smallest u with CDF(u−1) at least 1−alpha/2.
-	u := n + 1
-	for k := max(1, int(q*float64(n))); k <= n; k++ {
-		if b.CDF(float64(k-1)) >= 1-alpha/2 {
-			u = k
-			break
-		}
-	}
-	lo, hi = math.Inf(-1), math.Inf(1)
-	if l >= 1 {
-		lo = xs[l-1]
-	}
-	if u <= n {
-		hi = xs[u-1]
-	}
-	return est, lo, hi
+	return fromResult(two.Quantile(name, live, mirror, q, alpha, margin, marginAbs))
 }
 
 // compareErrors compares the error rates, mirror minus live, by their Wilson intervals.
@@ -361,51 +290,17 @@ func compareErrors(pairs []Pair, alpha, margin float64) MetricVerdict {
 			me++
 		}
 	}
-	n := len(pairs)
-	z := distuv.UnitNormal.Quantile(1 - alpha/4)
-	llo, lhi := wilson(le, n, z)
-	mlo, mhi := wilson(me, n, z)
-	mv := MetricVerdict{Name: "error_rate", Count: n, Margin: margin,
-		Live: float64(le) / float64(n), Mirror: float64(me) / float64(n)}
-	mv.Estimate = mv.Mirror - mv.Live
-	mv.Low, mv.High = mlo-lhi, mhi-llo
-	switch {
-	case mv.Low > margin:
-		mv.Verdict = VerdictWorse
-	case mv.High < -margin:
-		mv.Verdict = VerdictBetter
-	case mv.Low >= -margin && mv.High <= margin:
-		mv.Verdict = VerdictSame
-	default:
-		mv.Verdict = VerdictNotEnough
-	}
-	if w := (mv.High - mv.Low) / 2; w > margin {
-		mv.PairsNeeded = int(math.Ceil(float64(n) * (w / margin) * (w / margin)))
-	}
-	return mv
+	return fromResult(two.Rates("error_rate", le, len(pairs), me, len(pairs), alpha, margin))
 }
 
-// wilson is the Wilson score interval of k successes in n at the normal quantile z.
-func wilson(k, n int, z float64) (lo, hi float64) {
-	p, nn := float64(k)/float64(n), float64(n)
-	c := p + z*z/(2*nn)
-	h := z * math.Sqrt(p*(1-p)/nn+z*z/(4*nn*nn))
-	d := 1 + z*z/nn
-	return max(0, (c-h)/d), min(1, (c+h)/d)
-}
-
-// pairsNeeded scales n by the square of the interval's half-width on the log scale against the
-// room between the margin and a change of twice the margin.
-func pairsNeeded(n int, lo, hi, margin float64) int {
-	if lo <= 0 || math.IsInf(hi, 1) {
-		return 0
+// fromResult is a comparison of the engine as the canary verdict names it.
+func fromResult(r two.Result) MetricVerdict {
+	v := r.Outcome
+	if v == two.NotEnough {
+		v = VerdictNotEnough
 	}
-	w := (math.Log(hi) - math.Log(lo)) / 2
-	room := math.Log1p(2*margin) - math.Log1p(margin)
-	if w <= room {
-		return n
-	}
-	return int(math.Ceil(float64(n) * (w / room) * (w / room)))
+	return MetricVerdict{Name: r.Name, Live: r.Base, Mirror: r.Other, Estimate: r.Estimate,
+		Low: r.Low, High: r.High, Margin: r.Margin, Count: r.Count, Verdict: v, PairsNeeded: r.Needed}
 }
 
 // String is a one-line form for logs and the CLI.

@@ -1,0 +1,228 @@
+package commands
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+	"github.com/caddyserver/caddy/v2/caddyconfig"
+
+	"github.com/llmtap/llmtap/shadow/mockllm"
+)
+
+// proxyRecording starts real Caddy with llmtap recording to dir in front of upstream and
+// returns the site's address and a stop function (stopping flushes the recorder).
+func proxyRecording(t *testing.T, dir, upstream string) (string, func()) {
+	t.Helper()
+	admin, site := freeAddr(t), freeAddr(t)
+	cf := fmt.Sprintf(surfacesCaddyfile, admin, "", site, dir, strings.TrimPrefix(upstream, "http://"))
+	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := caddy.Load(cfg, true); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			if err := caddy.Stop(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+	return site, stop
+}
+
+// runReportArgs runs `llmtap report` in-process and returns its exit code and stdout.
+func runReportArgs(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	// runReport prints to os.Stdout: send it to a file for the test's look.
+	f, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = f
+	var errOut bytes.Buffer
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(&errOut)
+	code, err := runReport(fs, args)
+	os.Stdout = old
+	if err != nil {
+		t.Logf("report error: %v\n%s", err, errOut.String())
+	}
+	b, _ := os.ReadFile(f.Name())
+	return code, string(b)
+}
+
+// verdictLine is the verdict's closing line.
+func verdictLine(t *testing.T, out string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "verdict: ") {
+			return l
+		}
+	}
+	t.Fatalf("no verdict in:\n%s", out)
+	return ""
+}
+
+// TestReplayFidelity records bursty traffic (gamma arrivals, CV about 1.4) through real Caddy
+// with llmtap's recorder in front of the mock, then replays the recording through the proxy
+// against the same mock configuration and against one whose TTFT is 50 % longer, and judges
+// each replay against the recording: with the proxy's records on both sides (llmtap report
+// RECORDED --compare REPLAYED) the first is reproduced and the second is not, naming TTFT; the
+// replay's own client-side export (llmtap replay --compare-to) is reproduced too, within the
+// absolute margin that allows for the hop through the proxy. 900 requests: the fewest at which
+// a 99th percentile can be bounded at the verdict's level, with room.
+func TestReplayFidelity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records and replays 2,700 requests")
+	}
+	// Times long against a busy machine's stalls (tens of ms under the race detector).
+	base := mockllm.Config{Model: "fidelity-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	slower := base
+	slower.TTFT = 300 * time.Millisecond
+	const n = 900
+
+	// The recording.
+	_, mockURL := startMock(t, base)
+	recDir := filepath.Join(t.TempDir(), "recorded")
+	site, stop := proxyRecording(t, recDir, mockURL)
+	r := runBenchFull(t, "--url", "http://"+site, "--model", "fidelity-model", "--request-rate", "100",
+		"--arrival-pattern", "gamma", "--arrival-smoothness", "0.7", "--request-count", fmt.Sprint(n),
+		"--isl", "64", "--osl", "8", "--random-seed", "5")
+	if r.code != 0 {
+		t.Fatalf("bench exit %d: %v\n%s", r.code, r.err, r.errOut)
+	}
+	stop()
+	files, _ := filepath.Glob(filepath.Join(recDir, "records-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("record files %v, want one", files)
+	}
+
+	for _, tc := range []struct {
+		name     string
+		mock     mockllm.Config
+		verdict  string
+		diverged string
+	}{
+		{"same mock", base, "verdict: reproduced", ""},
+		{"slower mock", slower, "verdict: not reproduced", "diverged most: ttft_ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, url := startMock(t, tc.mock)
+			repDir := filepath.Join(t.TempDir(), "replayed")
+			site, stop := proxyRecording(t, repDir, url)
+			art := t.TempDir()
+			code, out, _ := runReplayArgs(t, "--url", "http://"+site, "--artifact-dir", art, "--compare-to", recDir, files[0])
+			stop()
+			if code != 0 {
+				t.Fatalf("replay exit %d:\n%s", code, out)
+			}
+			t.Logf("replay --compare-to (client side):\n%s", out[strings.Index(out, "fidelity of"):])
+			if !strings.Contains(out, "recording measured at the proxy, replay at the client") {
+				t.Errorf("replay --compare-to does not say where each side was measured")
+			}
+			if v := verdictLine(t, out); !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
+				t.Errorf("replay --compare-to: %s, want %s (%s)", v, tc.verdict, tc.diverged)
+			}
+
+			code, out = runReportArgs(t, recDir, "--compare", repDir, "-o", filepath.Join(t.TempDir(), "r.html"))
+			if code != 0 {
+				t.Fatalf("report exit %d:\n%s", code, out)
+			}
+			t.Logf("report --compare (proxy on both sides):\n%s", out[strings.Index(out, "fidelity of"):])
+			if !strings.Contains(out, "both sides measured at the proxy") {
+				t.Errorf("report --compare does not say both sides were measured at the proxy")
+			}
+			v := verdictLine(t, out)
+			if !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
+				t.Errorf("report --compare: %s, want %s (%s)", v, tc.verdict, tc.diverged)
+			}
+		})
+	}
+}
+
+// TestReplayFidelityPrefixReuse: prefix reuse is compared from the recorder's trace files,
+// whose block ids are derived from the prompts' content. A Mooncake trace whose requests share
+// prefixes in groups (six blocks of eight shared by ten requests) is sent through one recording
+// proxy; the trace that proxy recorded is replayed through a second, and the recorded records
+// (which hold no block ids: each replayed prompt is fresh) through a third. The replay of the
+// trace reuses prefixes as the recording did; the replay of the records does not, and the
+// verdict says so. The prefix margin is raised to 0.15 for 960 blocks a side (the default 0.05
+// needs about 4,000).
+func TestReplayFidelityPrefixReuse(t *testing.T) {
+	t.Setenv("LLMTAP_FLEET_KEY", "6c6c6d7461702d666c6565742d6b65792d7465737421")
+	cfg := mockllm.Config{Model: "prefix-model", TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Usage: mockllm.UsageAlways, Seed: 2}
+	_, url := startMock(t, cfg)
+	var src strings.Builder
+	for i := range 120 {
+		g := i / 10
+		ids := []string{}
+		for b := range 6 {
+			ids = append(ids, fmt.Sprint(g*100+b))
+		}
+		ids = append(ids, fmt.Sprint(10_000+2*i), fmt.Sprint(10_001+2*i))
+		fmt.Fprintf(&src, `{"timestamp": %d, "input_length": 4096, "output_length": 4, "hash_ids": [%s]}`+"\n", 20*i, strings.Join(ids, ", "))
+	}
+	trace := filepath.Join(t.TempDir(), "shared.jsonl")
+	if err := os.WriteFile(trace, []byte(src.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// replayThrough replays file through a new recording proxy and returns the recording folder.
+	replayThrough := func(name, file string) string {
+		dir := filepath.Join(t.TempDir(), name)
+		site, stop := proxyRecording(t, dir, url)
+		code, out, _ := runReplayArgs(t, "--url", "http://"+site, "--model", "prefix-model", "--artifact-dir", t.TempDir(), file)
+		stop()
+		if code != 0 {
+			t.Fatalf("replay of %s: exit %d\n%s", file, code, out)
+		}
+		return dir
+	}
+	one := func(dir, pattern string) string {
+		files, _ := filepath.Glob(filepath.Join(dir, pattern))
+		if len(files) != 1 {
+			t.Fatalf("%s in %s: %v, want one file", pattern, dir, files)
+		}
+		return files[0]
+	}
+	recorded := replayThrough("recorded", trace)
+	fromTrace := replayThrough("from-trace", one(recorded, "trace-*.jsonl"))
+	fromRecords := replayThrough("from-records", one(recorded, "records-*.jsonl"))
+	for _, tc := range []struct {
+		dir, want string
+	}{{fromTrace, "same"}, {fromRecords, "lower"}} {
+		code, out := runReportArgs(t, recorded, "--compare", tc.dir, "--prefix-margin", "0.15",
+			"--compare-traces", one(recorded, "trace-*.jsonl")+","+one(tc.dir, "trace-*.jsonl"), "-o", filepath.Join(t.TempDir(), "r.html"))
+		if code != 0 {
+			t.Fatalf("report exit %d:\n%s", code, out)
+		}
+		var row []string
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && f[0] == "prefix_reuse" {
+				row = f
+			}
+		}
+		if len(row) == 0 || row[len(row)-1] != tc.want {
+			t.Errorf("%s: prefix_reuse row %q, want %s\n%s", filepath.Base(tc.dir), row, tc.want, out)
+		} else if rec, _ := strconv.ParseFloat(row[1], 64); rec < 0.5 {
+			t.Errorf("the recording reuses %v of its blocks, the trace sent 0.675", rec)
+		}
+		if tc.want == "lower" && !strings.Contains(out, "verdict: not reproduced") {
+			t.Errorf("a replay that lost the prefix sharing is not judged not reproduced:\n%s", out)
+		}
+		t.Logf("%s:\n%s", filepath.Base(tc.dir), out[strings.Index(out, "fidelity of"):])
+	}
+}

@@ -1,0 +1,213 @@
+// Package compare holds the two-sample statistics of llmtap's verdicts: exact
+// distribution-free confidence intervals of quantiles and of their ratio between two samples,
+// Wilson intervals of rates and of their difference, each judged against an equivalence margin,
+// and the Kolmogorov–Smirnov distance reported beside. The canary verdict (shadow/mirror) and
+// the replay fidelity verdict (report/fidelity) are built on it.
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Outcomes of one comparison of an "other" sample against a "base" sample.
+const (
+	Better    = "better"     // the other side is lower beyond the margin
+	Same      = "same"       // the interval lies inside the margin
+	Worse     = "worse"      // the other side is higher beyond the margin
+	NotEnough = "not enough" // the interval is too wide to tell
+)
+
+// Result is one comparison.
+type Result struct {
+	// Name is the metric and quantile ("ttft_ms p99") or the rate's name.
+	Name string
+	// Base and Other are the point estimates (a quantile in the metric's unit, or a rate).
+	Base, Other float64
+	// Estimate is Other/Base for a quantile and Other−Base for a rate; Low and High bound it at
+	// the comparison's level (±Inf where the samples cannot bound it).
+	Estimate, Low, High float64
+	// Difference is set when Estimate is a difference (a rate) rather than a ratio.
+	Difference bool
+	// Margin is the equivalence margin it was judged by.
+	Margin float64
+	// Count is the size of the base sample (of both, for paired samples).
+	Count int
+	// Outcome is Better, Same, Worse or NotEnough.
+	Outcome string
+	// Needed estimates the sample size at which the interval would be narrow enough to tell a
+	// change of twice the margin from the margin (it shrinks as 1/√n); 0 when it cannot be
+	// estimated.
+	Needed int
+}
+
+// Divergence is how far the point estimate lies from equal, in units of the margin: 1 is at
+// the margin. It ranks comparisons to name the one furthest from equal.
+func (r Result) Divergence() float64 {
+	if r.Count == 0 {
+		return 0
+	}
+	if r.Difference {
+		return math.Abs(r.Estimate) / r.Margin
+	}
+	return math.Abs(math.Log(nonzero(r.Estimate))) / math.Log1p(r.Margin)
+}
+
+func nonzero(x float64) float64 {
+	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 1
+	}
+	return x
+}
+
+// Quantile compares the q-quantile of other with base's: a confidence interval at level
+// 1−alpha of the ratio other/base, from exact order-statistic intervals of each side's quantile
+// at alpha/2 each. Within 1±margin the two are the same; a difference of at most marginAbs (in
+// the metric's unit) never counts, so a constant offset between where the two sides were
+// measured is not a verdict. base and other are sorted in place.
+func Quantile(name string, base, other []float64, q, alpha, margin, marginAbs float64) Result {
+	r := Result{Name: name, Margin: margin, Count: len(base), Outcome: NotEnough,
+		Low: math.Inf(-1), High: math.Inf(1)}
+	if len(base) == 0 || len(other) == 0 {
+		return r
+	}
+	slices.Sort(base)
+	slices.Sort(other)
+	bq, blo, bhi := QuantileCI(base, q, alpha/2)
+	oq, olo, ohi := QuantileCI(other, q, alpha/2)
+	r.Base, r.Other = bq, oq
+	r.Estimate = ratio(oq, bq)
+	r.Low, r.High = ratio(olo, bhi), ratio(ohi, blo)
+	switch {
+	case r.Low > 1+margin && olo-bhi > marginAbs:
+		r.Outcome = Worse
+	case r.High < 1/(1+margin) && blo-ohi > marginAbs:
+		r.Outcome = Better
+	case r.Low >= 1/(1+margin) && r.High <= 1+margin,
+		// Both intervals inside the absolute margin of each other: equal for every purpose.
+		ohi-blo <= marginAbs && bhi-olo <= marginAbs:
+		r.Outcome = Same
+	}
+	r.Needed = needed(len(base), r.Low, r.High, margin)
+	return r
+}
+
+// ratio is a/b for positive quantities, with 0 and Inf where an interval end is unbounded.
+func ratio(a, b float64) float64 {
+	switch {
+	case math.IsInf(a, 1) || b <= 0:
+		return math.Inf(1)
+	case math.IsInf(b, 1) || a <= 0:
+		return 0
+	}
+	return a / b
+}
+
+// QuantileCI returns the q-quantile of sorted xs (nearest rank) and an exact distribution-free
+// interval [lo, hi] that holds the true quantile with probability at least 1−alpha (alpha/2 on
+// each side): order statistics x_(l) and x_(u) with Binomial(n, q) bounds. An end the sample
+// cannot bound at that level is −Inf or +Inf.
+func QuantileCI(xs []float64, q, alpha float64) (est, lo, hi float64) {
+	n := len(xs)
+	est = xs[max(0, min(n-1, int(math.Ceil(q*float64(n)))-1))]
+	b := distuv.Binomial{N: float64(n), P: q}
+	// P(x_(l) > Q) = P(B ≤ l−1): the largest l with B's CDF at l−1 at most alpha/2.
+	l := 0
+	for k := int(q * float64(n)); k >= 1; k-- {
+		if b.CDF(float64(k-1)) <= alpha/2 {
+			l = k
+			break
+		}
+	}
+	// P(x_(u) < Q) = P(B ≥ u) = 1 − CDF(u−1): the smallest u with CDF(u−1) at least 1−alpha/2.
+	u := n + 1
+	for k := max(1, int(q*float64(n))); k <= n; k++ {
+		if b.CDF(float64(k-1)) >= 1-alpha/2 {
+			u = k
+			break
+		}
+	}
+	lo, hi = math.Inf(-1), math.Inf(1)
+	if l >= 1 {
+		lo = xs[l-1]
+	}
+	if u <= n {
+		hi = xs[u-1]
+	}
+	return est, lo, hi
+}
+
+// Rates compares the rate otherK/otherN with baseK/baseN, other minus base, by the difference
+// of their Wilson intervals at level 1−alpha/2 each; within ±margin the two are the same.
+func Rates(name string, baseK, baseN, otherK, otherN int, alpha, margin float64) Result {
+	r := Result{Name: name, Count: baseN, Margin: margin, Difference: true, Outcome: NotEnough,
+		Low: math.Inf(-1), High: math.Inf(1)}
+	if baseN == 0 || otherN == 0 {
+		return r
+	}
+	z := distuv.UnitNormal.Quantile(1 - alpha/4)
+	blo, bhi := Wilson(baseK, baseN, z)
+	olo, ohi := Wilson(otherK, otherN, z)
+	r.Base, r.Other = float64(baseK)/float64(baseN), float64(otherK)/float64(otherN)
+	r.Estimate = r.Other - r.Base
+	r.Low, r.High = olo-bhi, ohi-blo
+	switch {
+	case r.Low > margin:
+		r.Outcome = Worse
+	case r.High < -margin:
+		r.Outcome = Better
+	case r.Low >= -margin && r.High <= margin:
+		r.Outcome = Same
+	}
+	if w := (r.High - r.Low) / 2; w > margin {
+		r.Needed = int(math.Ceil(float64(baseN) * (w / margin) * (w / margin)))
+	}
+	return r
+}
+
+// Wilson is the Wilson score interval of k successes in n at the normal quantile z.
+func Wilson(k, n int, z float64) (lo, hi float64) {
+	p, nn := float64(k)/float64(n), float64(n)
+	c := p + z*z/(2*nn)
+	h := z * math.Sqrt(p*(1-p)/nn+z*z/(4*nn*nn))
+	d := 1 + z*z/nn
+	return max(0, (c-h)/d), min(1, (c+h)/d)
+}
+
+// needed scales n by the square of the interval's half-width on the log scale against the
+// room between the margin and a change of twice the margin.
+func needed(n int, lo, hi, margin float64) int {
+	if lo <= 0 || math.IsInf(hi, 1) {
+		return 0
+	}
+	w := (math.Log(hi) - math.Log(lo)) / 2
+	room := math.Log1p(2*margin) - math.Log1p(margin)
+	if w <= room {
+		return n
+	}
+	return int(math.Ceil(float64(n) * (w / room) * (w / room)))
+}
+
+// KS is the two-sample Kolmogorov–Smirnov distance of sorted a and b: the largest difference
+// of their empirical distribution functions, from 0 (the same) to 1 (disjoint). It is NaN when
+// either sample is empty.
+func KS(a, b []float64) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return math.NaN()
+	}
+	var i, j int
+	d := 0.0
+	for i < len(a) && j < len(b) {
+		x := min(a[i], b[j])
+		for i < len(a) && a[i] == x {
+			i++
+		}
+		for j < len(b) && b[j] == x {
+			j++
+		}
+		d = max(d, math.Abs(float64(i)/float64(len(a))-float64(j)/float64(len(b))))
+	}
+	return d
+}
