@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/caddyserver/caddy/v2/caddyconfig"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -21,15 +21,9 @@ import (
 // returns the site's address and a stop function (stopping flushes the recorder).
 func proxyRecording(t *testing.T, dir, upstream string) (string, func()) {
 	t.Helper()
-	admin, site := freeAddr(t), freeAddr(t)
+	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	cf := fmt.Sprintf(surfacesCaddyfile, admin, "", site, dir, strings.TrimPrefix(upstream, "http://"))
-	cfg, _, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := caddy.Load(cfg, true); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Load(t, testkit.Adapt(t, "recording.Caddyfile", cf))
 	stopped := false
 	stop := func() {
 		if !stopped {
