@@ -24,7 +24,7 @@ func acquireEngine() (*engine, error) {
 	e, _, err := hold(keyEngine, func() (*engine, error) {
 		e := &engine{tap: tap.New(tap.Options{Stats: stats.Options{Models: modelLabels, Tenants: tenantLabels}})} // one folding rule (metrics.go)
 		e.tap.AddSink(requestMetrics)
-		e.tap.AddSink(usageSink{}) // metrics_usage.go
+		e.tap.AddSink(usageMetrics)
 		e.tap.AddSink(recordSink{})
 		e.tap.AddEnricher(proc.hub.Enrich) // GPU figures per record (timeline.Hub)
 		e.tap.AddSink(proc.hub)            // the timeline's request metrics (timeline.Hub)

@@ -1,8 +1,6 @@
 package llmtap
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
 
@@ -20,11 +18,7 @@ func ResetModelLabels() { modelLabels.Reset() }
 func DeleteModelSeries(models ...string) {
 	for _, m := range models {
 		requestMetrics.DeleteModel(m)
-		match := prometheus.Labels{"model": m}
-		for _, v := range []*prometheus.MetricVec{metricTenantRequests.MetricVec, metricTokensByKind.MetricVec,
-			metricGPUSeconds.MetricVec, metricGPUEnergy.MetricVec, metricCost.MetricVec} {
-			v.DeletePartialMatch(match)
-		}
+		usageMetrics.DeleteModel(m)
 	}
 }
 

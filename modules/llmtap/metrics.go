@@ -28,6 +28,14 @@ var (
 		Histogram: histogramOpts, // metrics_native.go
 	})
 
+	// tenantLabels bounds tenants, in length and number, with the rule of telemetry/labelcap;
+	// /metrics, the OTel export and the summary share it, so they agree on which tenants have
+	// series of their own. A tenant once given its series keeps it for the process's life.
+	tenantLabels = labelcap.New(labelcap.DefaultMax)
+
+	// usageMetrics are the usage counters by tenant, the engine's second Prometheus sink.
+	usageMetrics = promexport.NewUsage(modelLabels, tenantLabels)
+
 	// collectors are the rest: GPU readings, mirror and shadow counters read at scrape time.
 	collectors = []prometheus.Collector{
 		promexport.NewGPU(func() []gpu.Sample { return latestGPUSamples(nil) }),
@@ -61,7 +69,7 @@ func registerCollectors(reg *prometheus.Registry) error {
 	if reg == nil {
 		return nil
 	}
-	for _, c := range append(requestMetrics.Collectors(), collectors...) {
+	for _, c := range append(append(requestMetrics.Collectors(), usageMetrics.Collectors()...), collectors...) {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

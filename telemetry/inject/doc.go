@@ -13,6 +13,6 @@
 // compressed response, so that a rewritten request asks the server for an uncompressed one (or
 // is not rewritten when the client refuses identity).
 //
-// The package knows nothing of HTTP servers: the Caddy handler wires AddIncludeUsage to the
-// request body and Filter between its measuring writer and the client.
+// Request wires the two to an HTTP request: AddIncludeUsage to its body and Filter to the
+// writer between the host's measuring writer and the client.
 package inject

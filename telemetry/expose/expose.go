@@ -1,0 +1,100 @@
+// Package expose computes what a host exposes of a measured request when its response ends,
+// on the request path: the values of its placeholders (times in milliseconds and token
+// counts, "" when not known yet) and its Server-Timing trailer, and whether a response can
+// carry that trailer without changing anything else the client receives.
+package expose
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// Ms is a time placeholder: the milliseconds, or "" when not known.
+func Ms(ms *float64) any {
+	if ms == nil {
+		return ""
+	}
+	return *ms
+}
+
+// ITL is the ITL placeholder: known once the output count is (Finalize sets the record's
+// ITL later, off the request path, from the same figures).
+func ITL(rec *record.Record) any {
+	if rec.ITLMs != nil {
+		return *rec.ITLMs
+	}
+	if Count(rec.OutputTokens, rec.OutputTokensSource) == "" {
+		return ""
+	}
+	if itl, ok := meter.ITL(rec); ok {
+		return itl
+	}
+	return ""
+}
+
+// Count is a token-count placeholder: the count when the server reported it (or it is the
+// event count), "" when the tokenizer has yet to count it or there is none.
+func Count(n int64, source string) any {
+	if source == record.SourceUsage || source == record.SourceEvents {
+		return n
+	}
+	return ""
+}
+
+// TrailerOK reports whether the response to r, whose headers are sent, can end with a
+// trailer without changing anything else the client receives: HTTP/2 and HTTP/3 responses
+// always can; an HTTP/1.1 response only when the client said it takes trailers (TE: trailers)
+// and the response is not framed by a Content-Length (a trailer needs chunked framing),
+// respHeader being the response's header. A HEAD request gets none.
+func TrailerOK(r *http.Request, respHeader http.Header) bool {
+	if r.Method == http.MethodHead {
+		return false
+	}
+	if r.ProtoMajor >= 2 {
+		return true
+	}
+	if r.ProtoMajor != 1 || r.ProtoMinor < 1 || respHeader.Get("Content-Length") != "" {
+		return false
+	}
+	for _, v := range r.Header.Values("TE") {
+		for t := range strings.SplitSeq(v, ",") {
+			if name, _, _ := strings.Cut(strings.TrimSpace(t), ";"); strings.EqualFold(name, "trailers") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ServerTiming renders rec's figures as a Server-Timing value (W3C Server Timing):
+// ttft and itl with their durations in milliseconds when known, and llmtap with the token
+// counts and tenant as its description.
+func ServerTiming(rec *record.Record) string {
+	var b []byte
+	metric := func(name string, ms *float64) {
+		if ms == nil {
+			return
+		}
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, name...)
+		b = append(b, ";dur="...)
+		b = strconv.AppendFloat(b, *ms, 'f', 3, 64)
+	}
+	metric("ttft", rec.TTFTMs)
+	if itl, ok := ITL(rec).(float64); ok {
+		metric("itl", &itl)
+	}
+	metric("total", &rec.DurationMs)
+	desc := "out=" + strconv.FormatInt(rec.OutputTokens, 10) + " (" + rec.OutputTokensSource + ")"
+	if rec.OutputTokensSource == record.SourceTokenizer || rec.OutputTokensSource == record.SourceNone {
+		desc = "out=unknown"
+	}
+	b = append(b, ", llmtap;desc="...)
+	return string(strconv.AppendQuote(b, desc))
+}
