@@ -105,7 +105,7 @@ func Validate(objs []Objective) error {
 			}
 		}
 		if names[name] {
-			bad("the name is given twice; name each SLO (name <name>)")
+			bad("the name is given twice; give each SLO its own name")
 		}
 		names[name] = true
 	}
