@@ -136,3 +136,43 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackerConcurrent reads the counters and reports while records are counted (run with
+// -race); every record is counted once.
+func TestTrackerConcurrent(t *testing.T) {
+	tr := NewTracker(nil, nil)
+	set := tr.NewSet([]Objective{{TTFTMs: 100}})
+	const writers, each = 4, 500
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			tr.Reports()
+			tr.Counters()
+		}
+	}()
+	finished := make(chan struct{}, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				r := rec("m", float64((w*each+i)%200), 1, 1)
+				r.SLO = set
+				tr.Consume(r)
+			}
+			finished <- struct{}{}
+		}()
+	}
+	for range writers {
+		<-finished
+	}
+	<-done
+	cs, _ := tr.Counters()
+	for _, c := range cs {
+		if c.Met+c.Missed != writers*each {
+			t.Errorf("%s: %d met + %d missed, want %d", c.Objective, c.Met, c.Missed, writers*each)
+		}
+		if c.Met != writers*each/200*101 { // TTFT 0…100 of every 200 meet 100
+			t.Errorf("%s: %d met, want %d", c.Objective, c.Met, writers*each/200*101)
+		}
+	}
+}
