@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -32,7 +33,7 @@ func TestSLOAttainment(t *testing.T) {
 	c := newClient(t)
 	url := p.sites[0] + "/v1/chat/completions"
 	send := func(id, model string, stream bool) {
-		resp, _, err := post(t.Context(), c, url, id, chatBody(model, 8, stream, false))
+		resp, _, err := testkit.PostJSON(t.Context(), c, url, id, chatBody(model, 8, stream, false))
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %v %v", id, resp, err)
 		}
