@@ -16,8 +16,9 @@ import (
 )
 
 // TestSLOAttainment sends live traffic through Caddy to a mock whose TTFT straddles the SLO's
-// threshold (10 ms for half the requests, 300 ms for the other half, against 150 ms), plus
-// non-streaming requests (no TTFT: they miss it) and requests for a model no SLO selects, and
+// threshold (10 ms for half the requests, 300 ms for the other half, against 150 ms) and fails
+// some at once with a 500 (a failure misses every threshold), plus non-streaming requests (no
+// TTFT: they miss it) and requests for a model no SLO selects, and
 // checks that llmtap_slo_requests_total and GET /llmtap/slo count exactly what the records
 // say: per objective, the requests whose value is within the threshold.
 func TestSLOAttainment(t *testing.T) {
@@ -25,7 +26,7 @@ func TestSLOAttainment(t *testing.T) {
 	t.Cleanup(llmtap.ResetSLO)
 	up := startUpstream(t, mockllm.Config{
 		TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond,
-		TailFraction: 0.5, TailFactor: 30, Seed: 3,
+		TailFraction: 0.5, TailFactor: 30, ErrorRate: 0.15, Seed: 3,
 	})
 	const ttftMs, latencyMs = 150, 5000
 	p, _ := loadProxy(t, "", site{body: fmt.Sprintf("\tllmtap {\n\t\tslo chat {\n\t\t\tmodels slo-*\n\t\t\tttft %dms\n\t\t\tlatency %dms\n\t\t\ttarget 90%%\n\t\t}\n\t}\n\treverse_proxy %s",
@@ -34,7 +35,7 @@ func TestSLOAttainment(t *testing.T) {
 	url := p.sites[0] + "/v1/chat/completions"
 	send := func(id, model string, stream bool) {
 		resp, _, err := testkit.PostJSON(t.Context(), c, url, id, chatBody(model, 8, stream, false))
-		if err != nil || resp.StatusCode != http.StatusOK {
+		if err != nil || resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusInternalServerError {
 			t.Fatalf("%s: %v %v", id, resp, err)
 		}
 	}
@@ -51,12 +52,15 @@ func TestSLOAttainment(t *testing.T) {
 	// What the records say.
 	within := func(v *float64, limit float64) bool { return v != nil && *v <= limit }
 	want := map[string]uint64{} // objective -> met
-	var total uint64
+	var total, failed uint64
 	for id, r := range p.records(t) {
 		if !strings.HasPrefix(id, "slo-") || r.Model != "slo-a" || r.Class != record.ClassLive {
 			continue
 		}
 		total++
+		if !r.OK() {
+			failed++
+		}
 		ttft := r.OK() && within(r.TTFTMs, ttftMs)
 		lat := r.OK() && within(r.RequestLatencyMs, latencyMs)
 		for obj, met := range map[string]bool{slo.ObjTTFT: ttft, slo.ObjLatency: lat, slo.ObjAll: ttft && lat} {
@@ -67,6 +71,9 @@ func TestSLOAttainment(t *testing.T) {
 	}
 	if total != 18 {
 		t.Fatalf("%d records of slo-a, want 18", total)
+	}
+	if failed == 0 || want[slo.ObjLatency] == total {
+		t.Fatalf("%d of %d requests failed, %d within the latency: the test needs failures, which miss every threshold", failed, total, want[slo.ObjLatency])
 	}
 	if want[slo.ObjTTFT] == 0 || want[slo.ObjTTFT] == total {
 		t.Fatalf("the mock's TTFT does not straddle the threshold: %d of %d within %d ms", want[slo.ObjTTFT], total, ttftMs)
