@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"unicode/utf8"
 
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -26,10 +27,12 @@ const (
 // DefaultTarget is the attainment objective of an SLO that states none.
 const DefaultTarget = 0.99
 
-// MaxObjectives bounds the SLOs of one handler; MaxModels the model selectors of one SLO.
+// MaxObjectives bounds the SLOs of one handler, MaxModels the model selectors of one SLO and
+// MaxName the length of an SLO's name, in bytes.
 const (
 	MaxObjectives = 64
 	MaxModels     = 256
+	MaxName       = 128
 )
 
 // Objective is one SLO: the thresholds the requests for some models should meet, and the
@@ -103,6 +106,9 @@ func Validate(objs []Objective) error {
 			if _, err := path.Match(m, ""); err != nil || m == "" {
 				bad("model selector %q is not a name or a valid pattern", m)
 			}
+		}
+		if len(name) > MaxName || !utf8.ValidString(name) {
+			bad("the name must be valid UTF-8 of at most %d bytes (it is a metric label)", MaxName)
 		}
 		if names[name] {
 			bad("the name is given twice; give each SLO its own name")

@@ -129,6 +129,8 @@ func TestValidate(t *testing.T) {
 		{[]Objective{{TTFTMs: 1, Target: 1}}, "target must be a fraction in (0, 1)"},
 		{[]Objective{{TTFTMs: 1, Models: []string{"[x"}}}, `model selector "[x"`},
 		{[]Objective{{TTFTMs: 1}, {LatencyMs: 2}}, `slo "default": the name is given twice`},
+		{[]Objective{{TTFTMs: 1, Name: strings.Repeat("n", MaxName+1)}}, "at most 128 bytes"},
+		{[]Objective{{TTFTMs: 1, Models: []string{"\xff"}}}, "must be valid UTF-8"},
 	} {
 		err := Validate(tt.objs)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
