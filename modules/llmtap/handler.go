@@ -113,7 +113,7 @@ type Handler struct {
 	recording *recording
 	mirror    *mirror.Mirror
 	tenant    *tenantSource // nil without a tenant option (tenant.go)
-	slo       *slo.Set // nil without SLOs (slo.go)
+	slo       *slo.Set      // nil without SLOs (slo.go)
 
 	streams *streams
 }
