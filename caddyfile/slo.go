@@ -14,6 +14,7 @@ import (
 //
 //	slo [<name>] {
 //	    models  <name|pattern>...   # default: every model
+//	    tenants <name|pattern>...   # default: every tenant
 //	    ttft    <duration>          # time to first token
 //	    itl     <duration>          # inter-token latency
 //	    latency <duration>          # request latency
@@ -21,7 +22,7 @@ import (
 //	}
 //
 // The block may be repeated; a request is counted against the first SLO that selects its
-// model. At least one of ttft, itl and latency is needed.
+// model and tenant. At least one of ttft, itl and latency is needed.
 func parseSLO(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	hd := head(d)
 	name, _, err := maybe(hd, text("a name"))
@@ -33,10 +34,12 @@ func parseSLO(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	}
 	o := slo.Objective{Name: name}
 	ms := func(dur time.Duration) float64 { return float64(dur) / float64(time.Millisecond) }
-	err = options(d, "slo", false, "models, ttft, itl, latency or target", func(op *option) (err error) {
+	err = options(d, "slo", false, "models, tenants, ttft, itl, latency or target", func(op *option) (err error) {
 		switch op.word {
 		case "models":
 			o.Models, err = some(op, text("a model name or pattern"))
+		case "tenants":
+			o.Tenants, err = some(op, text("a tenant name or pattern"))
 		case "ttft", "itl", "latency":
 			v, err := one(op, duration)
 			if err != nil {

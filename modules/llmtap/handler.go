@@ -96,10 +96,11 @@ type Handler struct {
 	// of a verifying module, or a keyed hash of the API key); see TenantConfig. Default: no
 	// tenants.
 	Tenant *TenantConfig `json:"tenant,omitempty"`
+
 	// SLO lists the service-level objectives of the live requests this handler measures:
-	// per model, thresholds on time to first token, inter-token latency and request latency,
-	// and an attainment target. Each request is counted against the first SLO that selects
-	// its model, as meeting or missing each threshold, in the llmtap_slo_requests_total
+	// per model and tenant, thresholds on time to first token, inter-token latency and request
+	// latency, and an attainment target. Each request is counted against the first SLO that
+	// selects its model and tenant, as meeting or missing each threshold, in the llmtap_slo_requests_total
 	// counters of /metrics (attainment and burn rates over any window are computed from them
 	// by PromQL) and in GET /llmtap/slo (attainment, goodput and burn rate over rolling
 	// windows); see slo.Objective and docs/slo.md. Default: no SLOs.

@@ -27,7 +27,8 @@ const (
 // DefaultTarget is the attainment objective of an SLO that states none.
 const DefaultTarget = 0.99
 
-// MaxObjectives bounds the SLOs of one handler, MaxModels the model selectors of one SLO and
+// MaxObjectives bounds the SLOs of one handler, MaxModels the model (and the tenant) selectors
+// of one SLO and
 // MaxName the length of an SLO's name, in bytes.
 const (
 	MaxObjectives = 64
@@ -45,10 +46,15 @@ type Objective struct {
 
 	// Models selects the requests the SLO applies to by the record's model: each entry is an
 	// exact model name or a shell pattern (path.Match syntax, e.g. "llama-*"). Empty selects
-	// every model. A request is counted against the first SLO of the handler that selects it,
-	// and against none when no SLO does. (A tenant selector will be a second field matched the
-	// same way.)
+	// every model. A request is counted against the first SLO of the handler that selects it
+	// (by model and tenant), and against none when no SLO does.
 	Models []string `json:"models,omitempty"`
+
+	// Tenants selects the requests by the record's tenant (the handler's tenant option) the
+	// same way: exact names or shell patterns; empty selects every tenant, a request without
+	// one included. The counters stay per (SLO, model): give each tenant its own SLO to count
+	// it apart.
+	Tenants []string `json:"tenants,omitempty"`
 
 	// TTFTMs is the time to first token, in milliseconds, a request must not exceed; a
 	// request without a first token (non-streaming, or failed) misses it. 0: no TTFT
@@ -99,12 +105,17 @@ func Validate(objs []Objective) error {
 		if o.Target != 0 && !(o.Target > 0 && o.Target < 1) {
 			bad("target must be a fraction in (0, 1), got %v", o.Target)
 		}
-		if len(o.Models) > MaxModels {
-			bad("%d model selectors: at most %d", len(o.Models), MaxModels)
-		}
-		for _, m := range o.Models {
-			if _, err := path.Match(m, ""); err != nil || m == "" {
-				bad("model selector %q is not a name or a valid pattern", m)
+		for _, sel := range []struct {
+			what string
+			list []string
+		}{{"model", o.Models}, {"tenant", o.Tenants}} {
+			if len(sel.list) > MaxModels {
+				bad("%d %s selectors: at most %d", len(sel.list), sel.what, MaxModels)
+			}
+			for _, m := range sel.list {
+				if _, err := path.Match(m, ""); err != nil || m == "" {
+					bad("%s selector %q is not a name or a valid pattern", sel.what, m)
+				}
 			}
 		}
 		if len(name) > MaxName || !utf8.ValidString(name) {
@@ -141,6 +152,7 @@ func (o *Objective) target() float64 {
 type compiled struct {
 	name    string
 	models  []string
+	tenants []string
 	target  float64
 	slos    []stats.SLO // in the order of objs
 	objs    []string    // ObjTTFT, ObjITL, ObjLatency: the ones set
@@ -155,7 +167,7 @@ type Thresholds struct {
 }
 
 func compile(o *Objective) compiled {
-	c := compiled{name: o.name(), models: o.Models, target: o.target(),
+	c := compiled{name: o.name(), models: o.Models, tenants: o.Tenants, target: o.target(),
 		settled: Thresholds{TTFTMs: o.TTFTMs, ITLMs: o.ITLMs, LatencyMs: o.LatencyMs}}
 	add := func(obj, tag string, ms float64) {
 		if ms > 0 {
@@ -169,16 +181,22 @@ func compile(o *Objective) compiled {
 	return c
 }
 
-// selects reports whether the SLO applies to model.
-func (c *compiled) selects(model string) bool {
-	if len(c.models) == 0 {
+// selects reports whether the SLO applies to the requests of model and tenant.
+func (c *compiled) selects(model, tenant string) bool {
+	return matches(c.models, model) && matches(c.tenants, tenant)
+}
+
+// matches reports whether one of the selectors (exact names or patterns) matches v; no
+// selectors match everything.
+func matches(selectors []string, v string) bool {
+	if len(selectors) == 0 {
 		return true
 	}
-	for _, m := range c.models {
-		if m == model {
+	for _, s := range selectors {
+		if s == v {
 			return true
 		}
-		if ok, _ := path.Match(m, model); ok {
+		if ok, _ := path.Match(s, v); ok {
 			return true
 		}
 	}

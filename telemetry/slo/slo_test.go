@@ -20,6 +20,7 @@ func TestTrackerCounts(t *testing.T) {
 	clk := &clock{t: time.Unix(1_700_000_000, 0)}
 	tr := NewTracker(nil, clk.now)
 	objs := []Objective{
+		{Name: "team-a", Models: []string{"llama-*"}, Tenants: []string{"team-a"}, LatencyMs: 1},
 		{Name: "chat", Models: []string{"llama-*"}, TTFTMs: 100, ITLMs: 10, Target: 0.9},
 		{LatencyMs: 1000}, // every other model
 	}
@@ -37,7 +38,10 @@ func TestTrackerCounts(t *testing.T) {
 	feed(rec("qwen", 999, 99, 2000)) // default SLO: misses latency
 	shadow := rec("qwen", 1, 1, 1)
 	shadow.Class = record.ClassShadow
-	feed(shadow)                                   // not live: not counted
+	feed(shadow) // not live: not counted
+	ta := rec("llama-8b", 1, 1, 5)
+	ta.Tenant = "team-a"
+	feed(ta)                                       // team-a's own SLO: misses its latency
 	tr.Consume(rec("qwen", 1, 1, 1))               // no Set: not counted
 	other := NewTracker(nil, clk.now).NewSet(objs) // another Tracker's Set: not counted
 	r := rec("qwen", 1, 1, 1)
@@ -50,11 +54,13 @@ func TestTrackerCounts(t *testing.T) {
 		got[c.SLO+"/"+c.Model+"/"+c.Objective] = [2]uint64{c.Met, c.Missed}
 	}
 	want := map[string][2]uint64{
-		"chat/llama-8b/ttft":   {2, 2},
-		"chat/llama-8b/itl":    {2, 2},
-		"chat/llama-8b/all":    {1, 3},
-		"default/qwen/latency": {0, 1},
-		"default/qwen/all":     {0, 1},
+		"chat/llama-8b/ttft":      {2, 2},
+		"chat/llama-8b/itl":       {2, 2},
+		"chat/llama-8b/all":       {1, 3},
+		"default/qwen/latency":    {0, 1},
+		"default/qwen/all":        {0, 1},
+		"team-a/llama-8b/latency": {0, 1},
+		"team-a/llama-8b/all":     {0, 1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("counters %v, want %v", got, want)
@@ -64,7 +70,7 @@ func TestTrackerCounts(t *testing.T) {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
-	if len(ts) != 2 || ts[0].Target != 0.9 || ts[1].Target != DefaultTarget {
+	if len(ts) != 3 || ts[0].Target != 0.9 || ts[1].Target != DefaultTarget {
 		t.Errorf("targets %+v", ts)
 	}
 }
@@ -128,6 +134,7 @@ func TestValidate(t *testing.T) {
 		{[]Objective{{TTFTMs: -1}}, "ttft must be a finite number"},
 		{[]Objective{{TTFTMs: 1, Target: 1}}, "target must be a fraction in (0, 1)"},
 		{[]Objective{{TTFTMs: 1, Models: []string{"[x"}}}, `model selector "[x"`},
+		{[]Objective{{TTFTMs: 1, Tenants: []string{""}}}, `tenant selector ""`},
 		{[]Objective{{TTFTMs: 1}, {LatencyMs: 2}}, `slo "default": the name is given twice`},
 		{[]Objective{{TTFTMs: 1, Name: strings.Repeat("n", MaxName+1)}}, "at most 128 bytes"},
 		{[]Objective{{TTFTMs: 1, Models: []string{"\xff"}}}, "must be valid UTF-8"},

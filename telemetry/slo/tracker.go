@@ -101,15 +101,15 @@ func (t *Tracker) NewSet(objs []Objective) *Set {
 }
 
 // Consume counts a finished record against the SLO its Set selects for it: a live request
-// carrying a *Set (shadow, replay and mirror traffic is not the service's) whose model one of
-// the Set's SLOs selects. It is a pipeline sink.
+// carrying a *Set (shadow, replay and mirror traffic is not the service's) whose model and
+// tenant one of the Set's SLOs selects. It is a pipeline sink.
 func (t *Tracker) Consume(r *record.Record) {
 	s, ok := r.SLO.(*Set)
 	if !ok || s == nil || s.t != t || r.Class != record.ClassLive {
 		return
 	}
 	for i := range s.objs {
-		if c := &s.objs[i]; c.selects(r.Model) {
+		if c := &s.objs[i]; c.selects(r.Model, r.Tenant) {
 			t.count(c, r)
 			return
 		}
