@@ -3,6 +3,7 @@ package llmtap_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 // TestSLOAttainment sends live traffic through Caddy to a mock whose TTFT straddles the SLO's
 // threshold (10 ms for half the requests, 300 ms for the other half, against 150 ms) and fails
 // some at once with a 500 (a failure misses every threshold), plus non-streaming requests (no
-// TTFT: they miss it) and requests for a model no SLO selects, and
+// TTFT: they miss it), requests for a model no SLO selects and requests of a tenant with an SLO
+// of its own, and
 // checks that llmtap_slo_requests_total and GET /llmtap/slo count exactly what the records
 // say: per objective, the requests whose value is within the threshold.
 func TestSLOAttainment(t *testing.T) {
@@ -29,7 +31,7 @@ func TestSLOAttainment(t *testing.T) {
 		TailFraction: 0.5, TailFactor: 30, ErrorRate: 0.15, Seed: 3,
 	})
 	const ttftMs, latencyMs = 150, 5000
-	p, _ := loadProxy(t, "", site{body: fmt.Sprintf("\tllmtap {\n\t\tslo chat {\n\t\t\tmodels slo-*\n\t\t\tttft %dms\n\t\t\tlatency %dms\n\t\t\ttarget 90%%\n\t\t}\n\t}\n\treverse_proxy %s",
+	p, _ := loadProxy(t, "", site{body: fmt.Sprintf("\tllmtap {\n\t\ttenant header X-Team\n\t\tslo team-b {\n\t\t\ttenants team-b\n\t\t\tlatency 1ms\n\t\t}\n\t\tslo chat {\n\t\t\tmodels slo-*\n\t\t\tttft %dms\n\t\t\tlatency %dms\n\t\t\ttarget 90%%\n\t\t}\n\t}\n\treverse_proxy %s",
 		ttftMs, latencyMs, up.addr)})
 	c := newClient(t)
 	url := p.sites[0] + "/v1/chat/completions"
@@ -48,13 +50,32 @@ func TestSLOAttainment(t *testing.T) {
 	for i := range 3 {
 		send(fmt.Sprintf("slo-other-%d", i), "other-model", true)
 	}
+	// Team b's requests go to its own SLO, listed first, whose 1 ms latency none can meet
+	// (the mock waits 10 ms before its first token).
+	for i := range 3 {
+		req, err := testkit.NewPost(t.Context(), url, fmt.Sprintf("slo-team-b-%d", i), chatBody("slo-a", 8, true, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Team", "team-b")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 
 	// What the records say.
 	within := func(v *float64, limit float64) bool { return v != nil && *v <= limit }
 	want := map[string]uint64{} // objective -> met
-	var total, failed uint64
+	var total, failed, teamB uint64
 	for id, r := range p.records(t) {
 		if !strings.HasPrefix(id, "slo-") || r.Model != "slo-a" || r.Class != record.ClassLive {
+			continue
+		}
+		if r.Tenant == "team-b" {
+			teamB++
 			continue
 		}
 		total++
@@ -69,8 +90,14 @@ func TestSLOAttainment(t *testing.T) {
 			}
 		}
 	}
-	if total != 18 {
-		t.Fatalf("%d records of slo-a, want 18", total)
+	if total != 18 || teamB != 3 {
+		t.Fatalf("%d records of slo-a without a tenant and %d of team b, want 18 and 3", total, teamB)
+	}
+	for _, res := range []string{"met", "missed"} {
+		want := map[string]float64{"met": 0, "missed": 3}[res]
+		if v := p.metricValue(t, "llmtap_slo_requests_total", map[string]string{"slo": "team-b", "model": "slo-a", "objective": slo.ObjLatency, "result": res}); v != want {
+			t.Errorf("team-b latency %s = %v, want %v", res, v, want)
+		}
 	}
 	if failed == 0 || want[slo.ObjLatency] == total {
 		t.Fatalf("%d of %d requests failed, %d within the latency: the test needs failures, which miss every threshold", failed, total, want[slo.ObjLatency])
@@ -106,8 +133,8 @@ func TestSLOAttainment(t *testing.T) {
 	if err := json.Unmarshal(p.adminGet(t, "/llmtap/slo"), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.SLOs) != 1 {
-		t.Fatalf("GET /llmtap/slo: %+v, want one series", doc.SLOs)
+	if len(doc.SLOs) != 2 || doc.SLOs[0].SLO != "chat" || doc.SLOs[1].SLO != "team-b" {
+		t.Fatalf("GET /llmtap/slo: %+v, want the series of chat and team-b", doc.SLOs)
 	}
 	rep := doc.SLOs[0]
 	hour := rep.Windows[len(rep.Windows)-1] // the test runs well within an hour
