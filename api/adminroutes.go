@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
@@ -89,6 +90,8 @@ type Admin struct {
 	Timeline func() *timeline.Timeline
 	// Shadow controls the shadow loads.
 	Shadow RunnerShadow
+	// SLO is the SLO tracker GET /llmtap/slo reports (nil: the route answers 404).
+	SLO *slo.Tracker
 }
 
 // engine refuses a request that is not a GET, and returns the running engine or, when no

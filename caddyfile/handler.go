@@ -32,6 +32,7 @@ func toInt(n int64, err error) (int, error) { return int(n), err }
 //	    mirror            <upstream> { … } # see parseMirror
 //	    tenant            header <name> | placeholder <{placeholder}> | api_key
 //	    server_timing
+//	    slo               [<name>] { … }   # see parseSLO; repeatable
 //	}
 //
 // Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes, from 1 byte to 2GiB.
@@ -43,7 +44,7 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror, tenant or server_timing", func(o *option) (err error) {
+	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror, tenant, server_timing or slo", func(o *option) (err error) {
 		switch o.word {
 		case "api":
 			h.API, err = one(o, oneOf(decode.APIs()...))
@@ -63,6 +64,8 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 			h.Tenant, err = parseTenant(o)
 		case "server_timing":
 			h.ServerTiming, err = o.flag()
+		case "slo":
+			err = parseSLO(d, h) // slo.go
 		default:
 			err = errUnknown
 		}

@@ -30,6 +30,8 @@ func init() {
 //	GET /llmtap/timeline           fixed windows of request, GPU and server metrics
 //	                               (?since=<unix ms>&class=&model=)
 //	GET|POST /llmtap/shadow/…      shadow load status and control (api.ShadowRoute)
+//	GET /llmtap/slo                SLO attainment, goodput and burn rates per (SLO, model),
+//	                               in total and over rolling windows (slo.go)
 //
 // The handlers are package api's (api.Admin) over this process's engines; their errors
 // become Caddy's, which it writes as {"error": "…"} with their status.
@@ -53,6 +55,7 @@ var admin = api.Admin{
 	MirrorPairs: func() []mirror.Pair { return proc.mirror.pairs.Pairs() },
 	Timeline:    func() *timeline.Timeline { return proc.hub.Timeline() },
 	Shadow:      shadowControl,
+	SLO:         sloTracker, // slo.go
 }
 
 // shadowControl controls the process's shadow loads, for the admin routes and the Connect
@@ -71,6 +74,7 @@ func (adminAPI) Routes() []caddy.AdminRoute {
 		{Pattern: "/llmtap/mirror/pairs", Handler: adminHandler(admin.MirrorPairList)},
 		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard)},
 		{Pattern: "/llmtap/timeline", Handler: adminHandler(admin.TimelineWindows)},
+		{Pattern: "/llmtap/slo", Handler: adminHandler(admin.SLOSummary)},
 	})
 }
 

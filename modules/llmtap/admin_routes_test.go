@@ -56,6 +56,7 @@ func TestAdminRouteErrors(t *testing.T) {
 		{"GET", "/llmtap/ui/x", "", 404, "/llmtap/ui/x: the dashboard is the single page /llmtap/ui/", "one page"},
 		{"POST", "/llmtap/timeline", "", 405, "method POST not allowed; use GET", "the timeline is read-only"},
 		{"GET", "/llmtap/timeline?since=x", "", 400, `since must be a Unix time in milliseconds, got "x"`, "since is a time"},
+		{"POST", "/llmtap/slo", "", 405, "method POST not allowed; use GET", "the SLO report is read-only"},
 	}
 	covered := make(map[string]bool)
 	for _, tc := range cases {

@@ -30,6 +30,7 @@ func acquireEngine() (*engine, error) {
 		e.tap.AddSink(proc.hub)            // the timeline's request metrics (timeline.Hub)
 		e.tap.AddSink(proc.mirror.pairs)
 		e.tap.AddSink(shadowSink{}) // guard rails and headroom probes (shadow.go)
+		e.tap.AddSink(sloTracker)   // SLO attainment (slo.go)
 		e.otel = startOTel(e.tap)
 		proc.engine.Store(e)
 		logger("engine").Debug("llmtap measurement engine started")

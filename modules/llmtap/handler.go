@@ -23,6 +23,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -96,6 +97,15 @@ type Handler struct {
 	// tenants.
 	Tenant *TenantConfig `json:"tenant,omitempty"`
 
+	// SLO lists the service-level objectives of the live requests this handler measures:
+	// per model and tenant, thresholds on time to first token, inter-token latency and request
+	// latency, and an attainment target. Each request is counted against the first SLO that
+	// selects its model and tenant, as meeting or missing each threshold, in the llmtap_slo_requests_total
+	// counters of /metrics (attainment and burn rates over any window are computed from them
+	// by PromQL) and in GET /llmtap/slo (attainment, goodput and burn rate over rolling
+	// windows); see slo.Objective and docs/slo.md. Default: no SLOs.
+	SLO []slo.Objective `json:"slo,omitempty"`
+
 	engine    *engine
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
@@ -104,6 +114,7 @@ type Handler struct {
 	recording *recording
 	mirror    *mirror.Mirror
 	tenant    *tenantSource // nil without a tenant option (tenant.go)
+	slo       *slo.Set      // nil without SLOs (slo.go)
 
 	streams *streams
 }
@@ -153,6 +164,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionTenant(); err != nil {
 		return err
 	}
+	if err := h.provisionSLO(); err != nil { // slo.go
+		return err
+	}
 	return h.provisionRecording()
 }
 
@@ -171,6 +185,7 @@ func (h *Handler) Validate() error {
 	if h.MaxResponseBody < 0 {
 		errs = append(errs, fmt.Errorf("max_response_body must not be negative, got %d", h.MaxResponseBody))
 	}
+	errs = append(errs, h.validateSLO()) // slo.go
 	return errors.Join(errs...)
 }
 
@@ -246,6 +261,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
 	h.recording.tag(r, rec)
 	rec.Tenant = h.tenantOf(r) // tenant.go
+	if h.slo != nil {
+		rec.SLO = h.slo // counted by sloTracker (slo.go)
+	}
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 	if h.tracer != nil {
 		rec.Span = h.tracer.Start(r.Context(), r.Header, t0) // ended from the record, off the request path

@@ -50,6 +50,7 @@ var (
 			}
 			return out
 		}),
+		promexport.SLO{Tracker: sloTracker}, // slo.go
 		recorderCollector{}, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
 	}
 )

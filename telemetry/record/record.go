@@ -154,6 +154,10 @@ type Record struct {
 	// OpenTelemetry trace.Span, held as any so that this package imports no OTel); the OTel
 	// sink sets its attributes from the finished record and ends it. It is never serialized.
 	Span any `json:"-"`
+	// SLO is the SLOs of the handler that measured the request (a *slo.Set, held as any so
+	// that this package imports nothing of it); the SLO sink counts the record against them.
+	// It is never serialized.
+	SLO any `json:"-"`
 	// RequestModel is the model the request body named (Model is the response's when it names
 	// one); the OTel export's gen_ai.request.model. It is not serialized: Model is the record's.
 	RequestModel string `json:"-"`

@@ -131,3 +131,21 @@ func meets(vs *values, objs []objective) bool {
 	}
 	return true
 }
+
+// MeetsEach reports in met, for each SLO in turn, whether the request meets that SLO alone, with
+// Good's rules (a failed request or a missing value meets none), and returns whether it meets
+// all of them. met must have len(slos) elements.
+func MeetsEach(r *record.Record, slos []SLO, met []bool) (good bool) {
+	good = r.OK()
+	var vs values
+	if good {
+		vs = extract(r)
+	}
+	for i, o := range resolve(slos) {
+		met[i] = good && meets(&vs, []objective{o})
+	}
+	for _, m := range met {
+		good = good && m
+	}
+	return good
+}
