@@ -48,7 +48,7 @@ var errorCases = []errorCase{
 	{inDirective("\t\ttenant header X-Team extra"), `tenant takes at most 2 values, got another: "extra"`, 3},
 	// slo { … }
 	{inDirective("\t\tslo a b"), `slo takes one argument on its line, got another: "b"; put options in a block`, 3},
-	{inDirective("\t\tslo {\n\t\t\tmodels\n\t\t}"), `slo models needs at least one value`, 4},
+	{inDirective("\t\tslo {\n\t\t\tmodels\n\t\t}"), `slo models needs at least one model name or pattern`, 4},
 	{inDirective("\t\tslo {\n\t\t\ttenants [t\n\t\t\tttft 1s\n\t\t}"), `slo "default": tenant selector "[t" is not a name or a valid pattern`, 6},
 	{inDirective("\t\tslo {\n\t\t\tttft fast\n\t\t}"), `slo ttft: "fast" is not a positive duration, such as 250ms or 1s`, 4},
 	{inDirective("\t\tslo {\n\t\t\titl\n\t\t}"), `slo itl needs a duration, such as 250ms or 1s`, 4},
