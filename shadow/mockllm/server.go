@@ -123,40 +123,29 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// generationRoutes are the paths that generate, each in its server's shape.
+var generationRoutes = map[string]endpoint{
+	"/v1/chat/completions": chatEndpoint,
+	"/v1/completions":      completionEndpoint,
+	"/v1/messages":         messagesEndpoint,
+	"/api/chat":            ollamaChatEndpoint,
+	"/api/generate":        ollamaGenerateEndpoint,
+	"/generate_stream":     tgiStreamEndpoint,
+	"/generate":            tgiEndpoint,
+}
+
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
 	s.active.Add(1)
 	defer s.active.Done()
+	if ep, ok := generationRoutes[r.URL.Path]; ok {
+		if s.allow(w, r, http.MethodPost) {
+			s.generate(w, r, ep, arrived)
+		}
+		return
+	}
 	switch r.URL.Path {
-	case "/v1/chat/completions":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, chatEndpoint, arrived)
-		}
-	case "/v1/completions":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, completionEndpoint, arrived)
-		}
-	case "/v1/messages":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, messagesEndpoint, arrived)
-		}
-	case "/api/chat":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, ollamaChatEndpoint, arrived)
-		}
-	case "/api/generate":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, ollamaGenerateEndpoint, arrived)
-		}
-	case "/generate_stream":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, tgiStreamEndpoint, arrived)
-		}
-	case "/generate":
-		if s.allow(w, r, http.MethodPost) {
-			s.generate(w, r, tgiEndpoint, arrived)
-		}
 	case "/metrics":
 		if s.allow(w, r, http.MethodGet) {
 			s.serveMetrics(w)
