@@ -153,9 +153,10 @@ func (in *instance) shadow(t *testing.T) shadowLoad {
 // rate λ split over N instances (`share N`: each sends λ/N, its arrivals salted per process)
 // arrives at the model server as one Poisson process of rate λ. Three llmtap processes with
 // the same shadow config (rate 240, share 3, the default seed) each send 80 requests/s
-// straight to one mock for 45 s; the mock's arrival log (its own clock, on arrival)
-// over the time all three were sending must show rate 240/s within 3 % and an inter-arrival
-// CV within 5 % of 1 (for ~10,000 arrivals the standard errors are 1 % and 1.4 %).
+// straight to one mock for 45 s; the mock's arrival log (its own clock, on arrival) must show
+// rate 240/s within 3 % and, over the time all three were sending, an inter-arrival CV within
+// 5 % of 1 and 100 ms counts whose variance equals their mean (for ~10,000 arrivals the
+// standard errors are 1 %, 1.4 % and 0.07) when the machine did not hold the generators back.
 func TestShadowSuperposition(t *testing.T) {
 	const (
 		instances = 3
@@ -234,35 +235,39 @@ func TestShadowSuperposition(t *testing.T) {
 		}
 	}
 	span := to.Sub(from).Seconds()
-	rate := float64(len(window)) / span
+	// The rate: every instance sends its whole schedule of dur (the loads ran to "done" and
+	// the mock saw every request), so the count over dur is the superposed process's, however
+	// late a busy machine sent some of them. Its standard error is 1 % at ~10,800 arrivals.
+	rate := float64(len(arr)) / dur.Seconds()
 	cv := gapCV(window)
-	t.Logf("%d arrivals at the mock, %d in the %.1f s window: rate %.2f/s (λ = %v), inter-arrival CV %.4f",
-		len(arr), len(window), span, rate, lambda, cv)
+	t.Logf("%d arrivals at the mock over the %v schedule: rate %.2f/s (λ = %v); %d in the %.1f s overlap window, inter-arrival CV %.4f",
+		len(arr), dur, rate, lambda, len(window), span, cv)
 	if len(window) < 8000 {
 		t.Fatalf("only %d arrivals in the window: the instances did not overlap for long", len(window))
 	}
 	if math.Abs(rate-lambda)/lambda > 0.03 {
 		t.Errorf("superposed rate %.2f/s at the mock, want %v within 3 %%", rate, lambda)
 	}
-	// The counts in 100 ms bins, which a stall of a few ms hardly moves between bins: for a
-	// Poisson process their variance equals their mean (index of dispersion 1; with ~400 bins
-	// its standard error is about 0.07).
-	if d := dispersion(window, from, 100*time.Millisecond); d < 0.8 || d > 1.2 {
-		t.Errorf("index of dispersion of the 100 ms counts %.3f, want 1 within 0.2 (a Poisson process)", d)
-	} else {
-		t.Logf("index of dispersion of the 100 ms counts: %.3f", d)
-	}
-	// The gaps themselves: a generator held back by a busy machine sends what it owes at once,
-	// which shortens some gaps and lengthens one, whatever the process. The instances' own
-	// schedule lag says whether that happened; the gaps are judged when it stayed well inside
-	// the mean gap of the superposed process.
+	// The shape at the mock: a generator held back by a busy machine (the race detector, other
+	// test packages on the same cores) sends what it owes at once, which bunches arrivals
+	// whatever the process. The instances' own schedule lag says whether that happened; the
+	// shape is judged when it stayed well inside the mean gap of the superposed process:
+	//   - the counts in 100 ms bins, whose variance equals their mean for a Poisson process
+	//     (index of dispersion 1; with ~400 bins its standard error is about 0.07);
+	//   - the gaps themselves: CV 1 within 5 %.
 	worst := 0.0
 	for _, s := range loads {
 		worst = max(worst, s.LagP99Ms)
 	}
+	d := dispersion(window, from, 100*time.Millisecond)
 	if gap := 1000 / lambda; worst > gap/2 {
-		t.Logf("the machine held the generators back (schedule lag p99 %.2f ms against a mean gap of %.2f ms): the inter-arrival CV at the mock is not judged in this run", worst, gap)
-	} else if math.Abs(cv-1) > 0.05 {
+		t.Logf("the machine held the generators back (schedule lag p99 %.2f ms against a mean gap of %.2f ms): the shape at the mock (dispersion %.3f, CV %.4f) is not judged in this run; the rate is", worst, gap, d, cv)
+		return
+	}
+	if d < 0.8 || d > 1.2 {
+		t.Errorf("index of dispersion of the 100 ms counts %.3f, want 1 within 0.2 (a Poisson process)", d)
+	}
+	if math.Abs(cv-1) > 0.05 {
 		t.Errorf("superposed inter-arrival CV %.4f at the mock, want 1 within 5 %% (a Poisson process)", cv)
 	}
 }
