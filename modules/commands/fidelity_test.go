@@ -128,7 +128,16 @@ func TestReplayFidelity(t *testing.T) {
 			if !strings.Contains(out, "recording measured at the proxy, replay at the client") {
 				t.Errorf("replay --compare-to does not say where each side was measured")
 			}
-			if v := verdictLine(t, out); !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
+			// Measured at the client, the replay's times also hold the test process's own
+			// scheduling (the race detector, other packages on the same two cores), which can
+			// widen its tails past a margin: for the same mock the client side must not claim a
+			// difference (reproduced, or not enough requests to say); the proxy side below, both
+			// sides measured alike, must say reproduced.
+			v := verdictLine(t, out)
+			switch {
+			case tc.verdict == "verdict: reproduced" && strings.HasPrefix(v, "verdict: not reproduced"):
+				t.Errorf("replay --compare-to: %s for the same mock", v)
+			case tc.verdict != "verdict: reproduced" && (!strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged)):
 				t.Errorf("replay --compare-to: %s, want %s (%s)", v, tc.verdict, tc.diverged)
 			}
 
@@ -140,7 +149,7 @@ func TestReplayFidelity(t *testing.T) {
 			if !strings.Contains(out, "both sides measured at the proxy") {
 				t.Errorf("report --compare does not say both sides were measured at the proxy")
 			}
-			v := verdictLine(t, out)
+			v = verdictLine(t, out)
 			if !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
 				t.Errorf("report --compare: %s, want %s (%s)", v, tc.verdict, tc.diverged)
 			}
