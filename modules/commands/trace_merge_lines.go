@@ -115,50 +115,36 @@ func mergeLines(kind string, paths []string, skipBad bool) ([]mergedLine, trace.
 	return all, info, nil
 }
 
-// eachLine calls fn with every complete line of the file at path (numbered from 1). A last
-// line without its newline was cut off while being written and is counted as torn; a line fn
-// rejects stops the merge with the file and line, or is counted and skipped with skipBad.
+// eachLine calls fn with every complete line of the file at path. A last line without its
+// newline was cut off while being written and is counted as torn; a line fn rejects stops the
+// merge with the file and line, or is counted and skipped with skipBad.
 func eachLine(path string, info *trace.Info, fn func(line []byte) error, skipBad bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	var long []byte
-	for n := 1; ; n++ {
-		line, err := br.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(long)+len(line) > maxMergeLine {
-				return fmt.Errorf("%s:%d: line longer than %d bytes", path, n, maxMergeLine)
+	var stop error // fn's error, already naming the file and line
+	err = trace.EachLine(f, maxMergeLine, func(n int, line []byte, terminated bool) error {
+		switch {
+		case len(bytes.TrimSpace(line)) == 0:
+		case !terminated:
+			info.Torn++
+		default:
+			if err := fn(line); err != nil {
+				if !skipBad {
+					stop = fmt.Errorf("%s:%d: %w", path, n, err)
+					return stop
+				}
+				info.Skipped++
 			}
-			long = append(long, line...)
-			line, err = br.ReadSlice('\n')
 		}
-		if long != nil {
-			line = append(long, line...)
-			long = nil
-		}
-		if err == io.EOF {
-			if len(bytes.TrimSpace(line)) > 0 {
-				info.Torn++
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if err := fn(line); err != nil {
-			if !skipBad {
-				return fmt.Errorf("%s:%d: %w", path, n, err)
-			}
-			info.Skipped++
-		}
+		return nil
+	})
+	if err != nil && err != stop {
+		return fmt.Errorf("%s: %w", path, err)
 	}
+	return err
 }
 
 // writeLines writes the merged lines, each with its newline, to out (created 0600 through

@@ -74,3 +74,23 @@ func (l *lineReader) next() (line []byte, terminated bool, err error) {
 
 // blank reports whether a line holds nothing but spaces and tabs.
 func blank(b []byte) bool { return len(bytes.Trim(b, " \t")) == 0 }
+
+// EachLine calls fn with every line of r, without its line end (and a leading UTF-8 BOM),
+// numbered from 1, with whether it ended in a newline (a last line without one was cut off
+// while being written). A line longer than max bytes (DefaultMaxLineBytes when 0) stops it with
+// an error naming the line, as does an error fn returns.
+func EachLine(r io.Reader, max int, fn func(n int, line []byte, terminated bool) error) error {
+	lr := newLineReader(r, max)
+	for {
+		line, terminated, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", lr.line, err)
+		}
+		if err := fn(lr.line, line, terminated); err != nil {
+			return err
+		}
+	}
+}
