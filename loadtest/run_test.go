@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/mocktest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -22,16 +23,7 @@ func startMock(t *testing.T) (*mockllm.Server, string) {
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = 2*time.Millisecond, 500*time.Microsecond
 	cfg.LogEvents = true
-	m, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := m.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop(); m.Close() })
-	return m, url
+	return mocktest.Start(t, cfg)
 }
 
 // chatBody is a streamed chat request whose prompt says n, asking for osl tokens.

@@ -24,6 +24,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/caddyconfig/httpcaddyfile" // registers the caddyfile adapter
 
 	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/mocktest"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -47,28 +48,10 @@ func FreeAddr(t testing.TB) string {
 }
 
 // StartMock serves a mock inference server with cfg on a free loopback port until the test
-// ends, and returns it with its URL ("http://127.0.0.1:port"). At the end it stops the server
-// (a failure to stop is logged, not failed: a connection Caddy left mid-request may be reset)
-// and closes the mock's event log.
+// ends (mocktest.Start, which engine-package tests use without Caddy).
 func StartMock(t testing.TB, cfg mockllm.Config) (*mockllm.Server, string) {
 	t.Helper()
-	mock, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := mock.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Logf("stopping the mock: %v", err)
-		}
-		if err := mock.Close(); err != nil {
-			t.Errorf("closing the mock: %v", err)
-		}
-	})
-	return mock, url
+	return mocktest.Start(t, cfg)
 }
 
 // Serve serves h on a free loopback port until the test ends and returns its host:port. At the

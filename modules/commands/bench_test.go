@@ -13,24 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
-
-// startMock serves a mock with cfg on a loopback port for the test's lifetime.
-func startMock(t *testing.T, cfg mockllm.Config) (*mockllm.Server, string) {
-	t.Helper()
-	m, err := mockllm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	url, stop, err := m.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop(); m.Close() })
-	return m, url
-}
 
 func fastMock() mockllm.Config {
 	cfg := mockllm.DefaultConfig()
@@ -81,7 +67,7 @@ func readLines(t *testing.T, path string) []map[string]any {
 // the request count is honoured, the warmup requests reach the server but not the results,
 // every output file is written privately and parses, and the input lengths are exact.
 func TestBenchClosedLoop(t *testing.T) {
-	mock, url := startMock(t, fastMock())
+	mock, url := testkit.StartMock(t, fastMock())
 	dir := t.TempDir()
 	code, out, res, _ := runBenchArgs(t, "--url", url, "--model", "mock-model", "--concurrency", "4",
 		"--request-count", "40", "--warmup-request-count", "6", "--isl", "120", "--osl", "16",
@@ -149,7 +135,7 @@ func TestBenchClosedLoop(t *testing.T) {
 // TestBenchGoodputAll checks the other side of goodput: generous objectives count every
 // request as good.
 func TestBenchGoodputAll(t *testing.T) {
-	_, url := startMock(t, fastMock())
+	_, url := testkit.StartMock(t, fastMock())
 	dir := t.TempDir()
 	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "m", "--concurrency", "2", "--request-count", "10",
 		"--isl", "20", "--osl", "4", "--goodput", "request_latency:60000", "--artifact-dir", dir)
@@ -170,7 +156,7 @@ func TestBenchGoodputAll(t *testing.T) {
 func TestBenchOpenLoopCeilingAndCancel(t *testing.T) {
 	cfg := fastMock()
 	cfg.ITL = 2 * time.Millisecond
-	_, url := startMock(t, cfg)
+	_, url := testkit.StartMock(t, cfg)
 	dir := t.TempDir()
 	code, out, res, _ := runBenchArgs(t, "--url", url, "--model", "m", "--request-rate", "400", "--arrival-pattern", "constant",
 		"--concurrency", "2", "--request-count", "30", "--isl", "10", "--osl", "20",

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -47,7 +48,7 @@ func TestBenchWorkersSplitAndMerge(t *testing.T) {
 	base := []string{"--model", "mock-model", "--concurrency", "4", "--request-count", "45", "--isl", "40",
 		"--isl-stddev", "15", "--osl", "6", "--extra-inputs", "ignore_eos:true"}
 
-	single, url1 := startMock(t, cfg)
+	single, url1 := testkit.StartMock(t, cfg)
 	if code, out, _, _ := runBenchArgs(t, append(base, "--url", url1, "--artifact-dir", t.TempDir())...); code != 0 {
 		t.Fatalf("single run: exit %d\n%s", code, out)
 	}
@@ -56,7 +57,7 @@ func TestBenchWorkersSplitAndMerge(t *testing.T) {
 		t.Fatalf("the single run sent %d requests, want 45", len(want))
 	}
 
-	mock, url := startMock(t, cfg)
+	mock, url := testkit.StartMock(t, cfg)
 	start := time.Now().Add(time.Second)
 	root := t.TempDir()
 	dirs := make([]string, 3)
@@ -165,7 +166,7 @@ func TestBenchWorkersSplitAndMerge(t *testing.T) {
 // TestReplayWorkersKeepSessions splits a trace with sessions across three workers: every
 // request is sent by exactly one worker, and all turns of a session by the same one.
 func TestReplayWorkersKeepSessions(t *testing.T) {
-	_, url := startMock(t, fastMock())
+	_, url := testkit.StartMock(t, fastMock())
 	var trace strings.Builder
 	for i := range 24 {
 		fmt.Fprintf(&trace, `{"timestamp": %d, "input_length": 30, "output_length": 4, "session_id": "s%d", "delay": 1}`+"\n", i*3, i%7)

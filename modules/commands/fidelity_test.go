@@ -90,7 +90,7 @@ func TestReplayFidelity(t *testing.T) {
 	const n = 900
 
 	// The recording.
-	_, mockURL := startMock(t, base)
+	_, mockURL := testkit.StartMock(t, base)
 	recDir := filepath.Join(t.TempDir(), "recorded")
 	site, stop := proxyRecording(t, recDir, mockURL)
 	r := runBenchFull(t, "--url", "http://"+site, "--model", "fidelity-model", "--request-rate", "100",
@@ -115,7 +115,7 @@ func TestReplayFidelity(t *testing.T) {
 		{"slower mock", slower, "verdict: not reproduced", "diverged most: ttft_ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, url := startMock(t, tc.mock)
+			_, url := testkit.StartMock(t, tc.mock)
 			repDir := filepath.Join(t.TempDir(), "replayed")
 			site, stop := proxyRecording(t, repDir, url)
 			art := t.TempDir()
@@ -168,7 +168,7 @@ func TestReplayFidelity(t *testing.T) {
 func TestReplayFidelityPrefixReuse(t *testing.T) {
 	t.Setenv("LLMTAP_FLEET_KEY", "6c6c6d7461702d666c6565742d6b65792d7465737421")
 	cfg := mockllm.Config{Model: "prefix-model", TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Usage: mockllm.UsageAlways, Seed: 2}
-	_, url := startMock(t, cfg)
+	_, url := testkit.StartMock(t, cfg)
 	var src strings.Builder
 	for i := range 120 {
 		g := i / 10
