@@ -217,12 +217,7 @@ func (p *Pairer) Verdicts() []ModelVerdict {
 	}
 	p.mu.Unlock()
 	for _, w := range work {
-		look := -1
-		for k := range o.withDefaults().Looks {
-			if len(w.pairs) >= o.LookAt(k) {
-				look = k
-			}
-		}
+		look := o.lookAt(len(w.pairs))
 		p.mu.Lock()
 		last := w.cm.last
 		p.mu.Unlock()

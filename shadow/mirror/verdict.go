@@ -123,6 +123,18 @@ func (o VerdictOptions) Validate() error {
 // LookAt returns the number of pairs at look k (from 0).
 func (o VerdictOptions) LookAt(k int) int { return o.withDefaults().FirstLook << k }
 
+// lookAt returns the last look n pairs have reached (from 0; -1 before the first).
+func (o VerdictOptions) lookAt(n int) int {
+	o = o.withDefaults()
+	look := -1
+	for k := range o.Looks {
+		if n >= o.LookAt(k) {
+			look = k
+		}
+	}
+	return look
+}
+
 // MaxPairs is the number of pairs at the last look.
 func (o VerdictOptions) MaxPairs() int {
 	o = o.withDefaults()
@@ -193,12 +205,7 @@ var verdictQuantiles = []struct {
 // has reached; pairs past the last look are not used.
 func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	o = o.withDefaults()
-	look := -1
-	for k := range o.Looks {
-		if len(pairs) >= o.LookAt(k) {
-			look = k
-		}
-	}
+	look := o.lookAt(len(pairs))
 	v := Verdict{Outcome: VerdictNotEnough, Look: look, Comparisons: []MetricVerdict{}}
 	if look+1 < o.Looks {
 		v.NextLookAt = o.LookAt(look + 1)
