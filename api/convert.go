@@ -68,6 +68,65 @@ func recordProto(r *record.Record) *llmtapv1.Record {
 		UsageOutputTokens: r.UsageOutputTokens,
 		ContentEvents:     int32(r.ContentEvents), Events: int32(r.Events),
 		MalformedEvents: int32(r.Malformed), Bytes: r.Bytes,
+		Tenant: r.Tenant, CacheWriteTokens: r.CacheWriteTokens,
+		Gpu: gpuUsageProto(r.GPU), Cost: costProto(r.Cost),
+		ServerTimings: serverTimingsProto(r.Server), TimeSplit: timeSplitProto(r.Split),
+		OversizedEvents: int32(r.Oversized), Choices: int32(r.Choices), ToolCalls: r.ToolCalls, Refusal: r.Refusal,
+		BytesFromClient: r.BytesFromClient, DecodedBytes: r.DecodedBytes, DecodeStopped: r.DecodeStopped,
+		UsageInjection: r.UsageInjection,
+	}
+}
+
+// gpuUsageProto converts a record's GPU usage; nil (no GPU sampled) stays nil.
+func gpuUsageProto(g *record.GPUUsage) *llmtapv1.GPUUsage {
+	if g == nil {
+		return nil
+	}
+	return &llmtapv1.GPUUsage{UtilizationPercent: g.UtilPercent, PowerWatts: g.PowerW, EnergyJoules: g.EnergyJ,
+		GpuSeconds: g.GPUSeconds, CoveredMs: g.CoveredMs, Gpus: int32(g.GPUs)}
+}
+
+// costProto converts a record's cost; nil (no price) stays nil.
+func costProto(c *record.Cost) *llmtapv1.Cost {
+	if c == nil {
+		return nil
+	}
+	return &llmtapv1.Cost{Total: c.Total, PerMillionTokens: c.PerMillionTokens, Basis: c.Basis}
+}
+
+// serverTimingsProto converts the server's own timings; nil stays nil.
+func serverTimingsProto(s *record.ServerTimings) *llmtapv1.ServerTimings {
+	if s == nil {
+		return nil
+	}
+	return &llmtapv1.ServerTimings{Format: s.Format, QueueMs: s.QueueMs, InferenceMs: s.InferenceMs,
+		PromptEvalCount: s.PromptEvalCount, EvalCount: s.EvalCount, LoadMs: s.LoadMs,
+		PromptEvalMs: s.PromptEvalMs, EvalMs: s.EvalMs, TotalMs: s.TotalMs}
+}
+
+// timeSplitProto converts a record's time split; nil stays nil, and each unknown figure stays
+// absent (the optional fields share the record's pointers' meaning: nil is unknown, not 0).
+func timeSplitProto(s *record.TimeSplit) *llmtapv1.TimeSplit {
+	if s == nil {
+		return nil
+	}
+	return &llmtapv1.TimeSplit{
+		ConnectMs: s.ConnectMs, ProxyMs: s.ProxyMs, SendMs: s.SendMs,
+		UpstreamHeadersMs: s.UpstreamHeadersMs, UpstreamTtftMs: s.UpstreamTTFTMs,
+		QueueMs: s.QueueMs, QueueSource: s.QueueSource, LoadMs: s.LoadMs,
+		PrefillMs: s.PrefillMs, PrefillSource: s.PrefillSource, DecodeMs: s.DecodeMs, DecodeSource: s.DecodeSource,
+		InferenceMs: s.InferenceMs, ServerTtftMs: s.ServerTTFTMs, NetworkMs: s.NetworkMs,
+		TtftDisagree: s.TTFTDisagree,
+	}
+}
+
+// usageProto converts one usage row of the summary.
+func usageProto(u *stats.Usage) *llmtapv1.Usage {
+	return &llmtapv1.Usage{
+		Tenant: u.Tenant, Model: u.Model, Class: u.Class, Requests: u.Requests, Errors: u.Errors,
+		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens,
+		CacheWriteInputTokens: u.CacheWriteInputTokens, ReasoningOutputTokens: u.ReasoningOutputTokens,
+		GpuEnergyJoules: u.EnergyJ, GpuSeconds: u.GPUSeconds, Cost: u.Cost,
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
@@ -39,6 +40,12 @@ type Options struct {
 	NoRecording string
 	// RecorderDropped returns the records the recorders lost, for Summary (nil: 0).
 	RecorderDropped func() uint64
+	// Mirror returns the document of GET /llmtap/mirror, for MirrorStatus; nil answers
+	// MirrorStatus Unimplemented.
+	Mirror func() MirrorDoc
+	// SLO is the SLO tracker SLOStatus reports, as GET /llmtap/slo does; nil answers SLOStatus
+	// Unimplemented.
+	SLO *slo.Tracker
 	// ReadOnly refuses every control RPC (PermissionDenied), for endpoints outside the admin
 	// listener.
 	ReadOnly bool
@@ -118,6 +125,12 @@ func (s *Service) Summary(ctx context.Context, req *connect.Request[llmtapv1.Sum
 		if keep(sum.Groups[i].Window) {
 			res.Groups = append(res.Groups, groupProto(&sum.Groups[i]))
 		}
+	}
+	for i := range sum.Usage {
+		res.Usage = append(res.Usage, usageProto(&sum.Usage[i]))
+	}
+	for _, o := range sum.SLOs {
+		res.GoodputObjectives = append(res.GoodputObjectives, &llmtapv1.GoodputObjective{Metric: o.Metric, Threshold: o.Threshold})
 	}
 	return connect.NewResponse(res), nil
 }

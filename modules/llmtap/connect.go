@@ -17,9 +17,9 @@ func init() {
 }
 
 // newService returns the TapService of this process: the running measurement engine, the
-// recorders and, when the llmtap app runs them, the timeline and shadow load (without the
-// app's timeline, windows come from the engine's rolling statistics). readOnly refuses the
-// control RPCs.
+// recorders, the mirror and SLOs of the JSON routes (admin.go) and, when the llmtap app runs
+// them, the timeline and shadow load (without the app's timeline, windows come from the
+// engine's rolling statistics). readOnly refuses the control RPCs.
 func newService(readOnly bool) *api.Service {
 	return api.New(api.Options{
 		Tap:             activeTap,
@@ -28,6 +28,8 @@ func newService(readOnly bool) *api.Service {
 		Timeline:        activeTimelineSource,
 		Shadow:          func() api.Shadow { return shadowControl },
 		NoShadow:        "shadow load control is not built into this binary",
+		Mirror:          admin.Mirror,
+		SLO:             admin.SLO,
 		ReadOnly:        readOnly,
 	})
 }

@@ -450,8 +450,16 @@ type SummaryResponse struct {
 	// FoldedRecords counts records counted under the model "_other" past the model limit.
 	FoldedRecords int64    `protobuf:"varint,6,opt,name=folded_records,json=foldedRecords,proto3" json:"folded_records,omitempty"`
 	Groups        []*Group `protobuf:"bytes,7,rep,name=groups,proto3" json:"groups,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Usage counts requests, tokens by kind, GPU time, energy and cost per (tenant, model,
+	// class), cumulative since the engine started, ordered by tenant, model and class: the
+	// summary's "usage" rows. Tenants and models are folded into "_other" past their limits
+	// (a tenant once given its own row keeps it), so the rows of a model add up to its requests.
+	Usage []*Usage `protobuf:"bytes,8,rep,name=usage,proto3" json:"usage,omitempty"`
+	// GoodputObjectives are the goodput objectives (the handler's goodput option, AIPerf's
+	// --goodput) the good-request counts of the groups were judged by: the summary's "slos".
+	GoodputObjectives []*GoodputObjective `protobuf:"bytes,9,rep,name=goodput_objectives,json=goodputObjectives,proto3" json:"goodput_objectives,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SummaryResponse) Reset() {
@@ -533,6 +541,231 @@ func (x *SummaryResponse) GetGroups() []*Group {
 	return nil
 }
 
+func (x *SummaryResponse) GetUsage() []*Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *SummaryResponse) GetGoodputObjectives() []*GoodputObjective {
+	if x != nil {
+		return x.GoodputObjectives
+	}
+	return nil
+}
+
+// Usage is what the requests of one (tenant, model, class) used since the engine started:
+// exact sums of their records' figures. Token counts are those of successful and failed
+// requests alike, as a server bills both.
+type Usage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Tenant is who the requests are billed to (the handler's tenant option); empty for
+	// requests that had none, "_other" for tenants past the tenant limit.
+	Tenant string `protobuf:"bytes,1,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	Model  string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// Class is the traffic class: live, shadow, mirror, replay or bench.
+	Class string `protobuf:"bytes,3,opt,name=class,proto3" json:"class,omitempty"`
+	// Requests counts every request of the row; Errors the failed ones among them.
+	Requests int64 `protobuf:"varint,4,opt,name=requests,proto3" json:"requests,omitempty"`
+	Errors   int64 `protobuf:"varint,5,opt,name=errors,proto3" json:"errors,omitempty"`
+	// InputTokens and OutputTokens are the records' input and output tokens (output with
+	// reasoning included); CachedInputTokens, CacheWriteInputTokens and ReasoningOutputTokens
+	// are the parts of them the server reported as read from its prompt cache, written to it,
+	// and spent reasoning.
+	InputTokens           int64 `protobuf:"varint,6,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"`
+	OutputTokens          int64 `protobuf:"varint,7,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	CachedInputTokens     int64 `protobuf:"varint,8,opt,name=cached_input_tokens,json=cachedInputTokens,proto3" json:"cached_input_tokens,omitempty"`
+	CacheWriteInputTokens int64 `protobuf:"varint,9,opt,name=cache_write_input_tokens,json=cacheWriteInputTokens,proto3" json:"cache_write_input_tokens,omitempty"`
+	ReasoningOutputTokens int64 `protobuf:"varint,10,opt,name=reasoning_output_tokens,json=reasoningOutputTokens,proto3" json:"reasoning_output_tokens,omitempty"`
+	// GpuEnergyJoules and GpuSeconds sum the records' GPU energy share (joules) and GPU time
+	// share (GPU-seconds); both split each GPU sample interval equally among the requests in
+	// flight in it, so a tenant's figures inherit that split. 0 when no GPU was sampled.
+	GpuEnergyJoules float64 `protobuf:"fixed64,11,opt,name=gpu_energy_joules,json=gpuEnergyJoules,proto3" json:"gpu_energy_joules,omitempty"`
+	GpuSeconds      float64 `protobuf:"fixed64,12,opt,name=gpu_seconds,json=gpuSeconds,proto3" json:"gpu_seconds,omitempty"`
+	// Cost sums the records' cost (Record.cost.total), in the unit of the configured price
+	// (gpu price_per_gpu_hour: basis "gpu_hour", each record's GPU-seconds at that price); 0
+	// when no price is set. The basis of each request's cost is on its record.
+	Cost          float64 `protobuf:"fixed64,13,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Usage) Reset() {
+	*x = Usage{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Usage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Usage) ProtoMessage() {}
+
+func (x *Usage) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Usage.ProtoReflect.Descriptor instead.
+func (*Usage) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Usage) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *Usage) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *Usage) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *Usage) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *Usage) GetErrors() int64 {
+	if x != nil {
+		return x.Errors
+	}
+	return 0
+}
+
+func (x *Usage) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCachedInputTokens() int64 {
+	if x != nil {
+		return x.CachedInputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetCacheWriteInputTokens() int64 {
+	if x != nil {
+		return x.CacheWriteInputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetReasoningOutputTokens() int64 {
+	if x != nil {
+		return x.ReasoningOutputTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetGpuEnergyJoules() float64 {
+	if x != nil {
+		return x.GpuEnergyJoules
+	}
+	return 0
+}
+
+func (x *Usage) GetGpuSeconds() float64 {
+	if x != nil {
+		return x.GpuSeconds
+	}
+	return 0
+}
+
+func (x *Usage) GetCost() float64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+// GoodputObjective is one goodput objective: a request is good when its metric (an AIPerf
+// tag) is within the threshold, in the metric's display unit.
+type GoodputObjective struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Metric        string                 `protobuf:"bytes,1,opt,name=metric,proto3" json:"metric,omitempty"`
+	Threshold     float64                `protobuf:"fixed64,2,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GoodputObjective) Reset() {
+	*x = GoodputObjective{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GoodputObjective) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GoodputObjective) ProtoMessage() {}
+
+func (x *GoodputObjective) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GoodputObjective.ProtoReflect.Descriptor instead.
+func (*GoodputObjective) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GoodputObjective) GetMetric() string {
+	if x != nil {
+		return x.Metric
+	}
+	return ""
+}
+
+func (x *GoodputObjective) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
 type RecentRecordsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Limit is the number of records returned (default 100, at most the ring's size).
@@ -547,7 +780,7 @@ type RecentRecordsRequest struct {
 
 func (x *RecentRecordsRequest) Reset() {
 	*x = RecentRecordsRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[5]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -559,7 +792,7 @@ func (x *RecentRecordsRequest) String() string {
 func (*RecentRecordsRequest) ProtoMessage() {}
 
 func (x *RecentRecordsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[5]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -572,7 +805,7 @@ func (x *RecentRecordsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecentRecordsRequest.ProtoReflect.Descriptor instead.
 func (*RecentRecordsRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{5}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RecentRecordsRequest) GetLimit() int32 {
@@ -605,7 +838,7 @@ type RecentRecordsResponse struct {
 
 func (x *RecentRecordsResponse) Reset() {
 	*x = RecentRecordsResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[6]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -617,7 +850,7 @@ func (x *RecentRecordsResponse) String() string {
 func (*RecentRecordsResponse) ProtoMessage() {}
 
 func (x *RecentRecordsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[6]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -630,7 +863,7 @@ func (x *RecentRecordsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecentRecordsResponse.ProtoReflect.Descriptor instead.
 func (*RecentRecordsResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{6}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RecentRecordsResponse) GetRecords() []*Record {
@@ -678,13 +911,53 @@ type Record struct {
 	Events            int32 `protobuf:"varint,30,opt,name=events,proto3" json:"events,omitempty"`
 	MalformedEvents   int32 `protobuf:"varint,31,opt,name=malformed_events,json=malformedEvents,proto3" json:"malformed_events,omitempty"`
 	Bytes             int64 `protobuf:"varint,32,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Tenant is who the request is billed to, from where the handler's tenant option says (a
+	// trusted header, a placeholder a verifying module set, or "key:" and a keyed hash of the
+	// API key, never the key), at most 128 bytes; empty when no tenant option is set or the
+	// request carried none. Records keep every tenant unfolded.
+	Tenant string `protobuf:"bytes,33,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// CacheWriteTokens is the input tokens the server wrote to its prompt cache, when it says
+	// so (Anthropic's cache_creation_input_tokens); 0 otherwise. CachedTokens (read from the
+	// cache) and ReasoningTokens (part of OutputTokens) are above.
+	CacheWriteTokens int64 `protobuf:"varint,34,opt,name=cache_write_tokens,json=cacheWriteTokens,proto3" json:"cache_write_tokens,omitempty"`
+	// Gpu is what the GPUs did while the request was in flight; absent when no GPU was sampled
+	// during it.
+	Gpu *GPUUsage `protobuf:"bytes,35,opt,name=gpu,proto3" json:"gpu,omitempty"`
+	// Cost is the request's cost by the configured price; absent when no price is configured
+	// (or, for a price per GPU-hour, when no GPU was sampled during the request).
+	Cost *Cost `protobuf:"bytes,36,opt,name=cost,proto3" json:"cost,omitempty"`
+	// ServerTimings are the server's own figures for this response; absent when the API
+	// reports none.
+	ServerTimings *ServerTimings `protobuf:"bytes,37,opt,name=server_timings,json=serverTimings,proto3" json:"server_timings,omitempty"`
+	// TimeSplit says where the request's time went; absent when the request never reached an
+	// upstream.
+	TimeSplit *TimeSplit `protobuf:"bytes,38,opt,name=time_split,json=timeSplit,proto3" json:"time_split,omitempty"`
+	// OversizedEvents counts stream events larger than the parser's bound (passed on whole,
+	// not decoded); Choices is how many choices streamed; ToolCalls and Refusal say whether
+	// tool calls or a refusal were generated.
+	OversizedEvents int32 `protobuf:"varint,39,opt,name=oversized_events,json=oversizedEvents,proto3" json:"oversized_events,omitempty"`
+	Choices         int32 `protobuf:"varint,40,opt,name=choices,proto3" json:"choices,omitempty"`
+	ToolCalls       bool  `protobuf:"varint,41,opt,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
+	Refusal         bool  `protobuf:"varint,42,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	// BytesFromClient is, for a connection upgraded to another protocol (status 101, a
+	// WebSocket), the bytes the client sent over it; Bytes is then what it was sent.
+	BytesFromClient int64 `protobuf:"varint,43,opt,name=bytes_from_client,json=bytesFromClient,proto3" json:"bytes_from_client,omitempty"`
+	// DecodedBytes is what a gzip- or br-encoded body decoded to, as far as it was decoded for
+	// measuring; 0 when the body was not encoded. DecodeStopped says which bound stopped
+	// decoding before the end ("ratio" or "size"); empty when it decoded to its end.
+	DecodedBytes  int64  `protobuf:"varint,44,opt,name=decoded_bytes,json=decodedBytes,proto3" json:"decoded_bytes,omitempty"`
+	DecodeStopped string `protobuf:"bytes,45,opt,name=decode_stopped,json=decodeStopped,proto3" json:"decode_stopped,omitempty"`
+	// UsageInjection says what inject_usage did with the request: "injected",
+	// "injected_identity", "skipped_compressed" or "unfiltered_encoded"; empty when inject_usage
+	// is off or the request is not one it changes.
+	UsageInjection string `protobuf:"bytes,46,opt,name=usage_injection,json=usageInjection,proto3" json:"usage_injection,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
 	*x = Record{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[7]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -696,7 +969,7 @@ func (x *Record) String() string {
 func (*Record) ProtoMessage() {}
 
 func (x *Record) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[7]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -709,7 +982,7 @@ func (x *Record) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Record.ProtoReflect.Descriptor instead.
 func (*Record) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{7}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Record) GetRequestId() string {
@@ -936,6 +1209,570 @@ func (x *Record) GetBytes() int64 {
 	return 0
 }
 
+func (x *Record) GetTenant() string {
+	if x != nil {
+		return x.Tenant
+	}
+	return ""
+}
+
+func (x *Record) GetCacheWriteTokens() int64 {
+	if x != nil {
+		return x.CacheWriteTokens
+	}
+	return 0
+}
+
+func (x *Record) GetGpu() *GPUUsage {
+	if x != nil {
+		return x.Gpu
+	}
+	return nil
+}
+
+func (x *Record) GetCost() *Cost {
+	if x != nil {
+		return x.Cost
+	}
+	return nil
+}
+
+func (x *Record) GetServerTimings() *ServerTimings {
+	if x != nil {
+		return x.ServerTimings
+	}
+	return nil
+}
+
+func (x *Record) GetTimeSplit() *TimeSplit {
+	if x != nil {
+		return x.TimeSplit
+	}
+	return nil
+}
+
+func (x *Record) GetOversizedEvents() int32 {
+	if x != nil {
+		return x.OversizedEvents
+	}
+	return 0
+}
+
+func (x *Record) GetChoices() int32 {
+	if x != nil {
+		return x.Choices
+	}
+	return 0
+}
+
+func (x *Record) GetToolCalls() bool {
+	if x != nil {
+		return x.ToolCalls
+	}
+	return false
+}
+
+func (x *Record) GetRefusal() bool {
+	if x != nil {
+		return x.Refusal
+	}
+	return false
+}
+
+func (x *Record) GetBytesFromClient() int64 {
+	if x != nil {
+		return x.BytesFromClient
+	}
+	return 0
+}
+
+func (x *Record) GetDecodedBytes() int64 {
+	if x != nil {
+		return x.DecodedBytes
+	}
+	return 0
+}
+
+func (x *Record) GetDecodeStopped() string {
+	if x != nil {
+		return x.DecodeStopped
+	}
+	return ""
+}
+
+func (x *Record) GetUsageInjection() string {
+	if x != nil {
+		return x.UsageInjection
+	}
+	return ""
+}
+
+// GPUUsage is what the GPUs did while one request was in flight (start to response
+// complete), from the GPU samples taken during its lifetime.
+type GPUUsage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// UtilizationPercent is the GPU utilization averaged over the request's lifetime and over
+	// every sampled GPU, time-weighted.
+	UtilizationPercent float64 `protobuf:"fixed64,1,opt,name=utilization_percent,json=utilizationPercent,proto3" json:"utilization_percent,omitempty"`
+	// PowerWatts is the total power of every sampled GPU averaged over the request's lifetime.
+	PowerWatts float64 `protobuf:"fixed64,2,opt,name=power_watts,json=powerWatts,proto3" json:"power_watts,omitempty"`
+	// EnergyJoules is the request's share of the energy the GPUs used during its lifetime: each
+	// sample interval's energy split equally among the requests in flight in it, times the
+	// fraction of the interval the request overlapped.
+	EnergyJoules float64 `protobuf:"fixed64,3,opt,name=energy_joules,json=energyJoules,proto3" json:"energy_joules,omitempty"`
+	// GpuSeconds is the request's share of the GPUs' time during its lifetime, split exactly as
+	// EnergyJoules is: each interval's length times the GPUs sampled, over the requests in flight.
+	GpuSeconds float64 `protobuf:"fixed64,4,opt,name=gpu_seconds,json=gpuSeconds,proto3" json:"gpu_seconds,omitempty"`
+	// CoveredMs is how much of the request's lifetime the samples covered, in milliseconds; the
+	// figures describe the covered part.
+	CoveredMs float64 `protobuf:"fixed64,5,opt,name=covered_ms,json=coveredMs,proto3" json:"covered_ms,omitempty"`
+	// Gpus is the number of GPUs sampled.
+	Gpus          int32 `protobuf:"varint,6,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GPUUsage) Reset() {
+	*x = GPUUsage{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GPUUsage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GPUUsage) ProtoMessage() {}
+
+func (x *GPUUsage) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GPUUsage.ProtoReflect.Descriptor instead.
+func (*GPUUsage) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GPUUsage) GetUtilizationPercent() float64 {
+	if x != nil {
+		return x.UtilizationPercent
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetPowerWatts() float64 {
+	if x != nil {
+		return x.PowerWatts
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetEnergyJoules() float64 {
+	if x != nil {
+		return x.EnergyJoules
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetGpuSeconds() float64 {
+	if x != nil {
+		return x.GpuSeconds
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetCoveredMs() float64 {
+	if x != nil {
+		return x.CoveredMs
+	}
+	return 0
+}
+
+func (x *GPUUsage) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
+	}
+	return 0
+}
+
+// Cost is what one request cost, by the price the handler was given.
+type Cost struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Total is the request's cost in the unit of the price (say, US dollars): its GPU-seconds at
+	// the price per GPU-hour (basis "gpu_hour"), or its tokens at the model's list prices
+	// (basis "list_price").
+	Total float64 `protobuf:"fixed64,1,opt,name=total,proto3" json:"total,omitempty"`
+	// PerMillionTokens is Total per million tokens of the request (input and output); 0 when
+	// the request has no tokens.
+	PerMillionTokens float64 `protobuf:"fixed64,2,opt,name=per_million_tokens,json=perMillionTokens,proto3" json:"per_million_tokens,omitempty"`
+	// Basis says how Total was computed: "gpu_hour" or "list_price".
+	Basis         string `protobuf:"bytes,3,opt,name=basis,proto3" json:"basis,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Cost) Reset() {
+	*x = Cost{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Cost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Cost) ProtoMessage() {}
+
+func (x *Cost) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Cost.ProtoReflect.Descriptor instead.
+func (*Cost) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Cost) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *Cost) GetPerMillionTokens() float64 {
+	if x != nil {
+		return x.PerMillionTokens
+	}
+	return 0
+}
+
+func (x *Cost) GetBasis() string {
+	if x != nil {
+		return x.Basis
+	}
+	return ""
+}
+
+// ServerTimings are a server's own figures for one response, in milliseconds, in Ollama's
+// names whatever the server (llama.cpp's prompt_n/prompt_ms and predicted_n/predicted_ms are
+// prompt_eval_count/prompt_eval_ms and eval_count/eval_ms).
+type ServerTimings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Format is the shape they were read from: "ollama", "llama.cpp" or "tgi".
+	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	// QueueMs and InferenceMs are TGI's x-queue-time and x-inference-time (0 from the others).
+	QueueMs         float64 `protobuf:"fixed64,2,opt,name=queue_ms,json=queueMs,proto3" json:"queue_ms,omitempty"`
+	InferenceMs     float64 `protobuf:"fixed64,3,opt,name=inference_ms,json=inferenceMs,proto3" json:"inference_ms,omitempty"`
+	PromptEvalCount int64   `protobuf:"varint,4,opt,name=prompt_eval_count,json=promptEvalCount,proto3" json:"prompt_eval_count,omitempty"`
+	EvalCount       int64   `protobuf:"varint,5,opt,name=eval_count,json=evalCount,proto3" json:"eval_count,omitempty"`
+	LoadMs          float64 `protobuf:"fixed64,6,opt,name=load_ms,json=loadMs,proto3" json:"load_ms,omitempty"`
+	PromptEvalMs    float64 `protobuf:"fixed64,7,opt,name=prompt_eval_ms,json=promptEvalMs,proto3" json:"prompt_eval_ms,omitempty"`
+	EvalMs          float64 `protobuf:"fixed64,8,opt,name=eval_ms,json=evalMs,proto3" json:"eval_ms,omitempty"`
+	TotalMs         float64 `protobuf:"fixed64,9,opt,name=total_ms,json=totalMs,proto3" json:"total_ms,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ServerTimings) Reset() {
+	*x = ServerTimings{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerTimings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerTimings) ProtoMessage() {}
+
+func (x *ServerTimings) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerTimings.ProtoReflect.Descriptor instead.
+func (*ServerTimings) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ServerTimings) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *ServerTimings) GetQueueMs() float64 {
+	if x != nil {
+		return x.QueueMs
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetInferenceMs() float64 {
+	if x != nil {
+		return x.InferenceMs
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetPromptEvalCount() int64 {
+	if x != nil {
+		return x.PromptEvalCount
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetEvalCount() int64 {
+	if x != nil {
+		return x.EvalCount
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetLoadMs() float64 {
+	if x != nil {
+		return x.LoadMs
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetPromptEvalMs() float64 {
+	if x != nil {
+		return x.PromptEvalMs
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetEvalMs() float64 {
+	if x != nil {
+		return x.EvalMs
+	}
+	return 0
+}
+
+func (x *ServerTimings) GetTotalMs() float64 {
+	if x != nil {
+		return x.TotalMs
+	}
+	return 0
+}
+
+// TimeSplit says where a request's time went, in milliseconds: the proxy's side from its own
+// clock, the server's side from what the server reported. A figure that is not known is
+// absent (never 0); the server's figures say where each came from ("server": reported for this
+// request; "derived": computed from figures reported for this request).
+type TimeSplit struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ConnectMs is the time spent opening a new upstream connection (dial and TLS); 0 on a
+	// reused connection; absent when no upstream connection was obtained.
+	ConnectMs *float64 `protobuf:"fixed64,1,opt,name=connect_ms,json=connectMs,proto3,oneof" json:"connect_ms,omitempty"`
+	// ProxyMs is the proxy's own work before forwarding: from the request's arrival until an
+	// upstream connection was in hand, less ConnectMs.
+	ProxyMs *float64 `protobuf:"fixed64,2,opt,name=proxy_ms,json=proxyMs,proto3,oneof" json:"proxy_ms,omitempty"`
+	// SendMs is from the connection in hand until the request was written whole upstream.
+	SendMs *float64 `protobuf:"fixed64,3,opt,name=send_ms,json=sendMs,proto3,oneof" json:"send_ms,omitempty"`
+	// UpstreamHeadersMs is from the request written whole until the upstream's first response
+	// byte: one network round trip plus what the server does before it answers.
+	UpstreamHeadersMs *float64 `protobuf:"fixed64,4,opt,name=upstream_headers_ms,json=upstreamHeadersMs,proto3,oneof" json:"upstream_headers_ms,omitempty"`
+	// UpstreamTtftMs is TTFT seen from the upstream side: ttft_ms less the moment the proxy had
+	// an upstream connection and began to send the request.
+	UpstreamTtftMs *float64 `protobuf:"fixed64,5,opt,name=upstream_ttft_ms,json=upstreamTtftMs,proto3,oneof" json:"upstream_ttft_ms,omitempty"`
+	// QueueMs is the time the server says the request waited before it was worked on;
+	// QueueSource says where it came from.
+	QueueMs     *float64 `protobuf:"fixed64,6,opt,name=queue_ms,json=queueMs,proto3,oneof" json:"queue_ms,omitempty"`
+	QueueSource string   `protobuf:"bytes,7,opt,name=queue_source,json=queueSource,proto3" json:"queue_source,omitempty"`
+	// LoadMs is the time the server spent loading the model for the request (Ollama).
+	LoadMs *float64 `protobuf:"fixed64,8,opt,name=load_ms,json=loadMs,proto3,oneof" json:"load_ms,omitempty"`
+	// PrefillMs is the server's prompt processing, up to its first token; DecodeMs its
+	// generation after the first token; each with where it came from.
+	PrefillMs     *float64 `protobuf:"fixed64,9,opt,name=prefill_ms,json=prefillMs,proto3,oneof" json:"prefill_ms,omitempty"`
+	PrefillSource string   `protobuf:"bytes,10,opt,name=prefill_source,json=prefillSource,proto3" json:"prefill_source,omitempty"`
+	DecodeMs      *float64 `protobuf:"fixed64,11,opt,name=decode_ms,json=decodeMs,proto3,oneof" json:"decode_ms,omitempty"`
+	DecodeSource  string   `protobuf:"bytes,12,opt,name=decode_source,json=decodeSource,proto3" json:"decode_source,omitempty"`
+	// InferenceMs is prefill and decode together, for a server that reports only their sum
+	// (TGI's x-inference-time); PrefillMs and DecodeMs are then absent.
+	InferenceMs *float64 `protobuf:"fixed64,13,opt,name=inference_ms,json=inferenceMs,proto3,oneof" json:"inference_ms,omitempty"`
+	// ServerTtftMs is the server's own TTFT: its queue, load and prefill as reported.
+	ServerTtftMs *float64 `protobuf:"fixed64,14,opt,name=server_ttft_ms,json=serverTtftMs,proto3,oneof" json:"server_ttft_ms,omitempty"`
+	// NetworkMs is UpstreamTtftMs less ServerTtftMs: the network both ways and the server's
+	// work outside its own clock.
+	NetworkMs *float64 `protobuf:"fixed64,15,opt,name=network_ms,json=networkMs,proto3,oneof" json:"network_ms,omitempty"`
+	// TtftDisagree flags a request whose server TTFT the proxy cannot reconcile with its own
+	// (docs/metrics.md states the rule).
+	TtftDisagree  bool `protobuf:"varint,16,opt,name=ttft_disagree,json=ttftDisagree,proto3" json:"ttft_disagree,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TimeSplit) Reset() {
+	*x = TimeSplit{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TimeSplit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TimeSplit) ProtoMessage() {}
+
+func (x *TimeSplit) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TimeSplit.ProtoReflect.Descriptor instead.
+func (*TimeSplit) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *TimeSplit) GetConnectMs() float64 {
+	if x != nil && x.ConnectMs != nil {
+		return *x.ConnectMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetProxyMs() float64 {
+	if x != nil && x.ProxyMs != nil {
+		return *x.ProxyMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetSendMs() float64 {
+	if x != nil && x.SendMs != nil {
+		return *x.SendMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetUpstreamHeadersMs() float64 {
+	if x != nil && x.UpstreamHeadersMs != nil {
+		return *x.UpstreamHeadersMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetUpstreamTtftMs() float64 {
+	if x != nil && x.UpstreamTtftMs != nil {
+		return *x.UpstreamTtftMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetQueueMs() float64 {
+	if x != nil && x.QueueMs != nil {
+		return *x.QueueMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetQueueSource() string {
+	if x != nil {
+		return x.QueueSource
+	}
+	return ""
+}
+
+func (x *TimeSplit) GetLoadMs() float64 {
+	if x != nil && x.LoadMs != nil {
+		return *x.LoadMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetPrefillMs() float64 {
+	if x != nil && x.PrefillMs != nil {
+		return *x.PrefillMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetPrefillSource() string {
+	if x != nil {
+		return x.PrefillSource
+	}
+	return ""
+}
+
+func (x *TimeSplit) GetDecodeMs() float64 {
+	if x != nil && x.DecodeMs != nil {
+		return *x.DecodeMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetDecodeSource() string {
+	if x != nil {
+		return x.DecodeSource
+	}
+	return ""
+}
+
+func (x *TimeSplit) GetInferenceMs() float64 {
+	if x != nil && x.InferenceMs != nil {
+		return *x.InferenceMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetServerTtftMs() float64 {
+	if x != nil && x.ServerTtftMs != nil {
+		return *x.ServerTtftMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetNetworkMs() float64 {
+	if x != nil && x.NetworkMs != nil {
+		return *x.NetworkMs
+	}
+	return 0
+}
+
+func (x *TimeSplit) GetTtftDisagree() bool {
+	if x != nil {
+		return x.TtftDisagree
+	}
+	return false
+}
+
 type StreamTimelineRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Interval is how often a window is sent. The default, and the least, is the source's own
@@ -950,7 +1787,7 @@ type StreamTimelineRequest struct {
 
 func (x *StreamTimelineRequest) Reset() {
 	*x = StreamTimelineRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[8]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1799,7 @@ func (x *StreamTimelineRequest) String() string {
 func (*StreamTimelineRequest) ProtoMessage() {}
 
 func (x *StreamTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[8]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1812,7 @@ func (x *StreamTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamTimelineRequest.ProtoReflect.Descriptor instead.
 func (*StreamTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{8}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StreamTimelineRequest) GetInterval() *durationpb.Duration {
@@ -1008,7 +1845,7 @@ type StreamTimelineResponse struct {
 
 func (x *StreamTimelineResponse) Reset() {
 	*x = StreamTimelineResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[9]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1857,7 @@ func (x *StreamTimelineResponse) String() string {
 func (*StreamTimelineResponse) ProtoMessage() {}
 
 func (x *StreamTimelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[9]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1870,7 @@ func (x *StreamTimelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamTimelineResponse.ProtoReflect.Descriptor instead.
 func (*StreamTimelineResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{9}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StreamTimelineResponse) GetWindow() *TimelineWindow {
@@ -1079,7 +1916,7 @@ type TimelineWindow struct {
 
 func (x *TimelineWindow) Reset() {
 	*x = TimelineWindow{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[10]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1091,7 +1928,7 @@ func (x *TimelineWindow) String() string {
 func (*TimelineWindow) ProtoMessage() {}
 
 func (x *TimelineWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[10]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1104,7 +1941,7 @@ func (x *TimelineWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineWindow.ProtoReflect.Descriptor instead.
 func (*TimelineWindow) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{10}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TimelineWindow) GetSeq() int64 {
@@ -1219,7 +2056,7 @@ type Series struct {
 
 func (x *Series) Reset() {
 	*x = Series{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[11]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +2068,7 @@ func (x *Series) String() string {
 func (*Series) ProtoMessage() {}
 
 func (x *Series) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[11]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +2081,7 @@ func (x *Series) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Series.ProtoReflect.Descriptor instead.
 func (*Series) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{11}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Series) GetModel() string {
@@ -1351,7 +2188,7 @@ type Quantiles struct {
 
 func (x *Quantiles) Reset() {
 	*x = Quantiles{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +2200,7 @@ func (x *Quantiles) String() string {
 func (*Quantiles) ProtoMessage() {}
 
 func (x *Quantiles) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[12]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +2213,7 @@ func (x *Quantiles) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Quantiles.ProtoReflect.Descriptor instead.
 func (*Quantiles) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{12}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Quantiles) GetP50() float64 {
@@ -1421,7 +2258,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1433,7 +2270,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[13]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1446,7 +2283,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{13}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GPU) GetIndex() int32 {
@@ -1555,7 +2392,7 @@ type ServerModel struct {
 
 func (x *ServerModel) Reset() {
 	*x = ServerModel{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +2404,7 @@ func (x *ServerModel) String() string {
 func (*ServerModel) ProtoMessage() {}
 
 func (x *ServerModel) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[14]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +2417,7 @@ func (x *ServerModel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerModel.ProtoReflect.Descriptor instead.
 func (*ServerModel) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{14}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ServerModel) GetKind() string {
@@ -1692,7 +2529,7 @@ type ShadowStartRequest struct {
 
 func (x *ShadowStartRequest) Reset() {
 	*x = ShadowStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +2541,7 @@ func (x *ShadowStartRequest) String() string {
 func (*ShadowStartRequest) ProtoMessage() {}
 
 func (x *ShadowStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[15]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +2554,7 @@ func (x *ShadowStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStartRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{15}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ShadowStartRequest) GetName() string {
@@ -1736,7 +2573,7 @@ type ShadowStartResponse struct {
 
 func (x *ShadowStartResponse) Reset() {
 	*x = ShadowStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +2585,7 @@ func (x *ShadowStartResponse) String() string {
 func (*ShadowStartResponse) ProtoMessage() {}
 
 func (x *ShadowStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[16]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +2598,7 @@ func (x *ShadowStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStartResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{16}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShadowStartResponse) GetLoad() *ShadowLoad {
@@ -1781,7 +2618,7 @@ type ShadowStopRequest struct {
 
 func (x *ShadowStopRequest) Reset() {
 	*x = ShadowStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +2630,7 @@ func (x *ShadowStopRequest) String() string {
 func (*ShadowStopRequest) ProtoMessage() {}
 
 func (x *ShadowStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[17]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +2643,7 @@ func (x *ShadowStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStopRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{17}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ShadowStopRequest) GetName() string {
@@ -1825,7 +2662,7 @@ type ShadowStopResponse struct {
 
 func (x *ShadowStopResponse) Reset() {
 	*x = ShadowStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +2674,7 @@ func (x *ShadowStopResponse) String() string {
 func (*ShadowStopResponse) ProtoMessage() {}
 
 func (x *ShadowStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[18]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2687,7 @@ func (x *ShadowStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStopResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{18}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ShadowStopResponse) GetLoad() *ShadowLoad {
@@ -1872,7 +2709,7 @@ type ShadowSetRateRequest struct {
 
 func (x *ShadowSetRateRequest) Reset() {
 	*x = ShadowSetRateRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1884,7 +2721,7 @@ func (x *ShadowSetRateRequest) String() string {
 func (*ShadowSetRateRequest) ProtoMessage() {}
 
 func (x *ShadowSetRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[19]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1897,7 +2734,7 @@ func (x *ShadowSetRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowSetRateRequest.ProtoReflect.Descriptor instead.
 func (*ShadowSetRateRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{19}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ShadowSetRateRequest) GetName() string {
@@ -1923,7 +2760,7 @@ type ShadowSetRateResponse struct {
 
 func (x *ShadowSetRateResponse) Reset() {
 	*x = ShadowSetRateResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2772,7 @@ func (x *ShadowSetRateResponse) String() string {
 func (*ShadowSetRateResponse) ProtoMessage() {}
 
 func (x *ShadowSetRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[20]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2785,7 @@ func (x *ShadowSetRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowSetRateResponse.ProtoReflect.Descriptor instead.
 func (*ShadowSetRateResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{20}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ShadowSetRateResponse) GetLoad() *ShadowLoad {
@@ -1966,7 +2803,7 @@ type ShadowStatusRequest struct {
 
 func (x *ShadowStatusRequest) Reset() {
 	*x = ShadowStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1978,7 +2815,7 @@ func (x *ShadowStatusRequest) String() string {
 func (*ShadowStatusRequest) ProtoMessage() {}
 
 func (x *ShadowStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1991,7 +2828,7 @@ func (x *ShadowStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStatusRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{21}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
 }
 
 type ShadowStatusResponse struct {
@@ -2003,7 +2840,7 @@ type ShadowStatusResponse struct {
 
 func (x *ShadowStatusResponse) Reset() {
 	*x = ShadowStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2852,7 @@ func (x *ShadowStatusResponse) String() string {
 func (*ShadowStatusResponse) ProtoMessage() {}
 
 func (x *ShadowStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2865,7 @@ func (x *ShadowStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStatusResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{22}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ShadowStatusResponse) GetState() *ShadowState {
@@ -2056,7 +2893,7 @@ type ShadowState struct {
 
 func (x *ShadowState) Reset() {
 	*x = ShadowState{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2068,7 +2905,7 @@ func (x *ShadowState) String() string {
 func (*ShadowState) ProtoMessage() {}
 
 func (x *ShadowState) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2081,7 +2918,7 @@ func (x *ShadowState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowState.ProtoReflect.Descriptor instead.
 func (*ShadowState) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ShadowState) GetLoads() []*ShadowLoad {
@@ -2157,7 +2994,7 @@ type ShadowLoad struct {
 
 func (x *ShadowLoad) Reset() {
 	*x = ShadowLoad{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2169,7 +3006,7 @@ func (x *ShadowLoad) String() string {
 func (*ShadowLoad) ProtoMessage() {}
 
 func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2182,7 +3019,7 @@ func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowLoad.ProtoReflect.Descriptor instead.
 func (*ShadowLoad) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ShadowLoad) GetName() string {
@@ -2340,7 +3177,7 @@ type ShadowGuard struct {
 
 func (x *ShadowGuard) Reset() {
 	*x = ShadowGuard{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +3189,7 @@ func (x *ShadowGuard) String() string {
 func (*ShadowGuard) ProtoMessage() {}
 
 func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +3202,7 @@ func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowGuard.ProtoReflect.Descriptor instead.
 func (*ShadowGuard) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ShadowGuard) GetTripped() bool {
@@ -2460,7 +3297,7 @@ type RecordingStartRequest struct {
 
 func (x *RecordingStartRequest) Reset() {
 	*x = RecordingStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +3309,7 @@ func (x *RecordingStartRequest) String() string {
 func (*RecordingStartRequest) ProtoMessage() {}
 
 func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +3322,7 @@ func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecordingStartRequest) GetDir() string {
@@ -2546,7 +3383,7 @@ type RecordingStartResponse struct {
 
 func (x *RecordingStartResponse) Reset() {
 	*x = RecordingStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +3395,7 @@ func (x *RecordingStartResponse) String() string {
 func (*RecordingStartResponse) ProtoMessage() {}
 
 func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +3408,7 @@ func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecordingStartResponse) GetRecording() *Recording {
@@ -2589,7 +3426,7 @@ type RecordingStopRequest struct {
 
 func (x *RecordingStopRequest) Reset() {
 	*x = RecordingStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2601,7 +3438,7 @@ func (x *RecordingStopRequest) String() string {
 func (*RecordingStopRequest) ProtoMessage() {}
 
 func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2614,7 +3451,7 @@ func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{34}
 }
 
 type RecordingStopResponse struct {
@@ -2627,7 +3464,7 @@ type RecordingStopResponse struct {
 
 func (x *RecordingStopResponse) Reset() {
 	*x = RecordingStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +3476,7 @@ func (x *RecordingStopResponse) String() string {
 func (*RecordingStopResponse) ProtoMessage() {}
 
 func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +3489,7 @@ func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RecordingStopResponse) GetStopped() *Recording {
@@ -2670,7 +3507,7 @@ type RecordingStatusRequest struct {
 
 func (x *RecordingStatusRequest) Reset() {
 	*x = RecordingStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +3519,7 @@ func (x *RecordingStatusRequest) String() string {
 func (*RecordingStatusRequest) ProtoMessage() {}
 
 func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +3532,7 @@ func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{36}
 }
 
 // Recording is one recorder.
@@ -2716,7 +3553,7 @@ type Recording struct {
 
 func (x *Recording) Reset() {
 	*x = Recording{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2728,7 +3565,7 @@ func (x *Recording) String() string {
 func (*Recording) ProtoMessage() {}
 
 func (x *Recording) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2741,7 +3578,7 @@ func (x *Recording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recording.ProtoReflect.Descriptor instead.
 func (*Recording) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Recording) GetDir() string {
@@ -2810,7 +3647,7 @@ type RecordingStatusResponse struct {
 
 func (x *RecordingStatusResponse) Reset() {
 	*x = RecordingStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +3659,7 @@ func (x *RecordingStatusResponse) String() string {
 func (*RecordingStatusResponse) ProtoMessage() {}
 
 func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +3672,7 @@ func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RecordingStatusResponse) GetRecordings() []*Recording {
@@ -2843,6 +3680,1102 @@ func (x *RecordingStatusResponse) GetRecordings() []*Recording {
 		return x.Recordings
 	}
 	return nil
+}
+
+type MirrorStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Model, when set, keeps only that model's pair comparison and verdict.
+	Model         string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorStatusRequest) Reset() {
+	*x = MirrorStatusRequest{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorStatusRequest) ProtoMessage() {}
+
+func (x *MirrorStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorStatusRequest.ProtoReflect.Descriptor instead.
+func (*MirrorStatusRequest) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *MirrorStatusRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+type MirrorStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Counters are what happened to sampled requests since the process started.
+	Counters *MirrorCounters `protobuf:"bytes,1,opt,name=counters,proto3" json:"counters,omitempty"`
+	// Gate is the guard rails' pause switch.
+	Gate *MirrorGate `protobuf:"bytes,2,opt,name=gate,proto3" json:"gate,omitempty"`
+	// Pairs compares live and mirror over the same requests, per model.
+	Pairs *MirrorPairs `protobuf:"bytes,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// Verdicts are the canary verdicts, per model, sorted by model.
+	Verdicts      []*MirrorVerdict `protobuf:"bytes,4,rep,name=verdicts,proto3" json:"verdicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorStatusResponse) Reset() {
+	*x = MirrorStatusResponse{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorStatusResponse) ProtoMessage() {}
+
+func (x *MirrorStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorStatusResponse.ProtoReflect.Descriptor instead.
+func (*MirrorStatusResponse) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *MirrorStatusResponse) GetCounters() *MirrorCounters {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+func (x *MirrorStatusResponse) GetGate() *MirrorGate {
+	if x != nil {
+		return x.Gate
+	}
+	return nil
+}
+
+func (x *MirrorStatusResponse) GetPairs() *MirrorPairs {
+	if x != nil {
+		return x.Pairs
+	}
+	return nil
+}
+
+func (x *MirrorStatusResponse) GetVerdicts() []*MirrorVerdict {
+	if x != nil {
+		return x.Verdicts
+	}
+	return nil
+}
+
+// MirrorCounters counts what happened to sampled live requests. Sampled = Sent + the sum of
+// Skipped; Sent = Completed + Failed + InFlight.
+type MirrorCounters struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Sampled counts live requests the sample chose for mirroring.
+	Sampled uint64 `protobuf:"varint,1,opt,name=sampled,proto3" json:"sampled,omitempty"`
+	// Sent counts mirror requests started.
+	Sent uint64 `protobuf:"varint,2,opt,name=sent,proto3" json:"sent,omitempty"`
+	// Completed counts mirror requests read to their end with a status below 400.
+	Completed uint64 `protobuf:"varint,3,opt,name=completed,proto3" json:"completed,omitempty"`
+	// Failed counts mirror requests that got no response, a status of 400 or more, or a
+	// response that broke off.
+	Failed uint64 `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	// Skipped counts sampled requests not mirrored, by reason (over_cap, body_too_large,
+	// body_incomplete, paused, loop, stopped).
+	Skipped map[string]uint64 `protobuf:"bytes,5,rep,name=skipped,proto3" json:"skipped,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// InFlight is the number of mirror requests running now.
+	InFlight int64 `protobuf:"varint,6,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// SkippedShare is the share of sampled live requests that were not mirrored (the sum of
+	// Skipped over Sampled, 0 to 1): a verdict speaks only for the requests that were copied.
+	// Absent before any request was sampled. (The JSON route gives the counts it is made of.)
+	SkippedShare  *float64 `protobuf:"fixed64,7,opt,name=skipped_share,json=skippedShare,proto3,oneof" json:"skipped_share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorCounters) Reset() {
+	*x = MirrorCounters{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorCounters) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorCounters) ProtoMessage() {}
+
+func (x *MirrorCounters) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorCounters.ProtoReflect.Descriptor instead.
+func (*MirrorCounters) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *MirrorCounters) GetSampled() uint64 {
+	if x != nil {
+		return x.Sampled
+	}
+	return 0
+}
+
+func (x *MirrorCounters) GetSent() uint64 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *MirrorCounters) GetCompleted() uint64 {
+	if x != nil {
+		return x.Completed
+	}
+	return 0
+}
+
+func (x *MirrorCounters) GetFailed() uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return 0
+}
+
+func (x *MirrorCounters) GetSkipped() map[string]uint64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
+func (x *MirrorCounters) GetInFlight() int64 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *MirrorCounters) GetSkippedShare() float64 {
+	if x != nil && x.SkippedShare != nil {
+		return *x.SkippedShare
+	}
+	return 0
+}
+
+// MirrorGate is the guard rails' pause switch of mirroring.
+type MirrorGate struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Paused is true while mirroring is paused.
+	Paused bool `protobuf:"varint,1,opt,name=paused,proto3" json:"paused,omitempty"`
+	// Reason is the reason given to the last pause, kept while paused.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Since is when the gate last changed state; absent before the first change.
+	Since *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	// Pauses counts the times the gate went from open to paused.
+	Pauses        uint64 `protobuf:"varint,4,opt,name=pauses,proto3" json:"pauses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorGate) Reset() {
+	*x = MirrorGate{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorGate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorGate) ProtoMessage() {}
+
+func (x *MirrorGate) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorGate.ProtoReflect.Descriptor instead.
+func (*MirrorGate) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *MirrorGate) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *MirrorGate) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *MirrorGate) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *MirrorGate) GetPauses() uint64 {
+	if x != nil {
+		return x.Pauses
+	}
+	return 0
+}
+
+// MirrorPairs compares live and mirror over the pairs in the window, per model.
+type MirrorPairs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// PairsTotal counts pairs made since the process started.
+	PairsTotal uint64 `protobuf:"varint,1,opt,name=pairs_total,json=pairsTotal,proto3" json:"pairs_total,omitempty"`
+	// Pending is the number of copies sent whose two records have not both arrived.
+	Pending int64 `protobuf:"varint,2,opt,name=pending,proto3" json:"pending,omitempty"`
+	// Unpaired counts copies given up before both records arrived.
+	Unpaired uint64 `protobuf:"varint,3,opt,name=unpaired,proto3" json:"unpaired,omitempty"`
+	// Window is the most pairs kept for the percentiles (of all models together).
+	Window int64 `protobuf:"varint,4,opt,name=window,proto3" json:"window,omitempty"`
+	// Models holds one comparison per model, sorted by model.
+	Models        []*MirrorModelPairs `protobuf:"bytes,5,rep,name=models,proto3" json:"models,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorPairs) Reset() {
+	*x = MirrorPairs{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorPairs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorPairs) ProtoMessage() {}
+
+func (x *MirrorPairs) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorPairs.ProtoReflect.Descriptor instead.
+func (*MirrorPairs) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *MirrorPairs) GetPairsTotal() uint64 {
+	if x != nil {
+		return x.PairsTotal
+	}
+	return 0
+}
+
+func (x *MirrorPairs) GetPending() int64 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+func (x *MirrorPairs) GetUnpaired() uint64 {
+	if x != nil {
+		return x.Unpaired
+	}
+	return 0
+}
+
+func (x *MirrorPairs) GetWindow() int64 {
+	if x != nil {
+		return x.Window
+	}
+	return 0
+}
+
+func (x *MirrorPairs) GetModels() []*MirrorModelPairs {
+	if x != nil {
+		return x.Models
+	}
+	return nil
+}
+
+// MirrorModelPairs compares live and mirror for one model's pairs in the window.
+type MirrorModelPairs struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Model is the live request's model.
+	Model string `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// Pairs is the number of this model's pairs in the window; BothOk how many of them
+	// succeeded on both sides (the metrics are over these only).
+	Pairs  int64 `protobuf:"varint,2,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	BothOk int64 `protobuf:"varint,3,opt,name=both_ok,json=bothOk,proto3" json:"both_ok,omitempty"`
+	// TtftMs, ItlMs and RequestLatencyMs compare the metric over the pairs where both sides
+	// have it.
+	TtftMs           *MirrorComparison `protobuf:"bytes,4,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
+	ItlMs            *MirrorComparison `protobuf:"bytes,5,opt,name=itl_ms,json=itlMs,proto3" json:"itl_ms,omitempty"`
+	RequestLatencyMs *MirrorComparison `protobuf:"bytes,6,opt,name=request_latency_ms,json=requestLatencyMs,proto3" json:"request_latency_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *MirrorModelPairs) Reset() {
+	*x = MirrorModelPairs{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorModelPairs) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorModelPairs) ProtoMessage() {}
+
+func (x *MirrorModelPairs) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorModelPairs.ProtoReflect.Descriptor instead.
+func (*MirrorModelPairs) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *MirrorModelPairs) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *MirrorModelPairs) GetPairs() int64 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *MirrorModelPairs) GetBothOk() int64 {
+	if x != nil {
+		return x.BothOk
+	}
+	return 0
+}
+
+func (x *MirrorModelPairs) GetTtftMs() *MirrorComparison {
+	if x != nil {
+		return x.TtftMs
+	}
+	return nil
+}
+
+func (x *MirrorModelPairs) GetItlMs() *MirrorComparison {
+	if x != nil {
+		return x.ItlMs
+	}
+	return nil
+}
+
+func (x *MirrorModelPairs) GetRequestLatencyMs() *MirrorComparison {
+	if x != nil {
+		return x.RequestLatencyMs
+	}
+	return nil
+}
+
+// MirrorComparison is one metric, live beside mirror, over the same requests, in ms.
+type MirrorComparison struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Count is the number of pairs the figures are over.
+	Count int64 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	// Live and Mirror are the metric's median and 99th percentile on each side (count 0).
+	Live   *Quantiles `protobuf:"bytes,2,opt,name=live,proto3" json:"live,omitempty"`
+	Mirror *Quantiles `protobuf:"bytes,3,opt,name=mirror,proto3" json:"mirror,omitempty"`
+	// DiffP50 is the median of the per-pair differences, mirror minus live: positive when the
+	// mirror upstream is slower on the same requests. It is not the difference of the medians.
+	DiffP50       float64 `protobuf:"fixed64,4,opt,name=diff_p50,json=diffP50,proto3" json:"diff_p50,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorComparison) Reset() {
+	*x = MirrorComparison{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorComparison) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorComparison) ProtoMessage() {}
+
+func (x *MirrorComparison) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorComparison.ProtoReflect.Descriptor instead.
+func (*MirrorComparison) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *MirrorComparison) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *MirrorComparison) GetLive() *Quantiles {
+	if x != nil {
+		return x.Live
+	}
+	return nil
+}
+
+func (x *MirrorComparison) GetMirror() *Quantiles {
+	if x != nil {
+		return x.Mirror
+	}
+	return nil
+}
+
+func (x *MirrorComparison) GetDiffP50() float64 {
+	if x != nil {
+		return x.DiffP50
+	}
+	return 0
+}
+
+// MirrorVerdict is one model's canary verdict, taken at its last look (docs/mirror.md states
+// the method: exact quantile intervals, a false-alarm budget spent over at most `looks` looks,
+// so polling as often as one likes does not raise the false-alarm rate above alpha).
+type MirrorVerdict struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Model string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
+	// Verdict is "better", "same", "worse" or "not enough pairs yet".
+	Verdict string `protobuf:"bytes,2,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// Pairs is the number of pairs the verdict was taken over (the last look's).
+	Pairs int64 `protobuf:"varint,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
+	// Look is the look it was taken at (from 0; -1 before the first); NextLookAt is the pair
+	// count of the next look, 0 after the last.
+	Look       int32 `protobuf:"varint,4,opt,name=look,proto3" json:"look,omitempty"`
+	NextLookAt int64 `protobuf:"varint,5,opt,name=next_look_at,json=nextLookAt,proto3" json:"next_look_at,omitempty"`
+	// Level is the confidence level of each comparison at that look.
+	Level float64 `protobuf:"fixed64,6,opt,name=level,proto3" json:"level,omitempty"`
+	// Diverged names the comparison furthest from equal (by its point estimate against its
+	// margin); empty before the first look.
+	Diverged string `protobuf:"bytes,7,opt,name=diverged,proto3" json:"diverged,omitempty"`
+	// Comparisons are the metric comparisons of the look.
+	Comparisons   []*MirrorMetricVerdict `protobuf:"bytes,8,rep,name=comparisons,proto3" json:"comparisons,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorVerdict) Reset() {
+	*x = MirrorVerdict{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorVerdict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorVerdict) ProtoMessage() {}
+
+func (x *MirrorVerdict) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorVerdict.ProtoReflect.Descriptor instead.
+func (*MirrorVerdict) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *MirrorVerdict) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *MirrorVerdict) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *MirrorVerdict) GetPairs() int64 {
+	if x != nil {
+		return x.Pairs
+	}
+	return 0
+}
+
+func (x *MirrorVerdict) GetLook() int32 {
+	if x != nil {
+		return x.Look
+	}
+	return 0
+}
+
+func (x *MirrorVerdict) GetNextLookAt() int64 {
+	if x != nil {
+		return x.NextLookAt
+	}
+	return 0
+}
+
+func (x *MirrorVerdict) GetLevel() float64 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *MirrorVerdict) GetDiverged() string {
+	if x != nil {
+		return x.Diverged
+	}
+	return ""
+}
+
+func (x *MirrorVerdict) GetComparisons() []*MirrorMetricVerdict {
+	if x != nil {
+		return x.Comparisons
+	}
+	return nil
+}
+
+// MirrorMetricVerdict is one comparison of a canary verdict.
+type MirrorMetricVerdict struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Name is the metric and quantile ("ttft_ms p99") or "error_rate".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Live and Mirror are the point estimates (a quantile in the metric's unit, or a rate).
+	Live   float64 `protobuf:"fixed64,2,opt,name=live,proto3" json:"live,omitempty"`
+	Mirror float64 `protobuf:"fixed64,3,opt,name=mirror,proto3" json:"mirror,omitempty"`
+	// Estimate is mirror/live for a quantile, mirror−live for the error rate; Low and High
+	// bound it at the look's level. Each is absent where the pairs cannot bound it yet (null
+	// in the JSON route's document).
+	Estimate *float64 `protobuf:"fixed64,4,opt,name=estimate,proto3,oneof" json:"estimate,omitempty"`
+	Low      *float64 `protobuf:"fixed64,5,opt,name=low,proto3,oneof" json:"low,omitempty"`
+	High     *float64 `protobuf:"fixed64,6,opt,name=high,proto3,oneof" json:"high,omitempty"`
+	// Margin is the equivalence margin it was judged by (a ratio's distance from 1, or a rate
+	// difference).
+	Margin float64 `protobuf:"fixed64,7,opt,name=margin,proto3" json:"margin,omitempty"`
+	// Count is the number of pairs the comparison is over (both sides had the metric).
+	Count int64 `protobuf:"varint,8,opt,name=count,proto3" json:"count,omitempty"`
+	// Verdict is "better", "same", "worse" or "not enough pairs yet".
+	Verdict string `protobuf:"bytes,9,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// PairsNeeded estimates the pairs at which the interval would be narrow enough to tell a
+	// change of twice the margin from the margin; 0 when it cannot be estimated yet.
+	PairsNeeded   int64 `protobuf:"varint,10,opt,name=pairs_needed,json=pairsNeeded,proto3" json:"pairs_needed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MirrorMetricVerdict) Reset() {
+	*x = MirrorMetricVerdict{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MirrorMetricVerdict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MirrorMetricVerdict) ProtoMessage() {}
+
+func (x *MirrorMetricVerdict) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MirrorMetricVerdict.ProtoReflect.Descriptor instead.
+func (*MirrorMetricVerdict) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *MirrorMetricVerdict) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MirrorMetricVerdict) GetLive() float64 {
+	if x != nil {
+		return x.Live
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetMirror() float64 {
+	if x != nil {
+		return x.Mirror
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetEstimate() float64 {
+	if x != nil && x.Estimate != nil {
+		return *x.Estimate
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetLow() float64 {
+	if x != nil && x.Low != nil {
+		return *x.Low
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetHigh() float64 {
+	if x != nil && x.High != nil {
+		return *x.High
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetMargin() float64 {
+	if x != nil {
+		return x.Margin
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *MirrorMetricVerdict) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *MirrorMetricVerdict) GetPairsNeeded() int64 {
+	if x != nil {
+		return x.PairsNeeded
+	}
+	return 0
+}
+
+type SLOStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Slo and Model, when set, keep only the reports of that SLO or model.
+	Slo           string `protobuf:"bytes,1,opt,name=slo,proto3" json:"slo,omitempty"`
+	Model         string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SLOStatusRequest) Reset() {
+	*x = SLOStatusRequest{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SLOStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SLOStatusRequest) ProtoMessage() {}
+
+func (x *SLOStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SLOStatusRequest.ProtoReflect.Descriptor instead.
+func (*SLOStatusRequest) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *SLOStatusRequest) GetSlo() string {
+	if x != nil {
+		return x.Slo
+	}
+	return ""
+}
+
+func (x *SLOStatusRequest) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+type SLOStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Reports holds the attainment of each (SLO, model) that has counted a request, sorted by
+	// SLO then model.
+	Reports []*SLOReport `protobuf:"bytes,1,rep,name=reports,proto3" json:"reports,omitempty"`
+	// Dropped counts the requests not counted because the tracker held its maximum of
+	// (SLO, model) series already.
+	Dropped       uint64 `protobuf:"varint,2,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SLOStatusResponse) Reset() {
+	*x = SLOStatusResponse{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SLOStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SLOStatusResponse) ProtoMessage() {}
+
+func (x *SLOStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SLOStatusResponse.ProtoReflect.Descriptor instead.
+func (*SLOStatusResponse) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *SLOStatusResponse) GetReports() []*SLOReport {
+	if x != nil {
+		return x.Reports
+	}
+	return nil
+}
+
+func (x *SLOStatusResponse) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+// SLOReport is the attainment of one (SLO, model).
+type SLOReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Slo is the SLO's name and Model the model label of the requests counted.
+	Slo   string `protobuf:"bytes,1,opt,name=slo,proto3" json:"slo,omitempty"`
+	Model string `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`
+	// Target is the attainment objective (0.99 is 99 %).
+	Target float64 `protobuf:"fixed64,3,opt,name=target,proto3" json:"target,omitempty"`
+	// Thresholds are the SLO's thresholds in ms; absent where the SLO sets none.
+	TtftMs    *float64 `protobuf:"fixed64,4,opt,name=ttft_ms,json=ttftMs,proto3,oneof" json:"ttft_ms,omitempty"`
+	ItlMs     *float64 `protobuf:"fixed64,5,opt,name=itl_ms,json=itlMs,proto3,oneof" json:"itl_ms,omitempty"`
+	LatencyMs *float64 `protobuf:"fixed64,6,opt,name=latency_ms,json=latencyMs,proto3,oneof" json:"latency_ms,omitempty"`
+	// Total is every request counted since the process started; Windows the rolling windows,
+	// shortest first.
+	Total         *SLOWindow   `protobuf:"bytes,7,opt,name=total,proto3" json:"total,omitempty"`
+	Windows       []*SLOWindow `protobuf:"bytes,8,rep,name=windows,proto3" json:"windows,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SLOReport) Reset() {
+	*x = SLOReport{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SLOReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SLOReport) ProtoMessage() {}
+
+func (x *SLOReport) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SLOReport.ProtoReflect.Descriptor instead.
+func (*SLOReport) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *SLOReport) GetSlo() string {
+	if x != nil {
+		return x.Slo
+	}
+	return ""
+}
+
+func (x *SLOReport) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SLOReport) GetTarget() float64 {
+	if x != nil {
+		return x.Target
+	}
+	return 0
+}
+
+func (x *SLOReport) GetTtftMs() float64 {
+	if x != nil && x.TtftMs != nil {
+		return *x.TtftMs
+	}
+	return 0
+}
+
+func (x *SLOReport) GetItlMs() float64 {
+	if x != nil && x.ItlMs != nil {
+		return *x.ItlMs
+	}
+	return 0
+}
+
+func (x *SLOReport) GetLatencyMs() float64 {
+	if x != nil && x.LatencyMs != nil {
+		return *x.LatencyMs
+	}
+	return 0
+}
+
+func (x *SLOReport) GetTotal() *SLOWindow {
+	if x != nil {
+		return x.Total
+	}
+	return nil
+}
+
+func (x *SLOReport) GetWindows() []*SLOWindow {
+	if x != nil {
+		return x.Windows
+	}
+	return nil
+}
+
+// SLOWindow is the attainment of one (SLO, model) over one span of time.
+type SLOWindow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Window is the window's length ("5m0s"); empty for the total. Seconds is the time the
+	// figures cover: the window, or less when the series began within it.
+	Window  string  `protobuf:"bytes,1,opt,name=window,proto3" json:"window,omitempty"`
+	Seconds float64 `protobuf:"fixed64,2,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	// Requests is the requests counted; Good those that met every threshold.
+	Requests uint64 `protobuf:"varint,3,opt,name=requests,proto3" json:"requests,omitempty"`
+	Good     uint64 `protobuf:"varint,4,opt,name=good,proto3" json:"good,omitempty"`
+	// Attainment is, per objective (ttft, itl, latency, all), the share of the requests that
+	// met it, 0 to 1; empty without requests.
+	Attainment map[string]float64 `protobuf:"bytes,5,rep,name=attainment,proto3" json:"attainment,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Goodput is good requests per second over Seconds (AIPerf's goodput).
+	Goodput float64 `protobuf:"fixed64,6,opt,name=goodput,proto3" json:"goodput,omitempty"`
+	// BurnRate is the share of requests that missed (1 − attainment of all) divided by the
+	// error budget (1 − target): 1 spends the budget exactly over the SLO period. Absent
+	// without requests.
+	BurnRate      *float64 `protobuf:"fixed64,7,opt,name=burn_rate,json=burnRate,proto3,oneof" json:"burn_rate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SLOWindow) Reset() {
+	*x = SLOWindow{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SLOWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SLOWindow) ProtoMessage() {}
+
+func (x *SLOWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SLOWindow.ProtoReflect.Descriptor instead.
+func (*SLOWindow) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *SLOWindow) GetWindow() string {
+	if x != nil {
+		return x.Window
+	}
+	return ""
+}
+
+func (x *SLOWindow) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *SLOWindow) GetRequests() uint64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *SLOWindow) GetGood() uint64 {
+	if x != nil {
+		return x.Good
+	}
+	return 0
+}
+
+func (x *SLOWindow) GetAttainment() map[string]float64 {
+	if x != nil {
+		return x.Attainment
+	}
+	return nil
+}
+
+func (x *SLOWindow) GetGoodput() float64 {
+	if x != nil {
+		return x.Goodput
+	}
+	return 0
+}
+
+func (x *SLOWindow) GetBurnRate() float64 {
+	if x != nil && x.BurnRate != nil {
+		return *x.BurnRate
+	}
+	return 0
 }
 
 var File_llmtap_v1_llmtap_proto protoreflect.FileDescriptor
@@ -2901,7 +4834,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"(\n" +
 	"\x0eSummaryRequest\x12\x16\n" +
-	"\x06window\x18\x01 \x01(\tR\x06window\"\x9b\x02\n" +
+	"\x06window\x18\x01 \x01(\tR\x06window\"\x8f\x03\n" +
 	"\x0fSummaryResponse\x12.\n" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\tR\x06window\x12\x1b\n" +
@@ -2909,13 +4842,34 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x0frecords_dropped\x18\x04 \x01(\x04R\x0erecordsDropped\x12)\n" +
 	"\x10recorder_dropped\x18\x05 \x01(\x04R\x0frecorderDropped\x12%\n" +
 	"\x0efolded_records\x18\x06 \x01(\x03R\rfoldedRecords\x12(\n" +
-	"\x06groups\x18\a \x03(\v2\x10.llmtap.v1.GroupR\x06groups\"X\n" +
+	"\x06groups\x18\a \x03(\v2\x10.llmtap.v1.GroupR\x06groups\x12&\n" +
+	"\x05usage\x18\b \x03(\v2\x10.llmtap.v1.UsageR\x05usage\x12J\n" +
+	"\x12goodput_objectives\x18\t \x03(\v2\x1b.llmtap.v1.GoodputObjectiveR\x11goodputObjectives\"\xc9\x03\n" +
+	"\x05Usage\x12\x16\n" +
+	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x14\n" +
+	"\x05class\x18\x03 \x01(\tR\x05class\x12\x1a\n" +
+	"\brequests\x18\x04 \x01(\x03R\brequests\x12\x16\n" +
+	"\x06errors\x18\x05 \x01(\x03R\x06errors\x12!\n" +
+	"\finput_tokens\x18\x06 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\a \x01(\x03R\foutputTokens\x12.\n" +
+	"\x13cached_input_tokens\x18\b \x01(\x03R\x11cachedInputTokens\x127\n" +
+	"\x18cache_write_input_tokens\x18\t \x01(\x03R\x15cacheWriteInputTokens\x126\n" +
+	"\x17reasoning_output_tokens\x18\n" +
+	" \x01(\x03R\x15reasoningOutputTokens\x12*\n" +
+	"\x11gpu_energy_joules\x18\v \x01(\x01R\x0fgpuEnergyJoules\x12\x1f\n" +
+	"\vgpu_seconds\x18\f \x01(\x01R\n" +
+	"gpuSeconds\x12\x12\n" +
+	"\x04cost\x18\r \x01(\x01R\x04cost\"H\n" +
+	"\x10GoodputObjective\x12\x16\n" +
+	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x1c\n" +
+	"\tthreshold\x18\x02 \x01(\x01R\tthreshold\"X\n" +
 	"\x14RecentRecordsRequest\x12\x14\n" +
 	"\x05limit\x18\x01 \x01(\x05R\x05limit\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"D\n" +
 	"\x15RecentRecordsResponse\x12+\n" +
-	"\arecords\x18\x01 \x03(\v2\x11.llmtap.v1.RecordR\arecords\"\x9d\t\n" +
+	"\arecords\x18\x01 \x03(\v2\x11.llmtap.v1.RecordR\arecords\"\xc4\r\n" +
 	"\x06Record\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2953,7 +4907,23 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x0econtent_events\x18\x1d \x01(\x05R\rcontentEvents\x12\x16\n" +
 	"\x06events\x18\x1e \x01(\x05R\x06events\x12)\n" +
 	"\x10malformed_events\x18\x1f \x01(\x05R\x0fmalformedEvents\x12\x14\n" +
-	"\x05bytes\x18  \x01(\x03R\x05bytesB\r\n" +
+	"\x05bytes\x18  \x01(\x03R\x05bytes\x12\x16\n" +
+	"\x06tenant\x18! \x01(\tR\x06tenant\x12,\n" +
+	"\x12cache_write_tokens\x18\" \x01(\x03R\x10cacheWriteTokens\x12%\n" +
+	"\x03gpu\x18# \x01(\v2\x13.llmtap.v1.GPUUsageR\x03gpu\x12#\n" +
+	"\x04cost\x18$ \x01(\v2\x0f.llmtap.v1.CostR\x04cost\x12?\n" +
+	"\x0eserver_timings\x18% \x01(\v2\x18.llmtap.v1.ServerTimingsR\rserverTimings\x123\n" +
+	"\n" +
+	"time_split\x18& \x01(\v2\x14.llmtap.v1.TimeSplitR\ttimeSplit\x12)\n" +
+	"\x10oversized_events\x18' \x01(\x05R\x0foversizedEvents\x12\x18\n" +
+	"\achoices\x18( \x01(\x05R\achoices\x12\x1d\n" +
+	"\n" +
+	"tool_calls\x18) \x01(\bR\ttoolCalls\x12\x18\n" +
+	"\arefusal\x18* \x01(\bR\arefusal\x12*\n" +
+	"\x11bytes_from_client\x18+ \x01(\x03R\x0fbytesFromClient\x12#\n" +
+	"\rdecoded_bytes\x18, \x01(\x03R\fdecodedBytes\x12%\n" +
+	"\x0edecode_stopped\x18- \x01(\tR\rdecodeStopped\x12'\n" +
+	"\x0fusage_injection\x18. \x01(\tR\x0eusageInjectionB\r\n" +
 	"\v_headers_msB\n" +
 	"\n" +
 	"\b_ttft_msB\n" +
@@ -2962,7 +4932,69 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\n" +
 	"\b_ttst_msB\x15\n" +
 	"\x13_request_latency_msB\t\n" +
-	"\a_itl_ms\"z\n" +
+	"\a_itl_ms\"\xd5\x01\n" +
+	"\bGPUUsage\x12/\n" +
+	"\x13utilization_percent\x18\x01 \x01(\x01R\x12utilizationPercent\x12\x1f\n" +
+	"\vpower_watts\x18\x02 \x01(\x01R\n" +
+	"powerWatts\x12#\n" +
+	"\renergy_joules\x18\x03 \x01(\x01R\fenergyJoules\x12\x1f\n" +
+	"\vgpu_seconds\x18\x04 \x01(\x01R\n" +
+	"gpuSeconds\x12\x1d\n" +
+	"\n" +
+	"covered_ms\x18\x05 \x01(\x01R\tcoveredMs\x12\x12\n" +
+	"\x04gpus\x18\x06 \x01(\x05R\x04gpus\"`\n" +
+	"\x04Cost\x12\x14\n" +
+	"\x05total\x18\x01 \x01(\x01R\x05total\x12,\n" +
+	"\x12per_million_tokens\x18\x02 \x01(\x01R\x10perMillionTokens\x12\x14\n" +
+	"\x05basis\x18\x03 \x01(\tR\x05basis\"\xa3\x02\n" +
+	"\rServerTimings\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12\x19\n" +
+	"\bqueue_ms\x18\x02 \x01(\x01R\aqueueMs\x12!\n" +
+	"\finference_ms\x18\x03 \x01(\x01R\vinferenceMs\x12*\n" +
+	"\x11prompt_eval_count\x18\x04 \x01(\x03R\x0fpromptEvalCount\x12\x1d\n" +
+	"\n" +
+	"eval_count\x18\x05 \x01(\x03R\tevalCount\x12\x17\n" +
+	"\aload_ms\x18\x06 \x01(\x01R\x06loadMs\x12$\n" +
+	"\x0eprompt_eval_ms\x18\a \x01(\x01R\fpromptEvalMs\x12\x17\n" +
+	"\aeval_ms\x18\b \x01(\x01R\x06evalMs\x12\x19\n" +
+	"\btotal_ms\x18\t \x01(\x01R\atotalMs\"\x9e\x06\n" +
+	"\tTimeSplit\x12\"\n" +
+	"\n" +
+	"connect_ms\x18\x01 \x01(\x01H\x00R\tconnectMs\x88\x01\x01\x12\x1e\n" +
+	"\bproxy_ms\x18\x02 \x01(\x01H\x01R\aproxyMs\x88\x01\x01\x12\x1c\n" +
+	"\asend_ms\x18\x03 \x01(\x01H\x02R\x06sendMs\x88\x01\x01\x123\n" +
+	"\x13upstream_headers_ms\x18\x04 \x01(\x01H\x03R\x11upstreamHeadersMs\x88\x01\x01\x12-\n" +
+	"\x10upstream_ttft_ms\x18\x05 \x01(\x01H\x04R\x0eupstreamTtftMs\x88\x01\x01\x12\x1e\n" +
+	"\bqueue_ms\x18\x06 \x01(\x01H\x05R\aqueueMs\x88\x01\x01\x12!\n" +
+	"\fqueue_source\x18\a \x01(\tR\vqueueSource\x12\x1c\n" +
+	"\aload_ms\x18\b \x01(\x01H\x06R\x06loadMs\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"prefill_ms\x18\t \x01(\x01H\aR\tprefillMs\x88\x01\x01\x12%\n" +
+	"\x0eprefill_source\x18\n" +
+	" \x01(\tR\rprefillSource\x12 \n" +
+	"\tdecode_ms\x18\v \x01(\x01H\bR\bdecodeMs\x88\x01\x01\x12#\n" +
+	"\rdecode_source\x18\f \x01(\tR\fdecodeSource\x12&\n" +
+	"\finference_ms\x18\r \x01(\x01H\tR\vinferenceMs\x88\x01\x01\x12)\n" +
+	"\x0eserver_ttft_ms\x18\x0e \x01(\x01H\n" +
+	"R\fserverTtftMs\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"network_ms\x18\x0f \x01(\x01H\vR\tnetworkMs\x88\x01\x01\x12#\n" +
+	"\rttft_disagree\x18\x10 \x01(\bR\fttftDisagreeB\r\n" +
+	"\v_connect_msB\v\n" +
+	"\t_proxy_msB\n" +
+	"\n" +
+	"\b_send_msB\x16\n" +
+	"\x14_upstream_headers_msB\x13\n" +
+	"\x11_upstream_ttft_msB\v\n" +
+	"\t_queue_msB\n" +
+	"\n" +
+	"\b_load_msB\r\n" +
+	"\v_prefill_msB\f\n" +
+	"\n" +
+	"_decode_msB\x0f\n" +
+	"\r_inference_msB\x11\n" +
+	"\x0f_server_ttft_msB\r\n" +
+	"\v_network_ms\"z\n" +
 	"\x15StreamTimelineRequest\x125\n" +
 	"\binterval\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\binterval\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x14\n" +
@@ -3145,7 +5177,111 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x17RecordingStatusResponse\x124\n" +
 	"\n" +
 	"recordings\x18\x01 \x03(\v2\x14.llmtap.v1.RecordingR\n" +
-	"recordings2\xd2\x06\n" +
+	"recordings\"+\n" +
+	"\x13MirrorStatusRequest\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\"\xdc\x01\n" +
+	"\x14MirrorStatusResponse\x125\n" +
+	"\bcounters\x18\x01 \x01(\v2\x19.llmtap.v1.MirrorCountersR\bcounters\x12)\n" +
+	"\x04gate\x18\x02 \x01(\v2\x15.llmtap.v1.MirrorGateR\x04gate\x12,\n" +
+	"\x05pairs\x18\x03 \x01(\v2\x16.llmtap.v1.MirrorPairsR\x05pairs\x124\n" +
+	"\bverdicts\x18\x04 \x03(\v2\x18.llmtap.v1.MirrorVerdictR\bverdicts\"\xcb\x02\n" +
+	"\x0eMirrorCounters\x12\x18\n" +
+	"\asampled\x18\x01 \x01(\x04R\asampled\x12\x12\n" +
+	"\x04sent\x18\x02 \x01(\x04R\x04sent\x12\x1c\n" +
+	"\tcompleted\x18\x03 \x01(\x04R\tcompleted\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\x04R\x06failed\x12@\n" +
+	"\askipped\x18\x05 \x03(\v2&.llmtap.v1.MirrorCounters.SkippedEntryR\askipped\x12\x1b\n" +
+	"\tin_flight\x18\x06 \x01(\x03R\binFlight\x12(\n" +
+	"\rskipped_share\x18\a \x01(\x01H\x00R\fskippedShare\x88\x01\x01\x1a:\n" +
+	"\fSkippedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01B\x10\n" +
+	"\x0e_skipped_share\"\x86\x01\n" +
+	"\n" +
+	"MirrorGate\x12\x16\n" +
+	"\x06paused\x18\x01 \x01(\bR\x06paused\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x16\n" +
+	"\x06pauses\x18\x04 \x01(\x04R\x06pauses\"\xb1\x01\n" +
+	"\vMirrorPairs\x12\x1f\n" +
+	"\vpairs_total\x18\x01 \x01(\x04R\n" +
+	"pairsTotal\x12\x18\n" +
+	"\apending\x18\x02 \x01(\x03R\apending\x12\x1a\n" +
+	"\bunpaired\x18\x03 \x01(\x04R\bunpaired\x12\x16\n" +
+	"\x06window\x18\x04 \x01(\x03R\x06window\x123\n" +
+	"\x06models\x18\x05 \x03(\v2\x1b.llmtap.v1.MirrorModelPairsR\x06models\"\x8c\x02\n" +
+	"\x10MirrorModelPairs\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
+	"\x05pairs\x18\x02 \x01(\x03R\x05pairs\x12\x17\n" +
+	"\aboth_ok\x18\x03 \x01(\x03R\x06bothOk\x124\n" +
+	"\attft_ms\x18\x04 \x01(\v2\x1b.llmtap.v1.MirrorComparisonR\x06ttftMs\x122\n" +
+	"\x06itl_ms\x18\x05 \x01(\v2\x1b.llmtap.v1.MirrorComparisonR\x05itlMs\x12I\n" +
+	"\x12request_latency_ms\x18\x06 \x01(\v2\x1b.llmtap.v1.MirrorComparisonR\x10requestLatencyMs\"\x9b\x01\n" +
+	"\x10MirrorComparison\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\x12(\n" +
+	"\x04live\x18\x02 \x01(\v2\x14.llmtap.v1.QuantilesR\x04live\x12,\n" +
+	"\x06mirror\x18\x03 \x01(\v2\x14.llmtap.v1.QuantilesR\x06mirror\x12\x19\n" +
+	"\bdiff_p50\x18\x04 \x01(\x01R\adiffP50\"\xff\x01\n" +
+	"\rMirrorVerdict\x12\x14\n" +
+	"\x05model\x18\x01 \x01(\tR\x05model\x12\x18\n" +
+	"\averdict\x18\x02 \x01(\tR\averdict\x12\x14\n" +
+	"\x05pairs\x18\x03 \x01(\x03R\x05pairs\x12\x12\n" +
+	"\x04look\x18\x04 \x01(\x05R\x04look\x12 \n" +
+	"\fnext_look_at\x18\x05 \x01(\x03R\n" +
+	"nextLookAt\x12\x14\n" +
+	"\x05level\x18\x06 \x01(\x01R\x05level\x12\x1a\n" +
+	"\bdiverged\x18\a \x01(\tR\bdiverged\x12@\n" +
+	"\vcomparisons\x18\b \x03(\v2\x1e.llmtap.v1.MirrorMetricVerdictR\vcomparisons\"\xaf\x02\n" +
+	"\x13MirrorMetricVerdict\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04live\x18\x02 \x01(\x01R\x04live\x12\x16\n" +
+	"\x06mirror\x18\x03 \x01(\x01R\x06mirror\x12\x1f\n" +
+	"\bestimate\x18\x04 \x01(\x01H\x00R\bestimate\x88\x01\x01\x12\x15\n" +
+	"\x03low\x18\x05 \x01(\x01H\x01R\x03low\x88\x01\x01\x12\x17\n" +
+	"\x04high\x18\x06 \x01(\x01H\x02R\x04high\x88\x01\x01\x12\x16\n" +
+	"\x06margin\x18\a \x01(\x01R\x06margin\x12\x14\n" +
+	"\x05count\x18\b \x01(\x03R\x05count\x12\x18\n" +
+	"\averdict\x18\t \x01(\tR\averdict\x12!\n" +
+	"\fpairs_needed\x18\n" +
+	" \x01(\x03R\vpairsNeededB\v\n" +
+	"\t_estimateB\x06\n" +
+	"\x04_lowB\a\n" +
+	"\x05_high\":\n" +
+	"\x10SLOStatusRequest\x12\x10\n" +
+	"\x03slo\x18\x01 \x01(\tR\x03slo\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\"]\n" +
+	"\x11SLOStatusResponse\x12.\n" +
+	"\areports\x18\x01 \x03(\v2\x14.llmtap.v1.SLOReportR\areports\x12\x18\n" +
+	"\adropped\x18\x02 \x01(\x04R\adropped\"\xab\x02\n" +
+	"\tSLOReport\x12\x10\n" +
+	"\x03slo\x18\x01 \x01(\tR\x03slo\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12\x16\n" +
+	"\x06target\x18\x03 \x01(\x01R\x06target\x12\x1c\n" +
+	"\attft_ms\x18\x04 \x01(\x01H\x00R\x06ttftMs\x88\x01\x01\x12\x1a\n" +
+	"\x06itl_ms\x18\x05 \x01(\x01H\x01R\x05itlMs\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"latency_ms\x18\x06 \x01(\x01H\x02R\tlatencyMs\x88\x01\x01\x12*\n" +
+	"\x05total\x18\a \x01(\v2\x14.llmtap.v1.SLOWindowR\x05total\x12.\n" +
+	"\awindows\x18\b \x03(\v2\x14.llmtap.v1.SLOWindowR\awindowsB\n" +
+	"\n" +
+	"\b_ttft_msB\t\n" +
+	"\a_itl_msB\r\n" +
+	"\v_latency_ms\"\xbc\x02\n" +
+	"\tSLOWindow\x12\x16\n" +
+	"\x06window\x18\x01 \x01(\tR\x06window\x12\x18\n" +
+	"\aseconds\x18\x02 \x01(\x01R\aseconds\x12\x1a\n" +
+	"\brequests\x18\x03 \x01(\x04R\brequests\x12\x12\n" +
+	"\x04good\x18\x04 \x01(\x04R\x04good\x12D\n" +
+	"\n" +
+	"attainment\x18\x05 \x03(\v2$.llmtap.v1.SLOWindow.AttainmentEntryR\n" +
+	"attainment\x12\x18\n" +
+	"\agoodput\x18\x06 \x01(\x01R\agoodput\x12 \n" +
+	"\tburn_rate\x18\a \x01(\x01H\x00R\bburnRate\x88\x01\x01\x1a=\n" +
+	"\x0fAttainmentEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\f\n" +
+	"\n" +
+	"_burn_rate2\xf5\a\n" +
 	"\n" +
 	"TapService\x12E\n" +
 	"\aSummary\x12\x19.llmtap.v1.SummaryRequest\x1a\x1a.llmtap.v1.SummaryResponse\"\x03\x90\x02\x01\x12W\n" +
@@ -3158,7 +5294,9 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\fShadowStatus\x12\x1e.llmtap.v1.ShadowStatusRequest\x1a\x1f.llmtap.v1.ShadowStatusResponse\"\x03\x90\x02\x01\x12U\n" +
 	"\x0eRecordingStart\x12 .llmtap.v1.RecordingStartRequest\x1a!.llmtap.v1.RecordingStartResponse\x12R\n" +
 	"\rRecordingStop\x12\x1f.llmtap.v1.RecordingStopRequest\x1a .llmtap.v1.RecordingStopResponse\x12]\n" +
-	"\x0fRecordingStatus\x12!.llmtap.v1.RecordingStatusRequest\x1a\".llmtap.v1.RecordingStatusResponse\"\x03\x90\x02\x01B1Z/github.com/llmtap/llmtap/gen/llmtap/v1;llmtapv1b\x06proto3"
+	"\x0fRecordingStatus\x12!.llmtap.v1.RecordingStatusRequest\x1a\".llmtap.v1.RecordingStatusResponse\"\x03\x90\x02\x01\x12T\n" +
+	"\fMirrorStatus\x12\x1e.llmtap.v1.MirrorStatusRequest\x1a\x1f.llmtap.v1.MirrorStatusResponse\"\x03\x90\x02\x01\x12K\n" +
+	"\tSLOStatus\x12\x1b.llmtap.v1.SLOStatusRequest\x1a\x1c.llmtap.v1.SLOStatusResponse\"\x03\x90\x02\x01B1Z/github.com/llmtap/llmtap/gen/llmtap/v1;llmtapv1b\x06proto3"
 
 var (
 	file_llmtap_v1_llmtap_proto_rawDescOnce sync.Once
@@ -3172,120 +5310,168 @@ func file_llmtap_v1_llmtap_proto_rawDescGZIP() []byte {
 	return file_llmtap_v1_llmtap_proto_rawDescData
 }
 
-var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Stat)(nil),                    // 0: llmtap.v1.Stat
 	(*Scalar)(nil),                  // 1: llmtap.v1.Scalar
 	(*Group)(nil),                   // 2: llmtap.v1.Group
 	(*SummaryRequest)(nil),          // 3: llmtap.v1.SummaryRequest
 	(*SummaryResponse)(nil),         // 4: llmtap.v1.SummaryResponse
-	(*RecentRecordsRequest)(nil),    // 5: llmtap.v1.RecentRecordsRequest
-	(*RecentRecordsResponse)(nil),   // 6: llmtap.v1.RecentRecordsResponse
-	(*Record)(nil),                  // 7: llmtap.v1.Record
-	(*StreamTimelineRequest)(nil),   // 8: llmtap.v1.StreamTimelineRequest
-	(*StreamTimelineResponse)(nil),  // 9: llmtap.v1.StreamTimelineResponse
-	(*TimelineWindow)(nil),          // 10: llmtap.v1.TimelineWindow
-	(*Series)(nil),                  // 11: llmtap.v1.Series
-	(*Quantiles)(nil),               // 12: llmtap.v1.Quantiles
-	(*GPU)(nil),                     // 13: llmtap.v1.GPU
-	(*ServerModel)(nil),             // 14: llmtap.v1.ServerModel
-	(*ShadowStartRequest)(nil),      // 15: llmtap.v1.ShadowStartRequest
-	(*ShadowStartResponse)(nil),     // 16: llmtap.v1.ShadowStartResponse
-	(*ShadowStopRequest)(nil),       // 17: llmtap.v1.ShadowStopRequest
-	(*ShadowStopResponse)(nil),      // 18: llmtap.v1.ShadowStopResponse
-	(*ShadowSetRateRequest)(nil),    // 19: llmtap.v1.ShadowSetRateRequest
-	(*ShadowSetRateResponse)(nil),   // 20: llmtap.v1.ShadowSetRateResponse
-	(*ShadowStatusRequest)(nil),     // 21: llmtap.v1.ShadowStatusRequest
-	(*ShadowStatusResponse)(nil),    // 22: llmtap.v1.ShadowStatusResponse
-	(*ShadowState)(nil),             // 23: llmtap.v1.ShadowState
-	(*ShadowLoad)(nil),              // 24: llmtap.v1.ShadowLoad
-	(*ShadowGuard)(nil),             // 25: llmtap.v1.ShadowGuard
-	(*RecordingStartRequest)(nil),   // 26: llmtap.v1.RecordingStartRequest
-	(*RecordingStartResponse)(nil),  // 27: llmtap.v1.RecordingStartResponse
-	(*RecordingStopRequest)(nil),    // 28: llmtap.v1.RecordingStopRequest
-	(*RecordingStopResponse)(nil),   // 29: llmtap.v1.RecordingStopResponse
-	(*RecordingStatusRequest)(nil),  // 30: llmtap.v1.RecordingStatusRequest
-	(*Recording)(nil),               // 31: llmtap.v1.Recording
-	(*RecordingStatusResponse)(nil), // 32: llmtap.v1.RecordingStatusResponse
-	nil,                             // 33: llmtap.v1.Group.MetricsEntry
-	nil,                             // 34: llmtap.v1.Group.ScalarsEntry
-	nil,                             // 35: llmtap.v1.Group.OutputTokenSourcesEntry
-	nil,                             // 36: llmtap.v1.Group.InputTokenSourcesEntry
-	nil,                             // 37: llmtap.v1.Group.ErrorsEntry
-	nil,                             // 38: llmtap.v1.Series.ErrorsByClassEntry
-	nil,                             // 39: llmtap.v1.ShadowGuard.TripsByReasonEntry
-	(*timestamppb.Timestamp)(nil),   // 40: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 41: google.protobuf.Duration
+	(*Usage)(nil),                   // 5: llmtap.v1.Usage
+	(*GoodputObjective)(nil),        // 6: llmtap.v1.GoodputObjective
+	(*RecentRecordsRequest)(nil),    // 7: llmtap.v1.RecentRecordsRequest
+	(*RecentRecordsResponse)(nil),   // 8: llmtap.v1.RecentRecordsResponse
+	(*Record)(nil),                  // 9: llmtap.v1.Record
+	(*GPUUsage)(nil),                // 10: llmtap.v1.GPUUsage
+	(*Cost)(nil),                    // 11: llmtap.v1.Cost
+	(*ServerTimings)(nil),           // 12: llmtap.v1.ServerTimings
+	(*TimeSplit)(nil),               // 13: llmtap.v1.TimeSplit
+	(*StreamTimelineRequest)(nil),   // 14: llmtap.v1.StreamTimelineRequest
+	(*StreamTimelineResponse)(nil),  // 15: llmtap.v1.StreamTimelineResponse
+	(*TimelineWindow)(nil),          // 16: llmtap.v1.TimelineWindow
+	(*Series)(nil),                  // 17: llmtap.v1.Series
+	(*Quantiles)(nil),               // 18: llmtap.v1.Quantiles
+	(*GPU)(nil),                     // 19: llmtap.v1.GPU
+	(*ServerModel)(nil),             // 20: llmtap.v1.ServerModel
+	(*ShadowStartRequest)(nil),      // 21: llmtap.v1.ShadowStartRequest
+	(*ShadowStartResponse)(nil),     // 22: llmtap.v1.ShadowStartResponse
+	(*ShadowStopRequest)(nil),       // 23: llmtap.v1.ShadowStopRequest
+	(*ShadowStopResponse)(nil),      // 24: llmtap.v1.ShadowStopResponse
+	(*ShadowSetRateRequest)(nil),    // 25: llmtap.v1.ShadowSetRateRequest
+	(*ShadowSetRateResponse)(nil),   // 26: llmtap.v1.ShadowSetRateResponse
+	(*ShadowStatusRequest)(nil),     // 27: llmtap.v1.ShadowStatusRequest
+	(*ShadowStatusResponse)(nil),    // 28: llmtap.v1.ShadowStatusResponse
+	(*ShadowState)(nil),             // 29: llmtap.v1.ShadowState
+	(*ShadowLoad)(nil),              // 30: llmtap.v1.ShadowLoad
+	(*ShadowGuard)(nil),             // 31: llmtap.v1.ShadowGuard
+	(*RecordingStartRequest)(nil),   // 32: llmtap.v1.RecordingStartRequest
+	(*RecordingStartResponse)(nil),  // 33: llmtap.v1.RecordingStartResponse
+	(*RecordingStopRequest)(nil),    // 34: llmtap.v1.RecordingStopRequest
+	(*RecordingStopResponse)(nil),   // 35: llmtap.v1.RecordingStopResponse
+	(*RecordingStatusRequest)(nil),  // 36: llmtap.v1.RecordingStatusRequest
+	(*Recording)(nil),               // 37: llmtap.v1.Recording
+	(*RecordingStatusResponse)(nil), // 38: llmtap.v1.RecordingStatusResponse
+	(*MirrorStatusRequest)(nil),     // 39: llmtap.v1.MirrorStatusRequest
+	(*MirrorStatusResponse)(nil),    // 40: llmtap.v1.MirrorStatusResponse
+	(*MirrorCounters)(nil),          // 41: llmtap.v1.MirrorCounters
+	(*MirrorGate)(nil),              // 42: llmtap.v1.MirrorGate
+	(*MirrorPairs)(nil),             // 43: llmtap.v1.MirrorPairs
+	(*MirrorModelPairs)(nil),        // 44: llmtap.v1.MirrorModelPairs
+	(*MirrorComparison)(nil),        // 45: llmtap.v1.MirrorComparison
+	(*MirrorVerdict)(nil),           // 46: llmtap.v1.MirrorVerdict
+	(*MirrorMetricVerdict)(nil),     // 47: llmtap.v1.MirrorMetricVerdict
+	(*SLOStatusRequest)(nil),        // 48: llmtap.v1.SLOStatusRequest
+	(*SLOStatusResponse)(nil),       // 49: llmtap.v1.SLOStatusResponse
+	(*SLOReport)(nil),               // 50: llmtap.v1.SLOReport
+	(*SLOWindow)(nil),               // 51: llmtap.v1.SLOWindow
+	nil,                             // 52: llmtap.v1.Group.MetricsEntry
+	nil,                             // 53: llmtap.v1.Group.ScalarsEntry
+	nil,                             // 54: llmtap.v1.Group.OutputTokenSourcesEntry
+	nil,                             // 55: llmtap.v1.Group.InputTokenSourcesEntry
+	nil,                             // 56: llmtap.v1.Group.ErrorsEntry
+	nil,                             // 57: llmtap.v1.Series.ErrorsByClassEntry
+	nil,                             // 58: llmtap.v1.ShadowGuard.TripsByReasonEntry
+	nil,                             // 59: llmtap.v1.MirrorCounters.SkippedEntry
+	nil,                             // 60: llmtap.v1.SLOWindow.AttainmentEntry
+	(*timestamppb.Timestamp)(nil),   // 61: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 62: google.protobuf.Duration
 }
 var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
-	40, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
-	40, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
-	33, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
-	34, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
-	35, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
-	36, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
-	37, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
-	40, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
+	61, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
+	61, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
+	52, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
+	53, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
+	54, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
+	55, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
+	56, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
+	61, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: llmtap.v1.SummaryResponse.groups:type_name -> llmtap.v1.Group
-	7,  // 9: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
-	40, // 10: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
-	41, // 11: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
-	10, // 12: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	40, // 13: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	41, // 14: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	41, // 15: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
-	11, // 16: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
-	13, // 17: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
-	14, // 18: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
-	23, // 19: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
-	38, // 20: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
-	12, // 21: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
-	12, // 22: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
-	12, // 23: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
-	12, // 24: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
-	12, // 25: llmtap.v1.ServerModel.queue_ms:type_name -> llmtap.v1.Quantiles
-	12, // 26: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
-	12, // 27: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
-	24, // 28: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
-	24, // 29: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
-	24, // 30: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
-	23, // 31: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	24, // 32: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
-	25, // 33: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
-	40, // 34: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
-	40, // 35: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
-	39, // 36: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
-	31, // 37: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	31, // 38: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	40, // 39: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	31, // 40: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	0,  // 41: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 42: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 43: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	5,  // 44: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	8,  // 45: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	15, // 46: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	17, // 47: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	19, // 48: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	21, // 49: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	26, // 50: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	28, // 51: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	30, // 52: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	4,  // 53: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	6,  // 54: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	9,  // 55: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	16, // 56: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	18, // 57: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	20, // 58: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	22, // 59: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	27, // 60: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	29, // 61: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	32, // 62: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	53, // [53:63] is the sub-list for method output_type
-	43, // [43:53] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	5,  // 9: llmtap.v1.SummaryResponse.usage:type_name -> llmtap.v1.Usage
+	6,  // 10: llmtap.v1.SummaryResponse.goodput_objectives:type_name -> llmtap.v1.GoodputObjective
+	9,  // 11: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
+	61, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
+	10, // 13: llmtap.v1.Record.gpu:type_name -> llmtap.v1.GPUUsage
+	11, // 14: llmtap.v1.Record.cost:type_name -> llmtap.v1.Cost
+	12, // 15: llmtap.v1.Record.server_timings:type_name -> llmtap.v1.ServerTimings
+	13, // 16: llmtap.v1.Record.time_split:type_name -> llmtap.v1.TimeSplit
+	62, // 17: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	16, // 18: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
+	61, // 19: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	62, // 20: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	62, // 21: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	17, // 22: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
+	19, // 23: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
+	20, // 24: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
+	29, // 25: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
+	57, // 26: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
+	18, // 27: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
+	18, // 28: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
+	18, // 29: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
+	18, // 30: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
+	18, // 31: llmtap.v1.ServerModel.queue_ms:type_name -> llmtap.v1.Quantiles
+	18, // 32: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
+	18, // 33: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
+	30, // 34: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
+	30, // 35: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
+	30, // 36: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
+	29, // 37: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
+	30, // 38: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
+	31, // 39: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
+	61, // 40: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	61, // 41: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	58, // 42: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
+	37, // 43: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	37, // 44: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	61, // 45: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	37, // 46: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	41, // 47: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
+	42, // 48: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
+	43, // 49: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
+	46, // 50: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
+	59, // 51: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
+	61, // 52: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
+	44, // 53: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
+	45, // 54: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
+	45, // 55: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
+	45, // 56: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
+	18, // 57: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
+	18, // 58: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
+	47, // 59: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
+	50, // 60: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
+	51, // 61: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
+	51, // 62: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
+	60, // 63: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
+	0,  // 64: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 65: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 66: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	7,  // 67: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	14, // 68: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	21, // 69: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	23, // 70: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	25, // 71: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	27, // 72: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	32, // 73: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	34, // 74: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	36, // 75: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	39, // 76: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
+	48, // 77: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
+	4,  // 78: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	8,  // 79: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	15, // 80: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	22, // 81: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	24, // 82: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	26, // 83: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	28, // 84: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	33, // 85: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	35, // 86: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	38, // 87: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	40, // 88: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
+	49, // 89: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
+	78, // [78:90] is the sub-list for method output_type
+	66, // [66:78] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
@@ -3293,17 +5479,22 @@ func file_llmtap_v1_llmtap_proto_init() {
 	if File_llmtap_v1_llmtap_proto != nil {
 		return
 	}
-	file_llmtap_v1_llmtap_proto_msgTypes[7].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[11].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[9].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[13].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[14].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[17].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[19].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[20].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[41].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[47].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[50].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmtap_v1_llmtap_proto_rawDesc), len(file_llmtap_v1_llmtap_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   40,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -64,6 +64,10 @@ const (
 	// TapServiceRecordingStatusProcedure is the fully-qualified name of the TapService's
 	// RecordingStatus RPC.
 	TapServiceRecordingStatusProcedure = "/llmtap.v1.TapService/RecordingStatus"
+	// TapServiceMirrorStatusProcedure is the fully-qualified name of the TapService's MirrorStatus RPC.
+	TapServiceMirrorStatusProcedure = "/llmtap.v1.TapService/MirrorStatus"
+	// TapServiceSLOStatusProcedure is the fully-qualified name of the TapService's SLOStatus RPC.
+	TapServiceSLOStatusProcedure = "/llmtap.v1.TapService/SLOStatus"
 )
 
 // TapServiceClient is a client for the llmtap.v1.TapService service.
@@ -96,6 +100,14 @@ type TapServiceClient interface {
 	RecordingStop(context.Context, *connect.Request[v1.RecordingStopRequest]) (*connect.Response[v1.RecordingStopResponse], error)
 	// RecordingStatus lists every recording: the runtime one and those of the configuration.
 	RecordingStatus(context.Context, *connect.Request[v1.RecordingStatusRequest]) (*connect.Response[v1.RecordingStatusResponse], error)
+	// MirrorStatus reports the mirroring counters, the guard rails' pause switch, live against
+	// mirror over the same requests per model, and each model's canary verdict: the same figures
+	// as GET /llmtap/mirror.
+	MirrorStatus(context.Context, *connect.Request[v1.MirrorStatusRequest]) (*connect.Response[v1.MirrorStatusResponse], error)
+	// SLOStatus reports the attainment, goodput and burn rate of each (SLO, model) the handlers'
+	// SLOs counted requests for, in total and over the rolling windows: the same figures as
+	// GET /llmtap/slo.
+	SLOStatus(context.Context, *connect.Request[v1.SLOStatusRequest]) (*connect.Response[v1.SLOStatusResponse], error)
 }
 
 // NewTapServiceClient constructs a client for the llmtap.v1.TapService service. By default, it uses
@@ -173,6 +185,20 @@ func NewTapServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		mirrorStatus: connect.NewClient[v1.MirrorStatusRequest, v1.MirrorStatusResponse](
+			httpClient,
+			baseURL+TapServiceMirrorStatusProcedure,
+			connect.WithSchema(tapServiceMethods.ByName("MirrorStatus")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		sLOStatus: connect.NewClient[v1.SLOStatusRequest, v1.SLOStatusResponse](
+			httpClient,
+			baseURL+TapServiceSLOStatusProcedure,
+			connect.WithSchema(tapServiceMethods.ByName("SLOStatus")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -188,6 +214,8 @@ type tapServiceClient struct {
 	recordingStart  *connect.Client[v1.RecordingStartRequest, v1.RecordingStartResponse]
 	recordingStop   *connect.Client[v1.RecordingStopRequest, v1.RecordingStopResponse]
 	recordingStatus *connect.Client[v1.RecordingStatusRequest, v1.RecordingStatusResponse]
+	mirrorStatus    *connect.Client[v1.MirrorStatusRequest, v1.MirrorStatusResponse]
+	sLOStatus       *connect.Client[v1.SLOStatusRequest, v1.SLOStatusResponse]
 }
 
 // Summary calls llmtap.v1.TapService.Summary.
@@ -240,6 +268,16 @@ func (c *tapServiceClient) RecordingStatus(ctx context.Context, req *connect.Req
 	return c.recordingStatus.CallUnary(ctx, req)
 }
 
+// MirrorStatus calls llmtap.v1.TapService.MirrorStatus.
+func (c *tapServiceClient) MirrorStatus(ctx context.Context, req *connect.Request[v1.MirrorStatusRequest]) (*connect.Response[v1.MirrorStatusResponse], error) {
+	return c.mirrorStatus.CallUnary(ctx, req)
+}
+
+// SLOStatus calls llmtap.v1.TapService.SLOStatus.
+func (c *tapServiceClient) SLOStatus(ctx context.Context, req *connect.Request[v1.SLOStatusRequest]) (*connect.Response[v1.SLOStatusResponse], error) {
+	return c.sLOStatus.CallUnary(ctx, req)
+}
+
 // TapServiceHandler is an implementation of the llmtap.v1.TapService service.
 type TapServiceHandler interface {
 	// Summary returns the statistics per (model, traffic class, status class), cumulative and
@@ -270,6 +308,14 @@ type TapServiceHandler interface {
 	RecordingStop(context.Context, *connect.Request[v1.RecordingStopRequest]) (*connect.Response[v1.RecordingStopResponse], error)
 	// RecordingStatus lists every recording: the runtime one and those of the configuration.
 	RecordingStatus(context.Context, *connect.Request[v1.RecordingStatusRequest]) (*connect.Response[v1.RecordingStatusResponse], error)
+	// MirrorStatus reports the mirroring counters, the guard rails' pause switch, live against
+	// mirror over the same requests per model, and each model's canary verdict: the same figures
+	// as GET /llmtap/mirror.
+	MirrorStatus(context.Context, *connect.Request[v1.MirrorStatusRequest]) (*connect.Response[v1.MirrorStatusResponse], error)
+	// SLOStatus reports the attainment, goodput and burn rate of each (SLO, model) the handlers'
+	// SLOs counted requests for, in total and over the rolling windows: the same figures as
+	// GET /llmtap/slo.
+	SLOStatus(context.Context, *connect.Request[v1.SLOStatusRequest]) (*connect.Response[v1.SLOStatusResponse], error)
 }
 
 // NewTapServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -343,6 +389,20 @@ func NewTapServiceHandler(svc TapServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	tapServiceMirrorStatusHandler := connect.NewUnaryHandler(
+		TapServiceMirrorStatusProcedure,
+		svc.MirrorStatus,
+		connect.WithSchema(tapServiceMethods.ByName("MirrorStatus")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	tapServiceSLOStatusHandler := connect.NewUnaryHandler(
+		TapServiceSLOStatusProcedure,
+		svc.SLOStatus,
+		connect.WithSchema(tapServiceMethods.ByName("SLOStatus")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/llmtap.v1.TapService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TapServiceSummaryProcedure:
@@ -365,6 +425,10 @@ func NewTapServiceHandler(svc TapServiceHandler, opts ...connect.HandlerOption) 
 			tapServiceRecordingStopHandler.ServeHTTP(w, r)
 		case TapServiceRecordingStatusProcedure:
 			tapServiceRecordingStatusHandler.ServeHTTP(w, r)
+		case TapServiceMirrorStatusProcedure:
+			tapServiceMirrorStatusHandler.ServeHTTP(w, r)
+		case TapServiceSLOStatusProcedure:
+			tapServiceSLOStatusHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -412,4 +476,12 @@ func (UnimplementedTapServiceHandler) RecordingStop(context.Context, *connect.Re
 
 func (UnimplementedTapServiceHandler) RecordingStatus(context.Context, *connect.Request[v1.RecordingStatusRequest]) (*connect.Response[v1.RecordingStatusResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("llmtap.v1.TapService.RecordingStatus is not implemented"))
+}
+
+func (UnimplementedTapServiceHandler) MirrorStatus(context.Context, *connect.Request[v1.MirrorStatusRequest]) (*connect.Response[v1.MirrorStatusResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("llmtap.v1.TapService.MirrorStatus is not implemented"))
+}
+
+func (UnimplementedTapServiceHandler) SLOStatus(context.Context, *connect.Request[v1.SLOStatusRequest]) (*connect.Response[v1.SLOStatusResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("llmtap.v1.TapService.SLOStatus is not implemented"))
 }

@@ -1,0 +1,165 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"connectrpc.com/connect"
+
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/slo"
+)
+
+// The read RPCs over the mirror and the SLO tracker: the documents of GET /llmtap/mirror and
+// GET /llmtap/slo in the Connect API's messages.
+
+// flush delivers the records of requests that ended before now to the sinks (the mirror's
+// pairer and the SLO tracker among them), as the JSON routes do before they read.
+func (s *Service) flush() {
+	if s.opts.Tap != nil {
+		if t := s.opts.Tap(); t != nil {
+			t.Flush()
+		}
+	}
+}
+
+// MirrorStatus returns the mirror's counters, gate, pairs summary and canary verdicts.
+func (s *Service) MirrorStatus(ctx context.Context, req *connect.Request[llmtapv1.MirrorStatusRequest]) (*connect.Response[llmtapv1.MirrorStatusResponse], error) {
+	if s.opts.Mirror == nil {
+		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("mirroring is not available here"))
+	}
+	s.flush()
+	res := MirrorStatusProto(s.opts.Mirror())
+	if m := req.Msg.GetModel(); m != "" {
+		pairs := res.Pairs.Models[:0]
+		for _, p := range res.Pairs.Models {
+			if p.Model == m {
+				pairs = append(pairs, p)
+			}
+		}
+		res.Pairs.Models = pairs
+		verdicts := res.Verdicts[:0]
+		for _, v := range res.Verdicts {
+			if v.Model == m {
+				verdicts = append(verdicts, v)
+			}
+		}
+		res.Verdicts = verdicts
+	}
+	return connect.NewResponse(res), nil
+}
+
+// SLOStatus returns the attainment of every (SLO, model).
+func (s *Service) SLOStatus(ctx context.Context, req *connect.Request[llmtapv1.SLOStatusRequest]) (*connect.Response[llmtapv1.SLOStatusResponse], error) {
+	if s.opts.SLO == nil {
+		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("this host tracks no SLOs"))
+	}
+	s.flush()
+	name, model := req.Msg.GetSlo(), req.Msg.GetModel()
+	res := &llmtapv1.SLOStatusResponse{Dropped: s.opts.SLO.Dropped()}
+	for _, r := range s.opts.SLO.Reports() {
+		if (name == "" || r.SLO == name) && (model == "" || r.Model == model) {
+			res.Reports = append(res.Reports, sloReportProto(&r))
+		}
+	}
+	return connect.NewResponse(res), nil
+}
+
+// MirrorStatusProto converts the document of GET /llmtap/mirror.
+func MirrorStatusProto(doc MirrorDoc) *llmtapv1.MirrorStatusResponse {
+	c := doc.Counters
+	res := &llmtapv1.MirrorStatusResponse{
+		Counters: &llmtapv1.MirrorCounters{Sampled: c.Sampled, Sent: c.Sent, Completed: c.Completed,
+			Failed: c.Failed, Skipped: c.Skipped, InFlight: c.InFlight},
+		Gate: &llmtapv1.MirrorGate{Paused: doc.Gate.Paused, Reason: doc.Gate.Reason,
+			Since: timeProto(doc.Gate.Since), Pauses: doc.Gate.Pauses},
+		Pairs: &llmtapv1.MirrorPairs{PairsTotal: doc.Pairs.Pairs, Pending: int64(doc.Pairs.Pending),
+			Unpaired: doc.Pairs.Unpaired, Window: int64(doc.Pairs.Window)},
+	}
+	if share, ok := SkippedShare(c); ok {
+		res.Counters.SkippedShare = &share
+	}
+	for _, m := range doc.Pairs.Models {
+		res.Pairs.Models = append(res.Pairs.Models, &llmtapv1.MirrorModelPairs{
+			Model: m.Model, Pairs: int64(m.Pairs), BothOk: int64(m.BothOK),
+			TtftMs: comparisonProto(m.TTFT), ItlMs: comparisonProto(m.ITL), RequestLatencyMs: comparisonProto(m.Latency),
+		})
+	}
+	for i := range doc.Verdicts {
+		res.Verdicts = append(res.Verdicts, verdictProto(&doc.Verdicts[i]))
+	}
+	return res
+}
+
+// SkippedShare is the share of the sampled live requests the mirror did not copy (over the
+// in-flight cap, paused, body too large, …); false before any request was sampled.
+func SkippedShare(c mirror.Counters) (float64, bool) {
+	if c.Sampled == 0 {
+		return 0, false
+	}
+	var skipped uint64
+	for _, n := range c.Skipped {
+		skipped += n
+	}
+	return float64(skipped) / float64(c.Sampled), true
+}
+
+func comparisonProto(c mirror.Comparison) *llmtapv1.MirrorComparison {
+	return &llmtapv1.MirrorComparison{
+		Count:  int64(c.Count),
+		Live:   &llmtapv1.Quantiles{P50: c.Live.P50, P99: c.Live.P99},
+		Mirror: &llmtapv1.Quantiles{P50: c.Mirror.P50, P99: c.Mirror.P99}, DiffP50: c.DiffP50,
+	}
+}
+
+// verdictProto converts one model's canary verdict.
+func verdictProto(v *mirror.ModelVerdict) *llmtapv1.MirrorVerdict {
+	p := &llmtapv1.MirrorVerdict{
+		Model: v.Model, Verdict: v.Outcome, Pairs: int64(v.Pairs), Look: int32(v.Look),
+		NextLookAt: int64(v.NextLookAt), Level: v.Level, Diverged: v.Diverged,
+	}
+	for _, m := range v.Comparisons {
+		p.Comparisons = append(p.Comparisons, &llmtapv1.MirrorMetricVerdict{
+			Name: m.Name, Live: m.Live, Mirror: m.Mirror,
+			Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High),
+			Margin: m.Margin, Count: int64(m.Count), Verdict: m.Verdict, PairsNeeded: int64(m.PairsNeeded),
+		})
+	}
+	return p
+}
+
+// finite is x, or nil (absent) for an interval end the pairs cannot bound yet (±Inf, NaN).
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+// positive is x, or nil (absent) for a threshold the SLO does not set (0).
+func positive(x float64) *float64 {
+	if x <= 0 {
+		return nil
+	}
+	return &x
+}
+
+// sloReportProto converts one (SLO, model) report.
+func sloReportProto(r *slo.Report) *llmtapv1.SLOReport {
+	p := &llmtapv1.SLOReport{
+		Slo: r.SLO, Model: r.Model, Target: r.Target,
+		TtftMs: positive(r.Thresholds.TTFTMs), ItlMs: positive(r.Thresholds.ITLMs), LatencyMs: positive(r.Thresholds.LatencyMs),
+		Total: sloWindowProto(&r.Total),
+	}
+	for i := range r.Windows {
+		p.Windows = append(p.Windows, sloWindowProto(&r.Windows[i]))
+	}
+	return p
+}
+
+func sloWindowProto(w *slo.Window) *llmtapv1.SLOWindow {
+	return &llmtapv1.SLOWindow{Window: w.Window, Seconds: w.Seconds, Requests: w.Requests, Good: w.Good,
+		Attainment: w.Attainment, Goodput: w.Goodput, BurnRate: w.BurnRate}
+}
