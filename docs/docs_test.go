@@ -20,6 +20,7 @@ import (
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap" // registers every llmtap module and directive
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -384,6 +385,24 @@ func TestAdminRoutesDocumented(t *testing.T) {
 			if !strings.Contains(page, " "+strings.TrimSuffix(r.Pattern, "/")) {
 				t.Errorf("%s: route %s is not documented", pageFile(id), r.Pattern)
 			}
+		}
+	}
+}
+
+// TestRPCsDocumented: every RPC of the Connect API is in the RPC table of api.md.
+func TestRPCsDocumented(t *testing.T) {
+	b, err := os.ReadFile("api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := llmtapv1.File_llmtap_v1_llmtap_proto.Services().ByName("TapService").Methods()
+	if methods.Len() == 0 {
+		t.Fatal("TapService has no methods")
+	}
+	for i := range methods.Len() {
+		name := string(methods.Get(i).Name())
+		if !regexp.MustCompile("(?m)^\\| [^|]*`" + name + "`").Match(b) {
+			t.Errorf("RPC %s is not in api.md's RPC table", name)
 		}
 	}
 }

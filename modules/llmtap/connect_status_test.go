@@ -302,7 +302,15 @@ func TestConnectMirrorAndSLO(t *testing.T) {
 	for _, r := range res.Msg.Reports {
 		got.SLOs = append(got.SLOs, sloReportFromProto(r))
 	}
-	// The windows' seconds grow between the two reads: compare them apart, loosely.
+	// The windows' seconds grow between the two reads: compare them apart (goodput is the
+	// good requests over them).
+	for _, r := range got.SLOs {
+		for _, w := range append([]slo.Window{r.Total}, r.Windows...) {
+			if w.Seconds <= 0 || !near(w.Goodput*w.Seconds, float64(w.Good)) {
+				t.Errorf("SLO %s window %q: goodput %v over %v s, want its %d good requests", r.SLO, w.Window, w.Goodput, w.Seconds, w.Good)
+			}
+		}
+	}
 	for _, d := range []*api.SLODoc{&got, &sloDoc} {
 		for i := range d.SLOs {
 			for _, w := range append([]*slo.Window{&d.SLOs[i].Total}, ptrs(d.SLOs[i].Windows)...) {

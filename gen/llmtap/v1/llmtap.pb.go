@@ -451,8 +451,8 @@ type SummaryResponse struct {
 	FoldedRecords int64    `protobuf:"varint,6,opt,name=folded_records,json=foldedRecords,proto3" json:"folded_records,omitempty"`
 	Groups        []*Group `protobuf:"bytes,7,rep,name=groups,proto3" json:"groups,omitempty"`
 	// Usage counts requests, tokens by kind, GPU time, energy and cost per (tenant, model,
-	// class), cumulative since the engine started, ordered by tenant, model and class: the
-	// summary's "usage" rows. Tenants and models are folded into "_other" past their limits
+	// class), cumulative since the engine started whatever window was asked for, ordered by
+	// tenant, model and class: the summary's "usage" rows. Tenants and models are folded into "_other" past their limits
 	// (a tenant once given its own row keeps it), so the rows of a model add up to its requests.
 	Usage []*Usage `protobuf:"bytes,8,rep,name=usage,proto3" json:"usage,omitempty"`
 	// GoodputObjectives are the goodput objectives (the handler's goodput option, AIPerf's
@@ -1625,7 +1625,7 @@ type TimeSplit struct {
 	// work outside its own clock.
 	NetworkMs *float64 `protobuf:"fixed64,15,opt,name=network_ms,json=networkMs,proto3,oneof" json:"network_ms,omitempty"`
 	// TtftDisagree flags a request whose server TTFT the proxy cannot reconcile with its own
-	// (docs/metrics.md states the rule).
+	// (docs/http.handlers.llmtap.md, "Where the time went", states the rule).
 	TtftDisagree  bool `protobuf:"varint,16,opt,name=ttft_disagree,json=ttftDisagree,proto3" json:"ttft_disagree,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4222,7 +4222,7 @@ func (x *MirrorComparison) GetDiffP50() float64 {
 	return 0
 }
 
-// MirrorVerdict is one model's canary verdict, taken at its last look (docs/mirror.md states
+// MirrorVerdict is one model's canary verdict, taken at its last look (docs/canary.md states
 // the method: exact quantile intervals, a false-alarm budget spent over at most `looks` looks,
 // so polling as often as one likes does not raise the false-alarm rate above alpha).
 type MirrorVerdict struct {
