@@ -163,3 +163,32 @@ func sloWindowProto(w *slo.Window) *llmtapv1.SLOWindow {
 	return &llmtapv1.SLOWindow{Window: w.Window, Seconds: w.Seconds, Requests: w.Requests, Good: w.Good,
 		Attainment: w.Attainment, Goodput: w.Goodput, BurnRate: w.BurnRate}
 }
+
+// MirrorCountersFromProto is MirrorStatus's counters as the mirror reports them, for clients
+// (llmtap canary) that read the Connect API and print what the JSON route's readers print.
+func MirrorCountersFromProto(c *llmtapv1.MirrorCounters) mirror.Counters {
+	return mirror.Counters{Sampled: c.GetSampled(), Sent: c.GetSent(), Completed: c.GetCompleted(),
+		Failed: c.GetFailed(), Skipped: c.GetSkipped(), InFlight: c.GetInFlight()}
+}
+
+// MirrorVerdictFromProto is a MirrorStatus verdict as the mirror reports it: an interval end
+// (or estimate) that is absent, unbounded, is −Inf (low) or +Inf (high, estimate), as the JSON
+// route's null reads back.
+func MirrorVerdictFromProto(p *llmtapv1.MirrorVerdict) mirror.ModelVerdict {
+	v := mirror.ModelVerdict{Model: p.GetModel(), Verdict: mirror.Verdict{
+		Outcome: p.GetVerdict(), Pairs: int(p.GetPairs()), Look: int(p.GetLook()), NextLookAt: int(p.GetNextLookAt()),
+		Level: p.GetLevel(), Diverged: p.GetDiverged(), Comparisons: make([]mirror.MetricVerdict, 0, len(p.GetComparisons())),
+	}}
+	orInf := func(x *float64, sign int) float64 {
+		if x == nil {
+			return math.Inf(sign)
+		}
+		return *x
+	}
+	for _, m := range p.GetComparisons() {
+		v.Comparisons = append(v.Comparisons, mirror.MetricVerdict{Name: m.GetName(), Live: m.GetLive(), Mirror: m.GetMirror(),
+			Estimate: orInf(m.Estimate, 1), Low: orInf(m.Low, -1), High: orInf(m.High, 1), Margin: m.GetMargin(),
+			Count: int(m.GetCount()), Verdict: m.GetVerdict(), PairsNeeded: int(m.GetPairsNeeded())})
+	}
+	return v
+}

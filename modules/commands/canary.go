@@ -13,11 +13,16 @@ import (
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
+
+	"github.com/llmtap/llmtap/api"
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/shadow/mirror"
 )
 
 func init() {
-	register("canary", "[--admin 127.0.0.1:2019] [--model M] [--timeout 30m] [--interval 5s] [--json]",
+	register("canary", "[--admin 127.0.0.1:2019] [--model M] [--timeout 30m] [--interval 5s] [--json] [--protocol json|connect|grpc|grpcweb]",
 		"Waits for the mirror's canary verdict and exits non-zero when the mirror upstream is worse",
 		`Polls GET /llmtap/mirror on a running llmtap's admin listener until every model (or the
 one --model names) has a canary verdict, prints it, and exits: 0 when the mirror upstream
@@ -27,7 +32,9 @@ is the same or better, 1 when it is worse for any model, 3 when --timeout passed
 budget at each, so polling as often as you like does not raise the false-alarm rate above
 the configured alpha (5 % by default). Beside each verdict it prints the share of live
 requests the mirror skipped (sampling aside), since a verdict only speaks for the requests
-that were copied.`,
+that were copied. --protocol connect (or grpc, grpcweb: the wire protocols of llmtap top) reads
+the Connect API's MirrorStatus instead of the JSON route, on the admin listener or a site with
+llmtap_api (grpc needs the site's HTTP/2); the verdicts are the same.`,
 		runCanary)
 }
 
@@ -48,6 +55,7 @@ func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up (exit 3) when no verdict came within this time")
 	interval := fs.Duration("interval", 5*time.Second, "time between polls")
 	asJSON := fs.Bool("json", false, "print the verdicts as JSON instead of text")
+	protocol := fs.String("protocol", "json", "what to read: json (GET /llmtap/mirror), or the Connect API's MirrorStatus over connect, grpc or grpcweb")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
@@ -61,13 +69,25 @@ func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
+	base = strings.TrimRight(base, "/")
+	fetch := func(ctx context.Context) (canaryDoc, error) {
+		return fetchCanary(ctx, &http.Client{Timeout: 30 * time.Second}, base+"/llmtap/mirror")
+	}
+	if *protocol != "json" {
+		client, opts, err := topClient(*protocol)
+		if err != nil {
+			return 2, fmt.Errorf("--protocol %q: want json, connect, grpc or grpcweb", *protocol)
+		}
+		client.Timeout = 30 * time.Second
+		c := llmtapv1connect.NewTapServiceClient(client, base, opts...)
+		fetch = func(ctx context.Context) (canaryDoc, error) { return fetchCanaryConnect(ctx, c) }
+	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	client := &http.Client{Timeout: 30 * time.Second}
 	var doc canaryDoc
 	for {
 		var err error
-		if doc, err = fetchCanary(ctx, client, strings.TrimRight(base, "/")+"/llmtap/mirror"); err != nil {
+		if doc, err = fetch(ctx); err != nil {
 			if ctx.Err() != nil {
 				break
 			}
@@ -123,6 +143,19 @@ func fetchCanary(ctx context.Context, c *http.Client, url string) (canaryDoc, er
 	return doc, err
 }
 
+// fetchCanaryConnect reads the Connect API's MirrorStatus.
+func fetchCanaryConnect(ctx context.Context, c llmtapv1connect.TapServiceClient) (canaryDoc, error) {
+	res, err := c.MirrorStatus(ctx, connect.NewRequest(&llmtapv1.MirrorStatusRequest{}))
+	if err != nil {
+		return canaryDoc{}, fmt.Errorf("MirrorStatus: %w", err)
+	}
+	doc := canaryDoc{Counters: api.MirrorCountersFromProto(res.Msg.GetCounters()), Verdicts: []mirror.ModelVerdict{}}
+	for _, v := range res.Msg.GetVerdicts() {
+		doc.Verdicts = append(doc.Verdicts, api.MirrorVerdictFromProto(v))
+	}
+	return doc, nil
+}
+
 // decided reports whether the model (every model when empty) has a verdict other than "not
 // enough pairs yet"; no model at all is not decided.
 func decided(vs []mirror.ModelVerdict, model string) bool {
@@ -176,17 +209,15 @@ func printCanary(w io.Writer, vs []mirror.ModelVerdict, c mirror.Counters) {
 			fmt.Fprintln(w)
 		}
 	}
-	if c.Sampled > 0 {
-		var skipped uint64
+	if share, ok := api.SkippedShare(c); ok {
 		var why []string
 		for r, n := range c.Skipped {
 			if n > 0 {
-				skipped += n
 				why = append(why, fmt.Sprintf("%s %d", r, n))
 			}
 		}
 		slices.Sort(why)
-		fmt.Fprintf(w, "mirrored %d of %d sampled live requests; %.2f%% skipped", c.Sent, c.Sampled, 100*float64(skipped)/float64(c.Sampled))
+		fmt.Fprintf(w, "mirrored %d of %d sampled live requests; %.2f%% skipped", c.Sent, c.Sampled, 100*share)
 		if len(why) > 0 {
 			fmt.Fprintf(w, " (%s)", strings.Join(why, ", "))
 		}

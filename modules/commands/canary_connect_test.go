@@ -1,0 +1,89 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/shadow/mockllm"
+)
+
+// TestCanaryConnect mirrors live traffic through real Caddy to a mock six times slower, with
+// one look at 20 pairs, and runs `llmtap canary` reading GET /llmtap/mirror and reading the
+// Connect API's MirrorStatus (Connect and gRPC-Web on the admin listener): each prints the same
+// verdict, text and JSON alike, and exits 1 (worse). An unknown protocol is a usage error.
+func TestCanaryConnect(t *testing.T) {
+	base := mockllm.Config{Model: "canary-connect", TTFT: 10 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4}
+	slower := base
+	slower.TTFT = 60 * time.Millisecond
+	_, liveURL := testkit.StartMock(t, base)
+	_, mirrorURL := testkit.StartMock(t, slower)
+	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	cfg := map[string]any{
+		"admin":   map[string]any{"listen": admin},
+		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
+			"listen": []string{site},
+			"routes": []any{map[string]any{"handle": []any{
+				map[string]any{"handler": "llmtap", "mirror": map[string]any{
+					"upstream": mirrorURL, "sample": 1,
+					"verdict": map[string]any{"first_look": 20, "looks": 1},
+				}},
+				map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
+					"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
+			}}},
+		}}}},
+	}
+	b, _ := json.Marshal(cfg)
+	testkit.Start(t, b)
+	body := []byte(`{"model": "canary-connect", "stream": true, "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`)
+	c := &http.Client{Timeout: 30 * time.Second}
+	for range 24 {
+		resp, err := c.Post("http://"+site+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		var out bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		code, err := canaryMain(ctx, &out, flag.NewFlagSet("llmtap canary", flag.ContinueOnError),
+			append([]string{"--admin", admin, "--interval", "100ms", "--timeout", "20s"}, args...))
+		if err != nil && code != 1 {
+			t.Logf("llmtap canary %q: exit %d: %v", args, code, err)
+		}
+		return code, out.String()
+	}
+	// The JSON route first: it waits until the look of 20 pairs is reached.
+	wantCode, wantJSON := run("--json")
+	var vs []mirror.ModelVerdict
+	if err := json.Unmarshal([]byte(wantJSON), &vs); err != nil || len(vs) != 1 || vs[0].Outcome != mirror.VerdictWorse || vs[0].Pairs != 20 || wantCode != 1 {
+		t.Fatalf("llmtap canary --json (the JSON route): exit %d, %s (%v): want worse at 20 pairs, exit 1", wantCode, wantJSON, err)
+	}
+	_, wantText := run()
+	for _, protocol := range []string{"connect", "grpcweb"} {
+		code, got := run("--json", "--protocol", protocol)
+		if code != wantCode || got != wantJSON {
+			t.Errorf("--protocol %s --json: exit %d\n%s\nthe JSON route's: exit %d\n%s", protocol, code, got, wantCode, wantJSON)
+		}
+		if _, got := run("--protocol", protocol); got != wantText {
+			t.Errorf("--protocol %s: printed\n%s\nthe JSON route's:\n%s", protocol, got, wantText)
+		}
+	}
+	if code, _ := run("--protocol", "carrier-pigeon"); code != 2 {
+		t.Errorf("--protocol carrier-pigeon: exit %d, want 2", code)
+	}
+}
