@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -27,23 +28,26 @@ func TestCanaryConnect(t *testing.T) {
 	_, liveURL := testkit.StartMock(t, base)
 	_, mirrorURL := testkit.StartMock(t, slower)
 	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
-	cfg := map[string]any{
-		"admin":   map[string]any{"listen": admin},
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
-		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
-			"listen": []string{site},
-			"routes": []any{map[string]any{"handle": []any{
-				map[string]any{"handler": "llmtap", "mirror": map[string]any{
-					"upstream": mirrorURL, "sample": 1,
-					"verdict": map[string]any{"first_look": 20, "looks": 1},
-				}},
-				map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
-					"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
-			}}},
-		}}}},
+	testkit.StartCaddyfile(t, t.Name(), fmt.Sprintf(`{
+	admin %s
+	log {
+		level ERROR
 	}
-	b, _ := json.Marshal(cfg)
-	testkit.Start(t, b)
+}
+http://%s {
+	llmtap {
+		mirror %s {
+			sample 100%%
+			verdict {
+				first_look 20
+				looks 1
+			}
+		}
+	}
+	reverse_proxy %s {
+		flush_interval -1
+	}
+}`, admin, site, mirrorURL, strings.TrimPrefix(liveURL, "http://")))
 	body := []byte(`{"model": "canary-connect", "stream": true, "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}`)
 	c := &http.Client{Timeout: 30 * time.Second}
 	for range 24 {
