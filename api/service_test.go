@@ -17,6 +17,7 @@ import (
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -382,6 +383,19 @@ func TestControlErrors(t *testing.T) {
 	big := &llmtapv1.RecordingStartRequest{Dir: strings.Repeat("x", api.MaxRequestBytes)}
 	if _, err := c.RecordingStart(ctx, connect.NewRequest(big)); connect.CodeOf(err) != connect.CodeResourceExhausted {
 		t.Errorf("a %d-byte request: %v, want ResourceExhausted", api.MaxRequestBytes, err)
+	}
+	if _, err := c.MirrorStatus(ctx, connect.NewRequest(&llmtapv1.MirrorStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented {
+		t.Errorf("MirrorStatus without a mirror: %v, want Unimplemented", err)
+	}
+	if _, err := c.SLOStatus(ctx, connect.NewRequest(&llmtapv1.SLOStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented {
+		t.Errorf("SLOStatus without an SLO tracker: %v, want Unimplemented", err)
+	}
+	status := serve(t, api.Options{ReadOnly: true, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} }, SLO: slo.NewTracker(nil, nil)})
+	if res, err := status.MirrorStatus(ctx, connect.NewRequest(&llmtapv1.MirrorStatusRequest{})); err != nil || res.Msg.Counters.SkippedShare != nil {
+		t.Errorf("MirrorStatus read-only, nothing sampled: %v %v, want an answer without a skipped share", res, err)
+	}
+	if res, err := status.SLOStatus(ctx, connect.NewRequest(&llmtapv1.SLOStatusRequest{})); err != nil || len(res.Msg.Reports) != 0 {
+		t.Errorf("SLOStatus read-only, nothing counted: %v %v, want an empty answer", res, err)
 	}
 	none := serve(t, api.Options{NoShadow: "no shadow here, for a reason"})
 	if _, err := none.ShadowStatus(ctx, connect.NewRequest(&llmtapv1.ShadowStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented || !strings.Contains(err.Error(), "for a reason") {
