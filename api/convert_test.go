@@ -2,15 +2,19 @@ package api
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // field reads the field at a dotted path of m ("time_split.proxy_ms"): whether it is present
@@ -110,4 +114,127 @@ func TestConvertUnknownStaysUnknown(t *testing.T) {
 	if a := sloReportProto(noRequests).Windows[0].Attainment; len(a) != 0 {
 		t.Errorf("attainment without requests %v, want none (not 0)", a)
 	}
+}
+
+// fill sets every exported field of the struct v points to a non-zero value: strings, numbers,
+// booleans, pointers, slices, maps and nested structs, recursively. Fields without a JSON name
+// are left alone (they are never shown).
+func fill(v reflect.Value) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() || f.Tag.Get("json") == "-" {
+			continue
+		}
+		fillValue(v.Field(i))
+	}
+}
+
+func fillValue(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		v.SetInt(3)
+	case reflect.Uint, reflect.Uint32, reflect.Uint64:
+		v.SetUint(3)
+	case reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillValue(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillValue(v.Index(0))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillValue(k)
+		fillValue(e)
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Unix(1, 0)))
+			return
+		}
+		fill(v)
+	}
+}
+
+// jsonNames lists the JSON names of t's fields (those of embedded structs inline).
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "":
+			out = append(out, jsonNames(f.Type)...)
+		case f.IsExported() && name != "-" && name != "":
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkAll checks that m has a field for every JSON name of goType (by the same name, or the
+// one renamed gives), and that every field of m is set.
+func checkAll(t *testing.T, goType reflect.Type, m proto.Message, renamed map[string]string) {
+	t.Helper()
+	fields := m.ProtoReflect().Descriptor().Fields()
+	for _, name := range jsonNames(goType) {
+		pname := name
+		if r, ok := renamed[name]; ok {
+			pname = r
+		}
+		if fields.ByName(protoreflect.Name(pname)) == nil {
+			t.Errorf("%s's JSON field %q has no field %q in %s", goType, name, pname, fields.Get(0).ContainingMessage().FullName())
+		}
+	}
+	for i := range fields.Len() {
+		if fd := fields.Get(i); !m.ProtoReflect().Has(fd) {
+			t.Errorf("%s: field %s is not set from a %s whose every field is", fd.ContainingMessage().FullName(), fd.Name(), goType)
+		}
+	}
+}
+
+// TestConvertEveryField: every field a JSON surface shows of a record or a summary usage row
+// (and of the record's GPU usage, cost, server timings and time split) has a Connect field, and
+// the conversion sets every Connect field from a value whose every field is set. A field added
+// to one side only fails here.
+func TestConvertEveryField(t *testing.T) {
+	var r record.Record
+	fill(reflect.ValueOf(&r).Elem())
+	p := recordProto(&r)
+	checkAll(t, reflect.TypeFor[record.Record](), p, nil)
+	checkAll(t, reflect.TypeFor[record.GPUUsage](), p.Gpu, map[string]string{"util_percent": "utilization_percent", "power_w": "power_watts", "energy_j": "energy_joules"})
+	checkAll(t, reflect.TypeFor[record.Cost](), p.Cost, nil)
+	checkAll(t, reflect.TypeFor[record.ServerTimings](), p.ServerTimings, nil)
+	checkAll(t, reflect.TypeFor[record.TimeSplit](), p.TimeSplit, nil)
+
+	var u stats.Usage
+	fill(reflect.ValueOf(&u).Elem())
+	checkAll(t, reflect.TypeFor[stats.Usage](), usageProto(&u), map[string]string{"gpu_energy_j": "gpu_energy_joules"})
+
+	// GET /llmtap/mirror and GET /llmtap/slo.
+	var doc MirrorDoc
+	fill(reflect.ValueOf(&doc).Elem())
+	m := MirrorStatusProto(doc)
+	checkAll(t, reflect.TypeFor[MirrorDoc](), m, nil)
+	checkAll(t, reflect.TypeFor[mirror.Counters](), m.Counters, nil)
+	checkAll(t, reflect.TypeFor[mirror.GateState](), m.Gate, nil)
+	checkAll(t, reflect.TypeFor[mirror.Summary](), m.Pairs, nil)
+	checkAll(t, reflect.TypeFor[mirror.ModelSummary](), m.Pairs.Models[0], nil)
+	checkAll(t, reflect.TypeFor[mirror.Comparison](), m.Pairs.Models[0].TtftMs, nil)
+	checkAll(t, reflect.TypeFor[mirror.ModelVerdict](), m.Verdicts[0], nil)
+	checkAll(t, reflect.TypeFor[mirror.MetricVerdict](), m.Verdicts[0].Comparisons[0], nil)
+	var rep slo.Report
+	fill(reflect.ValueOf(&rep).Elem())
+	sp := sloReportProto(&rep)
+	checkAll(t, reflect.TypeFor[slo.Report](), sp, map[string]string{"thresholds": "ttft_ms"}) // the thresholds are on the report
+	checkAll(t, reflect.TypeFor[slo.Thresholds](), sp, nil)
+	checkAll(t, reflect.TypeFor[slo.Window](), sp.Total, nil)
+	checkAll(t, reflect.TypeFor[SLODoc](), &llmtapv1.SLOStatusResponse{Reports: []*llmtapv1.SLOReport{sp}, Dropped: 1}, map[string]string{"slos": "reports"})
 }
