@@ -181,7 +181,7 @@ func timelineWindowProto(w *timeline.Window, recordsDropped uint64) *llmtapv1.Ti
 	d := durationpb.New(time.Duration(w.DurationMs * float64(time.Millisecond)))
 	p := &llmtapv1.TimelineWindow{
 		Seq: w.Seq, Start: timestamppb.New(w.Start), Duration: d, Span: d,
-		Source: SourceTimeline, Final: w.Final, RecordsDropped: recordsDropped,
+		Source: SourceTimeline, Final: w.Final, RecordsDropped: recordsDropped, Late: w.Late,
 	}
 	if w.InFlight != nil {
 		p.InFlight = *w.InFlight
@@ -204,6 +204,7 @@ func timelineWindowProto(w *timeline.Window, recordsDropped uint64) *llmtapv1.Ti
 			UtilizationPercent: g.UtilPercent, MemoryUtilizationPercent: g.MemUtilPercent,
 			PowerWatts: g.PowerW, MemoryUsedBytes: g.MemUsedBytes, MemoryTotalBytes: g.MemTotalBytes,
 			SmClockMhz: g.SMClockMHz, EnergyJoules: g.EnergyJ,
+			Samples: int32(g.Samples), MemoryClockMhz: g.MemClockMHz, ThrottleReasons: g.ThrottleReasons,
 		}
 		if g.TempC != nil {
 			t := float64(*g.TempC)
@@ -221,6 +222,9 @@ func timelineWindowProto(w *timeline.Window, recordsDropped uint64) *llmtapv1.Ti
 		}
 		sp.TtftMs, sp.ItlMs = serverQuantiles(sv.TTFTMs), serverQuantiles(sv.ITLMs)
 		sp.QueueMs, sp.PrefillMs, sp.DecodeMs = serverQuantiles(sv.QueueMs), serverQuantiles(sv.PrefillMs), serverQuantiles(sv.DecodeMs)
+		if sv.Split != nil {
+			sp.Split = &llmtapv1.SplitShares{Queue: sv.Split.Queue, Prefill: sv.Split.Prefill, Decode: sv.Split.Decode}
+		}
 		p.Servers = append(p.Servers, sp)
 	}
 	return p
@@ -232,7 +236,8 @@ func serverQuantiles(l *timeline.ServerLatency) *llmtapv1.Quantiles {
 	if l == nil {
 		return nil
 	}
-	return &llmtapv1.Quantiles{P50: l.P50, P99: l.P99, Count: int64(l.Count)}
+	mean := l.Mean
+	return &llmtapv1.Quantiles{P50: l.P50, P99: l.P99, Count: int64(l.Count), Mean: &mean}
 }
 
 func quantilesProto(q *timeline.Quantiles) *llmtapv1.Quantiles {

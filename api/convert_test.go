@@ -3,6 +3,7 @@ package api
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 // field reads the field at a dotted path of m ("time_split.proxy_ms"): whether it is present
@@ -180,8 +182,9 @@ func jsonNames(t reflect.Type) []string {
 }
 
 // checkAll checks that m has a field for every JSON name of goType (by the same name, or the
-// one renamed gives), and that every field of m is set.
-func checkAll(t *testing.T, goType reflect.Type, m proto.Message, renamed map[string]string) {
+// one renamed gives), and that every field of m is set but those named in other (fields that
+// come from elsewhere than goType).
+func checkAll(t *testing.T, goType reflect.Type, m proto.Message, renamed map[string]string, other ...string) {
 	t.Helper()
 	fields := m.ProtoReflect().Descriptor().Fields()
 	for _, name := range jsonNames(goType) {
@@ -194,7 +197,7 @@ func checkAll(t *testing.T, goType reflect.Type, m proto.Message, renamed map[st
 		}
 	}
 	for i := range fields.Len() {
-		if fd := fields.Get(i); !m.ProtoReflect().Has(fd) {
+		if fd := fields.Get(i); !m.ProtoReflect().Has(fd) && !slices.Contains(other, string(fd.Name())) {
 			t.Errorf("%s: field %s is not set from a %s whose every field is", fd.ContainingMessage().FullName(), fd.Name(), goType)
 		}
 	}
@@ -237,4 +240,18 @@ func TestConvertEveryField(t *testing.T) {
 	checkAll(t, reflect.TypeFor[slo.Thresholds](), sp, nil)
 	checkAll(t, reflect.TypeFor[slo.Window](), sp.Total, nil)
 	checkAll(t, reflect.TypeFor[SLODoc](), &llmtapv1.SLOStatusResponse{Reports: []*llmtapv1.SLOReport{sp}, Dropped: 1}, map[string]string{"slos": "reports"})
+
+	// GET /llmtap/timeline's windows in StreamTimeline.
+	var w timeline.Window
+	fill(reflect.ValueOf(&w).Elem())
+	tw := timelineWindowProto(&w, 1)
+	checkAll(t, reflect.TypeFor[timeline.Window](), tw, map[string]string{"start_ms": "start", "duration_ms": "duration"}, "shadow")
+	checkAll(t, reflect.TypeFor[timeline.Series](), tw.Series[0], map[string]string{"input_tokens_per_second": "input_token_rate", "output_tokens_per_second": "output_token_rate"})
+	checkAll(t, reflect.TypeFor[timeline.Quantiles](), tw.Series[0].TtftMs, nil, "mean")
+	checkAll(t, reflect.TypeFor[timeline.GPU](), tw.Gpus[0], map[string]string{"util_percent": "utilization_percent", "mem_util_percent": "memory_utilization_percent",
+		"power_w": "power_watts", "energy_j": "energy_joules", "mem_used_bytes": "memory_used_bytes", "mem_total_bytes": "memory_total_bytes",
+		"temp_c": "temperature_celsius", "mem_clock_mhz": "memory_clock_mhz"})
+	checkAll(t, reflect.TypeFor[timeline.Server](), tw.Servers[0], nil)
+	checkAll(t, reflect.TypeFor[timeline.ServerLatency](), tw.Servers[0].QueueMs, nil)
+	checkAll(t, reflect.TypeFor[timeline.SplitShares](), tw.Servers[0].Split, nil)
 }

@@ -1909,7 +1909,10 @@ type TimelineWindow struct {
 	// Final is true once no more records can revise the window. Windows are sent when they
 	// close; a stream that began in a window and ends later still revises it, and StreamTimeline
 	// sends a window that was not final once more, with the same seq, when it becomes final.
-	Final         bool `protobuf:"varint,12,opt,name=final,proto3" json:"final,omitempty"`
+	Final bool `protobuf:"varint,12,opt,name=final,proto3" json:"final,omitempty"`
+	// Late counts contributions that reached the window after it was final (timeline only):
+	// the final window lacks them.
+	Late          int64 `protobuf:"varint,13,opt,name=late,proto3" json:"late,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2026,6 +2029,13 @@ func (x *TimelineWindow) GetFinal() bool {
 		return x.Final
 	}
 	return false
+}
+
+func (x *TimelineWindow) GetLate() int64 {
+	if x != nil {
+		return x.Late
+	}
+	return 0
 }
 
 // Series is one (model, class) in one window.
@@ -2181,7 +2191,10 @@ type Quantiles struct {
 	P50   float64                `protobuf:"fixed64,1,opt,name=p50,proto3" json:"p50,omitempty"`
 	P99   float64                `protobuf:"fixed64,2,opt,name=p99,proto3" json:"p99,omitempty"`
 	// Count is the number of values.
-	Count         int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Count int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// Mean is the values' mean where the source gives it (a server's histograms); absent
+	// otherwise.
+	Mean          *float64 `protobuf:"fixed64,4,opt,name=mean,proto3,oneof" json:"mean,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2237,6 +2250,13 @@ func (x *Quantiles) GetCount() int64 {
 	return 0
 }
 
+func (x *Quantiles) GetMean() float64 {
+	if x != nil && x.Mean != nil {
+		return *x.Mean
+	}
+	return 0
+}
+
 // GPU is one GPU's reading; an absent value was not read (not supported, or not sampled).
 type GPU struct {
 	state                    protoimpl.MessageState `protogen:"open.v1"`
@@ -2251,9 +2271,15 @@ type GPU struct {
 	TemperatureCelsius       *float64               `protobuf:"fixed64,9,opt,name=temperature_celsius,json=temperatureCelsius,proto3,oneof" json:"temperature_celsius,omitempty"`
 	SmClockMhz               *float64               `protobuf:"fixed64,10,opt,name=sm_clock_mhz,json=smClockMhz,proto3,oneof" json:"sm_clock_mhz,omitempty"`
 	// EnergyJoules is the energy used in the window.
-	EnergyJoules  *float64 `protobuf:"fixed64,11,opt,name=energy_joules,json=energyJoules,proto3,oneof" json:"energy_joules,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EnergyJoules *float64 `protobuf:"fixed64,11,opt,name=energy_joules,json=energyJoules,proto3,oneof" json:"energy_joules,omitempty"`
+	// Samples is the number of readings of the GPU in the window.
+	Samples int32 `protobuf:"varint,12,opt,name=samples,proto3" json:"samples,omitempty"`
+	// MemoryClockMhz is the mean of the sampled memory clocks (SmClockMhz of the SM clocks).
+	MemoryClockMhz *float64 `protobuf:"fixed64,13,opt,name=memory_clock_mhz,json=memoryClockMhz,proto3,oneof" json:"memory_clock_mhz,omitempty"`
+	// ThrottleReasons is the OR of the samples' clock-event reason bit masks (NVML's).
+	ThrottleReasons *uint64 `protobuf:"varint,14,opt,name=throttle_reasons,json=throttleReasons,proto3,oneof" json:"throttle_reasons,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GPU) Reset() {
@@ -2363,6 +2389,27 @@ func (x *GPU) GetEnergyJoules() float64 {
 	return 0
 }
 
+func (x *GPU) GetSamples() int32 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *GPU) GetMemoryClockMhz() float64 {
+	if x != nil && x.MemoryClockMhz != nil {
+		return *x.MemoryClockMhz
+	}
+	return 0
+}
+
+func (x *GPU) GetThrottleReasons() uint64 {
+	if x != nil && x.ThrottleReasons != nil {
+		return *x.ThrottleReasons
+	}
+	return 0
+}
+
 // ServerModel is one model's figures from the inference server's own metrics endpoint.
 type ServerModel struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2383,9 +2430,13 @@ type ServerModel struct {
 	// Queue, prefill and decode as the server measured them, from its histograms, in
 	// milliseconds (vLLM has all three; SGLang and TGI a queue histogram only): the estimated
 	// split of the window's requests where the server reports none per request.
-	QueueMs       *Quantiles `protobuf:"bytes,12,opt,name=queue_ms,json=queueMs,proto3" json:"queue_ms,omitempty"`
-	PrefillMs     *Quantiles `protobuf:"bytes,13,opt,name=prefill_ms,json=prefillMs,proto3" json:"prefill_ms,omitempty"`
-	DecodeMs      *Quantiles `protobuf:"bytes,14,opt,name=decode_ms,json=decodeMs,proto3" json:"decode_ms,omitempty"`
+	QueueMs   *Quantiles `protobuf:"bytes,12,opt,name=queue_ms,json=queueMs,proto3" json:"queue_ms,omitempty"`
+	PrefillMs *Quantiles `protobuf:"bytes,13,opt,name=prefill_ms,json=prefillMs,proto3" json:"prefill_ms,omitempty"`
+	DecodeMs  *Quantiles `protobuf:"bytes,14,opt,name=decode_ms,json=decodeMs,proto3" json:"decode_ms,omitempty"`
+	// Split is the means of QueueMs, PrefillMs and DecodeMs as shares of their sum (0 to 1,
+	// summing to 1): where the window's time went by the server's histograms; absent unless all
+	// three gained observations in the window.
+	Split         *SplitShares `protobuf:"bytes,15,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2518,6 +2569,74 @@ func (x *ServerModel) GetDecodeMs() *Quantiles {
 	return nil
 }
 
+func (x *ServerModel) GetSplit() *SplitShares {
+	if x != nil {
+		return x.Split
+	}
+	return nil
+}
+
+// SplitShares are the fractions of a window's mean queue, prefill and decode time.
+type SplitShares struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Queue         float64                `protobuf:"fixed64,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	Prefill       float64                `protobuf:"fixed64,2,opt,name=prefill,proto3" json:"prefill,omitempty"`
+	Decode        float64                `protobuf:"fixed64,3,opt,name=decode,proto3" json:"decode,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SplitShares) Reset() {
+	*x = SplitShares{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SplitShares) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SplitShares) ProtoMessage() {}
+
+func (x *SplitShares) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SplitShares.ProtoReflect.Descriptor instead.
+func (*SplitShares) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SplitShares) GetQueue() float64 {
+	if x != nil {
+		return x.Queue
+	}
+	return 0
+}
+
+func (x *SplitShares) GetPrefill() float64 {
+	if x != nil {
+		return x.Prefill
+	}
+	return 0
+}
+
+func (x *SplitShares) GetDecode() float64 {
+	if x != nil {
+		return x.Decode
+	}
+	return 0
+}
+
 type ShadowStartRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Name is the shadow load of the loaded config to start (or restart); it may be left empty
@@ -2529,7 +2648,7 @@ type ShadowStartRequest struct {
 
 func (x *ShadowStartRequest) Reset() {
 	*x = ShadowStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2541,7 +2660,7 @@ func (x *ShadowStartRequest) String() string {
 func (*ShadowStartRequest) ProtoMessage() {}
 
 func (x *ShadowStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[21]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2554,7 +2673,7 @@ func (x *ShadowStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStartRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{21}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShadowStartRequest) GetName() string {
@@ -2573,7 +2692,7 @@ type ShadowStartResponse struct {
 
 func (x *ShadowStartResponse) Reset() {
 	*x = ShadowStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2585,7 +2704,7 @@ func (x *ShadowStartResponse) String() string {
 func (*ShadowStartResponse) ProtoMessage() {}
 
 func (x *ShadowStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[22]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2598,7 +2717,7 @@ func (x *ShadowStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStartResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{22}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ShadowStartResponse) GetLoad() *ShadowLoad {
@@ -2618,7 +2737,7 @@ type ShadowStopRequest struct {
 
 func (x *ShadowStopRequest) Reset() {
 	*x = ShadowStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2630,7 +2749,7 @@ func (x *ShadowStopRequest) String() string {
 func (*ShadowStopRequest) ProtoMessage() {}
 
 func (x *ShadowStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[23]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2643,7 +2762,7 @@ func (x *ShadowStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStopRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{23}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ShadowStopRequest) GetName() string {
@@ -2662,7 +2781,7 @@ type ShadowStopResponse struct {
 
 func (x *ShadowStopResponse) Reset() {
 	*x = ShadowStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2793,7 @@ func (x *ShadowStopResponse) String() string {
 func (*ShadowStopResponse) ProtoMessage() {}
 
 func (x *ShadowStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[24]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2806,7 @@ func (x *ShadowStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStopResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{24}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ShadowStopResponse) GetLoad() *ShadowLoad {
@@ -2709,7 +2828,7 @@ type ShadowSetRateRequest struct {
 
 func (x *ShadowSetRateRequest) Reset() {
 	*x = ShadowSetRateRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2721,7 +2840,7 @@ func (x *ShadowSetRateRequest) String() string {
 func (*ShadowSetRateRequest) ProtoMessage() {}
 
 func (x *ShadowSetRateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[25]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2734,7 +2853,7 @@ func (x *ShadowSetRateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowSetRateRequest.ProtoReflect.Descriptor instead.
 func (*ShadowSetRateRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{25}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ShadowSetRateRequest) GetName() string {
@@ -2760,7 +2879,7 @@ type ShadowSetRateResponse struct {
 
 func (x *ShadowSetRateResponse) Reset() {
 	*x = ShadowSetRateResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2772,7 +2891,7 @@ func (x *ShadowSetRateResponse) String() string {
 func (*ShadowSetRateResponse) ProtoMessage() {}
 
 func (x *ShadowSetRateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[26]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2785,7 +2904,7 @@ func (x *ShadowSetRateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowSetRateResponse.ProtoReflect.Descriptor instead.
 func (*ShadowSetRateResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{26}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ShadowSetRateResponse) GetLoad() *ShadowLoad {
@@ -2803,7 +2922,7 @@ type ShadowStatusRequest struct {
 
 func (x *ShadowStatusRequest) Reset() {
 	*x = ShadowStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +2934,7 @@ func (x *ShadowStatusRequest) String() string {
 func (*ShadowStatusRequest) ProtoMessage() {}
 
 func (x *ShadowStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[27]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +2947,7 @@ func (x *ShadowStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStatusRequest.ProtoReflect.Descriptor instead.
 func (*ShadowStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{27}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
 }
 
 type ShadowStatusResponse struct {
@@ -2840,7 +2959,7 @@ type ShadowStatusResponse struct {
 
 func (x *ShadowStatusResponse) Reset() {
 	*x = ShadowStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2852,7 +2971,7 @@ func (x *ShadowStatusResponse) String() string {
 func (*ShadowStatusResponse) ProtoMessage() {}
 
 func (x *ShadowStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[28]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2865,7 +2984,7 @@ func (x *ShadowStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowStatusResponse.ProtoReflect.Descriptor instead.
 func (*ShadowStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{28}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ShadowStatusResponse) GetState() *ShadowState {
@@ -2893,7 +3012,7 @@ type ShadowState struct {
 
 func (x *ShadowState) Reset() {
 	*x = ShadowState{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3024,7 @@ func (x *ShadowState) String() string {
 func (*ShadowState) ProtoMessage() {}
 
 func (x *ShadowState) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[29]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3037,7 @@ func (x *ShadowState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowState.ProtoReflect.Descriptor instead.
 func (*ShadowState) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{29}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ShadowState) GetLoads() []*ShadowLoad {
@@ -2994,7 +3113,7 @@ type ShadowLoad struct {
 
 func (x *ShadowLoad) Reset() {
 	*x = ShadowLoad{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3006,7 +3125,7 @@ func (x *ShadowLoad) String() string {
 func (*ShadowLoad) ProtoMessage() {}
 
 func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[30]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3019,7 +3138,7 @@ func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowLoad.ProtoReflect.Descriptor instead.
 func (*ShadowLoad) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{30}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ShadowLoad) GetName() string {
@@ -3177,7 +3296,7 @@ type ShadowGuard struct {
 
 func (x *ShadowGuard) Reset() {
 	*x = ShadowGuard{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3308,7 @@ func (x *ShadowGuard) String() string {
 func (*ShadowGuard) ProtoMessage() {}
 
 func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3321,7 @@ func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowGuard.ProtoReflect.Descriptor instead.
 func (*ShadowGuard) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ShadowGuard) GetTripped() bool {
@@ -3297,7 +3416,7 @@ type RecordingStartRequest struct {
 
 func (x *RecordingStartRequest) Reset() {
 	*x = RecordingStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3309,7 +3428,7 @@ func (x *RecordingStartRequest) String() string {
 func (*RecordingStartRequest) ProtoMessage() {}
 
 func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3322,7 +3441,7 @@ func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RecordingStartRequest) GetDir() string {
@@ -3383,7 +3502,7 @@ type RecordingStartResponse struct {
 
 func (x *RecordingStartResponse) Reset() {
 	*x = RecordingStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3395,7 +3514,7 @@ func (x *RecordingStartResponse) String() string {
 func (*RecordingStartResponse) ProtoMessage() {}
 
 func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3408,7 +3527,7 @@ func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{33}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RecordingStartResponse) GetRecording() *Recording {
@@ -3426,7 +3545,7 @@ type RecordingStopRequest struct {
 
 func (x *RecordingStopRequest) Reset() {
 	*x = RecordingStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3438,7 +3557,7 @@ func (x *RecordingStopRequest) String() string {
 func (*RecordingStopRequest) ProtoMessage() {}
 
 func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3451,7 +3570,7 @@ func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{34}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{35}
 }
 
 type RecordingStopResponse struct {
@@ -3464,7 +3583,7 @@ type RecordingStopResponse struct {
 
 func (x *RecordingStopResponse) Reset() {
 	*x = RecordingStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3476,7 +3595,7 @@ func (x *RecordingStopResponse) String() string {
 func (*RecordingStopResponse) ProtoMessage() {}
 
 func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3489,7 +3608,7 @@ func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{35}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RecordingStopResponse) GetStopped() *Recording {
@@ -3507,7 +3626,7 @@ type RecordingStatusRequest struct {
 
 func (x *RecordingStatusRequest) Reset() {
 	*x = RecordingStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3519,7 +3638,7 @@ func (x *RecordingStatusRequest) String() string {
 func (*RecordingStatusRequest) ProtoMessage() {}
 
 func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3532,7 +3651,7 @@ func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{36}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{37}
 }
 
 // Recording is one recorder.
@@ -3553,7 +3672,7 @@ type Recording struct {
 
 func (x *Recording) Reset() {
 	*x = Recording{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3684,7 @@ func (x *Recording) String() string {
 func (*Recording) ProtoMessage() {}
 
 func (x *Recording) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3697,7 @@ func (x *Recording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recording.ProtoReflect.Descriptor instead.
 func (*Recording) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{37}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Recording) GetDir() string {
@@ -3647,7 +3766,7 @@ type RecordingStatusResponse struct {
 
 func (x *RecordingStatusResponse) Reset() {
 	*x = RecordingStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3659,7 +3778,7 @@ func (x *RecordingStatusResponse) String() string {
 func (*RecordingStatusResponse) ProtoMessage() {}
 
 func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3672,7 +3791,7 @@ func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{38}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RecordingStatusResponse) GetRecordings() []*Recording {
@@ -3692,7 +3811,7 @@ type MirrorStatusRequest struct {
 
 func (x *MirrorStatusRequest) Reset() {
 	*x = MirrorStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3704,7 +3823,7 @@ func (x *MirrorStatusRequest) String() string {
 func (*MirrorStatusRequest) ProtoMessage() {}
 
 func (x *MirrorStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3717,7 +3836,7 @@ func (x *MirrorStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorStatusRequest.ProtoReflect.Descriptor instead.
 func (*MirrorStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{39}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *MirrorStatusRequest) GetModel() string {
@@ -3743,7 +3862,7 @@ type MirrorStatusResponse struct {
 
 func (x *MirrorStatusResponse) Reset() {
 	*x = MirrorStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3755,7 +3874,7 @@ func (x *MirrorStatusResponse) String() string {
 func (*MirrorStatusResponse) ProtoMessage() {}
 
 func (x *MirrorStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3768,7 +3887,7 @@ func (x *MirrorStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorStatusResponse.ProtoReflect.Descriptor instead.
 func (*MirrorStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{40}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *MirrorStatusResponse) GetCounters() *MirrorCounters {
@@ -3827,7 +3946,7 @@ type MirrorCounters struct {
 
 func (x *MirrorCounters) Reset() {
 	*x = MirrorCounters{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3839,7 +3958,7 @@ func (x *MirrorCounters) String() string {
 func (*MirrorCounters) ProtoMessage() {}
 
 func (x *MirrorCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3852,7 +3971,7 @@ func (x *MirrorCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorCounters.ProtoReflect.Descriptor instead.
 func (*MirrorCounters) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{41}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *MirrorCounters) GetSampled() uint64 {
@@ -3921,7 +4040,7 @@ type MirrorGate struct {
 
 func (x *MirrorGate) Reset() {
 	*x = MirrorGate{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3933,7 +4052,7 @@ func (x *MirrorGate) String() string {
 func (*MirrorGate) ProtoMessage() {}
 
 func (x *MirrorGate) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3946,7 +4065,7 @@ func (x *MirrorGate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorGate.ProtoReflect.Descriptor instead.
 func (*MirrorGate) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{42}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MirrorGate) GetPaused() bool {
@@ -3996,7 +4115,7 @@ type MirrorPairs struct {
 
 func (x *MirrorPairs) Reset() {
 	*x = MirrorPairs{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4008,7 +4127,7 @@ func (x *MirrorPairs) String() string {
 func (*MirrorPairs) ProtoMessage() {}
 
 func (x *MirrorPairs) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4021,7 +4140,7 @@ func (x *MirrorPairs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorPairs.ProtoReflect.Descriptor instead.
 func (*MirrorPairs) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{43}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MirrorPairs) GetPairsTotal() uint64 {
@@ -4079,7 +4198,7 @@ type MirrorModelPairs struct {
 
 func (x *MirrorModelPairs) Reset() {
 	*x = MirrorModelPairs{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4091,7 +4210,7 @@ func (x *MirrorModelPairs) String() string {
 func (*MirrorModelPairs) ProtoMessage() {}
 
 func (x *MirrorModelPairs) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4104,7 +4223,7 @@ func (x *MirrorModelPairs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorModelPairs.ProtoReflect.Descriptor instead.
 func (*MirrorModelPairs) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{44}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MirrorModelPairs) GetModel() string {
@@ -4166,7 +4285,7 @@ type MirrorComparison struct {
 
 func (x *MirrorComparison) Reset() {
 	*x = MirrorComparison{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4178,7 +4297,7 @@ func (x *MirrorComparison) String() string {
 func (*MirrorComparison) ProtoMessage() {}
 
 func (x *MirrorComparison) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4191,7 +4310,7 @@ func (x *MirrorComparison) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorComparison.ProtoReflect.Descriptor instead.
 func (*MirrorComparison) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{45}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MirrorComparison) GetCount() int64 {
@@ -4249,7 +4368,7 @@ type MirrorVerdict struct {
 
 func (x *MirrorVerdict) Reset() {
 	*x = MirrorVerdict{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4261,7 +4380,7 @@ func (x *MirrorVerdict) String() string {
 func (*MirrorVerdict) ProtoMessage() {}
 
 func (x *MirrorVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4274,7 +4393,7 @@ func (x *MirrorVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorVerdict.ProtoReflect.Descriptor instead.
 func (*MirrorVerdict) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{46}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MirrorVerdict) GetModel() string {
@@ -4363,7 +4482,7 @@ type MirrorMetricVerdict struct {
 
 func (x *MirrorMetricVerdict) Reset() {
 	*x = MirrorMetricVerdict{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4375,7 +4494,7 @@ func (x *MirrorMetricVerdict) String() string {
 func (*MirrorMetricVerdict) ProtoMessage() {}
 
 func (x *MirrorMetricVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4388,7 +4507,7 @@ func (x *MirrorMetricVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorMetricVerdict.ProtoReflect.Descriptor instead.
 func (*MirrorMetricVerdict) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{47}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MirrorMetricVerdict) GetName() string {
@@ -4472,7 +4591,7 @@ type SLOStatusRequest struct {
 
 func (x *SLOStatusRequest) Reset() {
 	*x = SLOStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4484,7 +4603,7 @@ func (x *SLOStatusRequest) String() string {
 func (*SLOStatusRequest) ProtoMessage() {}
 
 func (x *SLOStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4497,7 +4616,7 @@ func (x *SLOStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOStatusRequest.ProtoReflect.Descriptor instead.
 func (*SLOStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{48}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SLOStatusRequest) GetSlo() string {
@@ -4528,7 +4647,7 @@ type SLOStatusResponse struct {
 
 func (x *SLOStatusResponse) Reset() {
 	*x = SLOStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4540,7 +4659,7 @@ func (x *SLOStatusResponse) String() string {
 func (*SLOStatusResponse) ProtoMessage() {}
 
 func (x *SLOStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4553,7 +4672,7 @@ func (x *SLOStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOStatusResponse.ProtoReflect.Descriptor instead.
 func (*SLOStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{49}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SLOStatusResponse) GetReports() []*SLOReport {
@@ -4592,7 +4711,7 @@ type SLOReport struct {
 
 func (x *SLOReport) Reset() {
 	*x = SLOReport{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4604,7 +4723,7 @@ func (x *SLOReport) String() string {
 func (*SLOReport) ProtoMessage() {}
 
 func (x *SLOReport) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4617,7 +4736,7 @@ func (x *SLOReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOReport.ProtoReflect.Descriptor instead.
 func (*SLOReport) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{50}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SLOReport) GetSlo() string {
@@ -4701,7 +4820,7 @@ type SLOWindow struct {
 
 func (x *SLOWindow) Reset() {
 	*x = SLOWindow{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4713,7 +4832,7 @@ func (x *SLOWindow) String() string {
 func (*SLOWindow) ProtoMessage() {}
 
 func (x *SLOWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4726,7 +4845,7 @@ func (x *SLOWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOWindow.ProtoReflect.Descriptor instead.
 func (*SLOWindow) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{51}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SLOWindow) GetWindow() string {
@@ -5000,7 +5119,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"K\n" +
 	"\x16StreamTimelineResponse\x121\n" +
-	"\x06window\x18\x01 \x01(\v2\x19.llmtap.v1.TimelineWindowR\x06window\"\xdf\x03\n" +
+	"\x06window\x18\x01 \x01(\v2\x19.llmtap.v1.TimelineWindowR\x06window\"\xf3\x03\n" +
 	"\x0eTimelineWindow\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x120\n" +
 	"\x05start\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x125\n" +
@@ -5014,7 +5133,8 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\aservers\x18\n" +
 	" \x03(\v2\x16.llmtap.v1.ServerModelR\aservers\x12.\n" +
 	"\x06shadow\x18\v \x01(\v2\x16.llmtap.v1.ShadowStateR\x06shadow\x12\x14\n" +
-	"\x05final\x18\f \x01(\bR\x05final\"\xc5\x04\n" +
+	"\x05final\x18\f \x01(\bR\x05final\x12\x12\n" +
+	"\x04late\x18\r \x01(\x03R\x04late\"\xc5\x04\n" +
 	"\x06Series\x12\x14\n" +
 	"\x05model\x18\x01 \x01(\tR\x05model\x12\x14\n" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x1a\n" +
@@ -5034,11 +5154,13 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01B\f\n" +
 	"\n" +
-	"_in_flight\"E\n" +
+	"_in_flight\"g\n" +
 	"\tQuantiles\x12\x10\n" +
 	"\x03p50\x18\x01 \x01(\x01R\x03p50\x12\x10\n" +
 	"\x03p99\x18\x02 \x01(\x01R\x03p99\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count\"\xfc\x04\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\x12\x17\n" +
+	"\x04mean\x18\x04 \x01(\x01H\x00R\x04mean\x88\x01\x01B\a\n" +
+	"\x05_mean\"\x9f\x06\n" +
 	"\x03GPU\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x12\n" +
@@ -5053,7 +5175,10 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\fsm_clock_mhz\x18\n" +
 	" \x01(\x01H\x06R\n" +
 	"smClockMhz\x88\x01\x01\x12(\n" +
-	"\renergy_joules\x18\v \x01(\x01H\aR\fenergyJoules\x88\x01\x01B\x16\n" +
+	"\renergy_joules\x18\v \x01(\x01H\aR\fenergyJoules\x88\x01\x01\x12\x18\n" +
+	"\asamples\x18\f \x01(\x05R\asamples\x12-\n" +
+	"\x10memory_clock_mhz\x18\r \x01(\x01H\bR\x0ememoryClockMhz\x88\x01\x01\x12.\n" +
+	"\x10throttle_reasons\x18\x0e \x01(\x04H\tR\x0fthrottleReasons\x88\x01\x01B\x16\n" +
 	"\x14_utilization_percentB\x1d\n" +
 	"\x1b_memory_utilization_percentB\x0e\n" +
 	"\f_power_wattsB\x14\n" +
@@ -5061,7 +5186,9 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x13_memory_total_bytesB\x16\n" +
 	"\x14_temperature_celsiusB\x0f\n" +
 	"\r_sm_clock_mhzB\x10\n" +
-	"\x0e_energy_joules\"\xec\x05\n" +
+	"\x0e_energy_joulesB\x13\n" +
+	"\x11_memory_clock_mhzB\x13\n" +
+	"\x11_throttle_reasons\"\x9a\x06\n" +
 	"\vServerModel\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12)\n" +
@@ -5078,7 +5205,8 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\bqueue_ms\x18\f \x01(\v2\x14.llmtap.v1.QuantilesR\aqueueMs\x123\n" +
 	"\n" +
 	"prefill_ms\x18\r \x01(\v2\x14.llmtap.v1.QuantilesR\tprefillMs\x121\n" +
-	"\tdecode_ms\x18\x0e \x01(\v2\x14.llmtap.v1.QuantilesR\bdecodeMsB\x11\n" +
+	"\tdecode_ms\x18\x0e \x01(\v2\x14.llmtap.v1.QuantilesR\bdecodeMs\x12,\n" +
+	"\x05split\x18\x0f \x01(\v2\x16.llmtap.v1.SplitSharesR\x05splitB\x11\n" +
 	"\x0f_kv_cache_usageB\n" +
 	"\n" +
 	"\b_runningB\n" +
@@ -5086,7 +5214,11 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\b_waitingB\x1b\n" +
 	"\x19_prompt_tokens_per_secondB\x1f\n" +
 	"\x1d_generation_tokens_per_secondB\x18\n" +
-	"\x16_prefix_cache_hit_rate\"(\n" +
+	"\x16_prefix_cache_hit_rate\"U\n" +
+	"\vSplitShares\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\x01R\x05queue\x12\x18\n" +
+	"\aprefill\x18\x02 \x01(\x01R\aprefill\x12\x16\n" +
+	"\x06decode\x18\x03 \x01(\x01R\x06decode\"(\n" +
 	"\x12ShadowStartRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"@\n" +
 	"\x13ShadowStartResponse\x12)\n" +
@@ -5310,7 +5442,7 @@ func file_llmtap_v1_llmtap_proto_rawDescGZIP() []byte {
 	return file_llmtap_v1_llmtap_proto_rawDescData
 }
 
-var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Stat)(nil),                    // 0: llmtap.v1.Stat
 	(*Scalar)(nil),                  // 1: llmtap.v1.Scalar
@@ -5333,77 +5465,78 @@ var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Quantiles)(nil),               // 18: llmtap.v1.Quantiles
 	(*GPU)(nil),                     // 19: llmtap.v1.GPU
 	(*ServerModel)(nil),             // 20: llmtap.v1.ServerModel
-	(*ShadowStartRequest)(nil),      // 21: llmtap.v1.ShadowStartRequest
-	(*ShadowStartResponse)(nil),     // 22: llmtap.v1.ShadowStartResponse
-	(*ShadowStopRequest)(nil),       // 23: llmtap.v1.ShadowStopRequest
-	(*ShadowStopResponse)(nil),      // 24: llmtap.v1.ShadowStopResponse
-	(*ShadowSetRateRequest)(nil),    // 25: llmtap.v1.ShadowSetRateRequest
-	(*ShadowSetRateResponse)(nil),   // 26: llmtap.v1.ShadowSetRateResponse
-	(*ShadowStatusRequest)(nil),     // 27: llmtap.v1.ShadowStatusRequest
-	(*ShadowStatusResponse)(nil),    // 28: llmtap.v1.ShadowStatusResponse
-	(*ShadowState)(nil),             // 29: llmtap.v1.ShadowState
-	(*ShadowLoad)(nil),              // 30: llmtap.v1.ShadowLoad
-	(*ShadowGuard)(nil),             // 31: llmtap.v1.ShadowGuard
-	(*RecordingStartRequest)(nil),   // 32: llmtap.v1.RecordingStartRequest
-	(*RecordingStartResponse)(nil),  // 33: llmtap.v1.RecordingStartResponse
-	(*RecordingStopRequest)(nil),    // 34: llmtap.v1.RecordingStopRequest
-	(*RecordingStopResponse)(nil),   // 35: llmtap.v1.RecordingStopResponse
-	(*RecordingStatusRequest)(nil),  // 36: llmtap.v1.RecordingStatusRequest
-	(*Recording)(nil),               // 37: llmtap.v1.Recording
-	(*RecordingStatusResponse)(nil), // 38: llmtap.v1.RecordingStatusResponse
-	(*MirrorStatusRequest)(nil),     // 39: llmtap.v1.MirrorStatusRequest
-	(*MirrorStatusResponse)(nil),    // 40: llmtap.v1.MirrorStatusResponse
-	(*MirrorCounters)(nil),          // 41: llmtap.v1.MirrorCounters
-	(*MirrorGate)(nil),              // 42: llmtap.v1.MirrorGate
-	(*MirrorPairs)(nil),             // 43: llmtap.v1.MirrorPairs
-	(*MirrorModelPairs)(nil),        // 44: llmtap.v1.MirrorModelPairs
-	(*MirrorComparison)(nil),        // 45: llmtap.v1.MirrorComparison
-	(*MirrorVerdict)(nil),           // 46: llmtap.v1.MirrorVerdict
-	(*MirrorMetricVerdict)(nil),     // 47: llmtap.v1.MirrorMetricVerdict
-	(*SLOStatusRequest)(nil),        // 48: llmtap.v1.SLOStatusRequest
-	(*SLOStatusResponse)(nil),       // 49: llmtap.v1.SLOStatusResponse
-	(*SLOReport)(nil),               // 50: llmtap.v1.SLOReport
-	(*SLOWindow)(nil),               // 51: llmtap.v1.SLOWindow
-	nil,                             // 52: llmtap.v1.Group.MetricsEntry
-	nil,                             // 53: llmtap.v1.Group.ScalarsEntry
-	nil,                             // 54: llmtap.v1.Group.OutputTokenSourcesEntry
-	nil,                             // 55: llmtap.v1.Group.InputTokenSourcesEntry
-	nil,                             // 56: llmtap.v1.Group.ErrorsEntry
-	nil,                             // 57: llmtap.v1.Series.ErrorsByClassEntry
-	nil,                             // 58: llmtap.v1.ShadowGuard.TripsByReasonEntry
-	nil,                             // 59: llmtap.v1.MirrorCounters.SkippedEntry
-	nil,                             // 60: llmtap.v1.SLOWindow.AttainmentEntry
-	(*timestamppb.Timestamp)(nil),   // 61: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 62: google.protobuf.Duration
+	(*SplitShares)(nil),             // 21: llmtap.v1.SplitShares
+	(*ShadowStartRequest)(nil),      // 22: llmtap.v1.ShadowStartRequest
+	(*ShadowStartResponse)(nil),     // 23: llmtap.v1.ShadowStartResponse
+	(*ShadowStopRequest)(nil),       // 24: llmtap.v1.ShadowStopRequest
+	(*ShadowStopResponse)(nil),      // 25: llmtap.v1.ShadowStopResponse
+	(*ShadowSetRateRequest)(nil),    // 26: llmtap.v1.ShadowSetRateRequest
+	(*ShadowSetRateResponse)(nil),   // 27: llmtap.v1.ShadowSetRateResponse
+	(*ShadowStatusRequest)(nil),     // 28: llmtap.v1.ShadowStatusRequest
+	(*ShadowStatusResponse)(nil),    // 29: llmtap.v1.ShadowStatusResponse
+	(*ShadowState)(nil),             // 30: llmtap.v1.ShadowState
+	(*ShadowLoad)(nil),              // 31: llmtap.v1.ShadowLoad
+	(*ShadowGuard)(nil),             // 32: llmtap.v1.ShadowGuard
+	(*RecordingStartRequest)(nil),   // 33: llmtap.v1.RecordingStartRequest
+	(*RecordingStartResponse)(nil),  // 34: llmtap.v1.RecordingStartResponse
+	(*RecordingStopRequest)(nil),    // 35: llmtap.v1.RecordingStopRequest
+	(*RecordingStopResponse)(nil),   // 36: llmtap.v1.RecordingStopResponse
+	(*RecordingStatusRequest)(nil),  // 37: llmtap.v1.RecordingStatusRequest
+	(*Recording)(nil),               // 38: llmtap.v1.Recording
+	(*RecordingStatusResponse)(nil), // 39: llmtap.v1.RecordingStatusResponse
+	(*MirrorStatusRequest)(nil),     // 40: llmtap.v1.MirrorStatusRequest
+	(*MirrorStatusResponse)(nil),    // 41: llmtap.v1.MirrorStatusResponse
+	(*MirrorCounters)(nil),          // 42: llmtap.v1.MirrorCounters
+	(*MirrorGate)(nil),              // 43: llmtap.v1.MirrorGate
+	(*MirrorPairs)(nil),             // 44: llmtap.v1.MirrorPairs
+	(*MirrorModelPairs)(nil),        // 45: llmtap.v1.MirrorModelPairs
+	(*MirrorComparison)(nil),        // 46: llmtap.v1.MirrorComparison
+	(*MirrorVerdict)(nil),           // 47: llmtap.v1.MirrorVerdict
+	(*MirrorMetricVerdict)(nil),     // 48: llmtap.v1.MirrorMetricVerdict
+	(*SLOStatusRequest)(nil),        // 49: llmtap.v1.SLOStatusRequest
+	(*SLOStatusResponse)(nil),       // 50: llmtap.v1.SLOStatusResponse
+	(*SLOReport)(nil),               // 51: llmtap.v1.SLOReport
+	(*SLOWindow)(nil),               // 52: llmtap.v1.SLOWindow
+	nil,                             // 53: llmtap.v1.Group.MetricsEntry
+	nil,                             // 54: llmtap.v1.Group.ScalarsEntry
+	nil,                             // 55: llmtap.v1.Group.OutputTokenSourcesEntry
+	nil,                             // 56: llmtap.v1.Group.InputTokenSourcesEntry
+	nil,                             // 57: llmtap.v1.Group.ErrorsEntry
+	nil,                             // 58: llmtap.v1.Series.ErrorsByClassEntry
+	nil,                             // 59: llmtap.v1.ShadowGuard.TripsByReasonEntry
+	nil,                             // 60: llmtap.v1.MirrorCounters.SkippedEntry
+	nil,                             // 61: llmtap.v1.SLOWindow.AttainmentEntry
+	(*timestamppb.Timestamp)(nil),   // 62: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 63: google.protobuf.Duration
 }
 var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
-	61, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
-	61, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
-	52, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
-	53, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
-	54, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
-	55, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
-	56, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
-	61, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
+	62, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
+	62, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
+	53, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
+	54, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
+	55, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
+	56, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
+	57, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
+	62, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: llmtap.v1.SummaryResponse.groups:type_name -> llmtap.v1.Group
 	5,  // 9: llmtap.v1.SummaryResponse.usage:type_name -> llmtap.v1.Usage
 	6,  // 10: llmtap.v1.SummaryResponse.goodput_objectives:type_name -> llmtap.v1.GoodputObjective
 	9,  // 11: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
-	61, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
+	62, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
 	10, // 13: llmtap.v1.Record.gpu:type_name -> llmtap.v1.GPUUsage
 	11, // 14: llmtap.v1.Record.cost:type_name -> llmtap.v1.Cost
 	12, // 15: llmtap.v1.Record.server_timings:type_name -> llmtap.v1.ServerTimings
 	13, // 16: llmtap.v1.Record.time_split:type_name -> llmtap.v1.TimeSplit
-	62, // 17: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	63, // 17: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
 	16, // 18: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	61, // 19: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	62, // 20: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	62, // 21: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	62, // 19: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	63, // 20: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	63, // 21: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
 	17, // 22: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
 	19, // 23: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
 	20, // 24: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
-	29, // 25: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
-	57, // 26: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
+	30, // 25: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
+	58, // 26: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
 	18, // 27: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
 	18, // 28: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
 	18, // 29: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
@@ -5411,67 +5544,68 @@ var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
 	18, // 31: llmtap.v1.ServerModel.queue_ms:type_name -> llmtap.v1.Quantiles
 	18, // 32: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
 	18, // 33: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
-	30, // 34: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
-	30, // 35: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
-	30, // 36: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
-	29, // 37: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	30, // 38: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
-	31, // 39: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
-	61, // 40: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
-	61, // 41: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
-	58, // 42: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
-	37, // 43: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	37, // 44: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	61, // 45: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	37, // 46: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	41, // 47: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
-	42, // 48: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
-	43, // 49: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
-	46, // 50: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
-	59, // 51: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
-	61, // 52: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
-	44, // 53: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
-	45, // 54: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
-	45, // 55: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
-	45, // 56: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
-	18, // 57: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
-	18, // 58: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
-	47, // 59: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
-	50, // 60: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
-	51, // 61: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
-	51, // 62: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
-	60, // 63: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
-	0,  // 64: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 65: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 66: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	7,  // 67: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	14, // 68: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	21, // 69: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	23, // 70: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	25, // 71: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	27, // 72: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	32, // 73: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	34, // 74: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	36, // 75: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	39, // 76: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
-	48, // 77: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
-	4,  // 78: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	8,  // 79: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	15, // 80: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	22, // 81: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	24, // 82: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	26, // 83: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	28, // 84: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	33, // 85: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	35, // 86: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	38, // 87: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	40, // 88: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
-	49, // 89: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
-	78, // [78:90] is the sub-list for method output_type
-	66, // [66:78] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	21, // 34: llmtap.v1.ServerModel.split:type_name -> llmtap.v1.SplitShares
+	31, // 35: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
+	31, // 36: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
+	31, // 37: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
+	30, // 38: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
+	31, // 39: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
+	32, // 40: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
+	62, // 41: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	62, // 42: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	59, // 43: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
+	38, // 44: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	38, // 45: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	62, // 46: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	38, // 47: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	42, // 48: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
+	43, // 49: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
+	44, // 50: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
+	47, // 51: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
+	60, // 52: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
+	62, // 53: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
+	45, // 54: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
+	46, // 55: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
+	46, // 56: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
+	46, // 57: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
+	18, // 58: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
+	18, // 59: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
+	48, // 60: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
+	51, // 61: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
+	52, // 62: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
+	52, // 63: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
+	61, // 64: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
+	0,  // 65: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 66: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 67: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	7,  // 68: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	14, // 69: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	22, // 70: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	24, // 71: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	26, // 72: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	28, // 73: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	33, // 74: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	35, // 75: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	37, // 76: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	40, // 77: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
+	49, // 78: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
+	4,  // 79: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	8,  // 80: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	15, // 81: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	23, // 82: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	25, // 83: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	27, // 84: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	29, // 85: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	34, // 86: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	36, // 87: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	39, // 88: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	41, // 89: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
+	50, // 90: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
+	79, // [79:91] is the sub-list for method output_type
+	67, // [67:79] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
@@ -5482,19 +5616,20 @@ func file_llmtap_v1_llmtap_proto_init() {
 	file_llmtap_v1_llmtap_proto_msgTypes[9].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[13].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[17].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[18].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[19].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[20].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[41].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[47].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[50].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[42].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[48].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[51].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[52].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmtap_v1_llmtap_proto_rawDesc), len(file_llmtap_v1_llmtap_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   61,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
