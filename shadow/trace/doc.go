@@ -38,7 +38,10 @@
 // client sent it, as a JSON object; readers hand it over byte for byte in Request.Payload so a
 // replay sends the same body. "request_id", "path" (the request's URL path, default
 // "/v1/chat/completions" for a replayer to assume), "input_tokens" and "output_tokens" are
-// optional. A body that is not valid UTF-8 cannot be JSON text: such a line carries
+// optional. "session_id" groups the turns of a conversation and "delay_ms" (≥ 0) is a later
+// turn's think time, the milliseconds from the end of the previous turn's response to its
+// arrival, as Mooncake's "delay" (both optional; they become Request.SessionID and Delay).
+// A body that is not valid UTF-8 cannot be JSON text: such a line carries
 // "payload_b64", the standard base64 of the body's exact bytes, instead of "payload" (never
 // both), and the reader hands over the decoded bytes; when "output_tokens" is absent the reader takes the body's max_completion_tokens or
 // max_tokens as OutputLength, and Model is the body's "model". Secrets never belong in a

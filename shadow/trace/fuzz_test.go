@@ -131,6 +131,7 @@ func FuzzPayloads(f *testing.F) {
 	f.Add([]byte(`{"timestamp_ms": 1523.25, "request_id": "r", "path": "/v1/chat/completions", "payload": {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}}` + "\n" +
 		`{"timestamp_ms": 2000, "output_tokens": 3, "payload": {"model": "m", "max_completion_tokens": 9}}`))
 	f.Add([]byte(`{"timestamp_ms": 3, "payload_b64": "eyJtb2RlbCI6Im0iLCJwIjoi/yJ9"}` + "\n"))
+	f.Add([]byte(`{"timestamp_ms": 4, "session_id": "s", "delay_ms": 250.5, "payload": {"model": "m"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRead(t, data, FormatPayloads)
 		checkRead(t, data, FormatAuto)
