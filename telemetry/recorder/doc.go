@@ -24,8 +24,9 @@
 //     request carried one, "delay" for a session's later turns (see Sessions) and "model".
 //   - payloads (opt-in): the payload format of shadow/trace: "timestamp_ms" (as the trace's
 //     timestamp), "request_id", "path", "input_tokens", "output_tokens", "session_id" and
-//     "delay_ms" (the trace's session fields), and "payload", the request body as the client sent it (whitespace between JSON tokens removed so it fits one line),
-//     after the redaction rules; a body that is not valid UTF-8 is written as "payload_b64",
+//     "delay_ms" (the trace's session fields), and "payload", the request body as the client
+//     sent it (whitespace between JSON tokens removed so it fits one line), after the
+//     redaction rules; a body that is not valid UTF-8 is written as "payload_b64",
 //     the base64 of its exact bytes, so every line stays valid JSON.
 //
 // Lines are written when a request completes, so within a file they are in completion order
