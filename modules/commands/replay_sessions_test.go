@@ -74,7 +74,7 @@ func sessionTrace(t *testing.T, n, turns int, step time.Duration) string {
 		at := time.Duration(k) * step
 		for j := range turns {
 			fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 20, "output_length": 2, "hash_ids": [%d], "session_id": "s%d", "delay": 1}`+"\n",
-				(at+time.Duration(j)*time.Millisecond).Milliseconds(), k, k)
+				(at + time.Duration(j)*time.Millisecond).Milliseconds(), k, k)
 		}
 		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 20, "output_length": 2, "hash_ids": [%d]}`+"\n", (at + step/2).Milliseconds(), 1000+k)
 	}
