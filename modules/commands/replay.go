@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register("replay", "[--model M] [--url URL] [--speedup X] [--max-requests N] [--compare-to RECORDED…] TRACE",
+	register("replay", "[--model M] [--url URL] [--speedup X] [--max-requests N] [--trace-session-sample-ratio R] [--fixed-schedule-start-offset MS] [--fixed-schedule-end-offset MS] [--compare-to RECORDED…] TRACE",
 		"Replays a request trace against a server with its original timing, measured by llmtap's engine",
 		`Sends the requests of a trace at their recorded times (divided by --speedup) and measures
 every response with the same engine the llmtap proxy uses. Any format the trace readers accept:
@@ -35,6 +35,10 @@ Payload files are replayed verbatim: each body exactly as recorded, to its recor
 Other formats get synthetic prompts of exactly input_length o200k tokens (shared prefixes where
 the trace has hash_ids) and output_length as the output limit. A session's turns are sent one
 after the other: each after the previous response ended plus the turn's delay (÷ --speedup).
+A turn's body is sent once, as recorded (never with earlier turns appended, as AIPerf does).
+--trace-session-sample-ratio R replays a fraction of the sessions, each whole;
+--fixed-schedule-start-offset/--fixed-schedule-end-offset MS replay the sessions whose first
+turn is in that slice of the trace, the schedule starting at the start offset (docs/sessions.md).
 --model defaults to the model the trace names (llmtap's trace, records and payload files do).
 Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.
 
