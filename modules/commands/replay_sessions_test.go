@@ -271,9 +271,13 @@ func TestSessionsRoundTrip(t *testing.T) {
 	slow := fastMock()
 	slow.TTFT = 300 * ms // far longer than the recorded responses (a few ms)
 	mock, url, log := startLoggedMock(t, slow)
-	code, out, _ := runReplayArgs(t, "--url", url, "--artifact-dir", t.TempDir(), files[0])
+	code, out, _ := runReplayArgs(t, "--url", url, "--artifact-dir", t.TempDir(), "--compare-to", dir, files[0])
 	if code != 0 {
 		t.Fatalf("replay exit %d\n%s", code, out)
+	}
+	// Four think times bound nothing, but the verdict compares them: both sides hold sessions.
+	if !strings.Contains(out, "think_time_ms p50") || strings.Contains(out, "not compared: session think time") {
+		t.Errorf("the fidelity verdict did not compare think times:\n%s", out)
 	}
 	in := log.all()
 	if len(in) != len(recorded) {
