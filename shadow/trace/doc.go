@@ -14,7 +14,10 @@
 //   - [FormatRecords]: llmtap's own per-request records (telemetry/record.Record as JSONL).
 //     Timestamp is "start" relative to the first line's "start". Records are written when a
 //     request completes, so a request that started before the first line's request but finished
-//     after it has a negative Timestamp; sort (see [SortByTime]) before replaying.
+//     after it has a negative Timestamp; sort (see [SortByTime]) before replaying. A record's
+//     "session_id" becomes SessionID, and a session's later turn gets its Delay from the
+//     previous record of the session read (its "start" plus "duration_ms"; see [Sessions]),
+//     which is the previous turn when the client waited for each answer.
 //   - [FormatPayloads]: llmtap's verbatim request bodies, defined below.
 //   - [FormatAzure]: Azure LLM inference traces, CSV "TIMESTAMP,ContextTokens,GeneratedTokens".
 //     The 2023 release writes "2023-11-16 18:17:03.9799600" (7 fractional digits, no zone), the

@@ -217,6 +217,28 @@ func TestReaderDetails(t *testing.T) {
 			t.Errorf("session or delay lost: %+v", r)
 		}
 	})
+	t.Run("records sessions", func(t *testing.T) {
+		// Completion order: a's first turn (0–100 ms), b's only turn, a's second turn 300 ms
+		// after the first ended, a third sent before the second ended, a request without one.
+		reqs, _, err := readAll(t, `{"request_id":"r","start":"2025-01-01T00:00:00Z","session_id":"a","duration_ms":100}
+{"request_id":"r","start":"2025-01-01T00:00:00.05Z","session_id":"b","duration_ms":10}
+{"request_id":"r","start":"2025-01-01T00:00:00.4Z","session_id":"a","duration_ms":50.5}
+{"request_id":"r","start":"2025-01-01T00:00:00.45Z","session_id":"a","duration_ms":1}
+{"request_id":"r","start":"2025-01-01T00:00:01Z","duration_ms":1}
+`, Options{})
+		if err != nil || len(reqs) != 5 {
+			t.Fatal(err, reqs)
+		}
+		want := []struct {
+			sid   string
+			delay time.Duration
+		}{{"a", 0}, {"b", 0}, {"a", 300 * time.Millisecond}, {"a", 0}, {"", 0}}
+		for i, w := range want {
+			if reqs[i].SessionID != w.sid || reqs[i].Delay != w.delay {
+				t.Errorf("record %d: session %q delay %v, want %q %v", i, reqs[i].SessionID, reqs[i].Delay, w.sid, w.delay)
+			}
+		}
+	})
 	t.Run("records failure and latency", func(t *testing.T) {
 		reqs, _, err := readAll(t, `{"request_id":"a","class":"live","path":"/v1/chat/completions","start":"2025-01-01T00:00:00Z","model":"m","error":"stream_error","request_latency_ms":12.5}`+"\n", Options{})
 		if err != nil || len(reqs) != 1 {

@@ -85,8 +85,8 @@ func TestSessionsExpire(t *testing.T) {
 	s.turn(turnRec(0, "a", t0, time.Second))
 	s.turn(turnRec(1, "b", t0.Add(50*time.Second), time.Second))
 	s.sweep(t0.Add(70 * time.Second)) // a ended 69 s ago, b 19 s ago
-	if len(s.ends) != 1 || s.expired.Load() != 1 {
-		t.Fatalf("after the sweep: %d sessions, %d expired; want 1 and 1", len(s.ends), s.expired.Load())
+	if s.t.Len() != 1 || s.expired.Load() != 1 {
+		t.Fatalf("after the sweep: %d sessions, %d expired; want 1 and 1", s.t.Len(), s.expired.Load())
 	}
 	if _, has := s.turn(turnRec(2, "a", t0.Add(71*time.Second), 0)); has {
 		t.Error("a turn of a forgotten session has a delay")
