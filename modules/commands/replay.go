@@ -35,7 +35,7 @@ Payload files are replayed verbatim: each body exactly as recorded, to its recor
 Other formats get synthetic prompts of exactly input_length o200k tokens (shared prefixes where
 the trace has hash_ids) and output_length as the output limit. A session's turns are sent one
 after the other: each after the previous response ended plus the turn's delay (÷ --speedup).
-A turn's body is sent once, as recorded (never with earlier turns appended, as AIPerf does).
+A turn's body is sent once, as recorded (AIPerf would prepend the earlier turns to it).
 --trace-session-sample-ratio R replays a fraction of the sessions, each whole;
 --fixed-schedule-start-offset/--fixed-schedule-end-offset MS replay the sessions whose first
 turn is in that slice of the trace, the schedule starting at the start offset (docs/sessions.md).
@@ -107,6 +107,9 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		var dropped int
 		reqs, lead, dropped = sel.apply(reqs, r.seed)
 		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", len(reqs), dropped)
+		if len(reqs) == 0 {
+			return 1, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
+		}
 	}
 	if len(reqs) == 0 {
 		return 1, fmt.Errorf("%s: no requests", path)
