@@ -23,7 +23,14 @@ func proxyRecording(t *testing.T, dir, upstream string) (string, func()) {
 	t.Helper()
 	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	cf := fmt.Sprintf(surfacesCaddyfile, admin, "", site, dir, strings.TrimPrefix(upstream, "http://"))
-	testkit.Load(t, testkit.Adapt(t, "recording.Caddyfile", cf))
+	return site, startStoppable(t, "recording.Caddyfile", cf)
+}
+
+// startStoppable starts Caddy with the Caddyfile text cf (named name) and returns a function
+// that stops it once (stopping flushes recorders); the test's end stops it too.
+func startStoppable(t *testing.T, name, cf string) func() {
+	t.Helper()
+	testkit.Load(t, testkit.Adapt(t, name, cf))
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -34,7 +41,7 @@ func proxyRecording(t *testing.T, dir, upstream string) (string, func()) {
 		}
 	}
 	t.Cleanup(stop)
-	return site, stop
+	return stop
 }
 
 // runReportArgs runs `llmtap report` in-process and returns its exit code and stdout.

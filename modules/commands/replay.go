@@ -25,7 +25,7 @@ import (
 )
 
 func init() {
-	register("replay", "[--model M] [--url URL] [--speedup X] [--max-requests N] [--compare-to RECORDED…] TRACE",
+	register("replay", "[--model M] [--url URL] [--speedup X] [--max-requests N] [--trace-session-sample-ratio R] [--fixed-schedule-start-offset MS] [--fixed-schedule-end-offset MS] [--compare-to RECORDED…] TRACE",
 		"Replays a request trace against a server with its original timing, measured by llmtap's engine",
 		`Sends the requests of a trace at their recorded times (divided by --speedup) and measures
 every response with the same engine the llmtap proxy uses. Any format the trace readers accept:
@@ -35,6 +35,10 @@ Payload files are replayed verbatim: each body exactly as recorded, to its recor
 Other formats get synthetic prompts of exactly input_length o200k tokens (shared prefixes where
 the trace has hash_ids) and output_length as the output limit. A session's turns are sent one
 after the other: each after the previous response ended plus the turn's delay (÷ --speedup).
+A turn's body is sent once, as recorded (AIPerf would prepend the earlier turns to it).
+--trace-session-sample-ratio R replays a fraction of the sessions, each whole;
+--fixed-schedule-start-offset/--fixed-schedule-end-offset MS replay the sessions whose first
+turn is in that slice of the trace, the schedule starting at the start offset (docs/sessions.md).
 --model defaults to the model the trace names (llmtap's trace, records and payload files do).
 Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.
 
@@ -64,6 +68,8 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	fs.Var(&compareTo, "compare-to", "a recording (records folder or file; repeatable) to judge the replay's fidelity against")
 	var ff fidelityFlags
 	ff.register(fs, false)
+	var sel traceSelect
+	sel.register(fs)
 	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the trace's last request is due (inf: wait for all); requests still open then are left out of the results")
 	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
 		return 2, err
@@ -79,6 +85,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if *maxReqs < 0 {
 		errs = append(errs, fmt.Errorf("--max-requests %d: must not be negative", *maxReqs))
 	}
+	errs = append(errs, sel.errs()...)
 	graceD, err := gracePeriod(*grace)
 	if err != nil {
 		errs = append(errs, err)
@@ -94,6 +101,15 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	reqs, info, err := trace.ReadSorted(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
 	if err != nil {
 		return 1, err
+	}
+	var lead time.Duration
+	if sel.active() {
+		var dropped int
+		reqs, lead, dropped = sel.apply(reqs, r.seed)
+		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", len(reqs), dropped)
+		if len(reqs) == 0 {
+			return 1, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
+		}
 	}
 	if len(reqs) == 0 {
 		return 1, fmt.Errorf("%s: no requests", path)
@@ -168,10 +184,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	}
 	last := time.Duration(0)
 	if n := len(plan.headTimes); n > 0 {
-		last = time.Duration(float64(plan.headTimes[n-1]-plan.headTimes[0]) / *speedup)
+		last = time.Duration(float64(plan.headTimes[n-1]-plan.headTimes[0]+lead) / *speedup)
 	}
-	// A worker's first request keeps its place in the whole trace's schedule.
-	shift := time.Duration(float64(times[0]-plan.headTimes[0]) / *speedup)
+	// A worker's first request keeps its place in the whole trace's schedule, which starts
+	// at --fixed-schedule-start-offset when one is given.
+	shift := time.Duration(float64(times[0]-plan.headTimes[0]+lead) / *speedup)
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,

@@ -58,11 +58,11 @@ type RecordConfig struct {
 	// replay keeps the request's shape and roughly its token counts. Default: off.
 	RedactText bool `json:"redact_text,omitempty"`
 
-	// SessionHeader names a request header whose value groups a conversation's turns; it is
-	// written as session_id in records and the trace (cut to 256 bytes). Authorization,
-	// cookie and key or token headers are refused. AIPerf replays rows of one session as
-	// turns appended to each other, so leave it unset when the prompts already carry the
-	// whole conversation (chat clients usually send it). Default: none.
+	// SessionHeader names a request header whose value groups a conversation's turns
+	// (llmtap replay and AIPerf send X-Correlation-Id); it is written as session_id (cut to
+	// 256 bytes), and the trace and payload files add each later turn's think time (delay).
+	// Authorization, cookie and key or token headers are refused. What a replay of the
+	// sessions sends is in docs/sessions.md. Default: none.
 	SessionHeader string `json:"session_header,omitempty"`
 
 	// Sample is the fraction of requests recorded, in (0, 1]. The choice is a hash of the

@@ -196,9 +196,14 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 		name string
 	}{{0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}}
 	prefix := recorded.HashIDs != nil && replayed.HashIDs != nil
+	ta, tb := thinkTimes(recorded.Records, 1), thinkTimes(replayed.Records, o.Speedup)
+	think := len(ta) > 0 && len(tb) > 0
 	tests := len(metrics)*len(qs) + 1
 	if prefix {
 		tests++
+	}
+	if think {
+		tests += 2 // its median and 90th percentile
 	}
 	alpha := o.Alpha / float64(tests)
 	v.Level = 1 - alpha
@@ -239,7 +244,18 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 	} else {
 		v.NotCompared = append(v.NotCompared, "prefix reuse (give both sides' trace files with hash_ids: --compare-traces)")
 	}
-	v.NotCompared = append(v.NotCompared, "session think time (request records do not hold the delay between turns)")
+	if think {
+		ks := math.NaN()
+		for _, q := range qs[:2] {
+			r := compare.Quantile("think_time_ms "+q.name, ta, tb, q.q, alpha, o.Margin, o.MarginMs)
+			if math.IsNaN(ks) {
+				ks = compare.KS(ta, tb)
+			}
+			cs = append(cs, Comparison{Result: r, KS: ks, Interval: true})
+		}
+	} else {
+		v.NotCompared = append(v.NotCompared, "session think time (no session with two turns on both sides: record with session_header)")
+	}
 	v.Comparisons = cs
 	v.Outcome, v.Diverged = combine(cs, o.RequireTails)
 	if !o.RequireTails {
@@ -298,6 +314,28 @@ func values(rs []*record.Record, get func(*record.Record) (float64, bool)) []flo
 	for _, r := range rs {
 		if v, ok := get(r); ok {
 			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// thinkTimes returns the think times of the sessions of rs, in ms: for every turn after a
+// session's first (in order of arrival), its start minus the end of the previous turn (its
+// start plus duration_ms), 0 when it started earlier. A replay's are multiplied by its speedup,
+// which divided the recorded delays.
+func thinkTimes(rs []*record.Record, speedup float64) []float64 {
+	bySession := map[string][]*record.Record{}
+	for _, r := range rs {
+		if r.SessionID != "" {
+			bySession[r.SessionID] = append(bySession[r.SessionID], r)
+		}
+	}
+	var out []float64
+	for _, turns := range bySession {
+		slices.SortFunc(turns, func(a, b *record.Record) int { return a.Start.Compare(b.Start) })
+		for k := 1; k < len(turns); k++ {
+			end := turns[k-1].Start.Add(time.Duration(turns[k-1].DurationMs * float64(time.Millisecond)))
+			out = append(out, max(float64(turns[k].Start.Sub(end))/float64(time.Millisecond), 0)*speedup)
 		}
 	}
 	return out

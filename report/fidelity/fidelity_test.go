@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -137,5 +138,56 @@ func TestArrivalShape(t *testing.T) {
 	v := Judge(rec, Side{Where: "proxy", Records: even}, Options{})
 	if c := row(v, "arrival_rate_corr"); c.Outcome != "better" || v.Outcome != NotReproduced || !strings.HasPrefix(v.Diverged, "arrival_") {
 		t.Errorf("an even replay of a burst: rate correlation %v %s, verdict %s (diverged most %s)", c.Other, c.Outcome, v.Outcome, v.Diverged)
+	}
+}
+
+// sessions makes n two-turn sessions: first turns Poisson at 20/s, each 50 ms long, the second
+// turn after a think time uniform in [0.8, 1.2] × think ms.
+func sessions(seed uint64, n int, think float64) []*record.Record {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	t0 := time.Unix(1_700_000_000, 0)
+	at := time.Duration(0)
+	var out []*record.Record
+	for i := range n {
+		at += time.Duration(rng.ExpFloat64() / 20 * float64(time.Second))
+		sid := fmt.Sprintf("s%d", i)
+		first := &record.Record{Start: t0.Add(at), SessionID: sid, DurationMs: 50}
+		wait := think * (0.8 + 0.4*rng.Float64())
+		second := &record.Record{Start: first.Start.Add(time.Duration((50 + wait) * float64(time.Millisecond))), SessionID: sid, DurationMs: 50}
+		out = append(out, first, second)
+	}
+	return out
+}
+
+// TestThinkTime: the think times of two samples of one process are the same at the median and
+// 90th percentile; think times 50 % longer are not reproduced and named; a replay at speedup 2,
+// whose think times are halved, is the same once its clock is scaled; runs without sessions say
+// think time was not compared.
+func TestThinkTime(t *testing.T) {
+	rec := Side{Where: "proxy", Records: sessions(1, 800, 200)}
+	get := func(v Verdict, name string) Comparison {
+		for _, c := range v.Comparisons {
+			if c.Name == name {
+				return c
+			}
+		}
+		t.Fatalf("no %s in %v (not compared: %v)", name, v.Comparisons, v.NotCompared)
+		return Comparison{}
+	}
+	for _, q := range []string{"p50", "p90"} {
+		if c := get(Judge(rec, Side{Where: "proxy", Records: sessions(2, 800, 200)}, Options{}), "think_time_ms "+q); c.Outcome != "same" {
+			t.Errorf("same think times, %s: %s (ratio %v, [%v, %v])", q, c.Outcome, c.Estimate, c.Low, c.High)
+		}
+		if c := get(Judge(rec, Side{Where: "proxy", Records: sessions(2, 800, 100)}, Options{Speedup: 2}), "think_time_ms "+q); c.Outcome != "same" {
+			t.Errorf("think times halved at speedup 2, %s: %s (ratio %v, [%v, %v])", q, c.Outcome, c.Estimate, c.Low, c.High)
+		}
+	}
+	v := Judge(rec, Side{Where: "proxy", Records: sessions(2, 800, 300)}, Options{})
+	if v.Outcome != NotReproduced || !strings.HasPrefix(v.Diverged, "think_time_ms") {
+		t.Errorf("think times 50 %% longer: %s, diverged most %q; want not reproduced, think_time_ms", v.Outcome, v.Diverged)
+	}
+	v = Judge(Side{Where: "proxy", Records: synth(1, 100, 100, 0)}, Side{Where: "proxy", Records: synth(2, 100, 100, 0)}, Options{})
+	if !strings.Contains(strings.Join(v.NotCompared, "; "), "session think time") {
+		t.Errorf("runs without sessions: not compared %v, want session think time listed", v.NotCompared)
 	}
 }

@@ -14,7 +14,10 @@
 //   - [FormatRecords]: llmtap's own per-request records (telemetry/record.Record as JSONL).
 //     Timestamp is "start" relative to the first line's "start". Records are written when a
 //     request completes, so a request that started before the first line's request but finished
-//     after it has a negative Timestamp; sort (see [SortByTime]) before replaying.
+//     after it has a negative Timestamp; sort (see [SortByTime]) before replaying. A record's
+//     "session_id" becomes SessionID, and a session's later turn gets its Delay from the
+//     previous record of the session read (its "start" plus "duration_ms"; see [Sessions]),
+//     which is the previous turn when the client waited for each answer.
 //   - [FormatPayloads]: llmtap's verbatim request bodies, defined below.
 //   - [FormatAzure]: Azure LLM inference traces, CSV "TIMESTAMP,ContextTokens,GeneratedTokens".
 //     The 2023 release writes "2023-11-16 18:17:03.9799600" (7 fractional digits, no zone), the
@@ -38,7 +41,10 @@
 // client sent it, as a JSON object; readers hand it over byte for byte in Request.Payload so a
 // replay sends the same body. "request_id", "path" (the request's URL path, default
 // "/v1/chat/completions" for a replayer to assume), "input_tokens" and "output_tokens" are
-// optional. A body that is not valid UTF-8 cannot be JSON text: such a line carries
+// optional. "session_id" groups the turns of a conversation and "delay_ms" (≥ 0) is a later
+// turn's think time, the milliseconds from the end of the previous turn's response to its
+// arrival, as Mooncake's "delay" (both optional; they become Request.SessionID and Delay).
+// A body that is not valid UTF-8 cannot be JSON text: such a line carries
 // "payload_b64", the standard base64 of the body's exact bytes, instead of "payload" (never
 // both), and the reader hands over the decoded bytes; when "output_tokens" is absent the reader takes the body's max_completion_tokens or
 // max_tokens as OutputLength, and Model is the body's "model". Secrets never belong in a

@@ -121,6 +121,8 @@ func FuzzBurstGPT(f *testing.F) {
 func FuzzRecords(f *testing.F) {
 	f.Add([]byte(`{"request_id":"a","class":"live","model":"m","path":"/v1/chat/completions","error":"","start":"2025-01-01T00:00:01.123456789Z","input_tokens":10,"output_tokens":5,"request_latency_ms":12.5,"ttft_ms":null,"inter_chunk_ms":[1.5,2]}` + "\n" +
 		`{"request_id":"b","start":"2025-01-01T00:00:00Z","input_tokens":7,"output_tokens":0,"error":"http_status","request_latency_ms":null}` + "\n"))
+	f.Add([]byte(`{"request_id":"a","start":"2025-01-01T00:00:00Z","session_id":"s","duration_ms":100}` + "\n" +
+		`{"request_id":"b","start":"2025-01-01T00:00:00.4Z","session_id":"s","duration_ms":1e3}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRead(t, data, FormatRecords)
 		checkRead(t, data, FormatAuto)
@@ -131,6 +133,7 @@ func FuzzPayloads(f *testing.F) {
 	f.Add([]byte(`{"timestamp_ms": 1523.25, "request_id": "r", "path": "/v1/chat/completions", "payload": {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}}` + "\n" +
 		`{"timestamp_ms": 2000, "output_tokens": 3, "payload": {"model": "m", "max_completion_tokens": 9}}`))
 	f.Add([]byte(`{"timestamp_ms": 3, "payload_b64": "eyJtb2RlbCI6Im0iLCJwIjoi/yJ9"}` + "\n"))
+	f.Add([]byte(`{"timestamp_ms": 4, "session_id": "s", "delay_ms": 250.5, "payload": {"model": "m"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkRead(t, data, FormatPayloads)
 		checkRead(t, data, FormatAuto)

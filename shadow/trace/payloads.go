@@ -16,6 +16,8 @@ type payloadLine struct {
 	Path         string          `json:"path"`
 	InputTokens  *json.Number    `json:"input_tokens"`
 	OutputTokens *json.Number    `json:"output_tokens"`
+	SessionID    string          `json:"session_id"`
+	DelayMs      *json.Number    `json:"delay_ms"`
 	Payload      json.RawMessage `json:"payload"`
 	// PayloadB64 holds the body's exact bytes in standard base64, for a body that is not
 	// valid UTF-8 (and so cannot be JSON text); encoding/json decodes it.
@@ -63,7 +65,12 @@ func (payloadsDecoder) decode(line []byte, req *Request) error {
 	if err := json.Unmarshal(body, &pb); err != nil {
 		return errField(field, jsonError(err))
 	}
-	req.Payload, req.Path, req.Model = body, pl.Path, pb.Model
+	req.Payload, req.Path, req.Model, req.SessionID = body, pl.Path, pb.Model, pl.SessionID
+	if pl.DelayMs != nil {
+		if req.Delay, err = parseOffset([]byte(pl.DelayMs.String()), time.Millisecond); err != nil {
+			return errField("delay_ms", err)
+		}
+	}
 	if pl.InputTokens != nil {
 		if req.InputLength, err = parseCount([]byte(pl.InputTokens.String())); err != nil {
 			return errField("input_tokens", err)

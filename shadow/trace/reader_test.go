@@ -146,6 +146,8 @@ func TestReaderRules(t *testing.T) {
 			input: `{"timestamp_ms": 1, "payload_b64": "aGk="}` + "\n", err: "traces/x:1: payload_b64: want a JSON object"},
 		{name: "payloads not object", why: "the payload is a request body, so an object",
 			input: `{"timestamp_ms": 1, "payload": "hi"}` + "\n", err: "traces/x:1: payload: want a JSON object"},
+		{name: "payloads bad delay", why: "a think time is a non-negative number of milliseconds",
+			input: `{"timestamp_ms": 1, "session_id": "s", "delay_ms": -3, "payload": {}}` + "\n", err: "traces/x:1: delay_ms:"},
 		{name: "payloads missing timestamp", why: "an explicit format still checks required keys",
 			opt: Options{Format: FormatPayloads}, input: `{"payload": {}}` + "\n", err: "traces/x:1: timestamp_ms: missing"},
 		{name: "explicit format mismatch", why: "a JSONL format given a CSV file fails on line 1",
@@ -204,6 +206,37 @@ func TestReaderDetails(t *testing.T) {
 		r := reqs[0]
 		if r.SessionID != "s1" || r.Delay != 20250*time.Microsecond || !slices.Equal(r.HashIDs, []int64{3, 4}) {
 			t.Errorf("session, delay or hash ids lost: %+v", r)
+		}
+	})
+	t.Run("payloads session", func(t *testing.T) {
+		reqs, _, err := readAll(t, `{"timestamp_ms": 9, "session_id": "s2", "delay_ms": 300.5, "payload": {"model": "m"}}`+"\n", Options{})
+		if err != nil || len(reqs) != 1 {
+			t.Fatal(err, reqs)
+		}
+		if r := reqs[0]; r.SessionID != "s2" || r.Delay != 300500*time.Microsecond {
+			t.Errorf("session or delay lost: %+v", r)
+		}
+	})
+	t.Run("records sessions", func(t *testing.T) {
+		// Completion order: a's first turn (0–100 ms), b's only turn, a's second turn 300 ms
+		// after the first ended, a third sent before the second ended, a request without one.
+		reqs, _, err := readAll(t, `{"request_id":"r","start":"2025-01-01T00:00:00Z","session_id":"a","duration_ms":100}
+{"request_id":"r","start":"2025-01-01T00:00:00.05Z","session_id":"b","duration_ms":10}
+{"request_id":"r","start":"2025-01-01T00:00:00.4Z","session_id":"a","duration_ms":50.5}
+{"request_id":"r","start":"2025-01-01T00:00:00.45Z","session_id":"a","duration_ms":1}
+{"request_id":"r","start":"2025-01-01T00:00:01Z","duration_ms":1}
+`, Options{})
+		if err != nil || len(reqs) != 5 {
+			t.Fatal(err, reqs)
+		}
+		want := []struct {
+			sid   string
+			delay time.Duration
+		}{{"a", 0}, {"b", 0}, {"a", 300 * time.Millisecond}, {"a", 0}, {"", 0}}
+		for i, w := range want {
+			if reqs[i].SessionID != w.sid || reqs[i].Delay != w.delay {
+				t.Errorf("record %d: session %q delay %v, want %q %v", i, reqs[i].SessionID, reqs[i].Delay, w.sid, w.delay)
+			}
 		}
 	})
 	t.Run("records failure and latency", func(t *testing.T) {

@@ -15,7 +15,14 @@ type recordsDecoder struct {
 	num        []byte
 	origin     time.Time
 	haveOrigin bool
+	// sessions gives a session's later turns their delay (from their start and the previous
+	// turn's start plus duration_ms); at most maxRecordSessions sessions.
+	sessions *Sessions
 }
+
+// maxRecordSessions bounds the sessions a records reader remembers; the turns of sessions
+// beyond it are read without a delay.
+const maxRecordSessions = 1 << 20
 
 func (d *recordsDecoder) decode(line []byte, req *Request) error {
 	o, err := jsonObject(&d.p, line)
@@ -55,6 +62,19 @@ func (d *recordsDecoder) decode(line []byte, req *Request) error {
 	req.Failed = errClass != ""
 	if req.Latency, _, err = jsonOffset(&d.num, o, "request_latency_ms", time.Millisecond); err != nil {
 		return err
+	}
+	if req.SessionID, err = jsonString(o, "session_id"); err != nil {
+		return err
+	}
+	if req.SessionID != "" {
+		dur, _, err := jsonOffset(&d.num, o, "duration_ms", time.Millisecond)
+		if err != nil {
+			return err
+		}
+		if d.sessions == nil {
+			d.sessions = NewSessions(maxRecordSessions)
+		}
+		req.Delay, _, _ = d.sessions.Turn(req.SessionID, start, start.Add(dur))
 	}
 	if !d.haveOrigin {
 		d.origin, d.haveOrigin = start, true

@@ -21,17 +21,36 @@
 //     same fields GET /llmtap/requests serves.
 //   - trace: AIPerf / Mooncake mooncake_trace JSONL: "timestamp" (arrival, milliseconds from
 //     the file's start), "input_length", "output_length", "hash_ids", then "session_id" when the
-//     request carried one and "model".
+//     request carried one, "delay" for a session's later turns (see Sessions) and "model".
 //   - payloads (opt-in): the payload format of shadow/trace: "timestamp_ms" (as the trace's
-//     timestamp), "request_id", "path", "input_tokens", "output_tokens" and "payload", the request
-//     body as the client sent it (whitespace between JSON tokens removed so it fits one line),
-//     after the redaction rules; a body that is not valid UTF-8 is written as "payload_b64",
+//     timestamp), "request_id", "path", "input_tokens", "output_tokens", "session_id" and
+//     "delay_ms" (the trace's session fields), and "payload", the request body as the client
+//     sent it (whitespace between JSON tokens removed so it fits one line), after the
+//     redaction rules; a body that is not valid UTF-8 is written as "payload_b64",
 //     the base64 of its exact bytes, so every line stays valid JSON.
 //
 // Lines are written when a request completes, so within a file they are in completion order
 // and a long stream's line comes after shorter requests that arrived later: sort by timestamp
 // before replaying (shadow/trace.SortByTime). A request that arrived before its file was opened
 // (in flight across a rotation) gets timestamp 0.
+//
+// # Sessions
+//
+// A request with a session id (the Caddy module takes it from the header named by
+// session_header) is a turn of that conversation. For every turn after the first, the trace
+// and payload lines carry its think time: its arrival minus the end of the previous turn's
+// response in the same session (the previous record's start plus its duration_ms), in
+// milliseconds, as Mooncake's and AIPerf's "delay" ("delay_ms" in payload files). A turn sent
+// before the previous one's response ended has delay 0. Every line keeps its own timestamp as
+// usual. The delay is taken in the order records reach the writer, which is the order the
+// requests completed: a session whose turns wait for each other (what a chat client does) is
+// in turn order.
+//
+// The writer remembers the end of each open session's latest turn in a table bounded by
+// Options.MaxSessions; a session idle for Options.SessionIdle is forgotten (its next turn is
+// then written as a first turn, without a delay). A session that starts while the table is
+// full is not remembered: its next turn has no delay. Both are counted (Stats.SessionsExpired,
+// Stats.SessionsUntracked).
 //
 // # Hash ids
 //

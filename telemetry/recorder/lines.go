@@ -36,8 +36,32 @@ func appendString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
+// turn is a request's place in its session: the session id, and the think time before it
+// when it is a later turn whose predecessor the recorder saw (see sessions.turn).
+type turn struct {
+	id       string
+	delay    time.Duration
+	hasDelay bool
+}
+
+// appendSession writes the session fields of t, with the delay's key named delayKey.
+func appendSession(b []byte, t turn, delayKey string) []byte {
+	if t.id == "" {
+		return b
+	}
+	b = append(b, `, "session_id": `...)
+	b = appendString(b, t.id)
+	if t.hasDelay {
+		b = append(b, `, "`...)
+		b = append(b, delayKey...)
+		b = append(b, `": `...)
+		b = appendMs(b, t.delay)
+	}
+	return b
+}
+
 // appendTrace writes one mooncake_trace line.
-func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []byte {
+func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64, t turn) []byte {
 	b = append(b, `{"timestamp": `...)
 	b = appendMs(b, ts)
 	b = append(b, `, "input_length": `...)
@@ -52,10 +76,7 @@ func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []by
 		b = strconv.AppendInt(b, id, 10)
 	}
 	b = append(b, ']')
-	if r.SessionID != "" {
-		b = append(b, `, "session_id": `...)
-		b = appendString(b, r.SessionID)
-	}
+	b = appendSession(b, t, "delay")
 	if r.Model != "" && r.Model != record.UnknownModel {
 		b = append(b, `, "model": `...)
 		b = appendString(b, r.Model)
@@ -72,7 +93,7 @@ func appendTrace(b []byte, r *record.Record, ts time.Duration, ids []int64) []by
 // is not valid UTF-8 is not JSON text (RFC 8259 §8.1), so it is written as "payload_b64", the
 // standard base64 of its exact bytes, which keeps every line of the file valid JSON and lets
 // a replay send the same bytes.
-func appendPayload(b []byte, r *record.Record, ts time.Duration, body []byte) []byte {
+func appendPayload(b []byte, r *record.Record, ts time.Duration, body []byte, t turn) []byte {
 	b = append(b, `{"timestamp_ms": `...)
 	b = appendMs(b, ts)
 	b = append(b, `, "request_id": `...)
@@ -83,6 +104,7 @@ func appendPayload(b []byte, r *record.Record, ts time.Duration, body []byte) []
 	b = strconv.AppendInt(b, max(r.InputTokens, 0), 10)
 	b = append(b, `, "output_tokens": `...)
 	b = strconv.AppendInt(b, max(r.OutputTokens, 0), 10)
+	b = appendSession(b, t, "delay_ms")
 	if utf8.Valid(body) {
 		b = append(b, `, "payload": `...)
 		b = append(b, body...)

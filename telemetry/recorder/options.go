@@ -65,6 +65,15 @@ type Options struct {
 	// confirmed by guessing its text. Empty: a random key drawn once per process, so ids agree
 	// across the rotations of one process but not between processes.
 	FleetKey []byte
+	// MaxSessions bounds the sessions whose latest turn the recorder remembers, to write the
+	// next turn's think time (delay). A session that starts while the table is full is not
+	// remembered: its next turn is written without a delay, and it is counted in
+	// Stats.SessionsUntracked. Default DefaultMaxSessions.
+	MaxSessions int
+	// SessionIdle is how long a session is remembered after its latest turn's response
+	// ended; a turn after a longer pause is written without a delay, as a first turn.
+	// Default DefaultSessionIdle.
+	SessionIdle time.Duration
 }
 
 // Redact says what is removed from request bodies before they are written.
@@ -100,6 +109,12 @@ func (o Options) withDefaults() Options {
 	if o.Queue <= 0 {
 		o.Queue = DefaultQueue
 	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdle <= 0 {
+		o.SessionIdle = DefaultSessionIdle
+	}
 	if o.MaxHashes <= 0 {
 		o.MaxHashes = DefaultMaxHashes
 	}
@@ -130,7 +145,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("model pattern %q is malformed: %v", m, err))
 		}
 	}
-	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 {
+	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 || o.MaxSessions < 0 || o.SessionIdle < 0 {
 		errs = append(errs, errors.New("sizes, durations and the queue length must not be negative"))
 	}
 	if len(o.FleetKey) > 0 && len(o.FleetKey) < MinFleetKey {

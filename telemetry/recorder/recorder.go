@@ -29,6 +29,11 @@ type Stats struct {
 	SkippedPayloads uint64 `json:"skipped_payloads"`
 	// Errors counts failed file operations (the record's lines may be missing).
 	Errors uint64 `json:"errors"`
+	// SessionsUntracked counts sessions that started while Options.MaxSessions sessions were
+	// remembered: their next turn was written without its think time (delay).
+	SessionsUntracked uint64 `json:"sessions_untracked"`
+	// SessionsExpired counts sessions forgotten after Options.SessionIdle without a turn.
+	SessionsExpired uint64 `json:"sessions_expired"`
 }
 
 // job is one record for the writer, with the request body it needs (the pipeline drops the
@@ -163,6 +168,9 @@ func (r *Recorder) Stats() Stats {
 		Filtered:        r.filtered.Load(),
 		SkippedPayloads: r.skipped.Load(),
 		Errors:          r.errs.Load(),
+
+		SessionsUntracked: r.w.sess.untracked.Load(),
+		SessionsExpired:   r.w.sess.expired.Load(),
 	}
 }
 

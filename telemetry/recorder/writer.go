@@ -25,6 +25,7 @@ type writer struct {
 	files [len(kinds)]*file
 
 	ids  *prefixIDs
+	sess *sessions
 	red  redactor
 	line []byte
 	hash []int64
@@ -62,6 +63,7 @@ func newWriter(r *Recorder) (*writer, error) {
 		opts:   r.opts,
 		on:     [len(kinds)]bool{r.opts.Records, r.opts.Trace, r.opts.Payloads},
 		ids:    newPrefixIDs(r.opts.FleetKey),
+		sess:   newSessions(r.opts.MaxSessions, r.opts.SessionIdle),
 		red:    redactor{rules: r.opts.Redact, max: r.opts.MaxBodyBytes},
 		create: createSink,
 		now:    time.Now,
@@ -122,6 +124,7 @@ func (w *writer) handle(j job) {
 // tick flushes what was written since the last tick and rotates files that are too old.
 func (w *writer) tick(now time.Time) {
 	w.flushAll()
+	w.sess.sweep(now)
 	for k, f := range w.files {
 		if f != nil && w.opts.tooOld(f.start, now) {
 			w.rotate(k)
@@ -164,6 +167,8 @@ func (w *writer) settle(ok bool) {
 func (w *writer) write(r *record.Record, body []byte) bool {
 	now := time.Now()
 	ok := true
+	t := turn{id: r.SessionID}
+	t.delay, t.hasDelay = w.sess.turn(r)
 	if w.on[0] {
 		ok = w.put(0, now, func(*file) []byte {
 			w.buf.Reset()
@@ -174,7 +179,7 @@ func (w *writer) write(r *record.Record, body []byte) bool {
 	if w.on[1] {
 		ok = w.put(1, now, func(f *file) []byte {
 			w.hash = w.hashIDs(r, body)
-			w.line = appendTrace(w.line[:0], r, r.Start.Sub(f.start), w.hash)
+			w.line = appendTrace(w.line[:0], r, r.Start.Sub(f.start), w.hash, t)
 			return w.line
 		}) && ok
 	}
@@ -185,7 +190,7 @@ func (w *writer) write(r *record.Record, body []byte) bool {
 			return ok
 		}
 		ok = w.put(2, now, func(f *file) []byte {
-			w.line = appendPayload(w.line[:0], r, r.Start.Sub(f.start), p)
+			w.line = appendPayload(w.line[:0], r, r.Start.Sub(f.start), p, t)
 			return w.line
 		}) && ok
 	}

@@ -1,0 +1,56 @@
+package recorder
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// Defaults of the session table (Options.MaxSessions, Options.SessionIdle).
+const (
+	DefaultMaxSessions = 16384
+	DefaultSessionIdle = 30 * time.Minute
+)
+
+// sessions gives a session's later turns their think time (delay) from the end of the
+// previous turn the writer saw. Only the writer goroutine calls its methods.
+//
+// It holds at most Options.MaxSessions sessions (a session id is at most 256 bytes, so about
+// 5 MB at the default); a session idle longer than Options.SessionIdle (no turn ended since)
+// is forgotten at the next sweep. A new session that finds the table full is not tracked: its
+// next turn is written without a delay, as a first turn would be, and the loss is counted.
+type sessions struct {
+	t    *trace.Sessions
+	idle time.Duration
+	// untracked counts sessions turned away by a full table, expired those forgotten idle;
+	// Stats reads them from other goroutines.
+	untracked, expired atomic.Uint64
+}
+
+func newSessions(max int, idle time.Duration) *sessions {
+	return &sessions{t: trace.NewSessions(max), idle: idle}
+}
+
+// turn returns the think time of r's turn, the time between the end of the previous turn's
+// response in the same session (its start plus duration_ms) and r's arrival, and whether r
+// has one (see trace.Sessions.Turn).
+func (s *sessions) turn(r *record.Record) (time.Duration, bool) {
+	if r.SessionID == "" {
+		return 0, false
+	}
+	end := r.Start.Add(time.Duration(r.DurationMs * float64(time.Millisecond)))
+	d, ok, full := s.t.Turn(r.SessionID, r.Start, end)
+	if full {
+		s.untracked.Add(1)
+	}
+	return d, ok
+}
+
+// sweep forgets the sessions whose last turn ended more than idle before now.
+func (s *sessions) sweep(now time.Time) {
+	if n := s.t.Forget(now.Add(-s.idle)); n > 0 {
+		s.expired.Add(uint64(n))
+	}
+}
