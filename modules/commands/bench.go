@@ -180,6 +180,8 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
 	arr.RegisterFlags(fs)
+	var shapes shapeFlags
+	shapes.register(fs)
 	concurrency := fs.Int("concurrency", 0, "requests in flight: closed loop alone, a ceiling with --request-rate")
 	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
 	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
@@ -203,6 +205,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if fs.NArg() > 0 {
 		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	shapes.visited(fs)
 	r, errs := cf.resolve()
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
@@ -221,7 +224,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	switch {
 	case *concurrency < 0:
 		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", *concurrency))
-	case !rate && *concurrency == 0:
+	case !rate && *concurrency == 0 && !shapes.userCentric():
 		errs = append(errs, errors.New("set --concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
@@ -282,6 +285,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 			mode += "-concurrency" + fmt.Sprint(*concurrency)
 		}
 	}
+	mode = shapes.mode(mode)
 	dir := cf.artifactDir
 	if dir == "" {
 		dir = workerDir(filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode)), w)
@@ -306,6 +310,10 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		if wu.MaxRequests > 0 {
 			spec.Warmup = &wu
 		}
+	}
+	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: *entries, count: *count,
+		concurrency: *concurrency, rate: rate, warmup: *warmup > 0}); err != nil {
+		return 2, err
 	}
 	return executeMain(ctx, spec, stdout, hook)
 }
