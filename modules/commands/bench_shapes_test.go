@@ -132,7 +132,7 @@ func TestBenchConversationsAtTheServer(t *testing.T) {
 				t.Errorf("session %s turn %d: assistant message %q, want the server's reply to turn %d %q", id, k, tr.text[2*k-1], k-1, prev.reply)
 			}
 			if gap := tr.Arrived.Sub(prev.LastWrite); gap < delay {
-				t.Errorf("session %s turn %d logged %v after turn %d's last byte was written, want ≥ %v", id, k, gap, k-1, delay)
+				t.Errorf("session %s turn %d arrived %v after turn %d's last byte was written, want ≥ %v", id, k, gap, k-1, delay)
 			}
 		}
 	}
@@ -250,10 +250,18 @@ func TestBenchUserCentricAtTheServer(t *testing.T) {
 		t.Errorf("turns per user %v, want %v", turns, want)
 	}
 	const gap, slack = 200 * time.Millisecond, 50 * time.Millisecond
+	// Users start 1/rate = 50 ms apart; the first replacements at 0.05 s + 1 gap and 0.1 s + 1
+	// gap (the users left one turn each).
+	start := sessions["conv-0"][0].Arrived
+	for s, at := range map[int]time.Duration{1: 50 * time.Millisecond, 2: 100 * time.Millisecond, 3: 150 * time.Millisecond, 4: 250 * time.Millisecond, 5: 300 * time.Millisecond} {
+		if d := sessions["conv-"+strconv.Itoa(s)][0].Arrived.Sub(start); d < at-slack/2 {
+			t.Errorf("user %d started %v after user 0, want about %v", s, d, at)
+		}
+	}
 	for id, ts := range sessions {
 		for k := 1; k < len(ts); k++ {
 			if d := ts[k].Arrived.Sub(ts[k-1].Arrived); d < gap-slack {
-				t.Errorf("user %s: turn %d logged %v after turn %d, want about the %v gap", id, k, d, k-1, gap)
+				t.Errorf("user %s: turn %d arrived %v after turn %d, want about the %v gap", id, k, d, k-1, gap)
 			}
 		}
 	}
@@ -334,7 +342,7 @@ func TestBenchDatasetsAtTheServer(t *testing.T) {
 			delay time.Duration
 		}{{a, 1, 150 * time.Millisecond}, {b, 1, 100 * time.Millisecond}, {b, 2, 100 * time.Millisecond}} {
 			if d := c.ts[c.k].Arrived.Sub(c.ts[c.k-1].LastWrite); d < c.delay {
-				t.Errorf("turn %d logged %v after the previous response, want ≥ %v", c.k, d, c.delay)
+				t.Errorf("turn %d arrived %v after the previous response, want ≥ %v", c.k, d, c.delay)
 			}
 		}
 	})
@@ -366,4 +374,25 @@ func TestBenchDatasetsAtTheServer(t *testing.T) {
 			t.Errorf("exit %d for a dataset with an image row, want 2", code)
 		}
 	})
+}
+
+// TestBenchConcurrencyHoldsSessions checks AIPerf's session concurrency: with --concurrency 1
+// a conversation holds the slot from its first turn to its last, so the server sees one
+// conversation's turns, then the next one's, never interleaved.
+func TestBenchConcurrencyHoldsSessions(t *testing.T) {
+	log, url := loggedMock(t)
+	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "mock-model", "--concurrency", "1",
+		"--conversation-num", "3", "--conversation-turn-mean", "3", "--request-count", "9",
+		"--isl", "10", "--osl", "4", "--artifact-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var order []string
+	for _, e := range loggedEntries(t, log) {
+		order = append(order, e.CorrelationID)
+	}
+	want := []string{"conv-0", "conv-0", "conv-0", "conv-1", "conv-1", "conv-1", "conv-2", "conv-2", "conv-2"}
+	if !slices.Equal(order, want) {
+		t.Errorf("arrival order %v, want %v", order, want)
+	}
 }
