@@ -33,8 +33,8 @@ type logged struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	MaxCompletionTokens int    `json:"max_completion_tokens"`
-	Temperature         any    `json:"temperature"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+	Temperature         any `json:"temperature"`
 	text                []string
 	reply               string
 }
