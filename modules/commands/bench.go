@@ -35,6 +35,9 @@ every response with the same engine the llmtap proxy uses, with AIPerf's flag na
   rate with ceiling  --request-rate R --concurrency N  (waiting shows as effective − request latency)
   stop after         --request-count N and/or --benchmark-duration S (default 10 requests)
 
+Conversations (--conversation-turn-mean, …), --user-centric-rate, shared prefixes and
+--input-file datasets take AIPerf's flags too: docs/bench-shapes.md.
+
 Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, cut from an
 embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
 --use-legacy-max-tokens); force it with --extra-inputs min_tokens:N --extra-inputs ignore_eos:true.
