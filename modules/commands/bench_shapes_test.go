@@ -1,11 +1,15 @@
 package commands
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -394,5 +398,38 @@ func TestBenchConcurrencyHoldsSessions(t *testing.T) {
 	want := []string{"conv-0", "conv-0", "conv-0", "conv-1", "conv-1", "conv-1", "conv-2", "conv-2", "conv-2"}
 	if !slices.Equal(order, want) {
 		t.Errorf("arrival order %v, want %v", order, want)
+	}
+}
+
+// TestBenchShapeFlagErrors checks that each misuse of the shape flags stops bench before it
+// sends anything, with exit code 2 and an error that names the flag.
+func TestBenchShapeFlagErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.jsonl")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--user-centric-rate", "5", "--conversation-turn-mean", "3"}, "--num-users"},
+		{[]string{"--user-centric-rate", "5", "--num-users", "2"}, "mean of 1 turns"},
+		{[]string{"--user-centric-rate", "5", "--num-users", "2", "--request-rate", "3", "--conversation-turn-mean", "3"}, "different modes"},
+		{[]string{"--num-users", "2", "--concurrency", "1"}, "--user-centric-rate 0"},
+		{[]string{"--concurrency", "1", "--conversation-turn-mean", "0"}, "--conversation-turn-mean 0"},
+		{[]string{"--concurrency", "1", "--conversation-turn-mean", "2000"}, "--conversation-turn-mean 2000"},
+		{[]string{"--concurrency", "1", "--conversation-turn-delay-mean", "-1"}, "--conversation-turn-delay-mean -1"},
+		{[]string{"--concurrency", "1", "--prefix-prompt-length", "10", "--shared-system-prompt-length", "10"}, "mutually exclusive"},
+		{[]string{"--concurrency", "1", "--input-file", missing}, "--custom-dataset-type"},
+		{[]string{"--concurrency", "1", "--public-dataset", "aimo", "--input-file", missing}, "only sharegpt"},
+		{[]string{"--concurrency", "1", "--input-file", missing, "--custom-dataset-type", "single_turn", "--conversation-turn-mean", "2"}, "not with --input-file"},
+		{[]string{"--concurrency", "1", "--input-file", missing, "--custom-dataset-type", "single_turn"}, "none.jsonl"},
+		{[]string{"--concurrency", "1", "--conversation-turn-mean", "2", "--worker-count", "2", "--worker-index", "0", "--concurrency", "2"}, "--worker-count"},
+	} {
+		var out, errOut bytes.Buffer
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		fs.SetOutput(&errOut)
+		args := append([]string{"--url", "http://127.0.0.1:1", "--model", "m", "--artifact-dir", t.TempDir()}, tc.args...)
+		code, err := benchMain(context.Background(), &out, &errOut, false, fs, args, nil)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, error %v; want 2 and an error naming %q", tc.args, code, err, tc.want)
+		}
 	}
 }
