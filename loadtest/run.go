@@ -242,7 +242,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 			return
 		}
 		nx, delay, ok := s.Next(out.N)
-		if !ok || runCtx.Err() != nil {
+		// Past the run's duration a session sends no more turns (AIPerf issues no credit then).
+		over := s.Schedule.Duration > 0 && time.Since(origin) >= s.Schedule.Duration
+		if !ok || over || runCtx.Err() != nil {
 			return
 		}
 		at := time.Now().Add(delay)

@@ -433,3 +433,20 @@ func TestBenchShapeFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchConversationsStopAtTheDuration checks that a conversation sends no turn after
+// --benchmark-duration (AIPerf issues no credit then): with 100 ms between turns, a 0.5 s run
+// can start at most 6 turns, where a session left to go on through the grace period would
+// send dozens.
+func TestBenchConversationsStopAtTheDuration(t *testing.T) {
+	log, url := loggedMock(t)
+	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "mock-model", "--concurrency", "1",
+		"--conversation-turn-mean", "50", "--conversation-turn-delay-mean", "100", "--benchmark-duration", "0.5",
+		"--benchmark-grace-period", "3", "--isl", "10", "--osl", "2", "--artifact-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if n := len(log.Entries()); n < 1 || n > 6 {
+		t.Errorf("%d requests in a 0.5 s run with 100 ms between turns, want 1 to 6", n)
+	}
+}
