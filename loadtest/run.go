@@ -68,6 +68,14 @@ type Spec struct {
 	// Next returns the turn that follows request n in its session and the delay after n's
 	// response; ok false when n is the last of its session or has none.
 	Next func(n int) (turn int, delay time.Duration, ok bool)
+	// HoldSessions keeps a closed loop's slot for a whole session (AIPerf's session
+	// concurrency: a slot is taken by the first turn and given back after the last): a turn's
+	// successor is sent from the slot, rather than beside the loop.
+	HoldSessions bool
+	// Reply, when set, is given the text of every response (what the server generated, as
+	// the engine decodes it, from at most MaxReply bytes) before the request's outcome is
+	// reported, so that Next and Build see it: a conversation appends it to its next turn.
+	Reply func(n int, text string)
 
 	// Warmup is sent first and left out of the results; nil: no warmup.
 	Warmup *loadgen.Config
@@ -234,11 +242,13 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 			return
 		}
 		nx, delay, ok := s.Next(out.N)
-		if !ok || runCtx.Err() != nil {
+		// Past the run's duration a session sends no more turns (AIPerf issues no credit then).
+		over := s.Schedule.Duration > 0 && time.Since(origin) >= s.Schedule.Duration
+		if !ok || over || runCtx.Err() != nil {
 			return
 		}
 		at := time.Now().Add(delay)
-		sessions.Go(func() {
+		turn := func() {
 			pacer := loadgen.NewPacer(loadgen.DefaultSpinThreshold)
 			sSent.Add(1)
 			sFlight.Add(1)
@@ -250,7 +260,12 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 				sDone.Add(1)
 			}
 			onDone(o)
-		})
+		}
+		if s.HoldSessions {
+			turn() // on the loop's goroutine: the slot stays taken until the session ends
+			return
+		}
+		sessions.Go(turn)
 	}
 	prog := &progress{w: s.Log, terminal: s.Terminal, label: s.Label, total: s.Total, duration: s.Schedule.Duration,
 		extra: func() (int64, int64, int64, int64) { return sSent.Load(), sDone.Load(), sErrs.Load(), sFlight.Load() }}
@@ -318,6 +333,10 @@ func (s *Spec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *send
 	snd := newSender(base, tp, s.Class, col)
 	snd.baseURL, snd.headers, snd.build = s.BaseURL, s.Headers, s.Build
 	snd.cancelRate, snd.cancelDelay, snd.seed = s.CancelRate, s.CancelDelay, s.Seed
+	if s.Reply != nil {
+		snd.client.Transport = &replyTransport{base: snd.client.Transport, reply: s.Reply}
+		snd.reply = true
+	}
 	return snd
 }
 

@@ -29,6 +29,7 @@ type sender struct {
 	cancelDelay time.Duration
 	seed        uint64
 	build       func(n int) (Request, error)
+	reply       bool // requests carry their number to the reply transport
 }
 
 // newSender returns a sender whose requests are measured by tp (records of class class) and
@@ -52,6 +53,9 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	b, err := s.build(n)
 	if err != nil {
 		return nil, err
+	}
+	if s.reply {
+		ctx = withReply(ctx, n)
 	}
 	si := &sendInfo{n: n, id: s.col.id(n), session: b.Session, intended: intended}
 	s.col.begin(si)

@@ -515,12 +515,24 @@ func TestAIPerfModelsAcceptAIPerfsOwnFiles(t *testing.T) {
 // line of profile_export.jsonl, the summary and the CSV against the port of AIPerf's models at
 // loadtest.AIPerfCommit, and the labels AIPerf's tools read.
 func TestBenchExportsPassAIPerfModels(t *testing.T) {
+	// The load shapes of docs/bench-shapes.md write the same files.
+	multi := filepath.Join(t.TempDir(), "multi.jsonl")
+	if err := os.WriteFile(multi, []byte(`{"session_id": "a", "turns": [{"text": "Hello?"}, {"text": "And then?", "delay": 5}]}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 	}{
 		{"duration", []string{"--concurrency", "3", "--benchmark-duration", "1", "--benchmark-grace-period", "5"}},
 		{"count", []string{"--request-rate", "200", "--request-count", "12", "--streaming=false"}},
+		{"conversations", []string{"--concurrency", "2", "--conversation-num", "4", "--conversation-turn-mean", "3",
+			"--conversation-turn-delay-mean", "5", "--request-count", "12"}},
+		{"user-centric", []string{"--user-centric-rate", "100", "--num-users", "4", "--conversation-turn-mean", "3", "--request-count", "12"}},
+		{"prefix", []string{"--request-rate", "200", "--num-prefix-prompts", "2", "--prefix-prompt-length", "30", "--request-count", "12"}},
+		{"system-context", []string{"--concurrency", "2", "--shared-system-prompt-length", "30", "--user-context-prompt-length", "10",
+			"--conversation-turn-mean", "2", "--request-count", "12"}},
+		{"multi-turn-file", []string{"--concurrency", "2", "--input-file", multi, "--custom-dataset-type", "multi_turn", "--request-count", "12"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A mock of its own: request k fails by the draw PCG(seed, k), so which of the run's

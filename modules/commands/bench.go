@@ -35,6 +35,9 @@ every response with the same engine the llmtap proxy uses, with AIPerf's flag na
   rate with ceiling  --request-rate R --concurrency N  (waiting shows as effective − request latency)
   stop after         --request-count N and/or --benchmark-duration S (default 10 requests)
 
+Conversations (--conversation-turn-mean, …), --user-centric-rate, shared prefixes and
+--input-file datasets take AIPerf's flags too: docs/bench-shapes.md.
+
 Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, cut from an
 embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
 --use-legacy-max-tokens); force it with --extra-inputs min_tokens:N --extra-inputs ignore_eos:true.
@@ -180,6 +183,8 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
 	arr.RegisterFlags(fs)
+	var shapes shapeFlags
+	shapes.register(fs)
 	concurrency := fs.Int("concurrency", 0, "requests in flight: closed loop alone, a ceiling with --request-rate")
 	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
 	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
@@ -203,6 +208,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if fs.NArg() > 0 {
 		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	shapes.visited(fs)
 	r, errs := cf.resolve()
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
@@ -221,7 +227,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	switch {
 	case *concurrency < 0:
 		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", *concurrency))
-	case !rate && *concurrency == 0:
+	case !rate && *concurrency == 0 && !shapes.userCentric():
 		errs = append(errs, errors.New("set --concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
@@ -282,6 +288,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 			mode += "-concurrency" + fmt.Sprint(*concurrency)
 		}
 	}
+	mode = shapes.mode(mode)
 	dir := cf.artifactDir
 	if dir == "" {
 		dir = workerDir(filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode)), w)
@@ -306,6 +313,10 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		if wu.MaxRequests > 0 {
 			spec.Warmup = &wu
 		}
+	}
+	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: *entries, count: *count,
+		concurrency: *concurrency, rate: rate, warmup: *warmup > 0}); err != nil {
+		return 2, err
 	}
 	return executeMain(ctx, spec, stdout, hook)
 }

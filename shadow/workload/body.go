@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -155,17 +156,25 @@ type member struct {
 // Build returns the body of one request with the given prompt and output length (0 = no
 // output limit is sent, except to the Anthropic API, which requires one).
 func (s BodySpec) Build(prompt string, maxTokens int) ([]byte, error) {
+	return s.BuildMessages([]Message{{Role: RoleUser, Content: prompt}}, maxTokens, nil)
+}
+
+// BuildMessages returns the body of one request whose input is msgs, in order (a conversation
+// with its history), with the output length as Build has it and extra merged in after
+// s.Extra (a dataset row's own extra members, which win). The completions API, which takes
+// one prompt, gets the messages' contents joined by newlines; the Anthropic API gets system
+// messages in its top-level "system" member.
+func (s BodySpec) BuildMessages(msgs []Message, maxTokens int, extra []Extra) ([]byte, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	msgs := []map[string]string{{"role": "user", "content": prompt}}
 	ms := []member{{"model", s.Model}}
 	switch s.Endpoint {
 	case EndpointChat, EndpointCompletions:
 		if s.Endpoint == EndpointChat {
 			ms = append(ms, member{"messages", msgs})
 		} else {
-			ms = append(ms, member{"prompt", prompt})
+			ms = append(ms, member{"prompt", joinContents(msgs)})
 		}
 		ms = append(ms, member{"stream", s.Stream})
 		if s.Stream {
@@ -182,14 +191,18 @@ func (s BodySpec) Build(prompt string, maxTokens int) ([]byte, error) {
 		if maxTokens <= 0 {
 			maxTokens = messagesDefaultMaxTokens
 		}
-		ms = append(ms, member{"messages", msgs}, member{"max_tokens", maxTokens}, member{"stream", s.Stream})
+		system, rest := splitSystem(msgs)
+		if system != "" {
+			ms = append(ms, member{"system", system})
+		}
+		ms = append(ms, member{"messages", rest}, member{"max_tokens", maxTokens}, member{"stream", s.Stream})
 	case EndpointOllamaChat:
-		ms = append(ms, member{"messages", msgs}, member{"stream", s.Stream})
+		ms = append(ms, member{"messages", flatParts(msgs)}, member{"stream", s.Stream})
 		if maxTokens > 0 {
 			ms = append(ms, member{"options", map[string]int{"num_predict": maxTokens}})
 		}
 	}
-	for _, e := range s.Extra {
+	for _, e := range slices.Concat(s.Extra, extra) {
 		replaced := false
 		for i := range ms {
 			if ms[i].key == e.Key {
