@@ -42,6 +42,14 @@ type Spec struct {
 	// fully written (AIPerf's --request-cancellation-rate and -delay).
 	CancelRate  float64
 	CancelDelay time.Duration
+	// RequestTimeout cancels a request still open this long after it was sent (AIPerf's
+	// --request-timeout-seconds): the server sees the client go away, and the request is an
+	// error of type TimeoutError, as AIPerf counts one. Zero means no timeout.
+	RequestTimeout time.Duration
+	// SliceDuration, when positive, also writes AIPerf's timeslice exports
+	// (profile_export_aiperf_timeslices.json and .csv, timeslice.go): the profiling phase's
+	// records in consecutive slices this long, each summarized as the whole run is.
+	SliceDuration time.Duration
 	// SLOs are the goodput objectives; none: no goodput metrics.
 	SLOs []stats.SLO
 	// Dir is the artifact folder the exports are written to; it is created.
@@ -208,6 +216,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	api.setTap(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
 	col.keep = s.Keep
+	if s.SliceDuration > 0 {
+		col.slices = newSlicer(s.SliceDuration, s.SLOs)
+	}
 	if s.Worker.Split() {
 		col.worker = llmtapWorker + "-" + strconv.Itoa(s.Worker.Index)
 	}
@@ -311,6 +322,13 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	res.Files = append(files, jp, sp)
+	if col.slices != nil {
+		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.Log)
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, tf...)
+	}
 	return res, nil
 }
 
@@ -318,6 +336,7 @@ func (s *Spec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *send
 	snd := newSender(base, tp, s.Class, col)
 	snd.baseURL, snd.headers, snd.build = s.BaseURL, s.Headers, s.Build
 	snd.cancelRate, snd.cancelDelay, snd.seed = s.CancelRate, s.CancelDelay, s.Seed
+	snd.timeout = s.RequestTimeout
 	return snd
 }
 
