@@ -108,8 +108,9 @@ func (s *slicer) slices(class string) []timeslice {
 }
 
 // writeTimeslices writes AIPerf's two timeslice files into dir: the JSON (TimesliceMetricsJsonExporter:
-// {"timeslices": [{start_ns, end_ns, is_complete, <metric tag>: JsonMetricResult…}],
-// "input_config"}; a slice's index is its place in the list) and the tidy CSV
+// {"timeslices": [{timeslice_index, start_ns, end_ns, is_complete, <metric tag>:
+// JsonMetricResult…}], "input_config"}; the index is the slice's place in the list, which
+// AIPerf's newest TimesliceData makes optional and its earlier one required) and the tidy CSV
 // (TimesliceMetricsCsvExporter: Timeslice,Metric,Unit,Stat,Value, a row per statistic of each
 // metric, metrics by tag, single values as stat "avg").
 func writeTimeslices(dir string, s *slicer, class string, input InputConfig, log io.Writer) ([]string, error) {
@@ -119,7 +120,7 @@ func writeTimeslices(dir string, s *slicer, class string, input InputConfig, log
 	}
 	list := make([]rawJSON, len(ts))
 	for i, t := range ts {
-		m := []jsonMember{{"start_ns", t.start.UnixNano()}, {"end_ns", t.end.UnixNano()}, {"is_complete", t.complete}}
+		m := []jsonMember{{"timeslice_index", i}, {"start_ns", t.start.UnixNano()}, {"end_ns", t.end.UnixNano()}, {"is_complete", t.complete}}
 		if t.has {
 			for _, mm := range metricMembers(t.group) {
 				if aiperfTag(mm.k) {

@@ -180,7 +180,8 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
 	arr.RegisterFlags(fs)
-	concurrency := fs.Int("concurrency", 0, "requests in flight: closed loop alone, a ceiling with --request-rate")
+	var sw sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
+	concurrency := sw.register(fs)
 	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
 	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
 	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
@@ -202,6 +203,11 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	if fs.NArg() > 0 {
 		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if done, code, err := sw.dispatch(ctx, fs, stderr, func(c context.Context, f *flag.FlagSet) (int, error) {
+		return benchMain(c, stdout, stderr, terminal, f, args, hook)
+	}); done {
+		return code, err
 	}
 	r, errs := cf.resolve()
 	if cf.model == "" {
@@ -306,6 +312,9 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		if wu.MaxRequests > 0 {
 			spec.Warmup = &wu
 		}
+	}
+	if err := sw.apply(spec, arr, *concurrency, *warmup, r.seed); err != nil {
+		return 2, err
 	}
 	return executeMain(ctx, spec, stdout, hook)
 }
