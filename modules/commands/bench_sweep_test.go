@@ -371,3 +371,33 @@ func TestBenchTimeslices(t *testing.T) {
 		t.Errorf("the CSV's request counts add up to %v, want %v", csvCount, whole)
 	}
 }
+
+// FuzzConcurrencyList: --concurrency never panics, and what it accepts is a single value or
+// a list of distinct positive values that reads back the same from its String.
+func FuzzConcurrencyList(f *testing.F) {
+	for _, s := range []string{"4", "1,4,16", " 2 , 3", "1,1", "0,2", "x", "", ",", "-3", "9999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var c concurrencyList
+		if c.Set(s) != nil {
+			return
+		}
+		if len(c.values) == 0 || c.level != c.values[0] {
+			t.Fatalf("%q: values %v, level %d", s, c.values, c.level)
+		}
+		if len(c.values) > 1 {
+			seen := map[int]bool{}
+			for _, v := range c.values {
+				if v < 1 || seen[v] {
+					t.Fatalf("%q: accepted %v", s, c.values)
+				}
+				seen[v] = true
+			}
+		}
+		var back concurrencyList
+		if err := back.Set(c.String()); err != nil || !slices.Equal(back.values, c.values) {
+			t.Fatalf("%q: %v reads back as %v (%v)", s, c.values, back.values, err)
+		}
+	})
+}
