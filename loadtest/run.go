@@ -351,6 +351,14 @@ func (s *Spec) waitForStart(ctx context.Context) error {
 		return nil
 	}
 	fmt.Fprintf(s.Log, "%s: waiting %v for the shared start time %s\n", s.Label, d.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d, or until ctx is done (then its error); d ≤ 0 returns at once.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -152,7 +151,7 @@ func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.W
 			if c.run == cells[i-1].run {
 				pause = s.sweepCooldown
 			}
-			if err := sleepCtx(ctx, seconds(pause)); err != nil {
+			if err := loadtest.Sleep(ctx, seconds(pause)); err != nil {
 				break
 			}
 		}
@@ -302,21 +301,6 @@ func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, error) {
 		}
 	}
 	return cells, nil
-}
-
-// sleepCtx waits d, or until ctx is done (its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // apply sets the run's ramps, warmup, timeout and timeslices on spec, which bench built for
