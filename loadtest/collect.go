@@ -206,6 +206,9 @@ type collector struct {
 	unfinished int64
 	errs       errorLog
 
+	// slices, when set, summarizes the records by timeslice as agg does the whole run.
+	slices *slicer
+
 	// keep, in tests, remembers every request's id and intended time.
 	keep bool
 	sent []SentRequest
@@ -259,6 +262,7 @@ func (c *collector) entry(n int) *joined {
 func (c *collector) begin(si *sendInfo) {
 	c.mu.Lock()
 	c.entry(si.n).si = si
+	c.slices.begin()
 	c.mu.Unlock()
 }
 
@@ -345,7 +349,8 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		}
 	}
 	cancelled := j.si != nil && j.si.canceled.Load()
-	if !rec.OK() && !cancelled && c.cut.Load() {
+	timedOut := j.si != nil && j.si.timedOut.Load() && !rec.OK()
+	if !rec.OK() && !cancelled && !timedOut && c.cut.Load() {
 		// Still open when the grace period ended: not a result (AIPerf leaves it out).
 		c.unfinished++
 		return nil
@@ -367,6 +372,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	}
 	if c.agg != nil {
 		c.agg.Add(rec)
+		c.slices.add(rec, now)
 	}
 	line := &exportLine{
 		Record: rec, N: n, ScheduleLagMs: record.Ms(out.Lag()), QueueWaitMs: record.Ms(out.QueueWait()),
@@ -387,6 +393,9 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		line.SendError = out.Err.Error()
 	}
 	line.Error = newErrorDetails(rec, cancelled, line.SendError)
+	if timedOut {
+		line.Error = timeoutDetails()
+	}
 	c.errs.add(line.Error)
 	if c.w == nil {
 		return nil

@@ -93,21 +93,7 @@ func aiperfTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 // summaryMembers lists the members of profile_export_aiperf.json in order.
 func (e Export) summaryMembers() []jsonMember {
 	g := e.Group
-	var m []jsonMember
-	for _, mt := range stats.Catalog() {
-		if mt.Dist {
-			if st, ok := g.Metrics[mt.Tag]; ok {
-				m = append(m, jsonMember{mt.Tag, st})
-			}
-		} else if sc, ok := g.Scalars[mt.Tag]; ok {
-			m = append(m, jsonMember{mt.Tag, sc})
-		}
-	}
-	if !g.Start.IsZero() {
-		m = append(m,
-			jsonMember{"min_request_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.Start.UnixNano())}},
-			jsonMember{"max_response_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.End.UnixNano())}})
-	}
+	m := metricMembers(g)
 	errs := e.Errors
 	if errs == nil {
 		errs = []ErrorCount{}
@@ -132,6 +118,27 @@ func (e Export) summaryMembers() []jsonMember {
 	)
 }
 
+// metricMembers lists a group's metrics as members of AIPerf's JsonExportData, by tag, in the
+// catalog's order, then its time bounds.
+func metricMembers(g stats.GroupSummary) []jsonMember {
+	var m []jsonMember
+	for _, mt := range stats.Catalog() {
+		if mt.Dist {
+			if st, ok := g.Metrics[mt.Tag]; ok {
+				m = append(m, jsonMember{mt.Tag, st})
+			}
+		} else if sc, ok := g.Scalars[mt.Tag]; ok {
+			m = append(m, jsonMember{mt.Tag, sc})
+		}
+	}
+	if !g.Start.IsZero() {
+		m = append(m,
+			jsonMember{"min_request_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.Start.UnixNano())}},
+			jsonMember{"max_response_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.End.UnixNano())}})
+	}
+	return m
+}
+
 func nonNil(m map[string]int64) map[string]int64 {
 	if m == nil {
 		return map[string]int64{}
@@ -145,10 +152,13 @@ type jsonMember struct {
 	v any
 }
 
-func (e Export) MarshalJSON() ([]byte, error) {
+func (e Export) MarshalJSON() ([]byte, error) { return marshalMembers(e.summaryMembers()) }
+
+// marshalMembers writes members as one JSON object, in their order.
+func marshalMembers(members []jsonMember) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for i, m := range e.summaryMembers() {
+	for i, m := range members {
 		if i > 0 {
 			b.WriteByte(',')
 		}

@@ -42,6 +42,14 @@ type Spec struct {
 	// fully written (AIPerf's --request-cancellation-rate and -delay).
 	CancelRate  float64
 	CancelDelay time.Duration
+	// RequestTimeout cancels a request still open this long after it was sent (AIPerf's
+	// --request-timeout-seconds): the server sees the client go away, and the request is an
+	// error of type TimeoutError, as AIPerf counts one. Zero means no timeout.
+	RequestTimeout time.Duration
+	// SliceDuration, when positive, also writes AIPerf's timeslice exports
+	// (profile_export_aiperf_timeslices.json and .csv, timeslice.go): the profiling phase's
+	// records in consecutive slices this long, each summarized as the whole run is.
+	SliceDuration time.Duration
 	// SLOs are the goodput objectives; none: no goodput metrics.
 	SLOs []stats.SLO
 	// Dir is the artifact folder the exports are written to; it is created.
@@ -216,6 +224,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	api.setTap(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
 	col.keep = s.Keep
+	if s.SliceDuration > 0 {
+		col.slices = newSlicer(s.SliceDuration, s.SLOs)
+	}
 	if s.Worker.Split() {
 		col.worker = llmtapWorker + "-" + strconv.Itoa(s.Worker.Index)
 	}
@@ -326,6 +337,13 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	res.Files = append(files, jp, sp)
+	if col.slices != nil {
+		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.Log)
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, tf...)
+	}
 	return res, nil
 }
 
@@ -337,6 +355,7 @@ func (s *Spec) sender(base http.RoundTripper, tp *tap.Tap, col *collector) *send
 		snd.client.Transport = &replyTransport{base: snd.client.Transport, reply: s.Reply}
 		snd.reply = true
 	}
+	snd.timeout = s.RequestTimeout
 	return snd
 }
 
@@ -351,6 +370,14 @@ func (s *Spec) waitForStart(ctx context.Context) error {
 		return nil
 	}
 	fmt.Fprintf(s.Log, "%s: waiting %v for the shared start time %s\n", s.Label, d.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d, or until ctx is done (then its error); d ≤ 0 returns at once.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

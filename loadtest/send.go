@@ -27,6 +27,7 @@ type sender struct {
 	class       string
 	cancelRate  float64 // fraction of requests to cancel, in [0, 1]
 	cancelDelay time.Duration
+	timeout     time.Duration // --request-timeout-seconds; 0: none
 	seed        uint64
 	build       func(n int) (Request, error)
 	reply       bool // requests carry their number to the reply transport
@@ -63,6 +64,9 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	*x = tap.Exchange{ID: si.id, Class: s.class, Body: b.Body, Canceled: &si.canceled}
 	if s.cancels(n) {
 		ctx, x.Closed = si.cancelAfterWrite(ctx, s.cancelDelay)
+	}
+	if s.timeout > 0 {
+		ctx, x.Closed = si.timeoutAfter(ctx, s.timeout, x.Closed)
 	}
 	req, err := http.NewRequestWithContext(tap.WithExchange(ctx, x), http.MethodPost, s.baseURL+b.Path, bytes.NewReader(b.Body))
 	if err != nil {
@@ -241,6 +245,7 @@ type sendInfo struct {
 	session  string
 	intended time.Time   // the schedule's time for the request (monotonic)
 	canceled atomic.Bool // the cancellation fired
+	timedOut atomic.Bool // the request timeout fired
 	x        tap.Exchange
 }
 

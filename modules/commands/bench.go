@@ -36,7 +36,9 @@ every response with the same engine the llmtap proxy uses, with AIPerf's flag na
   stop after         --request-count N and/or --benchmark-duration S (default 10 requests)
 
 Conversations (--conversation-turn-mean, …), --user-centric-rate, shared prefixes and
---input-file datasets take AIPerf's flags too: docs/bench-shapes.md.
+--input-file datasets take AIPerf's flags too: docs/bench-shapes.md. Ramps, warmup by
+duration, --request-timeout-seconds, --concurrency 1,4,16 sweeps, --num-profile-runs and
+--slice-duration timeslices: docs/bench-runs.md.
 
 Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, cut from an
 embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
@@ -183,9 +185,10 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
 	arr.RegisterFlags(fs)
-	var shapes shapeFlags
+	var shapes shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
 	shapes.register(fs)
-	concurrency := fs.Int("concurrency", 0, "requests in flight: closed loop alone, a ceiling with --request-rate")
+	var sw sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
+	concurrency := sw.register(fs)
 	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
 	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
 	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
@@ -209,6 +212,11 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	shapes.visited(fs)
+	if done, code, err := sw.dispatch(ctx, fs, stderr, func(c context.Context, f *flag.FlagSet) (int, error) {
+		return benchMain(c, stdout, stderr, terminal, f, args, hook)
+	}); done {
+		return code, err
+	}
 	r, errs := cf.resolve()
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
@@ -316,6 +324,9 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: *entries, count: *count,
 		concurrency: *concurrency, rate: rate, warmup: *warmup > 0}); err != nil {
+		return 2, err
+	}
+	if err := sw.apply(spec, arr, *concurrency, *warmup, r.seed); err != nil {
 		return 2, err
 	}
 	return executeMain(ctx, spec, stdout, hook)

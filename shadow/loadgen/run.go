@@ -21,6 +21,10 @@ type Config struct {
 	// With Arrivals it is AIPerf's ceiling on a rate: it sets MaxInFlight to Concurrency and
 	// Queue to true. Zero without Arrivals means there is nothing to run.
 	Concurrency int
+	// ConcurrencyRamp opens the Concurrency slots one at a time, slot k at
+	// ConcurrencyStep(k, Concurrency, ConcurrencyRamp), as AIPerf's
+	// --concurrency-ramp-duration does; zero opens them all at the start.
+	ConcurrencyRamp time.Duration
 	// Request builds each request. Client sends it (http.DefaultClient when nil).
 	Request Request
 	Client  *http.Client
@@ -113,7 +117,11 @@ func Run(ctx context.Context, cfg Config) Counters {
 	}
 	r := &runner{cfg: cfg, lag: newDurationHist(), wait: newDurationHist()}
 	if cfg.Queue && cfg.MaxInFlight > 0 {
-		r.q = newSlotQueue(cfg.MaxInFlight, cfg.MaxQueue)
+		slots := cfg.MaxInFlight
+		if cfg.ConcurrencyRamp > 0 {
+			slots = 1 // openLoop opens the others as the ramp goes
+		}
+		r.q = newSlotQueue(slots, cfg.MaxQueue)
 	}
 	r.start = cfg.Start
 	if r.start.IsZero() {
@@ -172,6 +180,11 @@ func (r *runner) openLoop(ctx context.Context) {
 	pacer := NewPacer(r.cfg.SpinThreshold)
 	w := newWorkers(&r.wg)
 	defer w.stop()
+	if r.q != nil && r.cfg.ConcurrencyRamp > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		r.wg.Go(func() { r.openSlots(ctx, w, stop) })
+	}
 	adj, _ := r.cfg.Arrivals.(Adjustable)
 	var changed <-chan struct{}
 	for n := 0; r.cfg.MaxRequests <= 0 || n < r.cfg.MaxRequests; n++ {
@@ -248,8 +261,11 @@ func (r *runner) sendQueued(ctx context.Context, st Stamp) {
 // is done, until MaxRequests, Duration or ctx ends the run.
 func (r *runner) closedLoop(ctx context.Context) {
 	var next atomic.Int64
-	for range r.cfg.Concurrency {
+	for k := range r.cfg.Concurrency {
 		r.wg.Go(func() {
+			if !r.waitSlot(ctx, k) {
+				return
+			}
 			for {
 				n := int(next.Add(1) - 1)
 				if r.cfg.MaxRequests > 0 && n >= r.cfg.MaxRequests || ctx.Err() != nil {

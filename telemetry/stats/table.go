@@ -17,6 +17,13 @@ var tableStats = []string{"avg", "min", "max", "p99", "p90", "p50", "std"}
 // csvStats are the columns of the CSV distribution section, AIPerf's STAT_KEYS.
 var csvStats = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 
+// AIPerfStatKeys returns AIPerf's STAT_KEYS, the statistics of a distribution in the order its
+// CSV files list them.
+func AIPerfStatKeys() []string { return slices.Clone(csvStats) }
+
+// Get returns one statistic of s by its AIPerf key (one of AIPerfStatKeys), 0 for another key.
+func (s Stat) Get(key string) float64 { return s.field(key) }
+
 // field returns one statistic of s by its AIPerf key.
 func (s Stat) field(key string) float64 {
 	switch key {

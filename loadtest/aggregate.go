@@ -1,0 +1,309 @@
+package loadtest
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/llmtap/llmtap/telemetry/stats"
+)
+
+// Aggregate export file names of repeated runs (AIPerf's --num-profile-runs), written into the
+// aggregate folder.
+const (
+	AggregateJSON = "profile_export_aiperf_aggregate.json"
+	AggregateCSV  = "profile_export_aiperf_aggregate.csv"
+)
+
+// aggregateSchema is the schema_version of AIPerf's aggregate file
+// (AggregateConfidenceJsonExporter.SCHEMA_VERSION).
+const aggregateSchema = "1.0"
+
+// maxSummaryBytes bounds a profile_export_aiperf.json read back for an aggregate.
+const maxSummaryBytes = 64 << 20
+
+// Confidence is one metric statistic across repeated runs, as AIPerf's ConfidenceAggregation
+// computes it (ai-dynamo/aiperf src/aiperf/orchestrator/aggregation/confidence.py): the sample
+// mean and standard deviation (ddof=1), min and max, the coefficient of variation std/mean
+// (a ratio, +Inf for a zero mean), the standard error std/√n and the two-sided Student-t
+// interval mean ± t·se with t = t.ppf(1 − (1−level)/2, n−1). One value gives std, cv and se 0,
+// the interval collapsed to the value, and t NaN (no interval).
+type Confidence struct {
+	Mean, Std, Min, Max, CV, SE, CILow, CIHigh, TCritical float64
+	Unit                                                  string
+}
+
+// NewConfidence computes the statistics of values (finite ones only, as AIPerf skips NaN and
+// ±Inf) at confidence level (0 < level < 1). No finite value gives every statistic NaN.
+func NewConfidence(values []float64, level float64, unit string) Confidence {
+	var v []float64
+	for _, x := range values {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			v = append(v, x)
+		}
+	}
+	nan := math.NaN()
+	if len(v) == 0 {
+		return Confidence{nan, nan, nan, nan, nan, nan, nan, nan, nan, unit}
+	}
+	n := float64(len(v))
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	mean := sum / n
+	c := Confidence{Mean: mean, Min: slices.Min(v), Max: slices.Max(v), CILow: mean, CIHigh: mean, TCritical: nan, Unit: unit}
+	if len(v) == 1 {
+		return c
+	}
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	c.Std = math.Sqrt(ss / (n - 1))
+	c.CV = math.Inf(1)
+	if mean != 0 {
+		c.CV = c.Std / mean
+	}
+	c.SE = c.Std / math.Sqrt(n)
+	c.TCritical = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(1 - (1-level)/2)
+	c.CILow, c.CIHigh = mean-c.TCritical*c.SE, mean+c.TCritical*c.SE
+	return c
+}
+
+// RunOutcome is one of the repeated runs an aggregate is made of: its label (run_0001), its
+// artifact folder, and why it failed (empty: it succeeded).
+type RunOutcome struct {
+	Label string
+	Dir   string
+	Err   string
+}
+
+// AggregateResult is AIPerf's AggregateResult of the confidence strategy: the metrics by
+// "<tag>_<stat>" and the runs they came from.
+type AggregateResult struct {
+	Runs       int
+	Successful []string // labels
+	Failed     []RunOutcome
+	Level      float64
+	Metrics    map[string]Confidence
+}
+
+// AggregateRuns reads the profile_export_aiperf.json of every successful run and computes the
+// confidence statistics of every statistic of every metric in them (AIPerf's
+// _aggregate_metrics: a metric's values across the runs that have it). It fails when no run
+// succeeded.
+func AggregateRuns(runs []RunOutcome, level float64) (AggregateResult, error) {
+	res := AggregateResult{Runs: len(runs), Level: level, Metrics: map[string]Confidence{}}
+	values := map[string][]float64{}
+	units := map[string]string{}
+	for _, r := range runs {
+		if r.Err != "" {
+			res.Failed = append(res.Failed, r)
+			continue
+		}
+		m, err := readSummaryMetrics(filepath.Join(r.Dir, "profile_export_aiperf.json"))
+		if err != nil {
+			res.Failed = append(res.Failed, RunOutcome{Label: r.Label, Dir: r.Dir, Err: err.Error()})
+			continue
+		}
+		res.Successful = append(res.Successful, r.Label)
+		for tag, st := range m {
+			for _, k := range stats.AIPerfStatKeys() {
+				if v, ok := st.values[k]; ok {
+					key := tag + "_" + k
+					values[key] = append(values[key], v)
+					if units[key] == "" {
+						units[key] = st.unit
+					}
+				}
+			}
+		}
+	}
+	if len(res.Successful) == 0 {
+		return res, fmt.Errorf("all %d runs failed: no confidence statistics", len(runs))
+	}
+	for k, v := range values {
+		res.Metrics[k] = NewConfidence(v, level, units[k])
+	}
+	return res, nil
+}
+
+// summaryMetric is one metric of a profile_export_aiperf.json: its unit and statistics.
+type summaryMetric struct {
+	unit   string
+	values map[string]float64
+}
+
+// readSummaryMetrics returns the metrics of a profile_export_aiperf.json: the top-level members
+// that are objects with a unit and at least one numeric statistic (JsonMetricResult).
+func readSummaryMetrics(path string) (map[string]summaryMetric, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSummaryBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSummaryBytes)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[string]summaryMetric{}
+	for tag, raw := range doc {
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		unit, ok := m["unit"].(string)
+		if !ok {
+			continue
+		}
+		sm := summaryMetric{unit: unit, values: map[string]float64{}}
+		for _, k := range stats.AIPerfStatKeys() {
+			if v, ok := m[k].(float64); ok {
+				sm.values[k] = v
+			}
+		}
+		if len(sm.values) > 0 {
+			out[tag] = sm
+		}
+	}
+	return out, nil
+}
+
+// WriteAggregate writes AIPerf's two aggregate files into dir (created): the JSON
+// (AggregateConfidenceJsonExporter: schema_version, aiperf_version, metadata, metrics by
+// "<tag>_<stat>" with mean, std, min, max, cv, se, ci_low, ci_high, t_critical, unit; NaN and
+// infinite values written as null, as pydantic does) and the CSV (AggregateConfidenceCsvExporter:
+// a metrics table, a blank line, then the metadata as title-cased key, value rows).
+func WriteAggregate(dir string, a AggregateResult) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	keys := make([]string, 0, len(a.Metrics))
+	for k := range a.Metrics {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	metrics := make([]jsonMember, len(keys))
+	for i, k := range keys {
+		c := a.Metrics[k]
+		metrics[i] = jsonMember{k, confidenceJSON{num(c.Mean), num(c.Std), num(c.Min), num(c.Max), num(c.CV),
+			num(c.SE), num(c.CILow), num(c.CIHigh), num(c.TCritical), c.Unit}}
+	}
+	mb, err := marshalMembers(metrics)
+	if err != nil {
+		return nil, err
+	}
+	failed := make([]map[string]string, len(a.Failed))
+	for i, f := range a.Failed {
+		failed[i] = map[string]string{"label": f.Label, "error": f.Err}
+	}
+	meta := []jsonMember{
+		{"aggregation_type", "confidence"}, {"num_profile_runs", a.Runs},
+		{"num_successful_runs", len(a.Successful)}, {"failed_runs", failed},
+		{"confidence_level", a.Level}, {"run_labels", a.Successful},
+	}
+	if len(a.Successful) == 1 {
+		meta = append(meta, jsonMember{"single_run", true})
+	}
+	metab, err := marshalMembers(meta)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := marshalMembers([]jsonMember{{"schema_version", aggregateSchema}, {"aiperf_version", "llmtap"},
+		{"metadata", rawJSON(metab)}, {"metrics", rawJSON(mb)}})
+	if err != nil {
+		return nil, err
+	}
+	jp := filepath.Join(dir, AggregateJSON)
+	if err := writeWhole(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
+		return nil, err
+	}
+	cp := filepath.Join(dir, AggregateCSV)
+	if err := writeWhole(cp, func(w io.Writer) error { return writeAggregateCSV(w, a, keys) }); err != nil {
+		return nil, err
+	}
+	return []string{jp, cp}, nil
+}
+
+// confidenceJSON is one metric of the aggregate JSON; nil members are NaN or infinite.
+type confidenceJSON struct {
+	Mean      *float64 `json:"mean"`
+	Std       *float64 `json:"std"`
+	Min       *float64 `json:"min"`
+	Max       *float64 `json:"max"`
+	CV        *float64 `json:"cv"`
+	SE        *float64 `json:"se"`
+	CILow     *float64 `json:"ci_low"`
+	CIHigh    *float64 `json:"ci_high"`
+	TCritical *float64 `json:"t_critical"`
+	Unit      string   `json:"unit"`
+}
+
+// num is v, or nil when JSON cannot hold it.
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func writeAggregateCSV(w io.Writer, a AggregateResult, keys []string) error {
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true // Python's csv.writer
+	cw.Write([]string{"metric", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical", "unit"})
+	for _, k := range keys {
+		c := a.Metrics[k]
+		cw.Write([]string{k, pyFloat(c.Mean, 2), pyFloat(c.Std, 2), pyFloat(c.Min, 2), pyFloat(c.Max, 2),
+			pyFloat(c.CV, 4), pyFloat(c.SE, 4), pyFloat(c.CILow, 2), pyFloat(c.CIHigh, 2), pyFloat(c.TCritical, 4), c.Unit})
+	}
+	cw.Write(nil)
+	cw.Write([]string{"Aggregation Type", "confidence"})
+	cw.Write([]string{"Total Runs", strconv.Itoa(a.Runs)})
+	cw.Write([]string{"Successful Runs", strconv.Itoa(len(a.Successful))})
+	cw.Write([]string{"Confidence Level", strconv.FormatFloat(a.Level, 'f', -1, 64)})
+	cw.Write([]string{"Run Labels", pyList(a.Successful)})
+	if len(a.Successful) == 1 {
+		cw.Write([]string{"Single Run", "True"})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// pyFloat formats v as Python's f"{v:.{d}f}" does, inf and nan included.
+func pyFloat(v float64, d int) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// pyList formats a list of strings as Python's str() does: ['a', 'b'].
+func pyList(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = "'" + x + "'"
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}

@@ -1,0 +1,86 @@
+package loadtest
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfidenceMatchesAIPerfsFormula checks the port of AIPerf's ConfidenceAggregation against
+// answers worked out by hand with scipy.stats.t.ppf's values: sample std (ddof=1), se = std/√n,
+// mean ± t(1 − α/2, n−1)·se.
+func TestConfidenceMatchesAIPerfsFormula(t *testing.T) {
+	near := func(name string, got, want, tol float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s = %.10g, want %.10g", name, got, want)
+		}
+	}
+	c := NewConfidence([]float64{10, 12, 14}, 0.95, "ms")
+	near("mean", c.Mean, 12, 1e-12)
+	near("std", c.Std, 2, 1e-12)
+	near("se", c.SE, 2/math.Sqrt(3), 1e-12)
+	near("cv", c.CV, 2.0/12, 1e-12)
+	near("t_critical", c.TCritical, 4.302652729749464, 1e-6) // scipy.stats.t.ppf(0.975, 2)
+	near("ci_low", c.CILow, 12-4.302652729749464*2/math.Sqrt(3), 1e-6)
+	near("ci_high", c.CIHigh, 16.968275, 1e-5) // 12 + 4.3026527 × 1.1547005
+	if c.Min != 10 || c.Max != 14 || c.Unit != "ms" {
+		t.Errorf("min %v max %v unit %q", c.Min, c.Max, c.Unit)
+	}
+	// Other levels and sizes: t.ppf(0.995, 4) and t.ppf(0.95, 1).
+	near("t(0.99, df 4)", NewConfidence([]float64{1, 2, 3, 4, 5}, 0.99, "").TCritical, 4.604094871415897, 1e-6)
+	near("t(0.90, df 1)", NewConfidence([]float64{1, 2}, 0.90, "").TCritical, 6.313751514675041, 1e-6)
+
+	// One finite value: the degenerate shape (no interval), NaN and Inf skipped.
+	one := NewConfidence([]float64{7, math.NaN(), math.Inf(1)}, 0.95, "")
+	if one.Mean != 7 || one.Std != 0 || one.SE != 0 || one.CILow != 7 || one.CIHigh != 7 || !math.IsNaN(one.TCritical) {
+		t.Errorf("single value: %+v", one)
+	}
+	if z := NewConfidence([]float64{-1, 1}, 0.95, ""); !math.IsInf(z.CV, 1) {
+		t.Errorf("zero mean: cv %v, want +Inf", z.CV)
+	}
+}
+
+// TestAggregateRunsReadsTheSummaries aggregates two summaries written as the runs write them
+// and checks the files' shapes.
+func TestAggregateRunsReadsTheSummaries(t *testing.T) {
+	dir := t.TempDir()
+	var runs []RunOutcome
+	for i, v := range []string{"10", "14"} {
+		d := filepath.Join(dir, "run"+v)
+		os.MkdirAll(d, 0o700)
+		doc := `{"time_to_first_token":{"unit":"ms","avg":` + v + `,"p99":` + v + `},"request_count":{"unit":"requests","avg":` + v + `},"input_config":{"x":1},"was_cancelled":false}`
+		os.WriteFile(filepath.Join(d, "profile_export_aiperf.json"), []byte(doc), 0o600)
+		runs = append(runs, RunOutcome{Label: []string{"run_0001", "run_0002"}[i], Dir: d})
+	}
+	runs = append(runs, RunOutcome{Label: "run_0003", Dir: filepath.Join(dir, "none"), Err: "exit 1"})
+	a, err := AggregateRuns(runs, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := a.Metrics["time_to_first_token_avg"]
+	if !ok || c.Mean != 12 || c.Unit != "ms" || len(a.Successful) != 2 || len(a.Failed) != 1 {
+		t.Fatalf("aggregate %+v", a)
+	}
+	if _, ok := a.Metrics["input_config_avg"]; ok {
+		t.Error("input_config is not a metric")
+	}
+	files, err := WriteAggregate(filepath.Join(dir, "aggregate"), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(files[1])
+	csv := string(b)
+	for _, want := range []string{"metric,mean,std,min,max,cv,se,ci_low,ci_high,t_critical,unit\r\n",
+		"time_to_first_token_avg,12.00,2.83,10.00,14.00,0.2357,2.0000,-13.41,37.41,12.7062,ms\r\n",
+		"\r\n\r\nAggregation Type,confidence\r\nTotal Runs,3\r\nSuccessful Runs,2\r\n", `Run Labels,"['run_0001', 'run_0002']"`} {
+		if !strings.Contains(csv, want) {
+			t.Errorf("aggregate CSV lacks %q:\n%s", want, csv)
+		}
+	}
+	if _, err := AggregateRuns(runs[2:], 0.95); err == nil {
+		t.Error("no successful run: want an error")
+	}
+}

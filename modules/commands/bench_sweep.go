@@ -1,0 +1,404 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/shadow/workload"
+)
+
+// sweepFlags are bench's load shapes over time and over runs, with AIPerf's flag names
+// (aiperf/common/config/loadgen_config.py, 2026): ramps, warmup by duration, the request
+// timeout, concurrency sweeps, repeated runs with confidence intervals, and timeslices.
+type sweepFlags struct {
+	conc concurrencyList
+
+	rateRamp, concRamp float64 // seconds
+
+	warmupDuration, warmupRate        float64
+	warmupConcurrency                 int
+	warmupPattern                     string
+	warmupRateRamp, warmupConcRamp    float64
+	timeout                           float64
+	sliceDuration                     float64
+	runs                              int
+	confidence                        float64
+	runCooldown, sweepCooldown        float64
+	disableWarmupAfterFirst, sameSeed bool
+	sweepMode                         string
+}
+
+// defaultRequestTimeout is AIPerf's --request-timeout-seconds default: 6 hours.
+const defaultRequestTimeout = 21600
+
+// maxProfileRuns is AIPerf's bound on --num-profile-runs.
+const maxProfileRuns = 10
+
+// register defines the flags on fs and returns the concurrency of the run (the first value of
+// a sweep, which each level's run replaces).
+func (s *sweepFlags) register(fs *flag.FlagSet) *int {
+	fs.Var(&s.conc, "concurrency", "requests in flight: closed loop alone, a ceiling with --request-rate; a comma-separated list (1,4,16) runs one benchmark per value")
+	fs.Float64Var(&s.rateRamp, "request-rate-ramp-duration", 0, "seconds over which the request rate rises from rate×0.1/duration to --request-rate, in 0.1 s steps")
+	fs.Float64Var(&s.concRamp, "concurrency-ramp-duration", 0, "seconds over which concurrency rises from 1 to --concurrency, one slot at even intervals")
+	fs.Float64Var(&s.warmupDuration, "warmup-duration", 0, "seconds of warmup before the profiling phase, excluded from the results")
+	fs.IntVar(&s.warmupConcurrency, "warmup-concurrency", 0, "concurrency of the warmup (default --concurrency)")
+	fs.Float64Var(&s.warmupRate, "warmup-request-rate", 0, "request rate of the warmup (default --request-rate)")
+	fs.StringVar(&s.warmupPattern, "warmup-arrival-pattern", "", "arrival pattern of the warmup (default --arrival-pattern)")
+	fs.Float64Var(&s.warmupRateRamp, "warmup-request-rate-ramp-duration", 0, "rate ramp of the warmup (default --request-rate-ramp-duration)")
+	fs.Float64Var(&s.warmupConcRamp, "warmup-concurrency-ramp-duration", 0, "concurrency ramp of the warmup (default --concurrency-ramp-duration)")
+	fs.Float64Var(&s.timeout, "request-timeout-seconds", defaultRequestTimeout, "seconds a request may take before it is cancelled and counted as an error (TimeoutError)")
+	fs.Float64Var(&s.sliceDuration, "slice-duration", 0, "seconds per timeslice: also write profile_export_aiperf_timeslices.json and .csv")
+	fs.IntVar(&s.runs, "num-profile-runs", 1, "profile runs of the same benchmark (1-10); more than 1 writes aggregate/profile_export_aiperf_aggregate.json and .csv with confidence intervals")
+	fs.Float64Var(&s.confidence, "confidence-level", 0.95, "confidence level of the intervals across profile runs (0-1)")
+	fs.Float64Var(&s.runCooldown, "profile-run-cooldown-seconds", 0, "seconds to wait between profile runs")
+	fs.BoolVar(&s.disableWarmupAfterFirst, "profile-run-disable-warmup-after-first", true, "send the warmup before the first profile run only")
+	fs.StringVar(&s.sweepMode, "parameter-sweep-mode", "repeated", "with a --concurrency list and --num-profile-runs: repeated (the whole sweep N times) or independent (N runs per value)")
+	fs.Float64Var(&s.sweepCooldown, "parameter-sweep-cooldown-seconds", 0, "seconds to wait between the values of a sweep")
+	fs.BoolVar(&s.sameSeed, "parameter-sweep-same-seed", false, "give every sweep value the same seed (default: seed + value index)")
+	return &s.conc.level
+}
+
+// concurrencyList is --concurrency: one value (any integer: bench validates it), or a
+// comma-separated sweep of at least two distinct positive values (AIPerf's
+// parse_concurrency_list and validate_concurrency_list).
+type concurrencyList struct {
+	values []int
+	level  int
+}
+
+func (c *concurrencyList) String() string {
+	if len(c.values) == 0 {
+		return strconv.Itoa(c.level)
+	}
+	s := make([]string, len(c.values))
+	for i, v := range c.values {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (c *concurrencyList) Set(s string) error {
+	parts := strings.Split(s, ",")
+	vals := make([]int, len(parts))
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", p)
+		}
+		if len(parts) > 1 && v < 1 {
+			return fmt.Errorf("sweep value %d: every value must be at least 1", v)
+		}
+		if slices.Contains(vals[:i], v) {
+			return fmt.Errorf("sweep value %d is repeated: its runs would overwrite each other (use --num-profile-runs for repeats)", v)
+		}
+		vals[i] = v
+	}
+	c.values, c.level = vals, vals[0]
+	return nil
+}
+
+// sweepCell is one run of a sweep or of repeated runs: what its flags become.
+type sweepCell struct {
+	level    int // concurrency; 0: as given
+	seed     uint64
+	dir      string
+	noWarmup bool
+	label    string // for the console: concurrency_4, run_0002
+}
+
+type sweepCellKey struct{}
+
+// dispatch runs a sweep or repeated runs, each as a bench of its own (run, called with a fresh
+// flag set), when the flags ask for them, and reports done. Inside one of those runs it sets
+// the run's flags on fs instead and returns not done, so that bench goes on with them.
+func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.Writer, run func(context.Context, *flag.FlagSet) (int, error)) (done bool, code int, err error) {
+	if c, ok := ctx.Value(sweepCellKey{}).(sweepCell); ok {
+		if c.level > 0 {
+			fs.Set("concurrency", strconv.Itoa(c.level))
+		}
+		fs.Set("random-seed", strconv.FormatUint(c.seed, 10))
+		fs.Set("artifact-dir", c.dir)
+		if c.noWarmup {
+			fs.Set("warmup-request-count", "0")
+			fs.Set("warmup-duration", "0")
+		}
+		return false, 0, nil
+	}
+	if len(s.conc.values) < 2 && s.runs == 1 {
+		return false, 0, nil
+	}
+	cells, err := s.plan(fs)
+	if err != nil {
+		return true, 2, err
+	}
+	var failed []string
+	outcomes := map[string][]loadtest.RunOutcome{} // aggregate folder → its runs
+	var order []string
+	for i, c := range cells {
+		if i > 0 {
+			pause := s.runCooldown
+			if c.run == cells[i-1].run {
+				pause = s.sweepCooldown
+			}
+			if err := loadtest.Sleep(ctx, seconds(pause)); err != nil {
+				break
+			}
+		}
+		fmt.Fprintf(stderr, "bench: %s → %s\n", c.label, c.dir)
+		sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		sub.SetOutput(fs.Output())
+		code, err := run(context.WithValue(ctx, sweepCellKey{}, c.sweepCell), sub)
+		if code == 2 {
+			return true, 2, err // the flags are wrong for every run alike
+		}
+		out := loadtest.RunOutcome{Label: c.runLabel, Dir: c.dir}
+		if code != 0 {
+			out.Err = fmt.Sprintf("exit %d: %v", code, err)
+			failed = append(failed, c.label+": "+out.Err)
+		}
+		if c.aggDir != "" {
+			if _, ok := outcomes[c.aggDir]; !ok {
+				order = append(order, c.aggDir)
+			}
+			outcomes[c.aggDir] = append(outcomes[c.aggDir], out)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	for _, dir := range order {
+		a, err := loadtest.AggregateRuns(outcomes[dir], s.confidence)
+		if err != nil {
+			failed = append(failed, dir+": "+err.Error())
+			continue
+		}
+		files, err := loadtest.WriteAggregate(dir, a)
+		if err != nil {
+			return true, 1, err
+		}
+		fmt.Fprintf(stderr, "bench: %d of %d runs aggregated at confidence %g: %s\n", len(a.Successful), a.Runs, s.confidence, strings.Join(files, ", "))
+	}
+	if ctx.Err() != nil {
+		return true, 1, ctx.Err()
+	}
+	if len(failed) > 0 {
+		return true, 1, fmt.Errorf("%d of %d runs failed: %s", len(failed), len(cells), strings.Join(failed, "; "))
+	}
+	return true, 0, nil
+}
+
+// plannedCell is a cell with its place in the plan.
+type plannedCell struct {
+	sweepCell
+	run      int    // the profile run (0-based)
+	runLabel string // run_0001
+	aggDir   string // where its run's aggregate goes; empty: no aggregate (one run)
+}
+
+// plan lays out the runs as AIPerf's orchestrator does (ParameterSweepStrategy,
+// FixedTrialsStrategy): a sweep alone runs <base>/concurrency_<v>/ for each value; repeated
+// runs alone run <base>/profile_runs/run_<NNNN>/ with the aggregate in <base>/aggregate/; both
+// together, in repeated mode, run the whole sweep N times as
+// <base>/profile_runs/run_<NNNN>/concurrency_<v>/ (each value's aggregate in
+// <base>/aggregate/concurrency_<v>/, llmtap's choice), and in independent mode run N times
+// each value as <base>/concurrency_<v>/profile_runs/run_<NNNN>/ (aggregate in
+// <base>/concurrency_<v>/aggregate/). A sweep value's seed is the seed plus its index, unless
+// --parameter-sweep-same-seed; the runs of one value share its seed; only the first run of each
+// value has the warmup, unless --profile-run-disable-warmup-after-first=false.
+func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, error) {
+	var errs []error
+	if s.runs < 1 || s.runs > maxProfileRuns {
+		errs = append(errs, fmt.Errorf("--num-profile-runs %d: want 1 to %d", s.runs, maxProfileRuns))
+	}
+	if !(s.confidence > 0 && s.confidence < 1) {
+		errs = append(errs, fmt.Errorf("--confidence-level %v: want a level between 0 and 1, such as 0.95", s.confidence))
+	}
+	if s.sweepMode != "repeated" && s.sweepMode != "independent" {
+		errs = append(errs, fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", s.sweepMode))
+	}
+	for name, v := range map[string]float64{"--profile-run-cooldown-seconds": s.runCooldown, "--parameter-sweep-cooldown-seconds": s.sweepCooldown} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%s %v: want seconds ≥ 0", name, v))
+		}
+	}
+	str := func(name string) string { return fs.Lookup(name).Value.String() }
+	if n, _ := strconv.Atoi(str("worker-count")); n > 1 {
+		errs = append(errs, errors.New("sweeps and --num-profile-runs run in one process: --worker-count is not supported with them"))
+	}
+	seed, err := strconv.ParseUint(str("random-seed"), 10, 64)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--random-seed: %w", err))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	base := str("artifact-dir")
+	if base == "" {
+		mode := "concurrency" + s.conc.String()
+		if len(s.conc.values) > 1 {
+			mode = "concurrency_sweep"
+		}
+		if r, _ := strconv.ParseFloat(str("request-rate"), 64); r > 0 {
+			if s.conc.level > 0 {
+				mode = "request_rate" + formatValue(r) + "-" + mode
+			} else {
+				mode = "request_rate" + formatValue(r)
+			}
+		}
+		base = filepath.Join("artifacts", artifactName(str("model"), workload.ArtifactName(str("endpoint-type")), mode))
+	}
+	levels := s.conc.values
+	if len(levels) < 2 {
+		levels = []int{0}
+	}
+	var cells []plannedCell
+	add := func(run, li int) {
+		c := plannedCell{run: run, runLabel: fmt.Sprintf("run_%04d", run+1)}
+		c.level = levels[li]
+		c.seed = seed
+		if c.level > 0 && !s.sameSeed {
+			c.seed = seed + uint64(li)
+		}
+		c.noWarmup = run > 0 && s.disableWarmupAfterFirst
+		value := "concurrency_" + strconv.Itoa(c.level)
+		switch {
+		case c.level == 0: // repeated runs only
+			c.dir = filepath.Join(base, "profile_runs", c.runLabel)
+			c.aggDir, c.label = filepath.Join(base, "aggregate"), c.runLabel
+		case s.runs == 1: // sweep only
+			c.dir, c.label = filepath.Join(base, value), value
+		case s.sweepMode == "independent":
+			c.dir = filepath.Join(base, value, "profile_runs", c.runLabel)
+			c.aggDir, c.label = filepath.Join(base, value, "aggregate"), value+" "+c.runLabel
+		default:
+			c.dir = filepath.Join(base, "profile_runs", c.runLabel, value)
+			c.aggDir, c.label = filepath.Join(base, "aggregate", value), c.runLabel+" "+value
+		}
+		cells = append(cells, c)
+	}
+	if s.sweepMode == "independent" {
+		for li := range levels {
+			for run := range s.runs {
+				add(run, li)
+			}
+		}
+	} else {
+		for run := range s.runs {
+			for li := range levels {
+				add(run, li)
+			}
+		}
+	}
+	return cells, nil
+}
+
+// apply sets the run's ramps, warmup, timeout and timeslices on spec, which bench built for
+// the run's concurrency (level) and arrivals (arr, rate set for an open loop), with the
+// profiling phase's random stream; warmupCount is --warmup-request-count.
+func (s *sweepFlags) apply(spec *loadtest.Spec, arr loadgen.ArrivalSpec, level, warmupCount int, seed uint64) error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--request-rate-ramp-duration", s.rateRamp}, {"--concurrency-ramp-duration", s.concRamp},
+		{"--warmup-duration", s.warmupDuration}, {"--warmup-request-rate", s.warmupRate},
+		{"--warmup-request-rate-ramp-duration", s.warmupRateRamp}, {"--warmup-concurrency-ramp-duration", s.warmupConcRamp},
+		{"--slice-duration", s.sliceDuration}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			errs = append(errs, fmt.Errorf("%s %v: want a finite number ≥ 0", f.name, f.v))
+		}
+	}
+	if !(s.timeout > 0) || math.IsInf(s.timeout, 0) {
+		errs = append(errs, fmt.Errorf("--request-timeout-seconds %v: want seconds > 0", s.timeout))
+	}
+	if s.warmupConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("--warmup-concurrency %d: must not be negative", s.warmupConcurrency))
+	}
+	rate := arr.Rate > 0
+	if s.rateRamp > 0 && !rate {
+		errs = append(errs, errors.New("--request-rate-ramp-duration needs --request-rate"))
+	}
+	if s.concRamp > 0 && level <= 0 {
+		errs = append(errs, errors.New("--concurrency-ramp-duration needs --concurrency"))
+	}
+	ramped := s.rateRamp > 0 || s.concRamp > 0 || s.warmupRateRamp > 0 || s.warmupConcRamp > 0
+	if ramped && spec.Worker.Split() {
+		errs = append(errs, errors.New("ramps run in one process: --worker-count is not supported with them"))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	spec.RequestTimeout = seconds(s.timeout)
+	if s.sliceDuration > 0 {
+		spec.SliceDuration = seconds(s.sliceDuration)
+		d := s.sliceDuration
+		spec.Info.Input.Output.SliceDuration = &d
+	}
+	if level > 0 {
+		spec.Schedule.ConcurrencyRamp = seconds(s.concRamp)
+	}
+	if s.rateRamp > 0 {
+		a, err := loadgen.NewRateRamp(arr, seconds(s.rateRamp), rand.New(rand.NewPCG(seed, 0xa7)))
+		if err != nil {
+			return err
+		}
+		spec.Schedule.Arrivals = a
+	}
+	if s.warmupDuration <= 0 && warmupCount <= 0 {
+		return nil
+	}
+	// The warmup: the profiling phase's load unless --warmup-* says otherwise, ending at
+	// --warmup-request-count or --warmup-duration, whichever comes first.
+	wu := spec.Schedule
+	wu.MaxRequests, wu.Duration, wu.Arrivals = spec.Worker.Requests(warmupCount), seconds(s.warmupDuration), nil
+	wc := level
+	if s.warmupConcurrency > 0 {
+		wc = s.warmupConcurrency
+	}
+	wu.Concurrency = spec.Worker.Concurrency(wc)
+	wu.ConcurrencyRamp = seconds(orDefault(s.warmupConcRamp, s.concRamp))
+	if wc <= 0 {
+		wu.ConcurrencyRamp = 0
+	}
+	warr := arr
+	if s.warmupRate > 0 {
+		warr.Rate = s.warmupRate
+	}
+	if s.warmupPattern != "" {
+		warr.Pattern = s.warmupPattern
+	}
+	if warr.Rate > 0 {
+		var err error
+		if ramp := orDefault(s.warmupRateRamp, s.rateRamp); ramp > 0 {
+			wu.Arrivals, err = loadgen.NewRateRamp(warr, seconds(ramp), rand.New(rand.NewPCG(seed, 0x3a)))
+		} else {
+			wu.Arrivals, err = workerArrivals(warr, spec.Worker, seed, 0x3a)
+		}
+		if err != nil {
+			return fmt.Errorf("warmup: %w", err)
+		}
+	} else if wu.Concurrency <= 0 {
+		return errors.New("the warmup has no load: set --concurrency, --warmup-concurrency or a request rate")
+	}
+	spec.Warmup = &wu
+	return nil
+}
+
+// orDefault is v, or def when v is 0.
+func orDefault(v, def float64) float64 {
+	if v > 0 {
+		return v
+	}
+	return def
+}
