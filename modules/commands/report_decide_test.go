@@ -1,0 +1,211 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/caddyserver/caddy/v2"
+
+	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/report"
+	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/telemetry/record"
+)
+
+// TestReportCanaryAndSLO records live traffic mirrored to a mock 10 % slower through real
+// Caddy (recorder and mirror on, two tenants), reads the canary verdict from GET
+// /llmtap/mirror, then runs `llmtap report` over the records: its offline verdict is the one
+// the proxy gave (worse; the same pairs, comparisons and intervals), and its SLO attainment per
+// class, model and tenant equals a count over the records, with a TTFT threshold at the live
+// median so that the count is not all or nothing.
+func TestReportCanaryAndSLO(t *testing.T) {
+	const n = 400
+	// Times long against a busy machine's stalls, as in TestCanaryVerdicts.
+	base := mockllm.Config{Model: "canary-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	slower := base
+	slower.TTFT, slower.ITL = 220*time.Millisecond, 22*time.Millisecond
+	_, liveURL := testkit.StartMock(t, base)
+	_, mirrorURL := testkit.StartMock(t, slower)
+	recDir := t.TempDir()
+	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	verdict := map[string]any{"first_look": n, "looks": 1}
+	cfg := map[string]any{
+		"admin":   map[string]any{"listen": admin},
+		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
+			"listen": []string{site},
+			"routes": []any{map[string]any{"handle": []any{
+				map[string]any{"handler": "llmtap",
+					"mirror": map[string]any{"upstream": mirrorURL, "sample": 1, "max_in_flight": 64, "verdict": verdict},
+					"record": map[string]any{"dir": recDir, "files": []string{"records"}},
+					"tenant": map[string]any{"from": "header", "name": "X-Tenant"},
+				},
+				map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
+					"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
+			}}},
+		}}}},
+	}
+	b, _ := json.Marshal(cfg)
+	testkit.Start(t, b)
+
+	body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)
+	tr := &http.Transport{MaxIdleConnsPerHost: 32}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			for i := range next {
+				req, _ := http.NewRequest(http.MethodPost, "http://"+site+"/v1/chat/completions", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Tenant", []string{"team-a", "team-b"}[i%2])
+				resp, err := c.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	for i := range n {
+		select {
+		case next <- i:
+		case err := <-errs:
+			t.Fatal(err)
+		}
+	}
+	close(next)
+	wg.Wait()
+
+	// The proxy's verdict, once every copy has been paired.
+	var doc struct {
+		Pairs    mirror.Summary        `json:"pairs"`
+		Verdicts []mirror.ModelVerdict `json:"verdicts"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		testkit.GetJSON(t, "http://"+admin+"/llmtap/mirror", &doc)
+		if doc.Pairs.Pairs >= n && len(doc.Verdicts) == 1 && doc.Verdicts[0].Outcome != mirror.VerdictNotEnough {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no verdict over %d pairs from GET /llmtap/mirror: %+v", n, doc)
+		}
+	}
+	live := doc.Verdicts[0]
+	if live.Outcome != mirror.VerdictWorse || live.Pairs != n {
+		t.Fatalf("GET /llmtap/mirror: %s, want worse over %d pairs", live.Verdict, n)
+	}
+	if err := caddy.Stop(); err != nil { // the recorder writes its last records
+		t.Fatal(err)
+	}
+
+	files, _ := filepath.Glob(filepath.Join(recDir, "records-*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("record files %v, want one", files)
+	}
+	run, err := report.Load(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var liveTTFT []float64
+	for _, r := range run.Records {
+		if r.Class == record.ClassLive && r.TTFTMs != nil {
+			liveTTFT = append(liveTTFT, *r.TTFTMs)
+		}
+	}
+	slices.Sort(liveTTFT)
+	if len(liveTTFT) != n || len(run.Records) != 2*n {
+		t.Fatalf("%d records, %d live with a TTFT; want %d live and %d mirror", len(run.Records), len(liveTTFT), n, n)
+	}
+	threshold := liveTTFT[n/2]
+
+	out := t.TempDir()
+	jsonOut, html := filepath.Join(out, "d.json"), filepath.Join(out, "r.html")
+	vj, _ := json.Marshal(verdict)
+	code, stdout := runReportArgs(t, files[0], "-o", html, "--canary-verdict", string(vj),
+		"--slo", fmt.Sprintf("time_to_first_token:%v request_latency:1000", threshold), "--json", jsonOut)
+	if code != 0 {
+		t.Fatalf("report exited %d:\n%s", code, stdout)
+	}
+	t.Logf("report:\n%s", stdout)
+	raw, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d report.Decisions
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+
+	// The canary: the proxy's verdict, comparison for comparison.
+	if len(d.Canary) != 1 {
+		t.Fatalf("report canary rows %+v, want one model", d.Canary)
+	}
+	got := d.Canary[0]
+	if !reflect.DeepEqual(got.ModelVerdict, live) {
+		t.Errorf("report's verdict differs from GET /llmtap/mirror's:\nreport %+v\nproxy  %+v", got.ModelVerdict, live)
+	}
+	if got.Live != n || got.Paired != n {
+		t.Errorf("report: %d of %d live requests paired, want %d of %d", got.Paired, got.Live, n, n)
+	}
+	if !strings.Contains(stdout, "canary-model: worse over 400 pairs") {
+		t.Errorf("the printed report has no worse verdict:\n%s", stdout)
+	}
+
+	// The SLO attainment: a count over the records.
+	type key struct{ class, tenant string }
+	want := map[key][3]int{} // requests, TTFT met, all met
+	for _, r := range run.Records {
+		k := key{r.Class, r.Tenant}
+		w := want[k]
+		w[0]++
+		ttft := r.OK() && r.TTFTMs != nil && *r.TTFTMs <= threshold
+		lat := r.OK() && r.RequestLatencyMs != nil && *r.RequestLatencyMs <= 1000
+		if ttft {
+			w[1]++
+		}
+		if ttft && lat {
+			w[2]++
+		}
+		want[k] = w
+	}
+	// Live requests of two tenants; the copies carry no tenant.
+	if len(d.SLO) != len(want) || len(want) != 3 {
+		t.Fatalf("report SLO rows %+v, want one per class and tenant: %v", d.SLO, want)
+	}
+	for _, row := range d.SLO {
+		w := want[key{row.Class, row.Tenant}]
+		if row.Model != "canary-model" || row.Requests != w[0] || row.Met["time_to_first_token"] != w[1] || row.Good != w[2] ||
+			row.Attainment["all"] != float64(w[2])/float64(w[0]) {
+			t.Errorf("SLO row %+v, want %d requests, %d meeting the TTFT, %d all", row, w[0], w[1], w[2])
+		}
+		if row.Class == record.ClassLive && (row.Good == 0 || row.Good == row.Requests) {
+			t.Errorf("live SLO row %+v: a threshold at the median should split the requests", row)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`<table id="canary">`, `<td class="verdict">worse</td>`, `<table id="slo">`} {
+		if !strings.Contains(string(page), s) {
+			t.Errorf("the HTML report lacks %s", s)
+		}
+	}
+}
