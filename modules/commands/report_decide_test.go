@@ -1,17 +1,14 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,59 +36,12 @@ func TestReportCanaryAndSLO(t *testing.T) {
 	_, liveURL := testkit.StartMock(t, base)
 	_, mirrorURL := testkit.StartMock(t, slower)
 	recDir := t.TempDir()
-	admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	verdict := map[string]any{"first_look": n, "looks": 1}
-	cfg := map[string]any{
-		"admin":   map[string]any{"listen": admin},
-		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
-		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
-			"listen": []string{site},
-			"routes": []any{map[string]any{"handle": []any{
-				map[string]any{"handler": "llmtap",
-					"mirror": map[string]any{"upstream": mirrorURL, "sample": 1, "max_in_flight": 64, "verdict": verdict},
-					"record": map[string]any{"dir": recDir, "files": []string{"records"}},
-					"tenant": map[string]any{"from": "header", "name": "X-Tenant"},
-				},
-				map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
-					"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
-			}}},
-		}}}},
-	}
-	b, _ := json.Marshal(cfg)
-	testkit.Start(t, b)
-
-	body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)
-	tr := &http.Transport{MaxIdleConnsPerHost: 32}
-	defer tr.CloseIdleConnections()
-	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	errs := make(chan error, 32)
-	for range 32 {
-		wg.Go(func() {
-			for i := range next {
-				req, _ := http.NewRequest(http.MethodPost, "http://"+site+"/v1/chat/completions", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("X-Tenant", []string{"team-a", "team-b"}[i%2])
-				resp, err := c.Do(req)
-				if err != nil {
-					errs <- err
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
-	}
-	for i := range n {
-		select {
-		case next <- i:
-		case err := <-errs:
-			t.Fatal(err)
-		}
-	}
-	close(next)
-	wg.Wait()
+	admin, site := mirrorProxy(t, liveURL, mirrorURL, verdict, map[string]any{
+		"record": map[string]any{"dir": recDir, "files": []string{"records"}},
+		"tenant": map[string]any{"from": "header", "name": "X-Tenant"},
+	})
+	postMany(t, site, n, func(i int, h http.Header) { h.Set("X-Tenant", []string{"team-a", "team-b"}[i%2]) })
 
 	// The proxy's verdict, once every copy has been paired.
 	var doc struct {
