@@ -44,7 +44,7 @@ func TestCanaryVerdicts(t *testing.T) {
 			_, liveURL := testkit.StartMock(t, base)
 			_, mirrorURL := testkit.StartMock(t, tc.mirror)
 			admin, site := mirrorProxy(t, liveURL, mirrorURL, map[string]any{"first_look": 1000, "looks": 1}, nil)
-			postMany(t, site, 1010, nil) // each is copied to the mirror
+			postMany(t, site, 1010, 32, nil) // each is copied to the mirror
 
 			var out bytes.Buffer
 			fs := flag.NewFlagSet("llmtap canary", flag.ContinueOnError)
@@ -112,18 +112,18 @@ func mirrorProxy(t *testing.T, liveURL, mirrorURL string, verdict, extra map[str
 	return admin, site
 }
 
-// postMany sends n streaming chat requests of the mock's model to site, 32 at a time, and
+// postMany sends n streaming chat requests of the mock's model to site, conc at a time, and
 // reads every response to its end; header, when set, adds headers to request i.
-func postMany(t *testing.T, site string, n int, header func(i int, h http.Header)) {
+func postMany(t *testing.T, site string, n, conc int, header func(i int, h http.Header)) {
 	t.Helper()
 	body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)
-	tr := &http.Transport{MaxIdleConnsPerHost: 32}
+	tr := &http.Transport{MaxIdleConnsPerHost: conc}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	errs := make(chan error, 32)
-	for range 32 {
+	errs := make(chan error, conc)
+	for range conc {
 		wg.Go(func() {
 			for i := range next {
 				req, _ := http.NewRequest(http.MethodPost, "http://"+site+"/v1/chat/completions", bytes.NewReader(body))

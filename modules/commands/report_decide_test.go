@@ -29,10 +29,12 @@ import (
 // median so that the count is not all or nothing.
 func TestReportCanaryAndSLO(t *testing.T) {
 	const n = 400
-	// Times long against a busy machine's stalls, as in TestCanaryVerdicts.
-	base := mockllm.Config{Model: "canary-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	// A first token long against a busy machine's stalls: they add to both sides and bring
+	// the ratio of a 10 % slower mirror towards 1 (with 200 ms, 32 streams and the race
+	// detector on two busy cores, to 1.06, within reach of the 5 % margin).
+	base := mockllm.Config{Model: "canary-model", TTFT: 500 * time.Millisecond, ITL: 10 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slower := base
-	slower.TTFT, slower.ITL = 220*time.Millisecond, 22*time.Millisecond
+	slower.TTFT, slower.ITL = 550*time.Millisecond, 11*time.Millisecond
 	_, liveURL := testkit.StartMock(t, base)
 	_, mirrorURL := testkit.StartMock(t, slower)
 	recDir := t.TempDir()
@@ -41,7 +43,7 @@ func TestReportCanaryAndSLO(t *testing.T) {
 		"record": map[string]any{"dir": recDir, "files": []string{"records"}},
 		"tenant": map[string]any{"from": "header", "name": "X-Tenant"},
 	})
-	postMany(t, site, n, func(i int, h http.Header) { h.Set("X-Tenant", []string{"team-a", "team-b"}[i%2]) })
+	postMany(t, site, n, 16, func(i int, h http.Header) { h.Set("X-Tenant", []string{"team-a", "team-b"}[i%2]) })
 
 	// The proxy's verdict, once every copy has been paired.
 	var doc struct {
