@@ -20,6 +20,15 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f2": func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	// g6 writes small sums (GPU-seconds, costs of a few requests) with 6 significant digits.
 	"g6": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
+	"f3": func(v float64) string {
+		if math.IsInf(v, 0) {
+			return map[bool]string{true: "∞", false: "−∞"}[v > 0]
+		}
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	},
+	"pct":  func(v float64) string { return strconv.FormatFloat(100*v, 'f', 2, 64) + "%" },
+	"pct4": func(v float64) string { return strconv.FormatFloat(100*v, 'f', 4, 64) + "%" },
+	"inc":  func(v int) int { return v + 1 },
 	"ratio": func(v float64) string {
 		if math.IsNaN(v) {
 			return "–"

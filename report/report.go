@@ -35,6 +35,8 @@ type Report struct {
 	Sections []Section
 	// Splits are the slowest requests with a time split (where their time went), per run.
 	Splits []SplitRow
+	// Decisions are the canary verdict and the SLO attainment (set by Decide).
+	Decisions Decisions
 }
 
 // Section is a titled grid of charts.

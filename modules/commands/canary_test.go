@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -42,55 +43,8 @@ func TestCanaryVerdicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, liveURL := testkit.StartMock(t, base)
 			_, mirrorURL := testkit.StartMock(t, tc.mirror)
-			admin, site := testkit.FreeAddr(t), testkit.FreeAddr(t)
-			cfg := map[string]any{
-				"admin":   map[string]any{"listen": admin},
-				"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
-				"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
-					"listen": []string{site},
-					"routes": []any{map[string]any{"handle": []any{
-						map[string]any{"handler": "llmtap", "mirror": map[string]any{
-							"upstream": mirrorURL, "sample": 1, "max_in_flight": 64,
-							"verdict": map[string]any{"first_look": 1000, "looks": 1},
-						}},
-						map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
-							"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
-					}}},
-				}}}},
-			}
-			b, _ := json.Marshal(cfg)
-			testkit.Start(t, b)
-
-			// 1,010 live requests, 32 at a time; each is copied to the mirror.
-			body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)
-			tr := &http.Transport{MaxIdleConnsPerHost: 32}
-			defer tr.CloseIdleConnections()
-			c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-			var wg sync.WaitGroup
-			next := make(chan int)
-			errs := make(chan error, 32)
-			for range 32 {
-				wg.Go(func() {
-					for range next {
-						resp, err := c.Post("http://"+site+"/v1/chat/completions", "application/json", bytes.NewReader(body))
-						if err != nil {
-							errs <- err
-							return
-						}
-						_, _ = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-				})
-			}
-			for i := range 1010 {
-				select {
-				case next <- i:
-				case err := <-errs:
-					t.Fatal(err)
-				}
-			}
-			close(next)
-			wg.Wait()
+			admin, site := mirrorProxy(t, liveURL, mirrorURL, map[string]any{"first_look": 1000, "looks": 1}, nil)
+			postMany(t, site, 1010, 32, nil) // each is copied to the mirror
 
 			var out bytes.Buffer
 			fs := flag.NewFlagSet("llmtap canary", flag.ContinueOnError)
@@ -129,5 +83,71 @@ func TestCanaryVerdicts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// mirrorProxy starts real Caddy with llmtap in front of the live mock, mirroring every request
+// to the mirror mock with the canary verdict options verdict; extra adds fields to the llmtap
+// handler. It returns the admin and the site addresses.
+func mirrorProxy(t *testing.T, liveURL, mirrorURL string, verdict, extra map[string]any) (admin, site string) {
+	t.Helper()
+	admin, site = testkit.FreeAddr(t), testkit.FreeAddr(t)
+	tap := map[string]any{"handler": "llmtap", "mirror": map[string]any{
+		"upstream": mirrorURL, "sample": 1, "max_in_flight": 64, "verdict": verdict,
+	}}
+	maps.Copy(tap, extra)
+	cfg := map[string]any{
+		"admin":   map[string]any{"listen": admin},
+		"logging": map[string]any{"logs": map[string]any{"default": map[string]any{"level": "ERROR"}}},
+		"apps": map[string]any{"http": map[string]any{"servers": map[string]any{"s": map[string]any{
+			"listen": []string{site},
+			"routes": []any{map[string]any{"handle": []any{tap,
+				map[string]any{"handler": "reverse_proxy", "flush_interval": -1,
+					"upstreams": []any{map[string]any{"dial": strings.TrimPrefix(liveURL, "http://")}}},
+			}}},
+		}}}},
+	}
+	b, _ := json.Marshal(cfg)
+	testkit.Start(t, b)
+	return admin, site
+}
+
+// postMany sends n streaming chat requests of the mock's model to site, conc at a time, and
+// reads every response to its end; header, when set, adds headers to request i.
+func postMany(t *testing.T, site string, n, conc int, header func(i int, h http.Header)) {
+	t.Helper()
+	body := []byte(`{"model": "canary-model", "stream": true, "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}`)
+	tr := &http.Transport{MaxIdleConnsPerHost: conc}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	errs := make(chan error, conc)
+	for range conc {
+		wg.Go(func() {
+			for i := range next {
+				req, _ := http.NewRequest(http.MethodPost, "http://"+site+"/v1/chat/completions", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if header != nil {
+					header(i, req.Header)
+				}
+				resp, err := c.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	defer wg.Wait()
+	defer close(next)
+	for i := range n {
+		select {
+		case next <- i:
+		case err := <-errs:
+			t.Fatal(err)
+		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("report", "RUN… [--compare RUN2 [fidelity margins]] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400] | --merge DIR… [--merge-out DIR]",
+	register("report", "RUN… [--compare RUN2 [fidelity margins]] [--class C] [--compare-class C2] [-o report.html] [--png DIR] [--png-size 960x400] [--slo 'METRIC:VALUE …' [--slo-target 0.99]] [--canary-verdict JSON] [--json FILE] | --merge DIR… [--merge-out DIR]",
 		"Writes an HTML report (and PNG charts) of a recorded or benchmarked run",
 		`Reads a run from RUN — a folder of records written by the proxy's recorder (records-*.jsonl,
 with timeline*.jsonl when one was written), a llmtap bench artifact folder
@@ -33,6 +33,13 @@ enough requests, and the metric that diverged most — judged by the equivalence
 (docs/fidelity.md); --compare-traces RECORDED_TRACE,REPLAYED_TRACE adds prefix reuse, and
 --replay-speedup the speedup the replay ran at.
 
+When the records hold live requests and their mirror copies (the handler's mirror, with the
+recorder on), the report adds the canary verdict per model — better, same, worse or not enough
+pairs yet — computed offline by the same engine as GET /llmtap/mirror (docs/canary.md), with
+the handler's verdict options given as JSON in --canary-verdict. --slo adds the SLO attainment
+per class, model and tenant, in the --goodput syntax of llmtap bench, with burn rates against
+--slo-target (docs/slo.md). Both are printed, in the HTML, and in --json FILE.
+
 --merge DIR… merges the artifact folders of the workers of one split llmtap bench or replay
 (--worker-index/--worker-count, docs/workers.md) into one AIPerf export in --merge-out: the
 workers' HdrHistograms (profile_export_hdr.json) are merged, so every percentile is the one of
@@ -51,6 +58,8 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	mergeOut := fs.String("merge-out", "merged", "the folder --merge writes the merged export to")
 	var ff fidelityFlags
 	ff.register(fs, true)
+	var df decideFlags
+	df.register(fs)
 	// Flags may come before or after RUN.
 	var pos []string
 	for {
@@ -80,6 +89,10 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	if _, err := ff.options(); err != nil {
 		return 2, err
 	}
+	decide, err := df.options()
+	if err != nil {
+		return 2, err
+	}
 	paths := [][]string{pos}
 	if *compare != "" {
 		paths = append(paths, []string{*compare})
@@ -100,6 +113,7 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	rep.Decide(decide)
 	if *pngDir != "" {
 		files, err := rep.WritePNGs(*pngDir, w, h)
 		if err != nil {
@@ -123,6 +137,9 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 		fmt.Printf("%s: %d requests\n", run.Name, len(run.Records))
 	}
 	fmt.Printf("Report: %s\n", abs)
+	if err := df.writeDecisions(os.Stdout, rep.Decisions); err != nil {
+		return 1, err
+	}
 	if len(runs) == 2 {
 		if err := writeFidelity(os.Stdout, side(runs[0]), side(runs[1]), &ff); err != nil {
 			return 1, err

@@ -145,7 +145,13 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	m, err := mirror.New(h.Mirror.options(h.tap.WithPool(h.meters)))
+	o := h.Mirror.options(h.tap.WithPool(h.meters))
+	o.Tag = func(r *record.Record) { // the handler's recorder writes the copies' records too
+		if rc := h.recording; rc != nil {
+			r.RecordTo = rc.entry.key
+		}
+	}
+	m, err := mirror.New(o)
 	if err != nil {
 		return fmt.Errorf("setting up the mirror: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // TestFilesHoldExactlyWhatWasSubmitted writes n records to all three files and reads them back
@@ -279,5 +280,27 @@ func TestNoRecordIsTouched(t *testing.T) {
 	closeRec(t, r)
 	if string(body) != orig || string(rc.RequestBody) != orig {
 		t.Error("redaction modified the request body in place")
+	}
+}
+
+// TestMirrorCopiesOnlyInRecords writes live requests and their mirror copies: the records file
+// holds both, the trace and the payloads the live requests only, so a replay of the trace
+// does not send every mirrored request twice.
+func TestMirrorCopiesOnlyInRecords(t *testing.T) {
+	r, dir := open(t, Options{Records: true, Trace: true, Payloads: true})
+	t0 := time.Now()
+	for i := range 4 {
+		live := rec(i, t0.Add(time.Duration(i)*time.Millisecond), chat("m", "hello there", 8))
+		cp := *live
+		cp.Class = record.ClassMirror
+		r.Submit(live)
+		r.Submit(&cp)
+	}
+	closeRec(t, r)
+	recs, _ := readAll(t, dir, KindRecords, trace.FormatRecords)
+	tr, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	pl, _ := readAll(t, dir, KindPayloads, trace.FormatPayloads)
+	if len(recs) != 8 || len(tr) != 4 || len(pl) != 4 {
+		t.Errorf("%d records, %d trace lines, %d payloads; want 8 (live and mirror), 4, 4", len(recs), len(tr), len(pl))
 	}
 }

@@ -176,6 +176,9 @@ func (w *writer) write(r *record.Record, body []byte) bool {
 			return w.buf.Bytes()
 		})
 	}
+	if r.Class == record.ClassMirror {
+		return ok // a copy of a live request the trace and the payloads hold already
+	}
 	if w.on[1] {
 		ok = w.put(1, now, func(f *file) []byte {
 			w.hash = w.hashIDs(r, body)

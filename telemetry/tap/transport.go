@@ -56,6 +56,9 @@ type Exchange struct {
 	// Closed, when set, runs once when the exchange is over: the response body closed, or the
 	// round trip failed.
 	Closed func()
+	// Tag, when set, is given the record as its measurement begins, to set what the engine
+	// cannot know (the recorder that writes it, record.Record.RecordTo).
+	Tag func(*record.Record)
 }
 
 type exchangeKey struct{}
@@ -88,6 +91,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	m := t.Measure.Begin(time.Now(), req.URL.Path)
 	rec := m.Record()
 	rec.RequestID, rec.Class = x.ID, x.Class
+	if x.Tag != nil {
+		x.Tag(rec)
+	}
 	m.RequestBody(x.Body, false)
 	resp, err := t.Base.RoundTrip(req)
 	if err != nil {

@@ -376,6 +376,97 @@ async function refreshShadow() {
   for (const tr of rows.values()) tr.remove();
 }
 
+// Decisions fills the canary and SLO tables from GET /llmtap/mirror (verdicts, pair counts,
+// skip counters) and GET /llmtap/slo (attainment and burn rates over rolling windows). The
+// figures are the routes' own, formatted: nothing is recomputed here.
+const Decisions = {
+  // fmt3 writes a ratio or rate with three decimals; null (an interval end the pairs cannot
+  // bound yet) is infinite.
+  fmt3(v, inf) { return v == null ? inf : v.toFixed(3); },
+  pct(v) { return v == null ? "–" : (100 * v).toFixed(2) + "%"; },
+
+  // skipped is the share of sampled live requests the mirror did not copy.
+  skipped(c) {
+    const n = Object.values(c.skipped || {}).reduce((a, b) => a + b, 0);
+    return c.sampled ? n / c.sampled : null;
+  },
+
+  // needed is the pairs an undecided verdict waits for: the first look, or the most any
+  // undecided comparison estimates it needs (null when none can tell yet, or when decided).
+  needed(v) {
+    if (v.verdict !== "not enough pairs yet") return null;
+    if (v.look < 0) return v.next_look_at;
+    const n = v.comparisons.filter((m) => m.count && m.verdict === v.verdict && m.pairs_needed > 0).map((m) => m.pairs_needed);
+    return n.length ? Math.max(...n) : null;
+  },
+
+  async canary() {
+    const note = document.getElementById("canary-note"), table = document.getElementById("canary");
+    if (!ROUTES.has("/llmtap/mirror")) { note.textContent = "This server serves no /llmtap/mirror route."; return; }
+    const res = await fetch("/llmtap/mirror", {cache: "no-store"});
+    if (!res.ok) throw new Error(`GET /llmtap/mirror: ${res.status}`);
+    const doc = await res.json();
+    const vs = doc.verdicts || [];
+    table.hidden = !vs.length;
+    const c = doc.counters, skip = this.skipped(c);
+    note.textContent = vs.length ?
+      `mirrored ${c.sent} of ${c.sampled} sampled live requests, ${this.pct(skip)} skipped; a verdict is taken at each look (docs/canary.md)` :
+      "No mirror pairs yet: mirroring is off, or no live request was copied yet.";
+    const so = new Map((doc.pairs.models || []).map((m) => [m.model, m.pairs]));
+    const tbody = table.tBodies[0];
+    tbody.textContent = "";
+    for (const v of vs) {
+      const by = v.comparisons.find((m) => m.name === v.diverged);
+      const tr = tbody.insertRow();
+      tr.dataset.model = v.model;
+      tr.dataset.verdict = v.verdict;
+      const need = this.needed(v);
+      const cells = [v.model, v.verdict, v.diverged || "–", by ? this.fmt3(by.estimate, "∞") : "–",
+        by ? `[${this.fmt3(by.low, "−∞")}, ${this.fmt3(by.high, "∞")}]` : "–", by ? by.margin : "–",
+        v.pairs, so.get(v.model) ?? v.pairs, v.next_look_at || "–", need == null ? "–" : need, this.pct(skip)];
+      for (const x of cells) tr.insertCell().textContent = x;
+    }
+  },
+
+  async slo() {
+    const note = document.getElementById("slo-note"), table = document.getElementById("slo");
+    if (!ROUTES.has("/llmtap/slo")) { note.textContent = "This server serves no /llmtap/slo route."; return; }
+    const res = await fetch("/llmtap/slo", {cache: "no-store"});
+    if (res.status === 404) { note.textContent = "No SLOs are configured on this server (slo blocks on the handler, docs/slo.md)."; table.hidden = true; return; }
+    if (!res.ok) throw new Error(`GET /llmtap/slo: ${res.status}`);
+    const doc = await res.json();
+    const reps = doc.slos || [];
+    table.hidden = !reps.length;
+    note.textContent = reps.length ? "attainment per objective over rolling windows and since the start, against the SLO's target; burn rate = (1 − attainment of all) / (1 − target)" +
+      (doc.dropped ? ` · ${doc.dropped} requests not counted (too many series)` : "") : "No live request has been counted against an SLO yet.";
+    if (!reps.length) return;
+    const spans = [...reps[0].windows.map((w) => w.window), "total"];
+    table.tHead.innerHTML = "";
+    const hr = table.tHead.insertRow();
+    for (const h of ["SLO", "model", "objective", "threshold ms", "target", "requests", ...spans.map((s) => "attained " + s), ...spans.map((s) => "burn " + s)]) {
+      const th = document.createElement("th"); th.textContent = h; hr.appendChild(th);
+    }
+    const tbody = table.tBodies[0];
+    tbody.textContent = "";
+    const threshold = {ttft: "ttft_ms", itl: "itl_ms", latency: "latency_ms"};
+    for (const r of reps) {
+      const all = [...r.windows, r.total];
+      for (const obj of Object.keys(r.total.attainment || {}).sort((a, b) => (a === "all") - (b === "all") || a.localeCompare(b))) {
+        const tr = tbody.insertRow();
+        Object.assign(tr.dataset, {slo: r.slo, model: r.model, objective: obj});
+        const cells = [r.slo, r.model, obj, obj === "all" ? "–" : r.thresholds[threshold[obj]], this.pct(r.target), r.total.requests,
+          ...all.map((w) => this.pct(w.attainment ? w.attainment[obj] : null)),
+          ...all.map((w) => obj === "all" && w.burn_rate != null ? w.burn_rate.toFixed(2) : "–")];
+        for (const x of cells) tr.insertCell().textContent = x;
+      }
+    }
+  },
+};
+
+async function tickDecisions() {
+  try { await Decisions.canary(); await Decisions.slo(); } catch (e) { setStatus(String(e), true); }
+}
+
 function setStatus(text, bad) {
   const s = document.getElementById("status");
   s.textContent = text;
@@ -399,9 +490,10 @@ async function tickSlowest() {
   try { drawSlowest(await Source.slowest(RECENT, 10)); } catch (e) { setStatus(String(e), true); }
 }
 
-tick(); tickSlowest(); refreshShadow(); tickUsage();
+tick(); tickSlowest(); refreshShadow(); tickUsage(); tickDecisions();
 setInterval(tick, 1000);
 setInterval(tickUsage, 2000);
 setInterval(tickSlowest, 2000);
 setInterval(refreshShadow, 1000);
+setInterval(tickDecisions, 2000);
 window.addEventListener("resize", draw);
