@@ -7,11 +7,13 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/llmtap/llmtap/modules/llmtap"
+	"github.com/llmtap/llmtap/telemetry/price"
 )
 
 // appParsers read the subdirectives of the llmtap global option, one per feature.
 var appParsers = map[string]func(*llmtap.App, *caddyfile.Dispenser) error{
-	"gpu": parseGPU, "guard": parseGuard, "scrape": parseScrape, "shadow": parseShadow, "timeline": parseTimeline,
+	"gpu": parseGPU, "guard": parseGuard, "list_price": parseListPrice, "scrape": parseScrape, "shadow": parseShadow,
+	"timeline": parseTimeline,
 }
 
 // unmarshalApp sets up the llmtap app from the Caddyfile global option:
@@ -20,7 +22,7 @@ var appParsers = map[string]func(*llmtap.App, *caddyfile.Dispenser) error{
 //	    <subdirective> …
 //	}
 //
-// Each subdirective belongs to one feature (gpu, guard, scrape, shadow, timeline).
+// Each subdirective belongs to one feature (gpu, guard, list_price, scrape, shadow, timeline).
 func unmarshalApp(d *caddyfile.Dispenser, a *llmtap.App) error {
 	d.Next() // the option name
 	if err := head(d).end(); err != nil {
@@ -68,6 +70,57 @@ func parseGPU(a *llmtap.App, d *caddyfile.Dispenser) error {
 		}
 		return err
 	})
+}
+
+// parseListPrice reads one list_price subdirective (the dispenser is on its name), the prices
+// per million tokens of the models name matches (a name, or a pattern in path.Match syntax):
+//
+//	list_price <name> {
+//	    input        <price>
+//	    output       <price>
+//	    cached_input <price>
+//	    cache_write  <price>
+//	}
+func parseListPrice(a *llmtap.App, d *caddyfile.Dispenser) error {
+	name, err := one(head(d), text("a model name or pattern, such as gpt-4o or meta-llama/*"))
+	if err != nil {
+		return err
+	}
+	l := price.List{Model: name}
+	if err := l.Check(); err != nil {
+		return d.Errf("list_price %s: %v", name, err)
+	}
+	for _, p := range a.ListPrices {
+		if p.Model == name {
+			return d.Errf("list_price %s is given twice", name)
+		}
+	}
+	missing := d.Errf("list_price %s needs both input and output prices per million tokens", name)
+	var in, out bool
+	err = options(d, "list_price", false, "input, output, cached_input or cache_write", func(o *option) (err error) {
+		var dst *float64
+		switch o.word {
+		case "input":
+			dst, in = &l.Input, true
+		case "output":
+			dst, out = &l.Output, true
+		case "cached_input":
+			l.CachedInput = new(float64)
+			dst = l.CachedInput
+		case "cache_write":
+			l.CacheWrite = new(float64)
+			dst = l.CacheWrite
+		default:
+			return errUnknown
+		}
+		*dst, err = one(o, nonNegative)
+		return err
+	})
+	if err == nil && !(in && out) {
+		err = missing
+	}
+	a.ListPrices = append(a.ListPrices, l)
+	return err
 }
 
 // parseScrape reads one scrape subdirective (the dispenser is on its name):

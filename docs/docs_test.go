@@ -109,31 +109,43 @@ func TestFieldReference(t *testing.T) {
 	}
 }
 
-// structTypes parses the module package and returns its struct types by name.
+// configPkgs are the engine packages whose struct types a config field of the module package
+// holds (App.ListPrices is a []price.List): their fields are documented as the module's, under
+// the qualified name ("price.List").
+var configPkgs = []string{"../telemetry/price"}
+
+// structTypes parses the module package and configPkgs and returns their struct types by name
+// (qualified by the package's name outside the module package).
 func structTypes(t *testing.T) map[string]*ast.StructType {
 	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(modulePkg, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := make(map[string]*ast.StructType)
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+	for _, dir := range append([]string{modulePkg}, configPkgs...) {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if ts, ok := n.(*ast.TypeSpec); ok {
-				if st, ok := ts.Type.(*ast.StructType); ok {
-					out[ts.Name.Name] = st
-				}
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
 			}
-			return true
-		})
+			f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qualifier := ""
+			if dir != modulePkg {
+				qualifier = f.Name.Name + "."
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if ts, ok := n.(*ast.TypeSpec); ok {
+					if st, ok := ts.Type.(*ast.StructType); ok {
+						out[qualifier+ts.Name.Name] = st
+					}
+				}
+				return true
+			})
+		}
 	}
 	return out
 }
@@ -198,6 +210,9 @@ func jsonType(e ast.Expr, types map[string]*ast.StructType) (name, nested string
 	case *ast.SelectorExpr:
 		if e.Sel.Name == "Duration" {
 			return "duration: nanoseconds, or a string such as \"1.5s\"", "", false
+		}
+		if x, ok := e.X.(*ast.Ident); ok && types[x.Name+"."+e.Sel.Name] != nil {
+			return "object", x.Name + "." + e.Sel.Name, false
 		}
 		return e.Sel.Name, "", false
 	case *ast.Ident:

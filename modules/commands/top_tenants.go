@@ -68,6 +68,7 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 		t.ReasoningOutputTokens += u.ReasoningOutputTokens
 		t.GPUSeconds += u.GPUSeconds
 		t.Cost += u.Cost
+		t.ListCost += u.ListCost
 	}
 	if len(by) == 0 {
 		return ""
@@ -81,14 +82,14 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), topTenantRows), len(list))
-	fmt.Fprintf(&b, "%-24s %9s %7s %11s %11s %9s %9s %9s %9s\n", "tenant", "requests", "errors", "in tokens", "out tokens", "cached", "reasoning", "GPU-s", "cost")
+	fmt.Fprintf(&b, "%-24s %9s %7s %11s %11s %9s %9s %9s %9s %9s\n", "tenant", "requests", "errors", "in tokens", "out tokens", "cached", "reasoning", "GPU-s", "cost", "list cost")
 	for _, u := range list[:min(len(list), topTenantRows)] {
 		name := u.Tenant
 		if len(name) > 24 {
 			name = name[:23] + "…"
 		}
-		fmt.Fprintf(&b, "%-24s %9d %7d %11d %11d %9d %9d %9.2f %9.4f\n", name, u.Requests, u.Errors, u.InputTokens, u.OutputTokens,
-			u.CachedInputTokens, u.ReasoningOutputTokens, u.GPUSeconds, u.Cost)
+		fmt.Fprintf(&b, "%-24s %9d %7d %11d %11d %9d %9d %9.2f %9.4f %9.4f\n", name, u.Requests, u.Errors, u.InputTokens, u.OutputTokens,
+			u.CachedInputTokens, u.ReasoningOutputTokens, u.GPUSeconds, u.Cost, u.ListCost)
 	}
 	return b.String()
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/telemetry/price"
 )
 
 func init() {
@@ -35,8 +37,12 @@ type App struct {
 	Shadows []*ShadowConfig `json:"shadows,omitempty"`
 	// Guard sets the guard rails that pause shadow load and mirroring (shadow_guard.go).
 	Guard *GuardConfig `json:"guard,omitempty"`
+	// ListPrices are per-model list prices per million tokens (telemetry/price): a request
+	// whose model matches one gets a list_cost beside its GPU-hour cost. Default: none.
+	ListPrices []price.List `json:"list_prices,omitempty"`
 
 	logger *zap.Logger
+	prices *price.Table // ListPrices compiled
 	engine *engine
 
 	// The runners this App holds, nil when the feature is off.
@@ -90,6 +96,9 @@ func (a *App) Provision(ctx caddy.Context) error {
 	if err := a.provisionShadows(); err != nil {
 		return fmt.Errorf("llmtap shadow: %w", err)
 	}
+	if a.prices, err = price.Compile(a.ListPrices); err != nil {
+		return fmt.Errorf("llmtap list_prices: %w", err)
+	}
 	return nil
 }
 
@@ -110,6 +119,7 @@ func (a *App) Validate() error {
 // Start starts every feature's background work (or adopts the work of the config being
 // replaced). A feature that fails to start stops the ones started before it.
 func (a *App) Start() error {
+	proc.hub.SetListPrices(a.prices) // each record's list cost (telemetry/price)
 	fs := a.features()
 	for i, f := range fs {
 		if err := f.start(); err != nil {

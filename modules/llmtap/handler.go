@@ -61,8 +61,9 @@ type Handler struct {
 
 	// ServerTiming adds a Server-Timing trailer to responses whose client can take one (an
 	// HTTP/2 or HTTP/3 request, or an HTTP/1.1 request that sent "TE: trailers" and got a
-	// chunked response): "ttft;dur=…, itl;dur=…, llmtap;desc=…" with the figures known when
-	// the response ends. Any other response is left exactly as it was. Default: off.
+	// chunked response): "ttft;dur=…, itl;dur=…, total;dur=…", the time split's queue, prefill,
+	// decode and network, and "llmtap;desc=…", with the figures known when the response ends.
+	// Any other response is left exactly as it was. Default: off.
 	ServerTiming bool `json:"server_timing,omitempty"`
 
 	// InjectUsage makes streaming OpenAI chat completions report the server's token count

@@ -26,6 +26,10 @@ const (
 	VarOutputTokens = "llmtap.output_tokens"
 	// VarTenant is the request's tenant (the handler's tenant option), empty without one.
 	VarTenant = "llmtap.tenant"
+	// VarQueue, VarPrefill, VarDecode and VarNetwork are the record's time_split queue_ms,
+	// prefill_ms, decode_ms and network_ms: empty when the server reports none of it. (No cost
+	// placeholder: a request's cost is priced after its response, in the record pipeline.)
+	VarQueue, VarPrefill, VarDecode, VarNetwork = "llmtap.queue_ms", "llmtap.prefill_ms", "llmtap.decode_ms", "llmtap.network_ms"
 )
 
 // expose sets the placeholders of rec for r and, when asked and possible, the Server-Timing
@@ -37,6 +41,11 @@ func (h *Handler) expose(r *http.Request, tw *tapWriter, rec *record.Record) {
 	caddyhttp.SetVar(ctx, VarInputTokens, expose.Count(rec.InputTokens, rec.InputTokensSource))
 	caddyhttp.SetVar(ctx, VarOutputTokens, expose.Count(rec.OutputTokens, rec.OutputTokensSource))
 	caddyhttp.SetVar(ctx, VarTenant, rec.Tenant)
+	q, p, d, n := expose.Split(rec)
+	caddyhttp.SetVar(ctx, VarQueue, q)
+	caddyhttp.SetVar(ctx, VarPrefill, p)
+	caddyhttp.SetVar(ctx, VarDecode, d)
+	caddyhttp.SetVar(ctx, VarNetwork, n)
 	// A response with no headers sent (an error Caddy writes later) or an upgraded
 	// connection gets no trailer (telemetry/expose: the rest of the rule).
 	if h.ServerTiming && tw != nil && tw.wroteHeader && tw.upgraded == nil && expose.TrailerOK(r, tw.Header()) {

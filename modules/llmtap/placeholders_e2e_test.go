@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // TestPlaceholdersAndServerTiming runs Caddy with llmtap (tenant, server_timing), log_append
@@ -23,7 +24,9 @@ import (
 // request holds the record's TTFT, ITL, token counts and tenant (set before the log is
 // written); a token count the tokenizer computes later (no usage in the stream) is empty; a
 // client that sent "TE: trailers" gets a Server-Timing trailer with the record's TTFT; a client
-// that did not gets no trailer and exactly the bytes the mock wrote.
+// that did not gets no trailer and exactly the bytes the mock wrote. The time split's
+// placeholders and trailer metrics hold the record's queue, prefill, decode and network times
+// (an Ollama /api/chat request, whose server reports them), empty where the server reported none.
 func TestPlaceholdersAndServerTiming(t *testing.T) {
 	up := startUpstream(t, mockllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 5, Seed: 11})
 	logPath := filepath.Join(t.TempDir(), "access.log")
@@ -32,6 +35,8 @@ func TestPlaceholdersAndServerTiming(t *testing.T) {
 		"\tlog_append ttft_ms {http.vars.llmtap.ttft_ms}\n\tlog_append itl_ms {http.vars.llmtap.itl_ms}\n" +
 		"\tlog_append input_tokens {http.vars.llmtap.input_tokens}\n\tlog_append output_tokens {http.vars.llmtap.output_tokens}\n" +
 		"\tlog_append tenant {http.vars.llmtap.tenant}\n\tlog_append request_id {http.vars.llmtap.request_id}\n" +
+		"\tlog_append queue_ms {http.vars.llmtap.queue_ms}\n\tlog_append prefill_ms {http.vars.llmtap.prefill_ms}\n" +
+		"\tlog_append decode_ms {http.vars.llmtap.decode_ms}\n\tlog_append network_ms {http.vars.llmtap.network_ms}\n" +
 		"\tllmtap {\n\t\ttenant header X-Tenant\n\t\tserver_timing\n\t}\n\treverse_proxy " + up.addr + " {\n\t\tflush_interval -1\n\t}"
 	p, _ := loadProxy(t, "", site{body: body})
 	c := newClient(t)
@@ -39,12 +44,18 @@ func TestPlaceholdersAndServerTiming(t *testing.T) {
 		id      string
 		usage   bool
 		te      bool
+		ollama  bool // Ollama's native /api/chat: the server reports its queue, prefill and decode
 		trailer string
 		body    []byte
 	}
-	reqs := []*sent{{id: model + "-usage-te", usage: true, te: true}, {id: model + "-usage", usage: true}, {id: model + "-nousage", usage: false, te: true}}
+	reqs := []*sent{{id: model + "-usage-te", usage: true, te: true}, {id: model + "-usage", usage: true}, {id: model + "-nousage", usage: false, te: true},
+		{id: model + "-ollama-te", usage: true, te: true, ollama: true}}
 	for _, s := range reqs {
-		req, err := testkit.NewPost(t.Context(), p.sites[0]+"/v1/chat/completions", s.id, chatBody(model, 5, true, s.usage))
+		path, body := "/v1/chat/completions", chatBody(model, 5, true, s.usage)
+		if s.ollama {
+			path, body = "/api/chat", []byte(ollamaChat(model, 5, true))
+		}
+		req, err := testkit.NewPost(t.Context(), p.sites[0]+path, s.id, body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,6 +97,29 @@ func TestPlaceholdersAndServerTiming(t *testing.T) {
 		} else if line["output_tokens"] != "" || line["itl_ms"] != "" || r.OutputTokens != 5 {
 			// The tokenizer counts this stream's output after the response: not known yet.
 			t.Errorf("%s: access log output_tokens %q itl %q, want empty (record: %d from %s)", s.id, line["output_tokens"], line["itl_ms"], r.OutputTokens, r.OutputTokensSource)
+		}
+		// The time split: the record's figures, or empty where the server reported none (the
+		// OpenAI-style mock reports none; its Ollama API reports all four).
+		split := r.Split
+		if split == nil {
+			split = &record.TimeSplit{}
+		}
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"queue", split.QueueMs}, {"prefill", split.PrefillMs}, {"decode", split.DecodeMs}, {"network", split.NetworkMs}} {
+			want := ""
+			if f.v != nil {
+				want = strconv.FormatFloat(*f.v, 'f', -1, 64)
+			} else if s.ollama {
+				t.Errorf("%s: the record has no %s time: %+v", s.id, f.name, split)
+			}
+			if got := fmt.Sprint(line[f.name+"_ms"]); got != want {
+				t.Errorf("%s: access log %s_ms %q, record %q", s.id, f.name, got, want)
+			}
+			if s.te && f.v != nil && !regexp.MustCompile(`(^|, )`+f.name+`;dur=`+regexp.QuoteMeta(strconv.FormatFloat(*f.v, 'f', 3, 64))+`(,|$)`).MatchString(s.trailer) {
+				t.Errorf("%s: Server-Timing trailer %q, want the record's %s %v", s.id, s.trailer, f.name, *f.v)
+			}
 		}
 		sentBytes, _ := up.sentBody(s.id)
 		if s.te {

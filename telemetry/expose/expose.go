@@ -36,6 +36,17 @@ func ITL(rec *record.Record) any {
 	return ""
 }
 
+// Split is the time-split placeholders of rec (its record's time_split): the server's queue,
+// prefill and decode as the server reported them, and the network's part of TTFT, in
+// milliseconds; each "" when not known (no split, or a server that reports none of it).
+func Split(rec *record.Record) (queue, prefill, decode, network any) {
+	s := rec.Split
+	if s == nil {
+		return "", "", "", ""
+	}
+	return Ms(s.QueueMs), Ms(s.PrefillMs), Ms(s.DecodeMs), Ms(s.NetworkMs)
+}
+
 // Count is a token-count placeholder: the count when the server reported it (or it is the
 // event count), "" when the tokenizer has yet to count it or there is none.
 func Count(n int64, source string) any {
@@ -71,8 +82,8 @@ func TrailerOK(r *http.Request, respHeader http.Header) bool {
 }
 
 // ServerTiming renders rec's figures as a Server-Timing value (W3C Server Timing):
-// ttft and itl with their durations in milliseconds when known, and llmtap with the token
-// counts and tenant as its description.
+// ttft, itl, total and the time split (queue, prefill, decode, network) with their durations
+// in milliseconds when known, and llmtap with the output token count as its description.
 func ServerTiming(rec *record.Record) string {
 	var b []byte
 	metric := func(name string, ms *float64) {
@@ -91,6 +102,12 @@ func ServerTiming(rec *record.Record) string {
 		metric("itl", &itl)
 	}
 	metric("total", &rec.DurationMs)
+	if s := rec.Split; s != nil {
+		metric("queue", s.QueueMs)
+		metric("prefill", s.PrefillMs)
+		metric("decode", s.DecodeMs)
+		metric("network", s.NetworkMs)
+	}
 	desc := "out=" + strconv.FormatInt(rec.OutputTokens, 10) + " (" + rec.OutputTokensSource + ")"
 	if rec.OutputTokensSource == record.SourceTokenizer || rec.OutputTokensSource == record.SourceNone {
 		desc = "out=unknown"

@@ -46,6 +46,19 @@ func TestServerTiming(t *testing.T) {
 	if got, want := ServerTiming(rec), `total;dur=5.000, llmtap;desc="out=unknown"`; got != want {
 		t.Errorf("ServerTiming = %s, want %s", got, want)
 	}
+	// The time split: the figures the server reported, in its order; the others left out.
+	prefill, decode, network := 20.0, 30.0, 1.5
+	rec = &record.Record{DurationMs: 60, OutputTokensSource: record.SourceNone,
+		Split: &record.TimeSplit{PrefillMs: &prefill, DecodeMs: &decode, NetworkMs: &network}}
+	if got, want := ServerTiming(rec), `total;dur=60.000, prefill;dur=20.000, decode;dur=30.000, network;dur=1.500, llmtap;desc="out=unknown"`; got != want {
+		t.Errorf("ServerTiming = %s, want %s", got, want)
+	}
+	if q, p, d, n := Split(rec); q != "" || p != prefill || d != decode || n != network {
+		t.Errorf("Split = %v %v %v %v", q, p, d, n)
+	}
+	if q, p, d, n := Split(&record.Record{}); q != "" || p != "" || d != "" || n != "" {
+		t.Errorf("Split without a time split = %v %v %v %v, want empty", q, p, d, n)
+	}
 	if Count(3, record.SourceTokenizer) != "" || Count(3, record.SourceUsage) != int64(3) || Ms(nil) != "" {
 		t.Error("placeholder values: a count the tokenizer has yet to make or an unknown time must be empty")
 	}

@@ -102,7 +102,7 @@ func newUsageInstruments(meter metric.Meter, latest bool) (usageInstruments, err
 	u.requests = fc(MetricTenantRequests, "{request}", "Requests measured, by tenant (llmtap.tenant, absent when none), response model and traffic class.")
 	u.gpuTime = fc(MetricGPUTime, "s", "GPU-seconds attributed to requests: each GPU sample interval's GPU time split equally among the requests in flight.")
 	u.energy = fc(MetricGPUEnergyShare, "J", "GPU energy attributed to requests: each GPU sample interval's energy split equally among the requests in flight.")
-	u.cost = fc(MetricCost, "1", "Cost of the requests by the configured price, in the price's unit (llmtap.cost.basis gpu_hour or list_price).")
+	u.cost = fc(MetricCost, "1", "Cost of the requests, in the price's unit, by llmtap.cost.basis: gpu_hour (GPU-seconds at the price per GPU-hour) or list_price (tokens at the model's list prices), two figures never to be added together.")
 	if !latest {
 		u.tokens = ic(MetricTokens, "Tokens by llmtap.token.type: input and output (reasoning included), and the parts of them read from the prompt cache (cached_input), written to it (cache_write_input) and spent reasoning (reasoning_output).")
 		return u, errors.Join(errs...)
@@ -156,7 +156,7 @@ func newUsageSet(kv []attribute.KeyValue, tenant string, latest bool) usageSet {
 		s.cacheWrite = with(attribute.String(attrTokenKind, "cache_write_input"))
 		s.reasoningOp = with(attribute.String(attrTokenKind, "reasoning_output"))
 	}
-	for _, b := range []string{"gpu_hour", "list_price"} {
+	for _, b := range []string{record.BasisGPUHour, record.BasisListPrice} {
 		s.costs[b] = with(attribute.String(attrBasis, b))
 	}
 	return s
@@ -171,9 +171,11 @@ func (u *usageInstruments) consume(ctx context.Context, r *record.Record, s *usa
 		u.gpuTime.Add(ctx, r.GPU.GPUSeconds, s.counter...)
 		u.energy.Add(ctx, r.GPU.EnergyJ, s.counter...)
 	}
-	if r.Cost != nil {
-		if opts, ok := s.costs[r.Cost.Basis]; ok {
-			u.cost.Add(ctx, r.Cost.Total, opts...)
+	for _, c := range [...]*record.Cost{r.Cost, r.ListCost} {
+		if c != nil {
+			if opts, ok := s.costs[c.Basis]; ok {
+				u.cost.Add(ctx, c.Total, opts...)
+			}
 		}
 	}
 	in, out := max(r.InputTokens, 0), max(r.OutputTokens, 0)

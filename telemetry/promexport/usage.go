@@ -52,7 +52,7 @@ func NewUsage(models, tenants *labelcap.Set) *Usage {
 		}, usageLabels),
 		cost: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmtap_cost_total",
-			Help: "Cost of the requests by the configured price (per GPU-hour or per-model list prices), in the price's unit, by tenant, model, class and basis.",
+			Help: "Cost of the requests, in the price's unit, by tenant, model, class and basis: gpu_hour (GPU-seconds at the price per GPU-hour) and list_price (tokens at the model's list prices), two figures never to be added together.",
 		}, append(usageLabels, "basis")),
 	}
 }
@@ -93,7 +93,9 @@ func (u *Usage) Consume(r *record.Record) {
 		u.gpuSeconds.WithLabelValues(tenant, model, r.Class).Add(r.GPU.GPUSeconds)
 		u.gpuEnergy.WithLabelValues(tenant, model, r.Class).Add(r.GPU.EnergyJ)
 	}
-	if r.Cost != nil {
-		u.cost.WithLabelValues(tenant, model, r.Class, r.Cost.Basis).Add(r.Cost.Total)
+	for _, c := range [...]*record.Cost{r.Cost, r.ListCost} {
+		if c != nil {
+			u.cost.WithLabelValues(tenant, model, r.Class, c.Basis).Add(c.Total)
+		}
 	}
 }

@@ -30,7 +30,8 @@ type GPUUsage struct {
 	GPUs int `json:"gpus"`
 }
 
-// Cost is what one request cost, by the price the handler was given.
+// Cost is what one request cost, by one basis: its GPU time at the price per GPU-hour (a
+// record's "cost") or its tokens at its model's list prices (a record's "list_cost").
 type Cost struct {
 	// Total is the request's cost in the unit of the price (say, US dollars): its GPUSeconds
 	// at the price per GPU-hour (basis "gpu_hour"), or its tokens at the model's list prices
@@ -41,4 +42,19 @@ type Cost struct {
 	PerMillionTokens float64 `json:"per_million_tokens"`
 	// Basis says how Total was computed: "gpu_hour" or "list_price".
 	Basis string `json:"basis"`
+}
+
+// Bases of a Cost.
+const (
+	BasisGPUHour   = "gpu_hour"   // GPU-seconds at the price per GPU-hour
+	BasisListPrice = "list_price" // tokens at the model's list prices
+)
+
+// NewCost is a cost of total by basis for a request of tokens input and output tokens.
+func NewCost(total float64, basis string, tokens int64) *Cost {
+	c := &Cost{Total: total, Basis: basis}
+	if tokens > 0 {
+		c.PerMillionTokens = total / float64(tokens) * 1e6
+	}
+	return c
 }

@@ -100,9 +100,14 @@ type Record struct {
 	// GPU holds the GPU utilization, power and energy share over the request's lifetime;
 	// null when no GPU was sampled during it (see GPUUsage).
 	GPU *GPUUsage `json:"gpu,omitempty"`
-	// Cost is the request's cost by the configured price per GPU-hour or list prices; null
-	// when no price is configured (or, for a GPU-hour price, when no GPU was sampled).
+	// Cost is the request's cost by the configured price per GPU-hour (basis "gpu_hour"):
+	// its GPU-seconds at that price; null without a price or when no GPU was sampled during it.
 	Cost *Cost `json:"cost,omitempty"`
+	// ListCost is the request's cost at its model's configured list prices (basis
+	// "list_price"): its tokens by kind at the prices per million tokens; null when no list
+	// price matches its model. A second figure beside Cost, never summed with it: what the
+	// tokens would cost at a provider's prices, against what the GPU time cost.
+	ListCost *Cost `json:"list_cost,omitempty"`
 
 	// Server holds the timings the server reported about its own work (Ollama's native API),
 	// to set beside the proxy's figures; null when the API reports none.

@@ -38,8 +38,24 @@ type Usage struct {
 	// (seconds); both split a sample interval equally among the requests in flight in it.
 	EnergyJ    float64 `json:"gpu_energy_j"`
 	GPUSeconds float64 `json:"gpu_seconds"`
-	// Cost sums the records' cost, in the unit of the configured price; 0 when none is set.
-	Cost float64 `json:"cost,omitempty"`
+	// Cost sums the records' cost at the price per GPU-hour (basis gpu_hour), in the price's
+	// unit; 0 when none is set. ListCost sums their cost at their models' list prices (basis
+	// list_price); 0 when no list price matches. They are two figures, never added together.
+	Cost     float64 `json:"cost,omitempty"`
+	ListCost float64 `json:"list_cost,omitempty"`
+	// CostPerMillionTokens and ListCostPerMillionTokens are Cost and ListCost per million of
+	// the row's input and output tokens (every request of the row, priced or not); 0 without
+	// tokens or cost.
+	CostPerMillionTokens     float64 `json:"cost_per_million_tokens,omitempty"`
+	ListCostPerMillionTokens float64 `json:"list_cost_per_million_tokens,omitempty"`
+}
+
+// perMillion sets the per-million-token figures from the sums.
+func (u *Usage) perMillion() {
+	if n := u.InputTokens + u.OutputTokens; n > 0 {
+		u.CostPerMillionTokens = u.Cost / float64(n) * 1e6
+		u.ListCostPerMillionTokens = u.ListCost / float64(n) * 1e6
+	}
 }
 
 // add counts r into u.
@@ -59,6 +75,9 @@ func (u *Usage) add(r *record.Record) {
 	}
 	if r.Cost != nil {
 		u.Cost += r.Cost.Total
+	}
+	if r.ListCost != nil {
+		u.ListCost += r.ListCost.Total
 	}
 }
 
@@ -92,6 +111,7 @@ func (t *usageTable) snapshot() []Usage {
 	out := make([]Usage, 0, len(t.rows))
 	for _, u := range t.rows {
 		out = append(out, *u)
+		out[len(out)-1].perMillion()
 	}
 	t.mu.Unlock()
 	slices.SortFunc(out, func(a, b Usage) int {

@@ -211,9 +211,5 @@ func (a *Attributor) SetPrice(perGPUHour float64) { a.price.Store(&perGPUHour) }
 
 // GPUCost is the cost of a request's GPU time at perGPUHour, and per million of its tokens.
 func GPUCost(u *record.GPUUsage, perGPUHour float64, tokens int64) *record.Cost {
-	c := &record.Cost{Total: u.GPUSeconds / 3600 * perGPUHour, Basis: "gpu_hour"}
-	if tokens > 0 {
-		c.PerMillionTokens = c.Total / float64(tokens) * 1e6
-	}
-	return c
+	return record.NewCost(u.GPUSeconds/3600*perGPUHour, record.BasisGPUHour, tokens)
 }

@@ -307,7 +307,8 @@ function drawUsage(rows) {
     const tr = tbody.insertRow();
     const cells = [u.tenant || "(none)", u.model, u.class, u.requests, u.errors, u.input_tokens, u.output_tokens,
       u.cached_input_tokens, u.cache_write_input_tokens, u.reasoning_output_tokens,
-      LT.fmt(u.gpu_seconds), LT.fmt(u.gpu_energy_j), u.cost ? LT.fmt(u.cost) : "–"];
+      LT.fmt(u.gpu_seconds), LT.fmt(u.gpu_energy_j), u.cost ? LT.fmt(u.cost) : "–",
+      u.list_cost ? LT.fmt(u.list_cost) : "–"];
     for (const c of cells) tr.insertCell().textContent = c;
   }
   document.getElementById("usage-note").textContent = rows.length > USAGE_ROWS ?
