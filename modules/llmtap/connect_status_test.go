@@ -74,8 +74,8 @@ func usageFromProto(u *llmtapv1.Usage) stats.Usage {
 		ReasoningOutputTokens: u.ReasoningOutputTokens, EnergyJ: u.GpuEnergyJoules, GPUSeconds: u.GpuSeconds, Cost: u.Cost}
 }
 
-// near reports whether two sums of the same floats, added in different orders, agree.
-func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a)) }
+// sameSum reports whether two sums of the same floats, added in different orders, agree.
+func sameSum(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a)) }
 
 // TestConnectTenantsAndRecords sends requests of three tenants (one of them none) through
 // Caddy, with a fake GPU sampled every 10 ms and a price per GPU-hour, to a mock that reports
@@ -127,7 +127,7 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 		}
 		if got.Cost != nil {
 			withCost++
-			if got.Cost.Basis != "gpu_hour" || got.GPU == nil || !near(got.Cost.Total, got.GPU.GPUSeconds/3600*2.5) {
+			if got.Cost.Basis != "gpu_hour" || got.GPU == nil || !sameSum(got.Cost.Total, got.GPU.GPUSeconds/3600*2.5) {
 				t.Errorf("%s: cost %+v of GPU %+v: want gpu_hour at 2.5 per GPU-hour", got.RequestID, got.Cost, got.GPU)
 			}
 		}
@@ -188,7 +188,7 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 		u, s := rows[tn], sums[tn]
 		if u.Class != record.ClassLive || u.Requests != int64(n) || s == nil || u.Requests != s.Requests || u.InputTokens != s.InputTokens ||
 			u.OutputTokens != s.OutputTokens || u.CachedInputTokens != s.CachedInputTokens || u.ReasoningOutputTokens != s.ReasoningOutputTokens ||
-			u.CachedInputTokens != int64(3*n) || !near(u.EnergyJ, s.EnergyJ) || !near(u.GPUSeconds, s.GPUSeconds) || !near(u.Cost, s.Cost) {
+			u.CachedInputTokens != int64(3*n) || !sameSum(u.EnergyJ, s.EnergyJ) || !sameSum(u.GPUSeconds, s.GPUSeconds) || !sameSum(u.Cost, s.Cost) {
 			t.Errorf("tenant %q: usage row %+v, the records' sums %+v (%d requests)", tn, u, s, n)
 		}
 	}
@@ -278,7 +278,7 @@ func TestConnectMirrorAndSLO(t *testing.T) {
 	// good requests over them).
 	for _, r := range got.SLOs {
 		for _, w := range append([]slo.Window{r.Total}, r.Windows...) {
-			if w.Seconds <= 0 || !near(w.Goodput*w.Seconds, float64(w.Good)) {
+			if w.Seconds <= 0 || !sameSum(w.Goodput*w.Seconds, float64(w.Good)) {
 				t.Errorf("SLO %s window %q: goodput %v over %v s, want its %d good requests", r.SLO, w.Window, w.Goodput, w.Seconds, w.Good)
 			}
 		}
