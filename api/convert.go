@@ -69,7 +69,7 @@ func recordProto(r *record.Record) *llmtapv1.Record {
 		ContentEvents:     int32(r.ContentEvents), Events: int32(r.Events),
 		MalformedEvents: int32(r.Malformed), Bytes: r.Bytes,
 		Tenant: r.Tenant, CacheWriteTokens: r.CacheWriteTokens,
-		Gpu: gpuUsageProto(r.GPU), Cost: costProto(r.Cost),
+		Gpu: gpuUsageProto(r.GPU), Cost: costProto(r.Cost), ListCost: costProto(r.ListCost),
 		ServerTimings: serverTimingsProto(r.Server), TimeSplit: timeSplitProto(r.Split),
 		OversizedEvents: int32(r.Oversized), Choices: int32(r.Choices), ToolCalls: r.ToolCalls, Refusal: r.Refusal,
 		BytesFromClient: r.BytesFromClient, DecodedBytes: r.DecodedBytes, DecodeStopped: r.DecodeStopped,
@@ -126,7 +126,8 @@ func usageProto(u *stats.Usage) *llmtapv1.Usage {
 		Tenant: u.Tenant, Model: u.Model, Class: u.Class, Requests: u.Requests, Errors: u.Errors,
 		InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CachedInputTokens: u.CachedInputTokens,
 		CacheWriteInputTokens: u.CacheWriteInputTokens, ReasoningOutputTokens: u.ReasoningOutputTokens,
-		GpuEnergyJoules: u.EnergyJ, GpuSeconds: u.GPUSeconds, Cost: u.Cost,
+		GpuEnergyJoules: u.EnergyJ, GpuSeconds: u.GPUSeconds, Cost: u.Cost, ListCost: u.ListCost,
+		CostPerMillionTokens: u.CostPerMillionTokens, ListCostPerMillionTokens: u.ListCostPerMillionTokens,
 	}
 }
 

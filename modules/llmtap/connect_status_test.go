@@ -51,6 +51,9 @@ func recordFromProto(p *llmtapv1.Record) record.Record {
 	if c := p.Cost; c != nil {
 		r.Cost = &record.Cost{Total: c.Total, PerMillionTokens: c.PerMillionTokens, Basis: c.Basis}
 	}
+	if c := p.ListCost; c != nil {
+		r.ListCost = &record.Cost{Total: c.Total, PerMillionTokens: c.PerMillionTokens, Basis: c.Basis}
+	}
 	if s := p.ServerTimings; s != nil {
 		r.Server = &record.ServerTimings{Format: s.Format, QueueMs: s.QueueMs, InferenceMs: s.InferenceMs,
 			PromptEvalCount: s.PromptEvalCount, EvalCount: s.EvalCount, LoadMs: s.LoadMs,
@@ -71,11 +74,12 @@ func usageFromProto(u *llmtapv1.Usage) stats.Usage {
 	return stats.Usage{UsageKey: stats.UsageKey{Tenant: u.Tenant, Model: u.Model, Class: u.Class},
 		Requests: u.Requests, Errors: u.Errors, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CachedInputTokens: u.CachedInputTokens, CacheWriteInputTokens: u.CacheWriteInputTokens,
-		ReasoningOutputTokens: u.ReasoningOutputTokens, EnergyJ: u.GpuEnergyJoules, GPUSeconds: u.GpuSeconds, Cost: u.Cost}
+		ReasoningOutputTokens: u.ReasoningOutputTokens, EnergyJ: u.GpuEnergyJoules, GPUSeconds: u.GpuSeconds, Cost: u.Cost,
+		ListCost: u.ListCost, CostPerMillionTokens: u.CostPerMillionTokens, ListCostPerMillionTokens: u.ListCostPerMillionTokens}
 }
 
-// near reports whether two sums of the same floats, added in different orders, agree.
-func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a)) }
+// sameSum reports whether two sums of the same floats, added in different orders, agree.
+func sameSum(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a)) }
 
 // TestConnectTenantsAndRecords sends requests of three tenants (one of them none) through
 // Caddy, with a fake GPU sampled every 10 ms and a price per GPU-hour, to a mock that reports
@@ -90,7 +94,8 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 	var fs fakeGPUs
 	defer llmtap.SetGPUOpener(fs.open)()
 	up := startUpstream(t, mockllm.Config{TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond, Reasoning: 1, CachedTokens: 3})
-	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu {\n\t\t\tinterval 10ms\n\t\t\tprice_per_gpu_hour 2.5\n\t\t}\n\t}",
+	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu {\n\t\t\tinterval 10ms\n\t\t\tprice_per_gpu_hour 2.5\n\t\t}\n"+
+		"\t\tlist_price connect-tenant-* {\n\t\t\tinput 2\n\t\t\toutput 8\n\t\t\tcached_input 0.5\n\t\t}\n\t}",
 		site{body: "\tllmtap_api\n\tllmtap {\n\t\ttenant header X-Tenant\n\t}\n\treverse_proxy " + up.addr})
 	want := map[string]int{"team-a": 3, "team-b": 2, "": 1} // "": an empty X-Tenant, no tenant
 	sendTenants(t, newClient(t), p.sites[0]+"/v1/chat/completions", model, []string{"team-a", "team-b", "", "team-a", "team-b", "team-a"})
@@ -125,9 +130,12 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 		if got.CachedTokens != 3 || got.ReasoningTokens != 1 || got.Split == nil || got.Split.UpstreamTTFTMs == nil {
 			t.Errorf("%s: cached %d, reasoning %d, split %+v: want the mock's 3 and 1 and the proxy's time split", got.RequestID, got.CachedTokens, got.ReasoningTokens, got.Split)
 		}
+		if got.ListCost == nil || got.ListCost.Basis != "list_price" || got.ListCost.Total <= 0 {
+			t.Errorf("%s: list cost %+v, want one at the list price of connect-tenant-*", got.RequestID, got.ListCost)
+		}
 		if got.Cost != nil {
 			withCost++
-			if got.Cost.Basis != "gpu_hour" || got.GPU == nil || !closeTo(got.Cost.Total, got.GPU.GPUSeconds/3600*2.5) {
+			if got.Cost.Basis != "gpu_hour" || got.GPU == nil || !sameSum(got.Cost.Total, got.GPU.GPUSeconds/3600*2.5) {
 				t.Errorf("%s: cost %+v of GPU %+v: want gpu_hour at 2.5 per GPU-hour", got.RequestID, got.Cost, got.GPU)
 			}
 		}
@@ -147,6 +155,9 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 		}
 		if got.Cost != nil {
 			u.Cost += got.Cost.Total
+		}
+		if got.ListCost != nil {
+			u.ListCost += got.ListCost.Total
 		}
 	}
 	if withCost == 0 {
@@ -188,7 +199,8 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 		u, s := rows[tn], sums[tn]
 		if u.Class != record.ClassLive || u.Requests != int64(n) || s == nil || u.Requests != s.Requests || u.InputTokens != s.InputTokens ||
 			u.OutputTokens != s.OutputTokens || u.CachedInputTokens != s.CachedInputTokens || u.ReasoningOutputTokens != s.ReasoningOutputTokens ||
-			u.CachedInputTokens != int64(3*n) || !closeTo(u.EnergyJ, s.EnergyJ) || !closeTo(u.GPUSeconds, s.GPUSeconds) || !closeTo(u.Cost, s.Cost) {
+			u.CachedInputTokens != int64(3*n) || !sameSum(u.EnergyJ, s.EnergyJ) || !sameSum(u.GPUSeconds, s.GPUSeconds) || !sameSum(u.Cost, s.Cost) || !sameSum(u.ListCost, s.ListCost) ||
+			!sameSum(u.ListCostPerMillionTokens, s.ListCost/float64(s.InputTokens+s.OutputTokens)*1e6) {
 			t.Errorf("tenant %q: usage row %+v, the records' sums %+v (%d requests)", tn, u, s, n)
 		}
 	}
@@ -278,7 +290,7 @@ func TestConnectMirrorAndSLO(t *testing.T) {
 	// good requests over them).
 	for _, r := range got.SLOs {
 		for _, w := range append([]slo.Window{r.Total}, r.Windows...) {
-			if w.Seconds <= 0 || !closeTo(w.Goodput*w.Seconds, float64(w.Good)) {
+			if w.Seconds <= 0 || !sameSum(w.Goodput*w.Seconds, float64(w.Good)) {
 				t.Errorf("SLO %s window %q: goodput %v over %v s, want its %d good requests", r.SLO, w.Window, w.Goodput, w.Seconds, w.Good)
 			}
 		}

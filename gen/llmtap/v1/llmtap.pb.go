@@ -583,12 +583,19 @@ type Usage struct {
 	// flight in it, so a tenant's figures inherit that split. 0 when no GPU was sampled.
 	GpuEnergyJoules float64 `protobuf:"fixed64,11,opt,name=gpu_energy_joules,json=gpuEnergyJoules,proto3" json:"gpu_energy_joules,omitempty"`
 	GpuSeconds      float64 `protobuf:"fixed64,12,opt,name=gpu_seconds,json=gpuSeconds,proto3" json:"gpu_seconds,omitempty"`
-	// Cost sums the records' cost (Record.cost.total), in the unit of the configured price
-	// (gpu price_per_gpu_hour: basis "gpu_hour", each record's GPU-seconds at that price); 0
-	// when no price is set. The basis of each request's cost is on its record.
-	Cost          float64 `protobuf:"fixed64,13,opt,name=cost,proto3" json:"cost,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Cost sums the records' cost at the price per GPU-hour (Record.cost.total, basis
+	// "gpu_hour": each record's GPU-seconds at that price), in the price's unit; 0 when none is
+	// set. ListCost sums their cost at their models' list prices (Record.list_cost.total, basis
+	// "list_price"); 0 when no list price matches. They are two figures, never added together.
+	Cost     float64 `protobuf:"fixed64,13,opt,name=cost,proto3" json:"cost,omitempty"`
+	ListCost float64 `protobuf:"fixed64,14,opt,name=list_cost,json=listCost,proto3" json:"list_cost,omitempty"`
+	// CostPerMillionTokens and ListCostPerMillionTokens are Cost and ListCost per million of the
+	// row's input and output tokens (every request of the row, priced or not); 0 without tokens
+	// or cost.
+	CostPerMillionTokens     float64 `protobuf:"fixed64,15,opt,name=cost_per_million_tokens,json=costPerMillionTokens,proto3" json:"cost_per_million_tokens,omitempty"`
+	ListCostPerMillionTokens float64 `protobuf:"fixed64,16,opt,name=list_cost_per_million_tokens,json=listCostPerMillionTokens,proto3" json:"list_cost_per_million_tokens,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Usage) Reset() {
@@ -708,6 +715,27 @@ func (x *Usage) GetGpuSeconds() float64 {
 func (x *Usage) GetCost() float64 {
 	if x != nil {
 		return x.Cost
+	}
+	return 0
+}
+
+func (x *Usage) GetListCost() float64 {
+	if x != nil {
+		return x.ListCost
+	}
+	return 0
+}
+
+func (x *Usage) GetCostPerMillionTokens() float64 {
+	if x != nil {
+		return x.CostPerMillionTokens
+	}
+	return 0
+}
+
+func (x *Usage) GetListCostPerMillionTokens() float64 {
+	if x != nil {
+		return x.ListCostPerMillionTokens
 	}
 	return 0
 }
@@ -923,8 +951,8 @@ type Record struct {
 	// Gpu is what the GPUs did while the request was in flight; absent when no GPU was sampled
 	// during it.
 	Gpu *GPUUsage `protobuf:"bytes,35,opt,name=gpu,proto3" json:"gpu,omitempty"`
-	// Cost is the request's cost by the configured price; absent when no price is configured
-	// (or, for a price per GPU-hour, when no GPU was sampled during the request).
+	// Cost is the request's cost by the configured price per GPU-hour (basis "gpu_hour"): its
+	// GPU-seconds at that price; absent without a price or when no GPU was sampled during it.
 	Cost *Cost `protobuf:"bytes,36,opt,name=cost,proto3" json:"cost,omitempty"`
 	// ServerTimings are the server's own figures for this response; absent when the API
 	// reports none.
@@ -951,8 +979,12 @@ type Record struct {
 	// "injected_identity", "skipped_compressed" or "unfiltered_encoded"; empty when inject_usage
 	// is off or the request is not one it changes.
 	UsageInjection string `protobuf:"bytes,46,opt,name=usage_injection,json=usageInjection,proto3" json:"usage_injection,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// ListCost is the request's cost at its model's configured list prices (basis
+	// "list_price"): its tokens by kind at the prices per million tokens; absent when no list
+	// price matches its model. A second figure beside Cost, never summed with it.
+	ListCost      *Cost `protobuf:"bytes,47,opt,name=list_cost,json=listCost,proto3" json:"list_cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Record) Reset() {
@@ -1305,6 +1337,13 @@ func (x *Record) GetUsageInjection() string {
 		return x.UsageInjection
 	}
 	return ""
+}
+
+func (x *Record) GetListCost() *Cost {
+	if x != nil {
+		return x.ListCost
+	}
+	return nil
 }
 
 // GPUUsage is what the GPUs did while one request was in flight (start to response
@@ -4963,7 +5002,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x0efolded_records\x18\x06 \x01(\x03R\rfoldedRecords\x12(\n" +
 	"\x06groups\x18\a \x03(\v2\x10.llmtap.v1.GroupR\x06groups\x12&\n" +
 	"\x05usage\x18\b \x03(\v2\x10.llmtap.v1.UsageR\x05usage\x12J\n" +
-	"\x12goodput_objectives\x18\t \x03(\v2\x1b.llmtap.v1.GoodputObjectiveR\x11goodputObjectives\"\xc9\x03\n" +
+	"\x12goodput_objectives\x18\t \x03(\v2\x1b.llmtap.v1.GoodputObjectiveR\x11goodputObjectives\"\xdd\x04\n" +
 	"\x05Usage\x12\x16\n" +
 	"\x06tenant\x18\x01 \x01(\tR\x06tenant\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x14\n" +
@@ -4979,7 +5018,10 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x11gpu_energy_joules\x18\v \x01(\x01R\x0fgpuEnergyJoules\x12\x1f\n" +
 	"\vgpu_seconds\x18\f \x01(\x01R\n" +
 	"gpuSeconds\x12\x12\n" +
-	"\x04cost\x18\r \x01(\x01R\x04cost\"H\n" +
+	"\x04cost\x18\r \x01(\x01R\x04cost\x12\x1b\n" +
+	"\tlist_cost\x18\x0e \x01(\x01R\blistCost\x125\n" +
+	"\x17cost_per_million_tokens\x18\x0f \x01(\x01R\x14costPerMillionTokens\x12>\n" +
+	"\x1clist_cost_per_million_tokens\x18\x10 \x01(\x01R\x18listCostPerMillionTokens\"H\n" +
 	"\x10GoodputObjective\x12\x16\n" +
 	"\x06metric\x18\x01 \x01(\tR\x06metric\x12\x1c\n" +
 	"\tthreshold\x18\x02 \x01(\x01R\tthreshold\"X\n" +
@@ -4988,7 +5030,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"D\n" +
 	"\x15RecentRecordsResponse\x12+\n" +
-	"\arecords\x18\x01 \x03(\v2\x11.llmtap.v1.RecordR\arecords\"\xc4\r\n" +
+	"\arecords\x18\x01 \x03(\v2\x11.llmtap.v1.RecordR\arecords\"\xf2\r\n" +
 	"\x06Record\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -5042,7 +5084,8 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x11bytes_from_client\x18+ \x01(\x03R\x0fbytesFromClient\x12#\n" +
 	"\rdecoded_bytes\x18, \x01(\x03R\fdecodedBytes\x12%\n" +
 	"\x0edecode_stopped\x18- \x01(\tR\rdecodeStopped\x12'\n" +
-	"\x0fusage_injection\x18. \x01(\tR\x0eusageInjectionB\r\n" +
+	"\x0fusage_injection\x18. \x01(\tR\x0eusageInjection\x12,\n" +
+	"\tlist_cost\x18/ \x01(\v2\x0f.llmtap.v1.CostR\blistCostB\r\n" +
 	"\v_headers_msB\n" +
 	"\n" +
 	"\b_ttft_msB\n" +
@@ -5527,85 +5570,86 @@ var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
 	11, // 14: llmtap.v1.Record.cost:type_name -> llmtap.v1.Cost
 	12, // 15: llmtap.v1.Record.server_timings:type_name -> llmtap.v1.ServerTimings
 	13, // 16: llmtap.v1.Record.time_split:type_name -> llmtap.v1.TimeSplit
-	63, // 17: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
-	16, // 18: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	62, // 19: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	63, // 20: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	63, // 21: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
-	17, // 22: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
-	19, // 23: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
-	20, // 24: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
-	30, // 25: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
-	58, // 26: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
-	18, // 27: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
-	18, // 28: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
-	18, // 29: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
-	18, // 30: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
-	18, // 31: llmtap.v1.ServerModel.queue_ms:type_name -> llmtap.v1.Quantiles
-	18, // 32: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
-	18, // 33: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
-	21, // 34: llmtap.v1.ServerModel.split:type_name -> llmtap.v1.SplitShares
-	31, // 35: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
-	31, // 36: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
-	31, // 37: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
-	30, // 38: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	31, // 39: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
-	32, // 40: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
-	62, // 41: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
-	62, // 42: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
-	59, // 43: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
-	38, // 44: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	38, // 45: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	62, // 46: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	38, // 47: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	42, // 48: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
-	43, // 49: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
-	44, // 50: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
-	47, // 51: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
-	60, // 52: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
-	62, // 53: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
-	45, // 54: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
-	46, // 55: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
-	46, // 56: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
-	46, // 57: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
-	18, // 58: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
-	18, // 59: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
-	48, // 60: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
-	51, // 61: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
-	52, // 62: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
-	52, // 63: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
-	61, // 64: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
-	0,  // 65: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 66: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 67: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	7,  // 68: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	14, // 69: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	22, // 70: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	24, // 71: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	26, // 72: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	28, // 73: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	33, // 74: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	35, // 75: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	37, // 76: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	40, // 77: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
-	49, // 78: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
-	4,  // 79: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	8,  // 80: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	15, // 81: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	23, // 82: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	25, // 83: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	27, // 84: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	29, // 85: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	34, // 86: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	36, // 87: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	39, // 88: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	41, // 89: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
-	50, // 90: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
-	79, // [79:91] is the sub-list for method output_type
-	67, // [67:79] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	11, // 17: llmtap.v1.Record.list_cost:type_name -> llmtap.v1.Cost
+	63, // 18: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	16, // 19: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
+	62, // 20: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	63, // 21: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	63, // 22: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	17, // 23: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
+	19, // 24: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
+	20, // 25: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
+	30, // 26: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
+	58, // 27: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
+	18, // 28: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
+	18, // 29: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
+	18, // 30: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
+	18, // 31: llmtap.v1.ServerModel.itl_ms:type_name -> llmtap.v1.Quantiles
+	18, // 32: llmtap.v1.ServerModel.queue_ms:type_name -> llmtap.v1.Quantiles
+	18, // 33: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
+	18, // 34: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
+	21, // 35: llmtap.v1.ServerModel.split:type_name -> llmtap.v1.SplitShares
+	31, // 36: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
+	31, // 37: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
+	31, // 38: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
+	30, // 39: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
+	31, // 40: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
+	32, // 41: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
+	62, // 42: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	62, // 43: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	59, // 44: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
+	38, // 45: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	38, // 46: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	62, // 47: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	38, // 48: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	42, // 49: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
+	43, // 50: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
+	44, // 51: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
+	47, // 52: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
+	60, // 53: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
+	62, // 54: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
+	45, // 55: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
+	46, // 56: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
+	46, // 57: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
+	46, // 58: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
+	18, // 59: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
+	18, // 60: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
+	48, // 61: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
+	51, // 62: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
+	52, // 63: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
+	52, // 64: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
+	61, // 65: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
+	0,  // 66: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 67: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 68: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	7,  // 69: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	14, // 70: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	22, // 71: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	24, // 72: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	26, // 73: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	28, // 74: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	33, // 75: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	35, // 76: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	37, // 77: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	40, // 78: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
+	49, // 79: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
+	4,  // 80: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	8,  // 81: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	15, // 82: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	23, // 83: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	25, // 84: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	27, // 85: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	29, // 86: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	34, // 87: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	36, // 88: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	39, // 89: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	41, // 90: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
+	50, // 91: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
+	80, // [80:92] is the sub-list for method output_type
+	68, // [68:80] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
