@@ -43,7 +43,8 @@ func unmarshalApp(d *caddyfile.Dispenser, a *llmtap.App) error {
 // parseGPU reads the gpu subdirective (the dispenser is on its name):
 //
 //	gpu [off] {
-//	    interval <duration>
+//	    interval           <duration>
+//	    price_per_gpu_hour <price>
 //	    off
 //	}
 func parseGPU(a *llmtap.App, d *caddyfile.Dispenser) error {

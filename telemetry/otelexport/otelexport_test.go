@@ -547,3 +547,33 @@ func TestResourceInstanceID(t *testing.T) {
 		t.Errorf("service.instance.id %q, want OTEL_RESOURCE_ATTRIBUTES' pod-7", got)
 	}
 }
+
+// TestCostByBasis: a record's GPU-hour cost and list cost are counted apart in llmtap.cost,
+// under llmtap.cost.basis gpu_hour and list_price, never added together.
+func TestCostByBasis(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	m, err := NewMetrics(mp, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r := streamRecord(time.Now())
+		r.GPU = &record.GPUUsage{GPUSeconds: 0.5}
+		r.Cost = record.NewCost(0.25, record.BasisGPUHour, 16)
+		r.ListCost = record.NewCost(0.125, record.BasisListPrice, 16)
+		m.Consume(r)
+	}
+	listOnly := streamRecord(time.Now())
+	listOnly.ListCost = record.NewCost(1, record.BasisListPrice, 16)
+	m.Consume(listOnly)
+	sums := map[string]float64{}
+	for _, dp := range collect(t, reader)[MetricCost].Data.(metricdata.Sum[float64]).DataPoints {
+		b, _ := dp.Attributes.Value(attrBasis)
+		sums[b.AsString()] += dp.Value
+	}
+	if len(sums) != 2 || sums[record.BasisGPUHour] != 0.5 || sums[record.BasisListPrice] != 1.25 {
+		t.Errorf("llmtap.cost by basis %v, want gpu_hour 0.5 and list_price 1.25", sums)
+	}
+}
