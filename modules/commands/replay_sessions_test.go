@@ -166,34 +166,10 @@ func TestReplayScheduleSlice(t *testing.T) {
 	}
 }
 
-// sessionsCaddyfile records every request (records, trace and payloads) with the session id
-// taken from X-Correlation-Id, in front of the upstream.
-const sessionsCaddyfile = `{
-	admin off
-	default_bind 127.0.0.1
-	auto_https off
-	persist_config off
-	log {
-		level ERROR
-	}
-	llmtap {
-		gpu off
-	}
-}
-
-http://%s {
-	llmtap {
-		record %s {
-			files records trace payloads
-			session_header X-Correlation-Id
-			flush_interval 100ms
-		}
-	}
-	reverse_proxy %s {
-		flush_interval -1
-	}
-}
-`
+// sessionsCaddyfile is surfacesCaddyfile recording the payloads too, with the session id taken
+// from X-Correlation-Id.
+var sessionsCaddyfile = strings.Replace(surfacesCaddyfile, "flush_interval 100ms",
+	"files records trace payloads\n\t\t\tsession_header X-Correlation-Id\n\t\t\tflush_interval 100ms", 1)
 
 // TestSessionsRoundTrip records two three-turn chat sessions through real Caddy with llmtap in
 // front of the mock, each client waiting a known think time after a response before its next
@@ -210,7 +186,7 @@ func TestSessionsRoundTrip(t *testing.T) {
 	_, upstream := testkit.StartMock(t, fast)
 	dir := filepath.Join(t.TempDir(), "rec")
 	site := testkit.FreeAddr(t)
-	stop := startStoppable(t, "sessions.Caddyfile", fmt.Sprintf(sessionsCaddyfile, site, dir, strings.TrimPrefix(upstream, "http://")))
+	stop := startStoppable(t, "sessions.Caddyfile", fmt.Sprintf(sessionsCaddyfile, testkit.FreeAddr(t), "", site, dir, strings.TrimPrefix(upstream, "http://")))
 
 	ms := time.Millisecond
 	think := map[string][]time.Duration{"chat-a": {150 * ms, 250 * ms}, "chat-b": {200 * ms, 100 * ms}}

@@ -66,7 +66,7 @@ type RecordConfig struct {
 	SessionHeader string `json:"session_header,omitempty"`
 
 	// Sample is the fraction of requests recorded, in (0, 1]. The choice is a hash of the
-	// request id and SampleSeed, so it is reproducible. Default: 1 (every request).
+	// session id (whole sessions), else the request id, and SampleSeed. Default: 1 (all).
 	Sample float64 `json:"sample,omitempty"`
 
 	// SampleSeed changes which requests a sample keeps. Default: 0.

@@ -42,11 +42,13 @@
 // response in the same session (the previous record's start plus its duration_ms), in
 // milliseconds, as Mooncake's and AIPerf's "delay" ("delay_ms" in payload files). A turn sent
 // before the previous one's response ended has delay 0. Every line keeps its own timestamp as
-// usual. The delay is taken in the order records reach the writer, which is the order the
-// requests completed: a session whose turns wait for each other (what a chat client does) is
-// in turn order.
+// usual. The delay is taken in the order records are offered to the recorder, which is the
+// order the requests completed: a session whose turns wait for each other (what a chat client
+// does) is in turn order. Every turn offered counts, written or not: a turn left out by the
+// filters or dropped on a full queue still ends the previous one, so the next turn's delay is
+// what its client waited. Sampling (Options.Sample) keeps or leaves out whole sessions.
 //
-// The writer remembers the end of each open session's latest turn in a table bounded by
+// The recorder remembers the end of each open session's latest turn in a table bounded by
 // Options.MaxSessions; a session idle for Options.SessionIdle is forgotten (its next turn is
 // then written as a first turn, without a delay). A session that starts while the table is
 // full is not remembered: its next turn has no delay. Both are counted (Stats.SessionsExpired,

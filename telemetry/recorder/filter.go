@@ -29,7 +29,13 @@ func (f *filter) keep(r *record.Record) bool {
 	if len(f.models) > 0 && !f.model(r.Model) {
 		return false
 	}
-	return f.all || f.sample(r.RequestID)
+	if f.all {
+		return true
+	}
+	if r.SessionID != "" {
+		return f.sample(r.SessionID) // whole sessions
+	}
+	return f.sample(r.RequestID)
 }
 
 func (f *filter) route(p string) bool {
@@ -50,5 +56,6 @@ func (f *filter) model(m string) bool {
 	return false
 }
 
-// sample is a stateless coin on the request id and the seed (see internal/sample).
+// sample is a stateless coin on the id (the session's, else the request's) and the seed (see
+// internal/sample).
 func (f *filter) sample(id string) bool { return f.coin.Keep(id) }

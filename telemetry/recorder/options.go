@@ -31,8 +31,8 @@ type Options struct {
 	// Redact is applied to every payload before it is written.
 	Redact Redact
 	// Sample is the fraction of requests written, in (0, 1]; 0 means 1. The choice is a hash
-	// of the request id and Seed, so it is reproducible and the same on every instance that
-	// sees the same request id.
+	// of the session id (whole sessions are kept or left out), else of the request id, and
+	// Seed, so it is reproducible and the same on every instance that sees the same id.
 	Sample float64
 	// Seed varies which requests sampling keeps.
 	Seed uint64

@@ -41,6 +41,7 @@ type Stats struct {
 type job struct {
 	r     *record.Record
 	body  []byte
+	turn  turn
 	flush chan struct{}
 }
 
@@ -52,6 +53,7 @@ type job struct {
 type Recorder struct {
 	opts   Options
 	filter *filter
+	sess   *sessions
 	ch     chan job
 
 	mu     sync.RWMutex // held for reading while queuing; Close takes it to stop queuing
@@ -89,6 +91,7 @@ func newRecorder(opts Options) (*Recorder, error) {
 	r := &Recorder{
 		opts:    opts,
 		filter:  newFilter(opts),
+		sess:    newSessions(opts.MaxSessions, opts.SessionIdle),
 		ch:      make(chan job, opts.Queue),
 		closing: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -112,11 +115,13 @@ func (r *Recorder) Consume(rec *record.Record) { r.Submit(rec) }
 // purpose; both are counted in Stats. The record must not be modified afterwards; its
 // RequestBody is kept by reference.
 func (r *Recorder) Submit(rec *record.Record) bool {
+	t := turn{id: rec.SessionID}
+	t.delay, t.hasDelay = r.sess.turn(rec) // every turn, kept or not, ends the previous one
 	if !r.filter.keep(rec) {
 		r.filtered.Add(1)
 		return true
 	}
-	j := job{r: rec}
+	j := job{r: rec, turn: t}
 	if r.opts.Trace || r.opts.Payloads {
 		j.body = rec.RequestBody
 	}
@@ -169,8 +174,8 @@ func (r *Recorder) Stats() Stats {
 		SkippedPayloads: r.skipped.Load(),
 		Errors:          r.errs.Load(),
 
-		SessionsUntracked: r.w.sess.untracked.Load(),
-		SessionsExpired:   r.w.sess.expired.Load(),
+		SessionsUntracked: r.sess.untracked.Load(),
+		SessionsExpired:   r.sess.expired.Load(),
 	}
 }
 

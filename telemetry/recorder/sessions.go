@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,13 +16,17 @@ const (
 )
 
 // sessions gives a session's later turns their think time (delay) from the end of the
-// previous turn the writer saw. Only the writer goroutine calls its methods.
+// previous turn of the session offered to the recorder. Submit takes every record with a
+// session id through it before filtering and queuing, so a turn left out (sampled out, or
+// dropped on a full queue) still ends its session's previous turn, and the next turn's delay
+// is from the turn before it, as the client saw it. It is safe for concurrent use.
 //
 // It holds at most Options.MaxSessions sessions (a session id is at most 256 bytes, so about
 // 5 MB at the default); a session idle longer than Options.SessionIdle (no turn ended since)
 // is forgotten at the next sweep. A new session that finds the table full is not tracked: its
 // next turn is written without a delay, as a first turn would be, and the loss is counted.
 type sessions struct {
+	mu   sync.Mutex // guards t
 	t    *trace.Sessions
 	idle time.Duration
 	// untracked counts sessions turned away by a full table, expired those forgotten idle;
@@ -41,7 +46,9 @@ func (s *sessions) turn(r *record.Record) (time.Duration, bool) {
 		return 0, false
 	}
 	end := r.Start.Add(time.Duration(r.DurationMs * float64(time.Millisecond)))
+	s.mu.Lock()
 	d, ok, full := s.t.Turn(r.SessionID, r.Start, end)
+	s.mu.Unlock()
 	if full {
 		s.untracked.Add(1)
 	}
@@ -50,7 +57,10 @@ func (s *sessions) turn(r *record.Record) (time.Duration, bool) {
 
 // sweep forgets the sessions whose last turn ended more than idle before now.
 func (s *sessions) sweep(now time.Time) {
-	if n := s.t.Forget(now.Add(-s.idle)); n > 0 {
+	s.mu.Lock()
+	n := s.t.Forget(now.Add(-s.idle))
+	s.mu.Unlock()
+	if n > 0 {
 		s.expired.Add(uint64(n))
 	}
 }

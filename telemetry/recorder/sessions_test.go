@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -96,5 +97,45 @@ func TestSessionsExpire(t *testing.T) {
 	}
 	if _, has := s.turn(turnRec(4, "z", t0, 0)); has || s.untracked.Load() != 1 {
 		t.Errorf("a third session in a table of two: untracked %d, want 1", s.untracked.Load())
+	}
+}
+
+// TestSessionsSampledWhole records 200 three-turn sessions at sample 0.5: every session is
+// in the trace with all its turns or not at all. A turn left out by a route filter still ends
+// its session's previous turn: the next turn's delay counts from it.
+func TestSessionsSampledWhole(t *testing.T) {
+	r, dir := open(t, Options{Trace: true, Sample: 0.5, Seed: 3})
+	t0 := time.Now()
+	for k := range 200 {
+		for j := range 3 {
+			r.Submit(turnRec(3*k+j, fmt.Sprintf("s%d", k), t0.Add(time.Duration(j)*time.Second), 10*time.Millisecond))
+		}
+	}
+	closeRec(t, r)
+	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	n := map[string]int{}
+	for _, q := range rs {
+		n[q.SessionID]++
+	}
+	for sid, c := range n {
+		if c != 3 {
+			t.Errorf("session %s: %d of its 3 turns recorded", sid, c)
+		}
+	}
+	if len(n) < 50 || len(n) > 150 {
+		t.Errorf("%d of 200 sessions recorded at sample 0.5", len(n))
+	}
+
+	r, dir = open(t, Options{Trace: true, Routes: []string{"/v1/chat"}})
+	ms := time.Millisecond
+	a1, a2, a3 := turnRec(0, "a", t0, 100*ms), turnRec(1, "a", t0.Add(200*ms), 100*ms), turnRec(2, "a", t0.Add(500*ms), 10*ms)
+	a2.Path = "/v1/embeddings" // not recorded
+	for _, x := range []*record.Record{a1, a2, a3} {
+		r.Submit(x)
+	}
+	closeRec(t, r)
+	rs, _ = readAll(t, dir, KindTrace, trace.FormatMooncake)
+	if len(rs) != 2 || rs[1].Delay != 200*ms {
+		t.Errorf("after a turn left out: %d rows, last delay %v; want 2 and 200ms (from the left-out turn's end)", len(rs), rs[len(rs)-1].Delay)
 	}
 }

@@ -25,7 +25,6 @@ type writer struct {
 	files [len(kinds)]*file
 
 	ids  *prefixIDs
-	sess *sessions
 	red  redactor
 	line []byte
 	hash []int64
@@ -63,7 +62,6 @@ func newWriter(r *Recorder) (*writer, error) {
 		opts:   r.opts,
 		on:     [len(kinds)]bool{r.opts.Records, r.opts.Trace, r.opts.Payloads},
 		ids:    newPrefixIDs(r.opts.FleetKey),
-		sess:   newSessions(r.opts.MaxSessions, r.opts.SessionIdle),
 		red:    redactor{rules: r.opts.Redact, max: r.opts.MaxBodyBytes},
 		create: createSink,
 		now:    time.Now,
@@ -114,7 +112,7 @@ func (w *writer) handle(j job) {
 		close(j.flush)
 		return
 	}
-	if w.write(j.r, j.body) {
+	if w.write(j.r, j.body, j.turn) {
 		w.pending++
 	} else {
 		w.rec.failed.Add(1)
@@ -124,7 +122,7 @@ func (w *writer) handle(j job) {
 // tick flushes what was written since the last tick and rotates files that are too old.
 func (w *writer) tick(now time.Time) {
 	w.flushAll()
-	w.sess.sweep(now)
+	w.rec.sess.sweep(now)
 	for k, f := range w.files {
 		if f != nil && w.opts.tooOld(f.start, now) {
 			w.rotate(k)
@@ -164,11 +162,9 @@ func (w *writer) settle(ok bool) {
 }
 
 // write encodes r into every enabled file and reports whether every line was taken.
-func (w *writer) write(r *record.Record, body []byte) bool {
+func (w *writer) write(r *record.Record, body []byte, t turn) bool {
 	now := time.Now()
 	ok := true
-	t := turn{id: r.SessionID}
-	t.delay, t.hasDelay = w.sess.turn(r)
 	if w.on[0] {
 		ok = w.put(0, now, func(*file) []byte {
 			w.buf.Reset()
