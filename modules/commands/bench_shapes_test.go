@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,6 +102,19 @@ func TestBenchConversationsAtTheServer(t *testing.T) {
 	es := loggedEntries(t, log)
 	if len(es) != 9 || res.Lines != 9 {
 		t.Fatalf("the server saw %d requests, the export has %d lines: want 9", len(es), res.Lines)
+	}
+	// The export names each request's conversation and turn, as AIPerf's metadata does.
+	perTurn := map[string]int{}
+	for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
+		meta, _ := l["metadata"].(map[string]any)
+		ti, ok := meta["turn_index"].(float64)
+		if !ok || meta["x_correlation_id"] == nil || meta["conversation_id"] != meta["x_correlation_id"] {
+			t.Fatalf("export metadata %v: want x_correlation_id, conversation_id and turn_index", meta)
+		}
+		perTurn[fmt.Sprint(meta["conversation_id"], "/", ti)]++
+	}
+	if len(perTurn) != 9 {
+		t.Errorf("export turns %v: want turns 0, 1 and 2 of 3 conversations", perTurn)
 	}
 	sessions := bySession(es)
 	if len(sessions) != 3 {
