@@ -128,6 +128,9 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 		if in.warmup {
 			errs = append(errs, errors.New("--warmup-request-count is not supported with --user-centric-rate"))
 		}
+		if in.concurrency > 0 {
+			errs = append(errs, errors.New("--concurrency is not supported with --user-centric-rate: its users pace themselves"))
+		}
 	}
 	conv := &workload.ConversationSpec{Lengths: in.lengths, Seed: in.r.seed ^ 0xc0,
 		TurnMean: f.turnMean, TurnStddev: f.turnStddev, DelayMean: f.delayMean, DelayStddev: f.delayStddev,

@@ -427,6 +427,7 @@ func TestBenchShapeFlagErrors(t *testing.T) {
 		{[]string{"--user-centric-rate", "5", "--num-users", "2"}, "mean of 1 turns"},
 		{[]string{"--user-centric-rate", "5", "--num-users", "2", "--request-rate", "3", "--conversation-turn-mean", "3"}, "different modes"},
 		{[]string{"--num-users", "2", "--concurrency", "1"}, "--user-centric-rate 0"},
+		{[]string{"--user-centric-rate", "5", "--num-users", "2", "--concurrency", "1", "--conversation-turn-mean", "3"}, "--concurrency is not supported"},
 		{[]string{"--concurrency", "1", "--conversation-turn-mean", "0"}, "--conversation-turn-mean 0"},
 		{[]string{"--concurrency", "1", "--conversation-turn-mean", "2000"}, "--conversation-turn-mean 2000"},
 		{[]string{"--concurrency", "1", "--conversation-turn-delay-mean", "-1"}, "--conversation-turn-delay-mean -1"},
