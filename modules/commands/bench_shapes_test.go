@@ -465,3 +465,28 @@ func TestBenchConversationsStopAtTheDuration(t *testing.T) {
 		t.Errorf("%d requests in a 0.5 s run with 100 ms between turns, want 1 to 6", n)
 	}
 }
+
+// TestBenchConversationNumIsASessionCount checks AIPerf's session stop condition: with
+// --conversation-num alone the run sends that many conversations whole (not the default 10
+// requests), and with --request-count too, whichever comes first.
+func TestBenchConversationNumIsASessionCount(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--conversation-num", "4", "--conversation-turn-mean", "3"}, 12},
+		{[]string{"--conversation-num", "4", "--conversation-turn-mean", "3", "--request-count", "7"}, 7},
+		{[]string{"--conversation-num", "2", "--conversation-turn-mean", "3", "--request-count", "20"}, 6},
+	} {
+		log, url := loggedMock(t)
+		args := append([]string{"--url", url, "--model", "mock-model", "--concurrency", "2", "--isl", "10", "--osl", "2",
+			"--artifact-dir", t.TempDir()}, tc.args...)
+		code, out, _, _ := runBenchArgs(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		if n := len(log.Entries()); n != tc.want {
+			t.Errorf("%v: %d requests, want %d", tc.args, n, tc.want)
+		}
+	}
+}
