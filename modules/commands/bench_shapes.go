@@ -115,7 +115,7 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	if spec.Worker.Split() {
 		errs = append(errs, errors.New("conversations, datasets and user-centric runs are not split across --worker-count processes"))
 	}
-	if f.convNum < 0 || f.convNum > workload.MaxDatasetConversations {
+	if f.sessionsSet && (f.convNum < 1 || f.convNum > workload.MaxDatasetConversations) {
 		errs = append(errs, fmt.Errorf("--conversation-num %d: want 1 to %d", f.convNum, workload.MaxDatasetConversations))
 	}
 	if f.userCentric() {
@@ -170,7 +170,7 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 
 	n := in.entries
 	if f.sessionsSet {
-		n = max(f.convNum, 1)
+		n = f.convNum
 	}
 	var convs []workload.Conversation
 	if data == nil {

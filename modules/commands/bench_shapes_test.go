@@ -429,6 +429,7 @@ func TestBenchShapeFlagErrors(t *testing.T) {
 		{[]string{"--num-users", "2", "--concurrency", "1"}, "--user-centric-rate 0"},
 		{[]string{"--user-centric-rate", "5", "--num-users", "2", "--concurrency", "1", "--conversation-turn-mean", "3"}, "--concurrency is not supported"},
 		{[]string{"--concurrency", "1", "--conversation-turn-mean", "0"}, "--conversation-turn-mean 0"},
+		{[]string{"--concurrency", "1", "--conversation-num", "0"}, "--conversation-num 0"},
 		{[]string{"--concurrency", "1", "--conversation-turn-mean", "2000"}, "--conversation-turn-mean 2000"},
 		{[]string{"--concurrency", "1", "--conversation-turn-delay-mean", "-1"}, "--conversation-turn-delay-mean -1"},
 		{[]string{"--concurrency", "1", "--prefix-prompt-length", "10", "--shared-system-prompt-length", "10"}, "mutually exclusive"},
