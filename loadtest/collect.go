@@ -39,6 +39,7 @@ type exportLine struct {
 	Error              *ErrorDetails `json:"error"`
 	Metadata           exportMeta    `json:"metadata"`
 	Metrics            exportMetric  `json:"metrics"`
+	turn               int           // the request's turn in its session, from 1 (0: unknown)
 }
 
 // exportMeta is AIPerf's MetricRecordMetadata. Every member it requires is written; the ids
@@ -379,7 +380,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		EffectiveLatencyMs: eff, ErrorClass: rec.Error,
 	}
 	if si := j.si; si != nil {
-		line.SessionID, line.Intended = si.session, si.intended
+		line.SessionID, line.Intended, line.turn = si.session, si.intended, si.turn
 		if c.keep {
 			c.sent = append(c.sent, SentRequest{ID: si.id, N: n, Session: si.session, Intended: si.intended,
 				Done: out.Done, Start: out.Released})
@@ -406,6 +407,10 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	}
 	if line.SessionID != "" {
 		line.Metadata.XCorrelationID, line.Metadata.ConversationID = &line.SessionID, &line.SessionID
+	}
+	if line.turn > 0 {
+		k := line.turn - 1
+		line.Metadata.TurnIndex = &k
 	}
 	startNs, endNs := now.UnixNano(), now.UnixNano()
 	if !rec.Start.IsZero() {

@@ -115,6 +115,9 @@ type Request struct {
 	Path    string
 	Body    []byte
 	Session string
+	// Turn is the request's place in its session, from 1; 0 when not known. The export's
+	// turn_index is Turn − 1.
+	Turn int
 }
 
 // Result is what a run produced.

@@ -58,7 +58,7 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	if s.reply {
 		ctx = withReply(ctx, n)
 	}
-	si := &sendInfo{n: n, id: s.col.id(n), session: b.Session, intended: intended}
+	si := &sendInfo{n: n, id: s.col.id(n), session: b.Session, turn: b.Turn, intended: intended}
 	s.col.begin(si)
 	x := &si.x
 	*x = tap.Exchange{ID: si.id, Class: s.class, Body: b.Body, Canceled: &si.canceled}
@@ -243,6 +243,7 @@ type sendInfo struct {
 	n        int
 	id       string
 	session  string
+	turn     int         // Request.Turn
 	intended time.Time   // the schedule's time for the request (monotonic)
 	canceled atomic.Bool // the cancellation fired
 	timedOut atomic.Bool // the request timeout fired

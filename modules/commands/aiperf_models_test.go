@@ -520,6 +520,14 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 	if err := os.WriteFile(multi, []byte(`{"session_id": "a", "turns": [{"text": "Hello?"}, {"text": "And then?", "delay": 5}]}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	single := filepath.Join(t.TempDir(), "single.jsonl")
+	if err := os.WriteFile(single, []byte(`{"text": "Hello?", "output_length": 4}`+"\n"+`{"texts": ["a", "b"]}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	share := filepath.Join(t.TempDir(), "sharegpt.json")
+	if err := os.WriteFile(share, []byte(`[{"conversations": [{"from": "human", "value": "Tell me about the rabbit hole."}, {"from": "gpt", "value": "It went straight on like a tunnel."}]}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -533,6 +541,8 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 		{"system-context", []string{"--concurrency", "2", "--shared-system-prompt-length", "30", "--user-context-prompt-length", "10",
 			"--conversation-turn-mean", "2", "--request-count", "12"}},
 		{"multi-turn-file", []string{"--concurrency", "2", "--input-file", multi, "--custom-dataset-type", "multi_turn", "--request-count", "12"}},
+		{"random-pool-file", []string{"--request-rate", "200", "--input-file", single, "--custom-dataset-type", "random_pool", "--request-count", "12"}},
+		{"sharegpt-file", []string{"--concurrency", "2", "--public-dataset", "sharegpt", "--input-file", share, "--request-count", "12"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A mock of its own: request k fails by the draw PCG(seed, k), so which of the run's

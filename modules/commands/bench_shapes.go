@@ -24,6 +24,7 @@ type shapeFlags struct {
 	systemLength, contextLength               int
 	inputFile, datasetType, publicDataset     string
 	sessionsSet, turnsSet, delaySet, ratioSet bool
+	countSet                                  bool
 }
 
 func (f *shapeFlags) register(fs *flag.FlagSet) {
@@ -73,6 +74,8 @@ func (f *shapeFlags) visited(fs *flag.FlagSet) {
 			f.delaySet = true
 		case "conversation-turn-delay-ratio", "session-delay-ratio":
 			f.ratioSet = true
+		case "request-count", "num-requests":
+			f.countSet = true
 		}
 	})
 }
@@ -112,7 +115,7 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	if spec.Worker.Split() {
 		errs = append(errs, errors.New("conversations, datasets and user-centric runs are not split across --worker-count processes"))
 	}
-	if f.convNum < 0 || f.convNum > workload.MaxDatasetConversations {
+	if f.sessionsSet && (f.convNum < 1 || f.convNum > workload.MaxDatasetConversations) {
 		errs = append(errs, fmt.Errorf("--conversation-num %d: want 1 to %d", f.convNum, workload.MaxDatasetConversations))
 	}
 	if f.userCentric() {
@@ -127,6 +130,9 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 		}
 		if in.warmup {
 			errs = append(errs, errors.New("--warmup-request-count is not supported with --user-centric-rate"))
+		}
+		if in.concurrency > 0 {
+			errs = append(errs, errors.New("--concurrency is not supported with --user-centric-rate: its users pace themselves"))
 		}
 	}
 	conv := &workload.ConversationSpec{Lengths: in.lengths, Seed: in.r.seed ^ 0xc0,
@@ -164,7 +170,7 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 
 	n := in.entries
 	if f.sessionsSet {
-		n = max(f.convNum, 1)
+		n = f.convNum
 	}
 	var convs []workload.Conversation
 	if data == nil {
@@ -186,7 +192,11 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 			}
 		}
 	}
-	c := &loadtest.Conversations{Path: in.r.path, Body: in.r.spec, Count: in.count, Label: "conv",
+	count := in.count
+	if f.sessionsSet && !f.countSet {
+		count = 0 // AIPerf: --conversation-num alone runs that many conversations, whole
+	}
+	c := &loadtest.Conversations{Path: in.r.path, Body: in.r.spec, Count: count, Label: "conv",
 		Conversation: func(s int) *workload.Conversation { return data.Conversation(s, in.r.seed) }}
 	maxBody := 0
 	for i := range data.Conversations {
@@ -209,12 +219,12 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 		}
 		turnsOf := func(s int) int { return len(c.Conversation(s).Turns) }
 		uc := loadtest.NewUserCentric(f.userRate, f.users, mean, turnsOf)
-		if in.count > 0 {
+		if count > 0 {
 			// The same schedule drawn ahead tells how many turns each user sends, so how many
 			// users the request count takes.
 			twin := loadtest.NewUserCentric(f.userRate, f.users, mean, turnsOf)
 			var turns []int
-			for total := 0; total < in.count; total += turns[len(turns)-1] {
+			for total := 0; total < count; total += turns[len(turns)-1] {
 				twin.Next()
 				turns = append(turns, twin.Turns(len(turns)))
 			}
@@ -227,7 +237,20 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	} else {
 		spec.Schedule.MaxRequests = c.Sessions()
 	}
-	spec.Total = in.count
+	if f.sessionsSet {
+		// AIPerf's session count stop condition: no session starts past --conversation-num
+		// (with a request count or a duration, whichever comes first).
+		if spec.Schedule.MaxRequests == 0 || spec.Schedule.MaxRequests > n {
+			spec.Schedule.MaxRequests = n
+		}
+	}
+	spec.Total = count
+	if count == 0 && f.sessionsSet && !f.userCentric() {
+		spec.Total = 0
+		for s := range spec.Schedule.MaxRequests {
+			spec.Total += len(c.Conversation(s).Turns)
+		}
+	}
 	spec.HoldSessions = !in.rate && !f.userCentric()
 	c.Apply(spec)
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -101,6 +102,19 @@ func TestBenchConversationsAtTheServer(t *testing.T) {
 	es := loggedEntries(t, log)
 	if len(es) != 9 || res.Lines != 9 {
 		t.Fatalf("the server saw %d requests, the export has %d lines: want 9", len(es), res.Lines)
+	}
+	// The export names each request's conversation and turn, as AIPerf's metadata does.
+	perTurn := map[string]int{}
+	for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
+		meta, _ := l["metadata"].(map[string]any)
+		ti, ok := meta["turn_index"].(float64)
+		if !ok || meta["x_correlation_id"] == nil || meta["conversation_id"] != meta["x_correlation_id"] {
+			t.Fatalf("export metadata %v: want x_correlation_id, conversation_id and turn_index", meta)
+		}
+		perTurn[fmt.Sprint(meta["conversation_id"], "/", ti)]++
+	}
+	if len(perTurn) != 9 {
+		t.Errorf("export turns %v: want turns 0, 1 and 2 of 3 conversations", perTurn)
 	}
 	sessions := bySession(es)
 	if len(sessions) != 3 {
@@ -413,7 +427,9 @@ func TestBenchShapeFlagErrors(t *testing.T) {
 		{[]string{"--user-centric-rate", "5", "--num-users", "2"}, "mean of 1 turns"},
 		{[]string{"--user-centric-rate", "5", "--num-users", "2", "--request-rate", "3", "--conversation-turn-mean", "3"}, "different modes"},
 		{[]string{"--num-users", "2", "--concurrency", "1"}, "--user-centric-rate 0"},
+		{[]string{"--user-centric-rate", "5", "--num-users", "2", "--concurrency", "1", "--conversation-turn-mean", "3"}, "--concurrency is not supported"},
 		{[]string{"--concurrency", "1", "--conversation-turn-mean", "0"}, "--conversation-turn-mean 0"},
+		{[]string{"--concurrency", "1", "--conversation-num", "0"}, "--conversation-num 0"},
 		{[]string{"--concurrency", "1", "--conversation-turn-mean", "2000"}, "--conversation-turn-mean 2000"},
 		{[]string{"--concurrency", "1", "--conversation-turn-delay-mean", "-1"}, "--conversation-turn-delay-mean -1"},
 		{[]string{"--concurrency", "1", "--prefix-prompt-length", "10", "--shared-system-prompt-length", "10"}, "mutually exclusive"},
@@ -448,5 +464,30 @@ func TestBenchConversationsStopAtTheDuration(t *testing.T) {
 	}
 	if n := len(log.Entries()); n < 1 || n > 6 {
 		t.Errorf("%d requests in a 0.5 s run with 100 ms between turns, want 1 to 6", n)
+	}
+}
+
+// TestBenchConversationNumIsASessionCount checks AIPerf's session stop condition: with
+// --conversation-num alone the run sends that many conversations whole (not the default 10
+// requests), and with --request-count too, whichever comes first.
+func TestBenchConversationNumIsASessionCount(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"--conversation-num", "4", "--conversation-turn-mean", "3"}, 12},
+		{[]string{"--conversation-num", "4", "--conversation-turn-mean", "3", "--request-count", "7"}, 7},
+		{[]string{"--conversation-num", "2", "--conversation-turn-mean", "3", "--request-count", "20"}, 6},
+	} {
+		log, url := loggedMock(t)
+		args := append([]string{"--url", url, "--model", "mock-model", "--concurrency", "2", "--isl", "10", "--osl", "2",
+			"--artifact-dir", t.TempDir()}, tc.args...)
+		code, out, _, _ := runBenchArgs(t, args...)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		if n := len(log.Entries()); n != tc.want {
+			t.Errorf("%v: %d requests, want %d", tc.args, n, tc.want)
+		}
 	}
 }

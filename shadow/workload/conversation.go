@@ -143,7 +143,7 @@ func (c *Conversation) Messages(k int, replies []string) []Message {
 	return msgs
 }
 
-// Body returns the request body of turn k of c with the replies so far.
+// TurnBody returns the request body of turn k of c with the replies so far (Messages).
 func (s BodySpec) TurnBody(c *Conversation, k int, replies []string) ([]byte, error) {
 	t := c.Turns[k]
 	return s.BuildMessages(c.Messages(k, replies), t.MaxTokens, t.Extra)
