@@ -461,3 +461,33 @@ func TestSweepPlanLayouts(t *testing.T) {
 		{"B/concurrency_8/profile_runs/run_0001", "B/concurrency_8/aggregate", 8, 11, false},
 		{"B/concurrency_8/profile_runs/run_0002", "B/concurrency_8/aggregate", 8, 11, false}})
 }
+
+// TestBenchShapeFlagErrors: bad values of the new flags are refused before anything is sent,
+// with the flag's name in the message.
+func TestBenchShapeFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--concurrency", "2", "--request-rate-ramp-duration", "3"}, "--request-rate-ramp-duration needs --request-rate"},
+		{[]string{"--request-rate", "5", "--concurrency-ramp-duration", "3"}, "--concurrency-ramp-duration needs --concurrency"},
+		{[]string{"--concurrency", "2", "--concurrency-ramp-duration", "-1"}, "--concurrency-ramp-duration -1"},
+		{[]string{"--concurrency", "2", "--request-timeout-seconds", "0"}, "--request-timeout-seconds 0"},
+		{[]string{"--concurrency", "2", "--warmup-duration", "NaN"}, "--warmup-duration NaN"},
+		{[]string{"--concurrency", "2", "--slice-duration", "-0.5"}, "--slice-duration -0.5"},
+		{[]string{"--concurrency", "2", "--num-profile-runs", "11"}, "--num-profile-runs 11"},
+		{[]string{"--concurrency", "2", "--num-profile-runs", "2", "--confidence-level", "1"}, "--confidence-level 1"},
+		{[]string{"--concurrency", "1,2", "--parameter-sweep-mode", "grid"}, "--parameter-sweep-mode \"grid\""},
+		{[]string{"--concurrency", "1,2", "--worker-count", "2"}, "--worker-count is not supported"},
+		{[]string{"--concurrency", "2", "--concurrency-ramp-duration", "1", "--worker-count", "2"}, "--worker-count is not supported"},
+	} {
+		var out, errOut bytes.Buffer
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		fs.SetOutput(&errOut)
+		code, err := benchMain(context.Background(), &out, &errOut, false, fs,
+			append([]string{"--url", "http://127.0.0.1:1", "--model", "m", "--artifact-dir", t.TempDir()}, tc.args...), nil)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, %v; want 2 and %q", tc.args, code, err, tc.want)
+		}
+	}
+}
