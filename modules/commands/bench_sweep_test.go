@@ -202,6 +202,12 @@ func TestBenchConcurrencySweep(t *testing.T) {
 			t.Errorf("concurrency %d: %d requests, %d in flight at the mock", level, len(ids), got)
 		}
 	}
+	sw := readJSONFile(t, filepath.Join(base, "sweep_aggregate", loadtest.SweepJSON))
+	per, _ := sw["per_combination_metrics"].([]any)
+	bt, _ := sw["best_configurations"].(map[string]any)["best_throughput"].(map[string]any)
+	if len(per) != 2 || sw["num_profile_runs"] != 2.0 || bt["parameters"].(map[string]any)["concurrency"] != 3.0 {
+		t.Errorf("sweep aggregate: %d values, %v runs, best throughput %v: want 2, 2, at concurrency 3", len(per), sw["num_profile_runs"], bt)
+	}
 	for _, bad := range []string{"1,1", "0,2", "2,x"} {
 		if code, _ := runBenchPlain(t, "--url", url, "--model", "m", "--concurrency", bad); code != 2 {
 			t.Errorf("--concurrency %s: exit %d, want 2", bad, code)
@@ -418,7 +424,7 @@ func TestSweepPlanLayouts(t *testing.T) {
 		if err := fs.Parse(append([]string{"--model", "m", "--artifact-dir", "B", "--random-seed", "10"}, args...)); err != nil {
 			t.Fatal(err)
 		}
-		cells, err := sw.plan(fs)
+		cells, _, err := sw.plan(fs)
 		if err != nil {
 			t.Fatal(err)
 		}
