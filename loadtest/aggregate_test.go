@@ -102,11 +102,11 @@ func TestSweepAggregateParetoAndBest(t *testing.T) {
 		os.WriteFile(filepath.Join(d, "profile_export_aiperf.json"), []byte(doc), 0o600)
 		values = append(values, SweepValue{Concurrency: p.c, Runs: []RunOutcome{{Label: "run_0001", Dir: d}}})
 	}
-	path, err := WriteSweepAggregate(filepath.Join(dir, "sweep_aggregate"), values, 0.95)
+	files, err := WriteSweepAggregate(filepath.Join(dir, "sweep_aggregate"), values, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(path)
+	b, _ := os.ReadFile(files[0])
 	var got struct {
 		Type string `json:"aggregation_type"`
 		Runs int    `json:"num_profile_runs"`
@@ -127,5 +127,16 @@ func TestSweepAggregateParetoAndBest(t *testing.T) {
 		bl.Parameters["concurrency"] != 10 || bl.Metric != 50 ||
 		len(got.Pareto) != 2 || got.Pareto[0]["concurrency"] != 10 || got.Pareto[1]["concurrency"] != 20 {
 		t.Errorf("sweep aggregate:\n%s", b)
+	}
+	c, _ := os.ReadFile(files[1])
+	for _, want := range []string{
+		"concurrency,request_throughput_avg_mean,request_throughput_avg_std,request_throughput_avg_min,request_throughput_avg_max,request_throughput_avg_cv,time_to_first_token_avg_mean,",
+		"\r\n20,150.00,0.00,150.00,150.00,0.0000,1.00,",
+		"\r\n\r\nBest Configurations\r\nConfiguration,concurrency,Metric,Unit\r\nBest Throughput,20,150.00,requests/sec\r\nBest Latency P99,10,50.00,ms\r\n",
+		"\r\n\r\nPareto Optimal Points\r\nconcurrency\r\n10\r\n20\r\n\r\nMetadata\r\nField,Value\r\nAggregation Type,sweep\r\nSweep Parameters,concurrency\r\nNumber of Combinations,3\r\nNumber of Profile Runs,3\r\nNumber of Successful Runs,3\r\n",
+	} {
+		if !strings.Contains(string(c), want) {
+			t.Errorf("sweep CSV lacks %q:\n%s", want, c)
+		}
 	}
 }

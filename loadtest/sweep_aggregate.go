@@ -1,16 +1,21 @@
 package loadtest
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 )
 
-// SweepJSON is the sweep aggregate's file name (AIPerf's AggregateSweepJsonExporter), written
-// into the sweep's sweep_aggregate folder.
-const SweepJSON = "profile_export_aiperf_sweep.json"
+// The sweep aggregate's file names (AIPerf's AggregateSweepJsonExporter and
+// AggregateSweepCsvExporter), written into the sweep's sweep_aggregate folder.
+const (
+	SweepJSON = "profile_export_aiperf_sweep.json"
+	SweepCSV  = "profile_export_aiperf_sweep.csv"
+)
 
 // SweepValue is one value of a concurrency sweep and the runs made at it.
 type SweepValue struct {
@@ -36,10 +41,11 @@ func dominates(a, b [2]float64) bool {
 // runs, metadata (the swept parameter and its values, the number of combinations), each value's
 // metrics (the confidence statistics of its runs, by "<tag>_<stat>"), the best configurations
 // (highest request_throughput_avg mean; lowest time_to_first_token_p99 mean, else
-// request_latency_p99) and the Pareto-optimal values on those two objectives, by value.
-func WriteSweepAggregate(dir string, values []SweepValue, level float64) (string, error) {
+// request_latency_p99) and the Pareto-optimal values on those two objectives, by value; and
+// the same as AIPerf's four-section CSV. It returns the files written.
+func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating %s: %w", dir, err)
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	var points []sweepPoint
 	var failed []map[string]string
@@ -123,8 +129,76 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) (string
 		{"per_combination_metrics", per}, {"best_configurations", best}, {"pareto_optimal", pareto},
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	path := filepath.Join(dir, SweepJSON)
-	return path, writeWhole(path, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err })
+	jp := filepath.Join(dir, SweepJSON)
+	if err := writeWhole(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
+		return nil, err
+	}
+	cp := filepath.Join(dir, SweepCSV)
+	err = writeWhole(cp, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		cw.UseCRLF = true // Python's csv.writer
+		// Per-combination metrics: the first value's metrics, by name, five columns each.
+		if len(points) > 0 {
+			var names []string
+			for k := range points[0].metrics {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			head := []string{"concurrency"}
+			for _, n := range names {
+				head = append(head, n+"_mean", n+"_std", n+"_min", n+"_max", n+"_cv")
+			}
+			cw.Write(head)
+			for _, p := range points {
+				row := []string{strconv.Itoa(p.concurrency)}
+				for _, n := range names {
+					c, ok := p.metrics[n]
+					if !ok {
+						row = append(row, "", "", "", "", "")
+						continue
+					}
+					row = append(row, pyFloat(c.Mean, 2), pyFloat(c.Std, 2), pyFloat(c.Min, 2), pyFloat(c.Max, 2), pyFloat(c.CV, 4))
+				}
+				cw.Write(row)
+			}
+		}
+		cw.Write(nil)
+		cw.Write([]string{"Best Configurations"})
+		if len(best) > 0 {
+			cw.Write([]string{"Configuration", "concurrency", "Metric", "Unit"})
+			for _, k := range []string{"best_throughput", "best_latency_p99"} {
+				if b, ok := best[k].(map[string]any); ok {
+					title := map[string]string{"best_throughput": "Best Throughput", "best_latency_p99": "Best Latency P99"}[k]
+					cw.Write([]string{title, strconv.Itoa(b["parameters"].(map[string]int)["concurrency"]),
+						pyFloat(b["metric"].(float64), 2), b["unit"].(string)})
+				}
+			}
+		}
+		cw.Write(nil)
+		cw.Write([]string{"Pareto Optimal Points"})
+		if len(pareto) == 0 {
+			cw.Write([]string{"None"})
+		} else {
+			cw.Write([]string{"concurrency"})
+			for _, p := range pareto {
+				cw.Write([]string{strconv.Itoa(p["concurrency"])})
+			}
+		}
+		cw.Write(nil)
+		cw.Write([]string{"Metadata"})
+		cw.Write([]string{"Field", "Value"})
+		cw.Write([]string{"Aggregation Type", "sweep"})
+		cw.Write([]string{"Sweep Parameters", "concurrency"})
+		cw.Write([]string{"Number of Combinations", strconv.Itoa(len(swept))})
+		cw.Write([]string{"Number of Profile Runs", strconv.Itoa(runs)})
+		cw.Write([]string{"Number of Successful Runs", strconv.Itoa(ok)})
+		cw.Flush()
+		return cw.Error()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []string{jp, cp}, nil
 }

@@ -199,11 +199,11 @@ func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.W
 		fmt.Fprintf(stderr, "bench: %d of %d runs aggregated at confidence %g: %s\n", len(a.Successful), a.Runs, s.confidence, strings.Join(files, ", "))
 	}
 	if len(byValue) > 0 {
-		p, err := loadtest.WriteSweepAggregate(filepath.Join(base, "sweep_aggregate"), byValue, s.confidence)
+		files, err := loadtest.WriteSweepAggregate(filepath.Join(base, "sweep_aggregate"), byValue, s.confidence)
 		if err != nil {
 			return true, 1, err
 		}
-		fmt.Fprintf(stderr, "bench: sweep of %d values aggregated: %s\n", len(byValue), p)
+		fmt.Fprintf(stderr, "bench: sweep of %d values aggregated: %s\n", len(byValue), strings.Join(files, ", "))
 	}
 	if ctx.Err() != nil {
 		return true, 1, ctx.Err()
