@@ -202,9 +202,7 @@ func WriteAggregate(dir string, a AggregateResult) ([]string, error) {
 	slices.Sort(keys)
 	metrics := make([]jsonMember, len(keys))
 	for i, k := range keys {
-		c := a.Metrics[k]
-		metrics[i] = jsonMember{k, confidenceJSON{num(c.Mean), num(c.Std), num(c.Min), num(c.Max), num(c.CV),
-			num(c.SE), num(c.CILow), num(c.CIHigh), num(c.TCritical), c.Unit}}
+		metrics[i] = jsonMember{k, a.Metrics[k].json()}
 	}
 	mb, err := marshalMembers(metrics)
 	if err != nil {
@@ -254,6 +252,12 @@ type confidenceJSON struct {
 	CIHigh    *float64 `json:"ci_high"`
 	TCritical *float64 `json:"t_critical"`
 	Unit      string   `json:"unit"`
+}
+
+// json is c as the aggregate files write it.
+func (c Confidence) json() confidenceJSON {
+	return confidenceJSON{num(c.Mean), num(c.Std), num(c.Min), num(c.Max), num(c.CV), num(c.SE),
+		num(c.CILow), num(c.CIHigh), num(c.TCritical), c.Unit}
 }
 
 // num is v, or nil when JSON cannot hold it.

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -82,5 +83,60 @@ func TestAggregateRunsReadsTheSummaries(t *testing.T) {
 	}
 	if _, err := AggregateRuns(runs[2:], 0.95); err == nil {
 		t.Error("no successful run: want an error")
+	}
+}
+
+// TestSweepAggregateParetoAndBest ports SweepAnalyzer's worked example: throughput 100, 150, 140
+// and TTFT p99 50, 80, 90 at concurrency 10, 20, 30 make 10 and 20 Pareto-optimal, 20 the best
+// throughput and 10 the best latency.
+func TestSweepAggregateParetoAndBest(t *testing.T) {
+	dir := t.TempDir()
+	var values []SweepValue
+	for _, p := range []struct {
+		c          int
+		tput, ttft string
+	}{{10, "100", "50"}, {20, "150", "80"}, {30, "140", "90"}} {
+		d := filepath.Join(dir, "c"+p.tput)
+		os.MkdirAll(d, 0o700)
+		doc := `{"request_throughput":{"unit":"requests/sec","avg":` + p.tput + `},"time_to_first_token":{"unit":"ms","avg":1,"p99":` + p.ttft + `}}`
+		os.WriteFile(filepath.Join(d, "profile_export_aiperf.json"), []byte(doc), 0o600)
+		values = append(values, SweepValue{Concurrency: p.c, Runs: []RunOutcome{{Label: "run_0001", Dir: d}}})
+	}
+	files, err := WriteSweepAggregate(filepath.Join(dir, "sweep_aggregate"), values, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(files[0])
+	var got struct {
+		Type string `json:"aggregation_type"`
+		Runs int    `json:"num_profile_runs"`
+		Per  []any  `json:"per_combination_metrics"`
+		Best map[string]struct {
+			Parameters map[string]int `json:"parameters"`
+			Metric     float64        `json:"metric"`
+			Unit       string         `json:"unit"`
+		} `json:"best_configurations"`
+		Pareto []map[string]int `json:"pareto_optimal"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	bt, bl := got.Best["best_throughput"], got.Best["best_latency_p99"]
+	if got.Type != "sweep" || got.Runs != 3 || len(got.Per) != 3 ||
+		bt.Parameters["concurrency"] != 20 || bt.Metric != 150 || bt.Unit != "requests/sec" ||
+		bl.Parameters["concurrency"] != 10 || bl.Metric != 50 ||
+		len(got.Pareto) != 2 || got.Pareto[0]["concurrency"] != 10 || got.Pareto[1]["concurrency"] != 20 {
+		t.Errorf("sweep aggregate:\n%s", b)
+	}
+	c, _ := os.ReadFile(files[1])
+	for _, want := range []string{
+		"concurrency,request_throughput_avg_mean,request_throughput_avg_std,request_throughput_avg_min,request_throughput_avg_max,request_throughput_avg_cv,time_to_first_token_avg_mean,",
+		"\r\n20,150.00,0.00,150.00,150.00,0.0000,1.00,",
+		"\r\n\r\nBest Configurations\r\nConfiguration,concurrency,Metric,Unit\r\nBest Throughput,20,150.00,requests/sec\r\nBest Latency P99,10,50.00,ms\r\n",
+		"\r\n\r\nPareto Optimal Points\r\nconcurrency\r\n10\r\n20\r\n\r\nMetadata\r\nField,Value\r\nAggregation Type,sweep\r\nSweep Parameters,concurrency\r\nNumber of Combinations,3\r\nNumber of Profile Runs,3\r\nNumber of Successful Runs,3\r\n",
+	} {
+		if !strings.Contains(string(c), want) {
+			t.Errorf("sweep CSV lacks %q:\n%s", want, c)
+		}
 	}
 }

@@ -138,13 +138,14 @@ func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.W
 	if len(s.conc.values) < 2 && s.runs == 1 {
 		return false, 0, nil
 	}
-	cells, err := s.plan(fs)
+	cells, base, err := s.plan(fs)
 	if err != nil {
 		return true, 2, err
 	}
 	var failed []string
 	outcomes := map[string][]loadtest.RunOutcome{} // aggregate folder → its runs
 	var order []string
+	var byValue []loadtest.SweepValue // a sweep's runs by value, for its sweep aggregate
 	for i, c := range cells {
 		if i > 0 {
 			pause := s.runCooldown
@@ -173,6 +174,14 @@ func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.W
 			}
 			outcomes[c.aggDir] = append(outcomes[c.aggDir], out)
 		}
+		if c.level > 0 {
+			i := slices.IndexFunc(byValue, func(v loadtest.SweepValue) bool { return v.Concurrency == c.level })
+			if i < 0 {
+				i = len(byValue)
+				byValue = append(byValue, loadtest.SweepValue{Concurrency: c.level})
+			}
+			byValue[i].Runs = append(byValue[i].Runs, out)
+		}
 		if ctx.Err() != nil {
 			break
 		}
@@ -188,6 +197,13 @@ func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.W
 			return true, 1, err
 		}
 		fmt.Fprintf(stderr, "bench: %d of %d runs aggregated at confidence %g: %s\n", len(a.Successful), a.Runs, s.confidence, strings.Join(files, ", "))
+	}
+	if len(byValue) > 0 {
+		files, err := loadtest.WriteSweepAggregate(filepath.Join(base, "sweep_aggregate"), byValue, s.confidence)
+		if err != nil {
+			return true, 1, err
+		}
+		fmt.Fprintf(stderr, "bench: sweep of %d values aggregated: %s\n", len(byValue), strings.Join(files, ", "))
 	}
 	if ctx.Err() != nil {
 		return true, 1, ctx.Err()
@@ -216,7 +232,7 @@ type plannedCell struct {
 // <base>/concurrency_<v>/aggregate/). A sweep value's seed is the seed plus its index, unless
 // --parameter-sweep-same-seed; the runs of one value share its seed; only the first run of each
 // value has the warmup, unless --profile-run-disable-warmup-after-first=false.
-func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, error) {
+func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, string, error) {
 	var errs []error
 	if s.runs < 1 || s.runs > maxProfileRuns {
 		errs = append(errs, fmt.Errorf("--num-profile-runs %d: want 1 to %d", s.runs, maxProfileRuns))
@@ -241,7 +257,7 @@ func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, error) {
 		errs = append(errs, fmt.Errorf("--random-seed: %w", err))
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, "", errors.Join(errs...)
 	}
 	base := str("artifact-dir")
 	if base == "" {
@@ -300,7 +316,7 @@ func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, error) {
 			}
 		}
 	}
-	return cells, nil
+	return cells, base, nil
 }
 
 // apply sets the run's ramps, warmup, timeout and timeslices on spec, which bench built for
