@@ -1,0 +1,433 @@
+package hf
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Bounds on what a tokenizer file may hold. The largest tokenizers in use (Gemma's, 262,144
+// tokens) are about 35 MB of JSON.
+const (
+	// MaxFileBytes is the largest tokenizer file Load reads.
+	MaxFileBytes = 64 << 20
+	// MaxTokens bounds the vocabulary, the merges and the added tokens, each.
+	MaxTokens = 1 << 20
+	// MaxComponents bounds the normalizers and pre-tokenizers, nested sequences included.
+	MaxComponents = 64
+	// MatchTimeout bounds one pattern match, so that a pattern that backtracks badly on some
+	// text fails that text's count instead of stalling the counter.
+	MatchTimeout = time.Second
+)
+
+// file is the part of tokenizer.json that encoding reads.
+type file struct {
+	AddedTokens []struct {
+		ID         int32  `json:"id"`
+		Content    string `json:"content"`
+		SingleWord bool   `json:"single_word"`
+		LStrip     bool   `json:"lstrip"`
+		RStrip     bool   `json:"rstrip"`
+		Normalized bool   `json:"normalized"`
+		Special    bool   `json:"special"`
+	} `json:"added_tokens"`
+	Normalizer   json.RawMessage `json:"normalizer"`
+	PreTokenizer json.RawMessage `json:"pre_tokenizer"`
+	Model        json.RawMessage `json:"model"`
+}
+
+// component is the common shape of a normalizer or pre-tokenizer: its type and all fields any
+// supported type reads.
+type component struct {
+	Type          string            `json:"type"`
+	Normalizers   []json.RawMessage `json:"normalizers"`
+	PreTokenizers []json.RawMessage `json:"pretokenizers"`
+	// Strip
+	StripLeft  *bool `json:"strip_left"`
+	StripRight *bool `json:"strip_right"`
+	// Prepend
+	Prepend string `json:"prepend"`
+	// Replace, Split
+	Pattern  *pattern `json:"pattern"`
+	Content  string   `json:"content"`
+	Behavior string   `json:"behavior"`
+	Invert   bool     `json:"invert"`
+	// ByteLevel
+	AddPrefixSpace *bool `json:"add_prefix_space"`
+	UseRegex       *bool `json:"use_regex"`
+	// Metaspace
+	Replacement   *string `json:"replacement"`
+	PrependScheme string  `json:"prepend_scheme"`
+	Split         *bool   `json:"split"`
+	// Digits
+	IndividualDigits bool `json:"individual_digits"`
+}
+
+type pattern struct {
+	String *string `json:"String"`
+	Regex  *string `json:"Regex"`
+}
+
+type model struct {
+	Type                    string            `json:"type"`
+	Dropout                 *float64          `json:"dropout"`
+	UnkToken                *string           `json:"unk_token"`
+	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
+	FuseUnk                 bool              `json:"fuse_unk"`
+	ByteFallback            bool              `json:"byte_fallback"`
+	IgnoreMerges            bool              `json:"ignore_merges"`
+	Vocab                   json.RawMessage   `json:"vocab"`
+	Merges                  []json.RawMessage `json:"merges"`
+}
+
+// GPT-2's pre-tokenization pattern, which ByteLevel uses when use_regex is on.
+const gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+
+// LoadFile reads the tokenizer file at path (at most MaxFileBytes).
+func LoadFile(path string) (*Tokenizer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxFileBytes)
+	}
+	t, err := Load(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Load reads a tokenizer from the contents of a tokenizer.json file.
+func Load(data []byte) (*Tokenizer, error) {
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("tokenizer file larger than %d bytes", MaxFileBytes)
+	}
+	var f file
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("reading tokenizer JSON: %w", err)
+	}
+	if len(f.AddedTokens) > MaxTokens {
+		return nil, fmt.Errorf("added_tokens: more than %d", MaxTokens)
+	}
+	t := &Tokenizer{}
+	var err error
+	budget := MaxComponents
+	if t.normalizer, err = buildNormalizer(f.Normalizer, &budget); err != nil {
+		return nil, fmt.Errorf("normalizer: %w", err)
+	}
+	if t.pre, err = buildPreTokenizer(f.PreTokenizer, &budget); err != nil {
+		return nil, fmt.Errorf("pre_tokenizer: %w", err)
+	}
+	if t.model, err = buildModel(f.Model); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	var raw, normalized []addedToken
+	for _, a := range f.AddedTokens {
+		if a.ID < 0 {
+			return nil, fmt.Errorf("added token %q: negative id %d", a.Content, a.ID)
+		}
+		tok := addedToken{content: a.Content, id: a.ID, singleWord: a.SingleWord, lstrip: a.LStrip, rstrip: a.RStrip}
+		if a.Normalized && !a.Special && t.normalizer != nil {
+			// Matched in normalized text, so spelled normalized.
+			if tok.content, err = t.normalizer.normalize(a.Content); err != nil {
+				return nil, fmt.Errorf("added token %q: %w", a.Content, err)
+			}
+			normalized = append(normalized, tok)
+		} else {
+			raw = append(raw, tok)
+		}
+	}
+	t.added, t.addedNormalized = newAddedSet(raw), newAddedSet(normalized)
+	return t, nil
+}
+
+func spend(budget *int) error {
+	if *budget--; *budget < 0 {
+		return fmt.Errorf("more than %d components", MaxComponents)
+	}
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}
+
+func buildNormalizer(raw json.RawMessage, budget *int) (normalizer, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if err := spend(budget); err != nil {
+		return nil, err
+	}
+	var c component
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, err
+	}
+	switch c.Type {
+	case "Sequence":
+		var seq normalizers
+		for i, r := range c.Normalizers {
+			n, err := buildNormalizer(r, budget)
+			if err != nil {
+				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+			}
+			if n != nil {
+				seq = append(seq, n)
+			}
+		}
+		return seq, nil
+	case "NFC":
+		return unicodeForm{norm.NFC}, nil
+	case "NFD":
+		return unicodeForm{norm.NFD}, nil
+	case "NFKC":
+		return unicodeForm{norm.NFKC}, nil
+	case "NFKD":
+		return unicodeForm{norm.NFKD}, nil
+	case "Lowercase":
+		return lowercase{}, nil
+	case "Strip":
+		return strip{left: c.StripLeft == nil || *c.StripLeft, right: c.StripRight == nil || *c.StripRight}, nil
+	case "Prepend":
+		return prepend{c.Prepend}, nil
+	case "Replace":
+		if c.Pattern == nil {
+			return nil, errors.New("Replace: no pattern")
+		}
+		if c.Pattern.Regex != nil {
+			re, err := compile(*c.Pattern.Regex)
+			if err != nil {
+				return nil, fmt.Errorf("Replace: %w", err)
+			}
+			return replace{re: re, content: c.Content}, nil
+		}
+		if c.Pattern.String == nil {
+			return nil, errors.New("Replace: pattern is neither String nor Regex")
+		}
+		return replace{literal: *c.Pattern.String, content: c.Content}, nil
+	case "":
+		return nil, errors.New("component without a type")
+	}
+	return nil, fmt.Errorf("normalizer type %q is not supported (supported: NFC, NFD, NFKC, NFKD, Lowercase, Strip, Prepend, Replace, Sequence)", c.Type)
+}
+
+func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if err := spend(budget); err != nil {
+		return nil, err
+	}
+	var c component
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, err
+	}
+	switch c.Type {
+	case "Sequence":
+		var seq preTokenizers
+		for i, r := range c.PreTokenizers {
+			p, err := buildPreTokenizer(r, budget)
+			if err != nil {
+				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+			}
+			if p != nil {
+				seq = append(seq, p)
+			}
+		}
+		return seq, nil
+	case "ByteLevel":
+		b := byteLevel{addPrefixSpace: c.AddPrefixSpace != nil && *c.AddPrefixSpace}
+		if c.UseRegex == nil || *c.UseRegex {
+			re, err := compile(gpt2Pattern)
+			if err != nil {
+				return nil, err
+			}
+			b.re = &splitter{find: regexMatcher(re), how: isolated}
+		}
+		return b, nil
+	case "Split":
+		how, ok := behaviors[c.Behavior]
+		if !ok {
+			return nil, fmt.Errorf("Split: unknown behavior %q", c.Behavior)
+		}
+		if c.Pattern == nil {
+			return nil, errors.New("Split: no pattern")
+		}
+		sp := splitter{how: how, invert: c.Invert}
+		switch {
+		case c.Pattern.Regex != nil:
+			re, err := compile(*c.Pattern.Regex)
+			if err != nil {
+				return nil, fmt.Errorf("Split: %w", err)
+			}
+			sp.find = regexMatcher(re)
+		case c.Pattern.String != nil:
+			sp.find = literalMatcher(*c.Pattern.String)
+		default:
+			return nil, errors.New("Split: pattern is neither String nor Regex")
+		}
+		return sp, nil
+	case "Metaspace":
+		m := metaspace{replacement: "▁", scheme: "always"}
+		if c.Replacement != nil {
+			if *c.Replacement == "" {
+				return nil, errors.New("Metaspace: empty replacement")
+			}
+			m.replacement = *c.Replacement
+		}
+		switch c.PrependScheme {
+		case "":
+			if c.AddPrefixSpace != nil && !*c.AddPrefixSpace {
+				m.scheme = "never" // files from before prepend_scheme existed
+			}
+		case "always", "first", "never":
+			m.scheme = c.PrependScheme
+		default:
+			return nil, fmt.Errorf("Metaspace: unknown prepend_scheme %q", c.PrependScheme)
+		}
+		if c.Split == nil || *c.Split {
+			m.splitOn = &splitter{find: literalMatcher(m.replacement), how: mergedWithNext}
+		}
+		return m, nil
+	case "Digits":
+		how := contiguous
+		if c.IndividualDigits {
+			how = isolated
+		}
+		return splitter{find: runeMatcher(isNumeric), how: how}, nil
+	case "Whitespace":
+		re, err := compile(`\w+|[^\w\s]+`)
+		if err != nil {
+			return nil, err
+		}
+		return splitter{find: regexMatcher(re), how: removed, invert: true}, nil
+	case "WhitespaceSplit":
+		return splitter{find: runeMatcher(isSpace), how: removed}, nil
+	case "Punctuation":
+		how := isolated
+		if c.Behavior != "" {
+			var ok bool
+			if how, ok = behaviors[c.Behavior]; !ok {
+				return nil, fmt.Errorf("Punctuation: unknown behavior %q", c.Behavior)
+			}
+		}
+		return splitter{find: runeMatcher(isPunctuation), how: how}, nil
+	case "":
+		return nil, errors.New("component without a type")
+	}
+	return nil, fmt.Errorf("pre-tokenizer type %q is not supported (supported: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence)", c.Type)
+}
+
+func compile(expr string) (*regexp2.Regexp, error) {
+	re, err := regexp2.Compile(expr, regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("pattern %q: %w", expr, err)
+	}
+	re.MatchTimeout = MatchTimeout
+	return re, nil
+}
+
+func buildModel(raw json.RawMessage) (*bpe, error) {
+	if isNull(raw) {
+		return nil, errors.New("no model")
+	}
+	var mf model
+	if err := json.Unmarshal(raw, &mf); err != nil {
+		return nil, err
+	}
+	if mf.Type == "" && mf.Merges != nil {
+		mf.Type = "BPE" // files from before the type was written
+	}
+	if mf.Type != "BPE" {
+		return nil, fmt.Errorf("model type %q is not supported (supported: BPE)", mf.Type)
+	}
+	m := &bpe{unk: -1, fuseUnk: mf.FuseUnk, byteFallback: mf.ByteFallback, ignoreMerges: mf.IgnoreMerges}
+	if mf.ContinuingSubwordPrefix != nil {
+		m.prefix = *mf.ContinuingSubwordPrefix
+	}
+	if mf.EndOfWordSuffix != nil {
+		m.suffix = *mf.EndOfWordSuffix
+	}
+	if err := json.Unmarshal(mf.Vocab, &m.vocab); err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
+	}
+	if len(m.vocab) > MaxTokens {
+		return nil, fmt.Errorf("vocab: more than %d tokens", MaxTokens)
+	}
+	for tok, id := range m.vocab {
+		if id < 0 {
+			return nil, fmt.Errorf("vocab: token %q has negative id %d", tok, id)
+		}
+	}
+	if mf.UnkToken != nil {
+		id, ok := m.vocab[*mf.UnkToken]
+		if !ok {
+			return nil, fmt.Errorf("unk_token %q is not in the vocabulary", *mf.UnkToken)
+		}
+		m.unk = id
+	}
+	for b := range m.byteIDs {
+		m.byteIDs[b] = -1
+		if id, ok := m.vocab[byteToken(b)]; ok {
+			m.byteIDs[b] = id
+		}
+	}
+	if len(mf.Merges) > MaxTokens {
+		return nil, fmt.Errorf("merges: more than %d", MaxTokens)
+	}
+	m.merges = make(map[uint64]merge, len(mf.Merges))
+	for rank, raw := range mf.Merges {
+		a, b, err := parseMerge(raw)
+		if err != nil {
+			return nil, fmt.Errorf("merges[%d]: %w", rank, err)
+		}
+		ida, oka := m.vocab[a]
+		idb, okb := m.vocab[b]
+		if !oka || !okb {
+			return nil, fmt.Errorf("merges[%d]: %q or %q is not in the vocabulary", rank, a, b)
+		}
+		joined := a + strings.TrimPrefix(b, m.prefix)
+		id, ok := m.vocab[joined]
+		if !ok {
+			return nil, fmt.Errorf("merges[%d]: the merged token %q is not in the vocabulary", rank, joined)
+		}
+		m.merges[pairKey(ida, idb)] = merge{rank: int32(rank), id: id}
+	}
+	return m, nil
+}
+
+// parseMerge reads a merge in either format: "a b" (older files) or ["a", "b"].
+func parseMerge(raw json.RawMessage) (string, string, error) {
+	var pair []string
+	if err := json.Unmarshal(raw, &pair); err == nil {
+		if len(pair) != 2 {
+			return "", "", fmt.Errorf("a merge pair has %d parts, not 2", len(pair))
+		}
+		return pair[0], pair[1], nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", "", errors.New("a merge is neither \"a b\" nor [\"a\", \"b\"]")
+	}
+	parts := strings.Split(s, " ")
+	if len(parts) != 2 {
+		return "", "", fmt.Errorf("merge %q is not two tokens separated by one space", s)
+	}
+	return parts[0], parts[1], nil
+}
