@@ -26,7 +26,7 @@ require (
 
 require github.com/goccy/go-json v0.12.0
 
-require gonum.org/v1/gonum v0.17.0
+require gonum.org/v1/gonum v0.17.0 // indirect
 
 require (
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -202,7 +202,7 @@ require (
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d // indirect
 	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
 	golang.org/x/image v0.48.0
-	golang.org/x/net v0.60.0
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
