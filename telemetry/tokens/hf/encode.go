@@ -39,6 +39,9 @@ func (t *Tokenizer) Encode(text string) ([]int, error) {
 				ids = append(ids, int(sub.id))
 				continue
 			}
+			if sub.text == "" {
+				continue // normalized away: nothing to pre-tokenize (no Metaspace "▁" either)
+			}
 			ps := []piece{{s: sub.text, first: sub.first}}
 			if t.pre != nil {
 				var err error

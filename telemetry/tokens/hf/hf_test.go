@@ -49,8 +49,8 @@ func TestGolden(t *testing.T) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	if len(names) != 5 {
-		t.Fatalf("golden.json covers %d tokenizers, want 5: %v", len(names), names)
+	if len(names) != 9 {
+		t.Fatalf("golden.json covers %d tokenizers, want 9: %v", len(names), names)
 	}
 	for _, name := range names {
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {

@@ -17,7 +17,12 @@
 //     reference trainer learned from shadow/workload/corpus.txt and this script,
 //     cut to its first 1500 merges, completed with the 256 byte symbols, and set in the GPT-2,
 //     Llama-3 and Qwen2 pipelines (their pre-tokenizer patterns, normalizers, special tokens,
-//     merge formats and ignore_merges as those models' tokenizer.json files have them).
+//     merge formats and ignore_merges as those models' tokenizer.json files have them);
+//   - misc-bytelevel.json, misc-subword.json, misc-words.json and misc-meta.json: the remaining supported components, set up to
+//     exercise them rather than to resemble a model: the Strip, Lowercase, NFKC, NFD and Replace
+//     normalizers, the Digits, Punctuation, Whitespace, WhitespaceSplit and Split (every
+//     behavior, inverted) pre-tokenizers, added tokens with lstrip, rstrip, single_word and
+//     normalized, and a BPE with unk_token, continuing_subword_prefix and end_of_word_suffix.
 // "golden" encodes every text in golden-texts.json with each tokenizer (no special tokens added:
 // llmtap counts the text, not a chat template) and writes golden.json.
 "use strict";
@@ -154,9 +159,49 @@ function makeByteLevel() {
     specials(["<|endoftext|>", "<|im_start|>", "<|im_end|>"])));
 }
 
+function makeMisc() {
+  const gpt2 = JSON.parse(fs.readFileSync("bytelevel-gpt2.json", "utf8"));
+  const next = Object.keys(gpt2.model.vocab).length;
+  const tok = (id, content, opts) => Object.assign(added(id, content), opts);
+  save("misc-bytelevel.json", tokenizerFile(gpt2.model,
+    { type: "Sequence", normalizers: [{ type: "NFKC" }, { type: "Lowercase" },
+      { type: "Replace", pattern: { Regex: "\\s{3,}" }, content: "  " }] },
+    { type: "Sequence", pretokenizers: [{ type: "Digits", individual_digits: true },
+      { type: "Punctuation", behavior: "MergedWithPrevious" },
+      { type: "ByteLevel", add_prefix_space: true, trim_offsets: true, use_regex: false }] },
+    [tok(next, "<mask>", { lstrip: true }), tok(next + 1, "[X]", { rstrip: true }),
+      tok(next + 2, "word", { single_word: true, normalized: true, special: false }),
+      tok(next + 3, "Café", { normalized: true, special: false })]));
+
+  // A hand-made subword BPE: letters, "##" continuations, "</w>" word ends, and a few merges.
+  const vocab = { "[UNK]": 0 };
+  for (const l of "abcdefghijklmnopqrstuvwxyz-'.,\u2581") {
+    for (const s of [l, l + "</w>", "##" + l, "##" + l + "</w>"]) vocab[s] = Object.keys(vocab).length;
+  }
+  const merges = [["t", "##h"], ["th", "##e</w>"], ["a", "##n"], ["an", "##d</w>"], ["i", "##n"], ["##n", "##g</w>"], ["in", "##g</w>"], ["##o", "##n</w>"]];
+  for (const [a, b] of merges) {
+    const m = a + b.slice(2);
+    if (!(m in vocab)) vocab[m] = Object.keys(vocab).length;
+  }
+  const split = (pattern, behavior, invert) => ({ type: "Split", pattern, behavior, invert: !!invert });
+  save("misc-subword.json", tokenizerFile(
+    bpe(vocab, merges, { unk_token: "[UNK]", fuse_unk: true, continuing_subword_prefix: "##", end_of_word_suffix: "</w>" }),
+    { type: "Sequence", normalizers: [{ type: "NFD" }, { type: "Replace", pattern: { String: "’" }, content: "'" },
+      { type: "Strip", strip_left: true, strip_right: false }] },
+    { type: "Sequence", pretokenizers: [{ type: "WhitespaceSplit" }, split({ String: "'" }, "MergedWithPrevious"),
+      split({ Regex: "\\." }, "Contiguous"), split({ Regex: "[a-z]+" }, "MergedWithPrevious", true),
+      split({ String: "x" }, "MergedWithNext"), { type: "Digits", individual_digits: false }] },
+    [tok(Object.keys(vocab).length, "[SEP]", {})]));
+  save("misc-words.json", tokenizerFile(bpe(vocab, merges, { unk_token: "[UNK]", continuing_subword_prefix: "##",
+    end_of_word_suffix: "</w>" }), null, { type: "Whitespace" }, []));
+  save("misc-meta.json", tokenizerFile(bpe(vocab, merges, { unk_token: "[UNK]", continuing_subword_prefix: "##",
+    end_of_word_suffix: "</w>" }), { type: "Sequence", normalizers: [{ type: "Strip", strip_left: true, strip_right: true }, { type: "Lowercase" }] },
+    { type: "Metaspace", replacement: "\u2581", prepend_scheme: "always", split: true }, []));
+}
+
 async function makeGolden() {
   const texts = JSON.parse(fs.readFileSync("golden-texts.json", "utf8"));
-  const names = fs.readdirSync(".").filter((f) => /^(stories260k|bytelevel)-.*\.json$/.test(f)).sort();
+  const names = fs.readdirSync(".").filter((f) => /^(stories260k|bytelevel|misc)-.*\.json$/.test(f)).sort();
   const out = {};
   for (const name of names) {
     const t = Tokenizer.fromFile(name);
@@ -176,5 +221,6 @@ async function makeGolden() {
     makeSPM(gguf);
     makeByteLevel();
   }
+  if (mode === "tokenizers" || mode === "misc") makeMisc();
   await makeGolden();
 })();
