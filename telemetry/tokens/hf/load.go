@@ -28,6 +28,12 @@ const (
 	MatchTimeout = time.Second
 )
 
+// The bounds in force; tests lower them.
+var (
+	maxFileBytes = MaxFileBytes
+	maxTokens    = MaxTokens
+)
+
 // file is the part of tokenizer.json that encoding reads.
 type file struct {
 	AddedTokens []struct {
@@ -77,16 +83,16 @@ type pattern struct {
 }
 
 type model struct {
-	Type                    string            `json:"type"`
-	Dropout                 *float64          `json:"dropout"`
-	UnkToken                *string           `json:"unk_token"`
-	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
-	FuseUnk                 bool              `json:"fuse_unk"`
-	ByteFallback            bool              `json:"byte_fallback"`
-	IgnoreMerges            bool              `json:"ignore_merges"`
-	Vocab                   json.RawMessage   `json:"vocab"`
-	Merges                  []json.RawMessage `json:"merges"`
+	Type                    string          `json:"type"`
+	Dropout                 *float64        `json:"dropout"`
+	UnkToken                *string         `json:"unk_token"`
+	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+	FuseUnk                 bool            `json:"fuse_unk"`
+	ByteFallback            bool            `json:"byte_fallback"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	Vocab                   json.RawMessage `json:"vocab"`
+	Merges                  json.RawMessage `json:"merges"`
 }
 
 // GPT-2's pre-tokenization pattern, which ByteLevel uses when use_regex is on.
@@ -99,12 +105,12 @@ func LoadFile(path string) (*Tokenizer, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(maxFileBytes)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, MaxFileBytes)
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxFileBytes)
 	}
 	t, err := Load(data)
 	if err != nil {
@@ -115,15 +121,15 @@ func LoadFile(path string) (*Tokenizer, error) {
 
 // Load reads a tokenizer from the contents of a tokenizer.json file.
 func Load(data []byte) (*Tokenizer, error) {
-	if len(data) > MaxFileBytes {
-		return nil, fmt.Errorf("tokenizer file larger than %d bytes", MaxFileBytes)
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("tokenizer file larger than %d bytes", maxFileBytes)
 	}
 	var f file
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("reading tokenizer JSON: %w", err)
 	}
-	if len(f.AddedTokens) > MaxTokens {
-		return nil, fmt.Errorf("added_tokens: more than %d", MaxTokens)
+	if len(f.AddedTokens) > maxTokens {
+		return nil, fmt.Errorf("added_tokens: more than %d", maxTokens)
 	}
 	t := &Tokenizer{}
 	var err error
@@ -351,7 +357,7 @@ func buildModel(raw json.RawMessage) (*bpe, error) {
 	if err := json.Unmarshal(raw, &mf); err != nil {
 		return nil, err
 	}
-	if mf.Type == "" && mf.Merges != nil {
+	if mf.Type == "" && !isNull(mf.Merges) {
 		mf.Type = "BPE" // files from before the type was written
 	}
 	if mf.Type != "BPE" {
@@ -364,16 +370,29 @@ func buildModel(raw json.RawMessage) (*bpe, error) {
 	if mf.EndOfWordSuffix != nil {
 		m.suffix = *mf.EndOfWordSuffix
 	}
-	if err := json.Unmarshal(mf.Vocab, &m.vocab); err != nil {
-		return nil, fmt.Errorf("vocab: %w", err)
-	}
-	if len(m.vocab) > MaxTokens {
-		return nil, fmt.Errorf("vocab: more than %d tokens", MaxTokens)
-	}
-	for tok, id := range m.vocab {
-		if id < 0 {
-			return nil, fmt.Errorf("vocab: token %q has negative id %d", tok, id)
+	// The vocabulary and the merges are read entry by entry, so that their bounds hold before
+	// they are allocated.
+	m.vocab = map[string]int32{}
+	err := eachEntry(mf.Vocab, '{', func(d *json.Decoder) error {
+		key, err := d.Token()
+		if err != nil {
+			return err
 		}
+		var id int32
+		if err := d.Decode(&id); err != nil {
+			return err
+		}
+		if id < 0 {
+			return fmt.Errorf("token %q has negative id %d", key, id)
+		}
+		if len(m.vocab) == maxTokens {
+			return fmt.Errorf("more than %d tokens", maxTokens)
+		}
+		m.vocab[key.(string)] = id
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vocab: %w", err)
 	}
 	if mf.UnkToken != nil {
 		id, ok := m.vocab[*mf.UnkToken]
@@ -388,28 +407,60 @@ func buildModel(raw json.RawMessage) (*bpe, error) {
 			m.byteIDs[b] = id
 		}
 	}
-	if len(mf.Merges) > MaxTokens {
-		return nil, fmt.Errorf("merges: more than %d", MaxTokens)
-	}
-	m.merges = make(map[uint64]merge, len(mf.Merges))
-	for rank, raw := range mf.Merges {
+	m.merges = map[uint64]merge{}
+	rank := 0
+	err = eachEntry(mf.Merges, '[', func(d *json.Decoder) error {
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
+			return err
+		}
+		if rank == maxTokens {
+			return fmt.Errorf("more than %d", maxTokens)
+		}
 		a, b, err := parseMerge(raw)
 		if err != nil {
-			return nil, fmt.Errorf("merges[%d]: %w", rank, err)
+			return fmt.Errorf("merge %d: %w", rank, err)
 		}
 		ida, oka := m.vocab[a]
 		idb, okb := m.vocab[b]
 		if !oka || !okb {
-			return nil, fmt.Errorf("merges[%d]: %q or %q is not in the vocabulary", rank, a, b)
+			return fmt.Errorf("merge %d: %q or %q is not in the vocabulary", rank, a, b)
 		}
 		joined := a + strings.TrimPrefix(b, m.prefix)
 		id, ok := m.vocab[joined]
 		if !ok {
-			return nil, fmt.Errorf("merges[%d]: the merged token %q is not in the vocabulary", rank, joined)
+			return fmt.Errorf("merge %d: the merged token %q is not in the vocabulary", rank, joined)
 		}
-		m.merges[pairKey(ida, idb)] = merge{rank: int32(rank), id: id}
+		m.merges[pairKey(ida, idb)] = merge{rank: int32(rank), id: id} // a repeated pair: the last wins, as in the reference
+		rank++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("merges: %w", err)
 	}
 	return m, nil
+}
+
+// eachEntry calls fn for each entry of the JSON object (open '{') or array (open '[') in raw,
+// with the decoder positioned at the entry. A missing or null raw has no entries.
+func eachEntry(raw json.RawMessage, open json.Delim, fn func(*json.Decoder) error) error {
+	if isNull(raw) {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := d.Token()
+	if err != nil {
+		return err
+	}
+	if tok != open {
+		return fmt.Errorf("not a JSON %s", map[json.Delim]string{'{': "object", '[': "array"}[open])
+	}
+	for d.More() {
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseMerge reads a merge in either format: "a b" (older files) or ["a", "b"].
