@@ -407,7 +407,7 @@ func buildModel(raw json.RawMessage) (*bpe, error) {
 			m.byteIDs[b] = id
 		}
 	}
-	m.merges = map[uint64]merge{}
+	m.merges = make(map[uint64]merge, len(m.vocab)) // a BPE has about as many merges as tokens
 	rank := 0
 	err = eachEntry(mf.Merges, '[', func(d *json.Decoder) error {
 		var raw json.RawMessage
