@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -48,13 +47,7 @@ func o200kAsHF(tb testing.TB) *hf.Tokenizer {
 			ranks[s] = int(id)
 			byRank = append(byRank, s)
 		}
-		spell := func(s string) string {
-			var b strings.Builder
-			for i := 0; i < len(s); i++ {
-				b.WriteString(byteSymbols[s[i]])
-			}
-			return b.String()
-		}
+		spell := hf.SpellBytes
 		vocab := make(map[string]int, len(ranks))
 		merges := make([][2]string, 0, len(ranks))
 		for _, tok := range byRank {
@@ -102,20 +95,6 @@ func o200kAsHF(tb testing.TB) *hf.Tokenizer {
 	}
 	return o200kHF
 }
-
-// byteSymbols is GPT-2's bytes_to_unicode (as package hf spells bytes).
-var byteSymbols = func() (t [256]string) {
-	n := 0
-	for b := range 256 {
-		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
-			t[b] = string(rune(b))
-		} else {
-			t[b] = string(rune(256 + n))
-			n++
-		}
-	}
-	return t
-}()
 
 // benchText is English prose and code, the kind of text prompts and answers hold.
 func benchText(tb testing.TB) []byte {

@@ -16,6 +16,10 @@ var byteSymbols = func() (t [256]string) {
 	return t
 }()
 
+// SpellBytes spells the bytes of s as byte-level vocabularies do (GPT-2's bytes_to_unicode),
+// for tools that build or read such vocabularies.
+func SpellBytes(s string) string { return toByteSymbols(s) }
+
 // toByteSymbols spells s's bytes in byte symbols.
 func toByteSymbols(s string) string {
 	n := 0

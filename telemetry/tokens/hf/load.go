@@ -174,7 +174,8 @@ func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
 
-func buildNormalizer(raw json.RawMessage, budget *int) (normalizer, error) {
+// readComponent reads a normalizer or pre-tokenizer; nil for a missing or null one.
+func readComponent(raw json.RawMessage, budget *int) (*component, error) {
 	if isNull(raw) {
 		return nil, nil
 	}
@@ -185,19 +186,37 @@ func buildNormalizer(raw json.RawMessage, budget *int) (normalizer, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, err
 	}
+	if c.Type == "" {
+		return nil, errors.New("component without a type")
+	}
+	return &c, nil
+}
+
+// sequence builds the members of a Sequence with build, leaving out the null ones.
+func sequence[T comparable](raws []json.RawMessage, budget *int, build func(json.RawMessage, *int) (T, error)) ([]T, error) {
+	var seq []T
+	var none T
+	for i, r := range raws {
+		x, err := build(r, budget)
+		if err != nil {
+			return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+		}
+		if x != none {
+			seq = append(seq, x)
+		}
+	}
+	return seq, nil
+}
+
+func buildNormalizer(raw json.RawMessage, budget *int) (normalizer, error) {
+	c, err := readComponent(raw, budget)
+	if c == nil || err != nil {
+		return nil, err
+	}
 	switch c.Type {
 	case "Sequence":
-		var seq normalizers
-		for i, r := range c.Normalizers {
-			n, err := buildNormalizer(r, budget)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			if n != nil {
-				seq = append(seq, n)
-			}
-		}
-		return seq, nil
+		seq, err := sequence(c.Normalizers, budget, buildNormalizer)
+		return normalizers(seq), err
 	case "NFC":
 		return unicodeForm{norm.NFC}, nil
 	case "NFD":
@@ -227,36 +246,19 @@ func buildNormalizer(raw json.RawMessage, budget *int) (normalizer, error) {
 			return nil, errors.New("Replace: pattern is neither String nor Regex")
 		}
 		return replace{literal: *c.Pattern.String, content: c.Content}, nil
-	case "":
-		return nil, errors.New("component without a type")
 	}
 	return nil, fmt.Errorf("normalizer type %q is not supported (supported: NFC, NFD, NFKC, NFKD, Lowercase, Strip, Prepend, Replace, Sequence)", c.Type)
 }
 
 func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	if err := spend(budget); err != nil {
-		return nil, err
-	}
-	var c component
-	if err := json.Unmarshal(raw, &c); err != nil {
+	c, err := readComponent(raw, budget)
+	if c == nil || err != nil {
 		return nil, err
 	}
 	switch c.Type {
 	case "Sequence":
-		var seq preTokenizers
-		for i, r := range c.PreTokenizers {
-			p, err := buildPreTokenizer(r, budget)
-			if err != nil {
-				return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
-			}
-			if p != nil {
-				seq = append(seq, p)
-			}
-		}
-		return seq, nil
+		seq, err := sequence(c.PreTokenizers, budget, buildPreTokenizer)
+		return preTokenizers(seq), err
 	case "ByteLevel":
 		b := byteLevel{addPrefixSpace: c.AddPrefixSpace != nil && *c.AddPrefixSpace}
 		if c.UseRegex == nil || *c.UseRegex {
@@ -334,8 +336,6 @@ func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
 			}
 		}
 		return splitter{find: runeMatcher(isPunctuation), how: how}, nil
-	case "":
-		return nil, errors.New("component without a type")
 	}
 	return nil, fmt.Errorf("pre-tokenizer type %q is not supported (supported: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence)", c.Type)
 }
