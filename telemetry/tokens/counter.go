@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,6 +70,9 @@ func Load(path string) (Counter, error) {
 	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", abs) // a device or a pipe could block or never end
 	}
 	key := fileKey{abs, fi.Size(), fi.ModTime()}
 	loadMu.Lock()
