@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -66,4 +67,24 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConcurrentEncode encodes from several goroutines with one tokenizer, as the handlers
+// and runs that share a file do: every result must be the golden one (run with -race).
+func TestConcurrentEncode(t *testing.T) {
+	g := readGolden(t)
+	tok := loadTestdata(t, "bytelevel-llama3.json")
+	cases := g["bytelevel-llama3.json"]
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for _, c := range cases {
+				got, err := tok.Encode(c.Text)
+				if err != nil || (!slices.Equal(got, c.IDs) && len(got)+len(c.IDs) > 0) {
+					t.Errorf("%q: %v, %v; want %v", c.Text, got, err, c.IDs)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
