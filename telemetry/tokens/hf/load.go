@@ -370,28 +370,8 @@ func buildModel(raw json.RawMessage) (*bpe, error) {
 	if mf.EndOfWordSuffix != nil {
 		m.suffix = *mf.EndOfWordSuffix
 	}
-	// The vocabulary and the merges are read entry by entry, so that their bounds hold before
-	// they are allocated.
-	m.vocab = map[string]int32{}
-	err := eachEntry(mf.Vocab, '{', func(d *json.Decoder) error {
-		key, err := d.Token()
-		if err != nil {
-			return err
-		}
-		var id int32
-		if err := d.Decode(&id); err != nil {
-			return err
-		}
-		if id < 0 {
-			return fmt.Errorf("token %q has negative id %d", key, id)
-		}
-		if len(m.vocab) == maxTokens {
-			return fmt.Errorf("more than %d tokens", maxTokens)
-		}
-		m.vocab[key.(string)] = id
-		return nil
-	})
-	if err != nil {
+	var err error
+	if m.vocab, err = readVocab(mf.Vocab); err != nil {
 		return nil, fmt.Errorf("vocab: %w", err)
 	}
 	if mf.UnkToken != nil {
@@ -408,37 +388,117 @@ func buildModel(raw json.RawMessage) (*bpe, error) {
 		}
 	}
 	m.merges = make(map[uint64]merge, len(m.vocab)) // a BPE has about as many merges as tokens
-	rank := 0
-	err = eachEntry(mf.Merges, '[', func(d *json.Decoder) error {
-		var raw json.RawMessage
-		if err := d.Decode(&raw); err != nil {
-			return err
-		}
-		if rank == maxTokens {
-			return fmt.Errorf("more than %d", maxTokens)
-		}
-		a, b, err := parseMerge(raw)
-		if err != nil {
-			return fmt.Errorf("merge %d: %w", rank, err)
-		}
-		ida, oka := m.vocab[a]
-		idb, okb := m.vocab[b]
-		if !oka || !okb {
-			return fmt.Errorf("merge %d: %q or %q is not in the vocabulary", rank, a, b)
-		}
-		joined := a + strings.TrimPrefix(b, m.prefix)
-		id, ok := m.vocab[joined]
-		if !ok {
-			return fmt.Errorf("merge %d: the merged token %q is not in the vocabulary", rank, joined)
-		}
-		m.merges[pairKey(ida, idb)] = merge{rank: int32(rank), id: id} // a repeated pair: the last wins, as in the reference
-		rank++
-		return nil
-	})
+	pairs, err := readMerges(mf.Merges)
 	if err != nil {
 		return nil, fmt.Errorf("merges: %w", err)
 	}
+	for rank, p := range pairs {
+		ida, oka := m.vocab[p[0]]
+		idb, okb := m.vocab[p[1]]
+		if !oka || !okb {
+			return nil, fmt.Errorf("merges: merge %d: %q or %q is not in the vocabulary", rank, p[0], p[1])
+		}
+		joined := p[0] + strings.TrimPrefix(p[1], m.prefix)
+		id, ok := m.vocab[joined]
+		if !ok {
+			return nil, fmt.Errorf("merges: merge %d: the merged token %q is not in the vocabulary", rank, joined)
+		}
+		m.merges[pairKey(ida, idb)] = merge{rank: int32(rank), id: id} // a repeated pair: the last wins, as in the reference
+	}
 	return m, nil
+}
+
+// readVocab reads the vocabulary object. One that cannot hold more than maxTokens entries (it
+// has no more colons than that) is decoded whole, quickly; any other, or one that does not
+// decode, entry by entry, so that the bound holds before the entries are allocated and an
+// error says where.
+func readVocab(raw json.RawMessage) (map[string]int32, error) {
+	vocab := map[string]int32{}
+	if !isNull(raw) && bytes.Count(raw, []byte{':'}) <= maxTokens && json.Unmarshal(raw, &vocab) == nil {
+		for tok, id := range vocab {
+			if id < 0 {
+				return nil, fmt.Errorf("token %q has negative id %d", tok, id)
+			}
+		}
+		return vocab, nil
+	}
+	clear(vocab)
+	err := eachEntry(raw, '{', func(d *json.Decoder) error {
+		key, err := d.Token()
+		if err != nil {
+			return err
+		}
+		var id int32
+		if err := d.Decode(&id); err != nil {
+			return err
+		}
+		if id < 0 {
+			return fmt.Errorf("token %q has negative id %d", key, id)
+		}
+		if len(vocab) == maxTokens {
+			return fmt.Errorf("more than %d tokens", maxTokens)
+		}
+		vocab[key.(string)] = id
+		return nil
+	})
+	return vocab, err
+}
+
+// readMerges reads the merges array, in either format, with readVocab's two ways.
+func readMerges(raw json.RawMessage) ([][2]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if bytes.Count(raw, []byte{','})+1 <= maxTokens {
+		if out, ok := decodeMerges(raw); ok {
+			return out, nil
+		}
+	}
+	var out [][2]string
+	err := eachEntry(raw, '[', func(d *json.Decoder) error {
+		var m json.RawMessage
+		if err := d.Decode(&m); err != nil {
+			return err
+		}
+		if len(out) == maxTokens {
+			return fmt.Errorf("more than %d", maxTokens)
+		}
+		a, b, err := parseMerge(m)
+		if err != nil {
+			return fmt.Errorf("merge %d: %w", len(out), err)
+		}
+		out = append(out, [2]string{a, b})
+		return nil
+	})
+	return out, err
+}
+
+// decodeMerges decodes merges all of one format at once; ok false when they are not.
+func decodeMerges(raw json.RawMessage) ([][2]string, bool) {
+	var strs []string
+	if json.Unmarshal(raw, &strs) == nil {
+		out := make([][2]string, len(strs))
+		for i, s := range strs {
+			a, b, ok := strings.Cut(s, " ")
+			if !ok || strings.Contains(b, " ") {
+				return nil, false
+			}
+			out[i] = [2]string{a, b}
+		}
+		return out, true
+	}
+	var pairs [][]string
+	if json.Unmarshal(raw, &pairs) != nil {
+		return nil, false
+	}
+	out := make([][2]string, len(pairs))
+	for i, p := range pairs {
+		if len(p) != 2 {
+			return nil, false
+		}
+		out[i] = [2]string{p[0], p[1]}
+	}
+	return out, true
 }
 
 // eachEntry calls fn for each entry of the JSON object (open '{') or array (open '[') in raw,

@@ -88,11 +88,11 @@ func TestLoadBounds(t *testing.T) {
 	})
 }
 
-// TestMergeFormats checks that both ways a file writes its merges ("a b" and ["a", "b"]) give
+// TestMergeFormats checks that both ways a file writes its merges ("a b" and ["a", "b"], or a mix) give
 // the same tokenizer, and that a merge whose tokens hold a space loads from the pair form.
 func TestMergeFormats(t *testing.T) {
 	vocab := `{"a":0,"b":1,"c":2,"ab":3,"abc":4," ":5,"a ":6}`
-	for _, merges := range []string{`["a b","ab c"]`, `[["a","b"],["ab","c"]]`} {
+	for _, merges := range []string{`["a b","ab c"]`, `[["a","b"],["ab","c"]]`, `["a b",["ab","c"]]`} {
 		tok, err := Load([]byte(tiny("null", "null", `{"type":"BPE","vocab":`+vocab+`,"merges":`+merges+`}`)))
 		if err != nil {
 			t.Fatal(err)
