@@ -1,6 +1,8 @@
 package caddyfile
 
 import (
+	"fmt"
+
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/llmtap/llmtap/modules/llmtap"
@@ -8,6 +10,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/tenant"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 // handlerSize is a size option of the handler (max_event_size, max_request_body,
@@ -16,6 +19,14 @@ var handlerSize = size(1, 1<<31)
 
 // recordSize is a size option of record (max_payload, rotate_size): 1 byte to 4EiB.
 var recordSize = size(1, 1<<62)
+
+// tokenizerFile is the path of a tokenizer file that loads (tokens.Load).
+var tokenizerFile = kind[string]{noun: "the path of a tokenizer.json file", read: func(s string) (string, string) {
+	if _, err := tokens.Load(s); err != nil {
+		return "", fmt.Sprintf(": %q does not load: %v", s, err)
+	}
+	return s, ""
+}}
 
 // toInt is a size read as an int (the handler's sizes are at most 2GiB).
 func toInt(n int64, err error) (int, error) { return int(n), err }
@@ -27,6 +38,7 @@ func toInt(n int64, err error) (int, error) { return int(n), err }
 //	    max_event_size    <size>
 //	    max_request_body  <size>
 //	    max_response_body <size>
+//	    tokenizer         <tokenizer.json>
 //	    inject_usage
 //	    record            [<dir>] { … }   # see parseRecord
 //	    mirror            <upstream> { … } # see parseMirror
@@ -35,7 +47,8 @@ func toInt(n int64, err error) (int, error) { return int(n), err }
 //	    slo               [<name>] { … }   # see parseSLO; repeatable
 //	}
 //
-// Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes, from 1 byte to 2GiB.
+// tokenizer names a Hugging Face tokenizer file, read here already so that a file that is
+// missing or that llmtap cannot follow is refused at its line. Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes, from 1 byte to 2GiB.
 // inject_usage takes no value: present, it turns on usage injection for streaming chat
 // completions (see Handler.InjectUsage). Every subdirective is optional; `llmtap` alone
 // measures with the defaults.
@@ -44,7 +57,7 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, inject_usage, record, mirror, tenant, server_timing or slo", func(o *option) (err error) {
+	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, tokenizer, inject_usage, record, mirror, tenant, server_timing or slo", func(o *option) (err error) {
 		switch o.word {
 		case "api":
 			h.API, err = one(o, oneOf(decode.APIs()...))
@@ -54,6 +67,8 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 			h.MaxRequestBody, err = toInt(one(o, handlerSize))
 		case "max_response_body":
 			h.MaxResponseBody, err = toInt(one(o, handlerSize))
+		case "tokenizer":
+			h.Tokenizer, err = one(o, tokenizerFile)
 		case "inject_usage":
 			h.InjectUsage, err = o.flag()
 		case "record":

@@ -17,6 +17,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 // recordLinger batches the generator's record pipeline: at thousands of requests per second,
@@ -52,6 +53,8 @@ type Spec struct {
 	SliceDuration time.Duration
 	// SLOs are the goodput objectives; none: no goodput metrics.
 	SLOs []stats.SLO
+	// Tokens counts the tokens the server did not report (--tokenizer); nil: o200k_base.
+	Tokens tokens.Counter
 	// Dir is the artifact folder the exports are written to; it is created.
 	Dir string
 	// Info describes the run in the JSON export (run_info, input_config).
@@ -198,7 +201,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	defer api.Close()
 
 	if s.Warmup != nil {
-		tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger})
+		tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Tokens: s.Tokens})
 		api.setTap(tp)
 		col := newCollector("warmup-", "warmup", nil, nil)
 		snd := s.sender(base, tp, col)
@@ -222,7 +225,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	defer jf.Close()
-	tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Stats: stats.Options{SLOs: s.SLOs}})
+	tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Stats: stats.Options{SLOs: s.SLOs}, Tokens: s.Tokens})
 	defer tp.Close()
 	api.setTap(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)

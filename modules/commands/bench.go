@@ -22,6 +22,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 // clientFlags are the flags bench and replay share: where to send and how to write bodies.
 type clientFlags struct {
 	url, endpoint, endpointType, model, apiKey, artifactDir string
-	apiListen                                               string
+	apiListen, tokenizer                                    string
 	streaming, legacyMaxTokens                              bool
 	headers, extra                                          multiFlag
 	seed                                                    uint64
@@ -86,6 +87,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
 	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
 	fs.StringVar(&c.apiListen, "api-listen", "", "serve the Connect API on this address while running (127.0.0.1:PORT), for llmtap top --admin")
+	fs.StringVar(&c.tokenizer, "tokenizer", "", "Hugging Face tokenizer.json that counts the tokens the server does not report (default: o200k_base)")
 	c.workerFlags.register(fs)
 }
 
@@ -100,6 +102,7 @@ type resolved struct {
 	headers http.Header
 	slos    []stats.SLO
 	seed    uint64
+	tokens  tokens.Counter // --tokenizer
 	// notes are said once on the console before the run: meanings that changed.
 	notes []string
 	// worker is this process's share of the workload; startAt the shared start (zero: now).
@@ -153,6 +156,9 @@ func (c *clientFlags) resolve() (resolved, []error) {
 		}
 	}
 	var err error
+	if r.tokens, err = tokens.Load(c.tokenizer); err != nil {
+		errs = append(errs, fmt.Errorf("--tokenizer: %w", err))
+	}
 	if r.slos, err = stats.ParseSLOs(c.goodput); err != nil {
 		errs = append(errs, err)
 	}
@@ -303,7 +309,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	spec := &loadtest.Spec{
 		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,
+		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
 		MaxIdle: share, MaxBody: maxBody, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
 		Info:   newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),

@@ -223,3 +223,38 @@ func TestArtifactName(t *testing.T) {
 		t.Errorf("got %q, want AIPerf's Qwen_Qwen3-0.6B-openai-chat-concurrency2", got)
 	}
 }
+
+// TestBenchTokenizer runs bench with --tokenizer against a server that reports no usage: the
+// counts in the records are the tokenizer file's (not o200k_base's, which the prompts are cut
+// to) and name it; a file that does not load is refused before anything is sent.
+func TestBenchTokenizer(t *testing.T) {
+	file := filepath.Join("..", "..", "telemetry", "tokens", "hf", "testdata", "stories260k-legacy.json")
+	cfg := fastMock()
+	cfg.Usage = mockllm.UsageNever
+	mock, url := testkit.StartMock(t, cfg)
+	dir := t.TempDir()
+	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "mock-model", "--concurrency", "2",
+		"--request-count", "4", "--isl", "50", "--osl", "8", "--tokenizer", file, "--artifact-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
+		if l["tokenizer"] != "hf:stories260k-legacy" || l["input_tokens_source"] != "tokenizer" {
+			t.Fatalf("line counted by %v (%v), want hf:stories260k-legacy", l["tokenizer"], l["input_tokens_source"])
+		}
+		// The prompt is 50 o200k_base tokens; the 512-token vocabulary spells it in many more.
+		if in := l["input_tokens"].(float64); in <= 50 {
+			t.Errorf("input_tokens %v: not counted with the tokenizer file", in)
+		}
+	}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	code, err := benchMain(context.Background(), io.Discard, io.Discard, false, fs,
+		[]string{"--url", url, "--model", "m", "--concurrency", "1", "--request-count", "1", "--tokenizer", filepath.Join(dir, "missing.json")}, nil)
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "--tokenizer") {
+		t.Fatalf("a missing tokenizer file: exit %d, error %v; want 2 and an error naming --tokenizer", code, err)
+	}
+	if got := mock.Stats().Requests; got != 4 {
+		t.Errorf("the mock saw %d requests, want 4 (none for the refused run)", got)
+	}
+}

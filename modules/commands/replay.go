@@ -191,7 +191,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	shift := time.Duration(float64(times[0]-plan.headTimes[0]+lead) / *speedup)
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Dir: dir,
+		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: loadgen.Config{Arrivals: loadtest.Shifted(arrivals, shift), MaxInFlight: -1}, Total: plan.requests(heads),
 		Build: build, MapN: func(n int) int { return heads[n] }, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
 		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),

@@ -187,3 +187,31 @@ func TestReorderFlags(t *testing.T) {
 }
 
 func join(s []string) string { return strings.Join(s, " ") }
+
+// TestReplayTokenizer replays a trace with --tokenizer against a server that reports no usage:
+// every record is counted by the tokenizer file and names it.
+func TestReplayTokenizer(t *testing.T) {
+	cfg := fastMock()
+	cfg.Usage = mockllm.UsageNever
+	_, url := testkit.StartMock(t, cfg)
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	trace := "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 6, \"hash_ids\": [1]}\n{\"timestamp\": 5, \"input_length\": 40, \"output_length\": 6, \"hash_ids\": [2]}\n"
+	if err := os.WriteFile(path, []byte(trace), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join("..", "..", "telemetry", "tokens", "hf", "testdata", "stories260k-legacy.json")
+	code, out, _ := runReplayArgs(t, "--url", url, "--model", "m", "--tokenizer", file, "--artifact-dir", dir, path)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	lines := readLines(t, filepath.Join(dir, "profile_export.jsonl"))
+	if len(lines) != 2 {
+		t.Fatalf("%d export lines, want 2", len(lines))
+	}
+	for _, l := range lines {
+		if l["tokenizer"] != "hf:stories260k-legacy" || l["input_tokens_source"] != "tokenizer" || l["output_tokens_source"] != "tokenizer" {
+			t.Errorf("line counted by %v (sources %v, %v), want hf:stories260k-legacy", l["tokenizer"], l["input_tokens_source"], l["output_tokens_source"])
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 func init() {
@@ -54,6 +55,12 @@ type Handler struct {
 	// model, the stream flag and the prompt (for counting input tokens). The body itself always
 	// passes to the upstream in full and unchanged. Default: 1 MiB.
 	MaxRequestBody int `json:"max_request_body,omitempty"`
+
+	// Tokenizer is the path of a Hugging Face tokenizer file (tokenizer.json) that counts the
+	// tokens a server does not report, instead of o200k_base; records name it in tokenizer.
+	// It is read once and shared by every handler naming it. A file that cannot be read, or
+	// that uses a part llmtap does not support, fails the config. Default: o200k_base.
+	Tokenizer string `json:"tokenizer,omitempty"`
 
 	// MaxResponseBody is the largest non-streaming response body, in bytes, kept for decoding
 	// usage and content. Larger bodies pass unchanged but are timed only. Default: 4 MiB.
@@ -143,6 +150,10 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := markerKeyError(); err != nil { // shadow_marker.go
 		return err
 	}
+	counter, err := tokens.Load(h.Tokenizer)
+	if err != nil {
+		return fmt.Errorf("loading the tokenizer: %w", err)
+	}
 	e, err := acquireEngine()
 	if err != nil {
 		return fmt.Errorf("starting the measurement engine: %w", err)
@@ -155,6 +166,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		MaxEvent:       h.MaxEventSize,
 		MaxRequestBody: h.MaxRequestBody,
 		MaxBody:        h.MaxResponseBody,
+		Tokens:         counter,
 	})
 	if err := registerCollectors(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering llmtap metrics: %w", err)

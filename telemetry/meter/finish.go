@@ -19,6 +19,7 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	r := new(record.Record)
 	*r = m.rec
 	r.API = m.api
+	r.Tokens = m.opts.Tokens
 	r.DurationMs = record.Ms(end.Sub(m.t0))
 	r.Bytes = m.bytes
 	if m.headersAt >= 0 {
@@ -113,11 +114,25 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 }
 
 // Finalize completes a record returned by Finish: it reads the request body (model, prompt),
-// counts tokens the server did not report with the tokenizer, and derives ITL. It is the
-// expensive part of measuring and runs off the request path. The request body was already
-// bounded when it was captured, so the whole prompt it holds is counted. It leaves RequestBody
-// in place for the sinks; the record pipeline clears it after them.
-func Finalize(r *record.Record) {
+// counts tokens the server did not report with the default tokenizer (o200k_base), and derives
+// ITL. It is the expensive part of measuring and runs off the request path. The request body
+// was already bounded when it was captured, so the whole prompt it holds is counted. It leaves
+// RequestBody in place for the sinks; the record pipeline clears it after them.
+func Finalize(r *record.Record) { finalize(r, tokens.Default) }
+
+// FinalizeWith is Finalize counting with c (nil: the default tokenizer), or with the record's
+// own tokenizer when it carries one (meter.Options.Tokens).
+func FinalizeWith(c tokens.Counter) func(*record.Record) {
+	if c == nil {
+		c = tokens.Default
+	}
+	return func(r *record.Record) { finalize(r, c) }
+}
+
+func finalize(r *record.Record, c record.TokenCounter) {
+	if r.Tokens != nil {
+		c = r.Tokens
+	}
 	if len(r.RequestBody) > 0 {
 		req := decode.ParseRequestFor(r.API, r.RequestBody, len(r.RequestBody))
 		r.RequestModel = req.Model
@@ -125,8 +140,8 @@ func Finalize(r *record.Record) {
 			r.Model = req.Model
 		}
 		if r.InputTokensSource == record.SourceNone && len(req.Prompt) > 0 {
-			if n, err := tokens.Count(req.Prompt); err == nil {
-				r.InputTokens, r.InputTokensSource = int64(n), record.SourceTokenizer
+			if n, err := c.Count(req.Prompt); err == nil {
+				r.InputTokens, r.InputTokensSource, r.Tokenizer = int64(n), record.SourceTokenizer, c.Name()
 			}
 		}
 	}
@@ -136,13 +151,13 @@ func Finalize(r *record.Record) {
 	// The request body stays on the record for the sinks (the recorder writes payloads and
 	// hashes the prompt); the pipeline drops it once they have run.
 	if r.OutputTokensSource == record.SourceTokenizer && r.OutputTokens < 0 {
-		n, err := tokens.Count(r.OutputText)
+		n, err := c.Count(r.OutputText)
 		if err != nil {
 			r.OutputTokens, r.OutputTokensSource = int64(r.ContentEvents), record.SourceEvents
 		} else {
-			r.OutputTokens = int64(n)
+			r.OutputTokens, r.Tokenizer = int64(n), c.Name()
 			if len(r.ReasoningText) > 0 {
-				if rn, err := tokens.Count(r.ReasoningText); err == nil {
+				if rn, err := c.Count(r.ReasoningText); err == nil {
 					r.ReasoningTokens = int64(rn)
 				}
 			}

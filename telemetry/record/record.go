@@ -18,10 +18,16 @@ const (
 // Sources of a token count.
 const (
 	SourceUsage     = "usage"     // reported by the server
-	SourceTokenizer = "tokenizer" // counted by llmtap's tokenizer (o200k_base) from the text
+	SourceTokenizer = "tokenizer" // counted by llmtap's tokenizer from the text (see Record.Tokenizer)
 	SourceEvents    = "events"    // number of content events, when there was no text to count
 	SourceNone      = ""          // no count
 )
+
+// TokenCounter counts tokens with one tokenizer (telemetry/tokens.Counter).
+type TokenCounter interface {
+	Count(text []byte) (int, error)
+	Name() string
+}
 
 // Error classes of a request. Empty means the request succeeded.
 const (
@@ -96,6 +102,13 @@ type Record struct {
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 	// UsageOutputTokens is the server-reported completion token count, -1 when none was sent.
 	UsageOutputTokens int64 `json:"usage_output_tokens"`
+	// Tokenizer names the tokenizer that counted the token counts whose source is "tokenizer":
+	// "o200k_base" (the default) or "hf:NAME" for a tokenizer file. Empty when none counted.
+	Tokenizer string `json:"tokenizer,omitempty"`
+	// Tokens counts, when the record is finalized, the tokens the server did not report: the
+	// tokenizer of the handler that measured the request (its tokenizer option); nil means the
+	// pipeline's. Not written.
+	Tokens TokenCounter `json:"-"`
 
 	// GPU holds the GPU utilization, power and energy share over the request's lifetime;
 	// null when no GPU was sampled during it (see GPUUsage).

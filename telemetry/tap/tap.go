@@ -11,6 +11,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 // Options configure a Tap. The zero value means the defaults.
@@ -29,6 +30,9 @@ type Options struct {
 	// instead of one per record. For load generators; zero (the proxy) handles each record
 	// at once.
 	Linger time.Duration
+	// Tokens counts the tokens a server did not report; nil means the default tokenizer
+	// (o200k_base).
+	Tokens tokens.Counter
 }
 
 // Tap measures requests. Begin and End are safe for concurrent use.
@@ -49,7 +53,7 @@ func New(opts Options) *Tap {
 		stats:  stats.New(opts.Stats),
 		recent: record.NewRing(opts.Recent),
 	}
-	t.pipe = pipeline.New(opts.Queue, meter.Finalize,
+	t.pipe = pipeline.New(opts.Queue, meter.FinalizeWith(opts.Tokens),
 		pipeline.SinkFunc(t.stats.Add), t.recent)
 	t.pipe.SetLinger(opts.Linger)
 	return t
