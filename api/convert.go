@@ -70,6 +70,7 @@ func recordProto(r *record.Record) *llmtapv1.Record {
 		MalformedEvents: int32(r.Malformed), Bytes: r.Bytes,
 		Tenant: r.Tenant, CacheWriteTokens: r.CacheWriteTokens,
 		Gpu: gpuUsageProto(r.GPU), Cost: costProto(r.Cost), ListCost: costProto(r.ListCost),
+		Tokenizer:     r.Tokenizer,
 		ServerTimings: serverTimingsProto(r.Server), TimeSplit: timeSplitProto(r.Split),
 		OversizedEvents: int32(r.Oversized), Choices: int32(r.Choices), ToolCalls: r.ToolCalls, Refusal: r.Refusal,
 		BytesFromClient: r.BytesFromClient, DecodedBytes: r.DecodedBytes, DecodeStopped: r.DecodeStopped,

@@ -42,7 +42,7 @@ func recordFromProto(p *llmtapv1.Record) record.Record {
 		ContentEvents:     int(p.ContentEvents), Events: int(p.Events), Malformed: int(p.MalformedEvents),
 		Oversized: int(p.OversizedEvents), Choices: int(p.Choices), ToolCalls: p.ToolCalls, Refusal: p.Refusal,
 		Bytes: p.Bytes, BytesFromClient: p.BytesFromClient, DecodedBytes: p.DecodedBytes,
-		DecodeStopped: p.DecodeStopped, UsageInjection: p.UsageInjection,
+		DecodeStopped: p.DecodeStopped, UsageInjection: p.UsageInjection, Tokenizer: p.Tokenizer,
 	}
 	if g := p.Gpu; g != nil {
 		r.GPU = &record.GPUUsage{UtilPercent: g.UtilizationPercent, PowerW: g.PowerWatts, EnergyJ: g.EnergyJoules,

@@ -982,7 +982,11 @@ type Record struct {
 	// ListCost is the request's cost at its model's configured list prices (basis
 	// "list_price"): its tokens by kind at the prices per million tokens; absent when no list
 	// price matches its model. A second figure beside Cost, never summed with it.
-	ListCost      *Cost `protobuf:"bytes,47,opt,name=list_cost,json=listCost,proto3" json:"list_cost,omitempty"`
+	ListCost *Cost `protobuf:"bytes,47,opt,name=list_cost,json=listCost,proto3" json:"list_cost,omitempty"`
+	// Tokenizer names the tokenizer that counted the token counts whose source is
+	// "tokenizer": "o200k_base" (the default) or "hf:NAME" for the handler's tokenizer file;
+	// empty when none counted.
+	Tokenizer     string `protobuf:"bytes,48,opt,name=tokenizer,proto3" json:"tokenizer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1344,6 +1348,13 @@ func (x *Record) GetListCost() *Cost {
 		return x.ListCost
 	}
 	return nil
+}
+
+func (x *Record) GetTokenizer() string {
+	if x != nil {
+		return x.Tokenizer
+	}
+	return ""
 }
 
 // GPUUsage is what the GPUs did while one request was in flight (start to response
@@ -5030,7 +5041,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x05class\x18\x02 \x01(\tR\x05class\x12\x14\n" +
 	"\x05model\x18\x03 \x01(\tR\x05model\"D\n" +
 	"\x15RecentRecordsResponse\x12+\n" +
-	"\arecords\x18\x01 \x03(\v2\x11.llmtap.v1.RecordR\arecords\"\xf2\r\n" +
+	"\arecords\x18\x01 \x03(\v2\x11.llmtap.v1.RecordR\arecords\"\x90\x0e\n" +
 	"\x06Record\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -5085,7 +5096,8 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\rdecoded_bytes\x18, \x01(\x03R\fdecodedBytes\x12%\n" +
 	"\x0edecode_stopped\x18- \x01(\tR\rdecodeStopped\x12'\n" +
 	"\x0fusage_injection\x18. \x01(\tR\x0eusageInjection\x12,\n" +
-	"\tlist_cost\x18/ \x01(\v2\x0f.llmtap.v1.CostR\blistCostB\r\n" +
+	"\tlist_cost\x18/ \x01(\v2\x0f.llmtap.v1.CostR\blistCost\x12\x1c\n" +
+	"\ttokenizer\x180 \x01(\tR\ttokenizerB\r\n" +
 	"\v_headers_msB\n" +
 	"\n" +
 	"\b_ttft_msB\n" +
