@@ -6,7 +6,7 @@ import "math"
 // concurrency x (sumC/n), with mean TTFT and mean latency.
 type level struct {
 	n, sumC, sumTTFT, sumTTFT2, sumLat, sumWaiting, sumKV float64
-	scraped                                     float64 // requests that arrived with a scrape of their upstream in hand
+	scraped                                               float64 // requests that arrived with a scrape of their upstream in hand
 }
 
 func (l *level) add(o *level) {
