@@ -88,13 +88,18 @@ func startOTel(t *tap.Tap) *otelExport {
 // placeholders it sets ({http.reverse_proxy.upstream.host}, …port); nothing when another
 // handler answered.
 func spanUpstream(span any, r *http.Request) {
-	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if !ok {
-		return
+	otelexport.SetServer(span, upstreamOf(r, "host"), upstreamOf(r, "port"))
+}
+
+// upstreamOf is a part (host, port, hostport) of the upstream reverse_proxy sent r to, once
+// it has; empty before, or when none was reached.
+func upstreamOf(r *http.Request, part string) string {
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if repl == nil {
+		return ""
 	}
-	host, _ := repl.GetString("http.reverse_proxy.upstream.host")
-	port, _ := repl.GetString("http.reverse_proxy.upstream.port")
-	otelexport.SetServer(span, host, port)
+	v, _ := repl.GetString("http.reverse_proxy.upstream." + part)
+	return v
 }
 
 // tracerOf returns the tracer of o, nil when o is nil or traces are off.

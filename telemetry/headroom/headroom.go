@@ -25,12 +25,14 @@
 package headroom
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -329,9 +331,12 @@ type Estimate struct {
 	// yet" (TTFT has not risen with concurrency in what was seen: the SLO figures are
 	// unbounded) or "objective broken" (the fitted TTFT is above the objective at any load).
 	State string `json:"state"`
-	// Requests and Windows are what the estimate is over.
-	Requests int64 `json:"requests"`
-	Windows  int   `json:"windows"`
+	// Requests and Windows are what the estimate is over; WindowSeconds is a window's length
+	// and Confidence the central probability of the intervals.
+	Requests      int64   `json:"requests"`
+	Windows       int     `json:"windows"`
+	WindowSeconds float64 `json:"window_seconds"`
+	Confidence    float64 `json:"confidence"`
 	// KneeConcurrency, BaseTTFTMs and SlopeMsPerRequest are the fitted hockey stick: TTFT
 	// BaseTTFTMs up to KneeConcurrency, then rising SlopeMsPerRequest per request.
 	KneeConcurrency   float64 `json:"knee_concurrency"`
@@ -426,7 +431,7 @@ func fitLevels(sum []level, objective float64, minN int) figures {
 func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now time.Time) Estimate {
 	o := e.opts
 	obj := float64(s.key.objective) / float64(time.Millisecond)
-	est := Estimate{Upstream: s.key.upstream, TTFTObjectiveMs: obj, Windows: len(wins), Levels: []Level{}}
+	est := Estimate{Upstream: s.key.upstream, TTFTObjectiveMs: obj, Windows: len(wins), WindowSeconds: o.Window.Seconds(), Confidence: o.Confidence, Levels: []Level{}}
 	if s.server.ok.Load() {
 		est.KVCacheUsage = ptr(math.Float64frombits(s.server.kv.Load()))
 		est.Waiting = ptr(math.Float64frombits(s.server.waiting.Load()))
@@ -532,4 +537,26 @@ func interval(v float64, resamples []float64, lo, hi, minus float64) Interval {
 		return resamples[i]
 	}
 	return Interval{Estimate: ptr(v - minus), Low: ptr(q(lo) - minus), High: ptr(q(hi) - minus)}
+}
+
+// Table writes the estimates as text lines, one per upstream and objective, for the text form
+// of the headroom probe's report; empty without estimates.
+func Table(ests []Estimate) string {
+	var b strings.Builder
+	f := func(p *float64, format string) string {
+		if p == nil {
+			return "∞"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	for _, e := range ests {
+		fmt.Fprintf(&b, "passive headroom of %s (mean TTFT ≤ %g ms, %d requests in %d windows): %s", e.Upstream, e.TTFTObjectiveMs, e.Requests, e.Windows, e.State)
+		if e.State != "collecting" {
+			r, x := e.RemainingConcurrency, e.RemainingRequestsPerSec
+			fmt.Fprintf(&b, "; knee at concurrency %.1f; %s more in flight [%s, %s], %s req/s more [%s, %s] (%.0f%% interval)",
+				e.KneeConcurrency, f(r.Estimate, "%.1f"), f(r.Low, "%.1f"), f(r.High, "%.1f"), f(x.Estimate, "%.1f"), f(x.Low, "%.1f"), f(x.High, "%.1f"), 100*e.Confidence)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
