@@ -1,0 +1,171 @@
+package llmtap_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/shadow/mockllm"
+)
+
+// passiveEstimate is one entry of passive_headroom (the fields used here).
+type passiveEstimate struct {
+	Upstream              string   `json:"upstream"`
+	State                 string   `json:"state"`
+	Requests              int64    `json:"requests"`
+	KneeConcurrency       float64  `json:"knee_concurrency"`
+	BaseTTFTMs            float64  `json:"base_ttft_ms"`
+	SlopeMsPerRequest     float64  `json:"slope_ms_per_request"`
+	QueueOnsetConcurrency *float64 `json:"queue_onset_concurrency"`
+	KVLimitConcurrency    *float64 `json:"kv_limit_concurrency"`
+	SLOConcurrency        struct {
+		Estimate, Low, High *float64
+	} `json:"slo_concurrency"`
+	SLORequestsPerSec struct {
+		Estimate, Low, High *float64
+	} `json:"slo_requests_per_sec"`
+	Levels []struct {
+		Concurrency float64 `json:"concurrency"`
+		Requests    int64   `json:"requests"`
+		TTFTMs      float64 `json:"ttft_ms"`
+	} `json:"levels"`
+}
+
+// TestPassiveHeadroomAgainstTheProbe drives a mock with a capacity model (4 slots, 100 ms a
+// request: 30 ms to the first token, then 8 tokens 10 ms apart; a queue beyond the slots; its
+// KV cache and queue on its /metrics page, scraped) through rising live load, 1 to 8 clients
+// each sending 10 requests one after another, then runs the active headroom probe (constant
+// arrivals 8, 16, … 48 requests/s, judged on TTFT ≤ 80 ms for 90 % of requests) beside no live
+// traffic. The mock's capacity is 4 / 0.1 s = 40 requests/s and TTFT rises 25 ms per request
+// beyond 4 in flight: the passive estimate of the rate at which mean TTFT reaches 80 ms (6 in
+// flight, by Little's law 6 / 0.15 s = 40 requests/s) must lie within 25 % of the probe's
+// knee (the middle of its last passing and first failing rates), and its knee near 4.
+func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
+	cfg := shadowMock()
+	cfg.TTFT, cfg.ITL, cfg.Slots, cfg.KVCacheTokens = 30*time.Millisecond, 10*time.Millisecond, 4, 1000
+	mock, err := mockllm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := testkit.Serve(t, mock)
+	admin, addr := testkit.FreeAddr(t), testkit.FreeAddr(t)
+	p := &shadowProxy{proxy: &proxy{admin: "http://" + admin, sites: []string{"http://" + addr}}, site: addr}
+	globals := fmt.Sprintf(`	llmtap {
+		scrape http://%[1]s/metrics {
+			interval 200ms
+		}
+		guard {
+			statuses off
+		}
+		shadow probe {
+			url http://%[2]s/v1/chat/completions
+			model shadow-m
+			arrival constant
+			isl 16
+			osl 8
+			extra min_tokens:8
+			stopped
+			headroom {
+				start 8
+				step 8
+				max 48
+				step_duration 1500ms
+				slo time_to_first_token:80
+				attainment 0.9
+			}
+		}
+	}`, up, addr)
+	body := "\tllmtap {\n\t\tpassive_headroom {\n\t\t\tttft 80ms\n\t\t\twindow 1s\n\t\t\twindows 120\n\t\t}\n\t}\n\treverse_proxy " + up
+	testkit.StartCaddyfile(t, t.Name(), caddyfileFor(admin, globals, []string{addr}, []site{{body: body}}))
+
+	// Rising live load: c clients, each 10 requests in turn.
+	c := newClient(t)
+	for clients := 1; clients <= 8; clients++ {
+		var wg sync.WaitGroup
+		for k := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 10 {
+					_, _, _ = testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d-%d-%d", clients, k, i), chatBody("live-m", 8, true, true))
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	var est passiveEstimate
+	waitUntil(t, 20*time.Second, "the passive estimate of every live request", func() bool {
+		var doc struct {
+			Passive []passiveEstimate `json:"passive_headroom"`
+		}
+		if err := json.Unmarshal(p.adminGet(t, "/llmtap/shadow"), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Passive) != 1 {
+			return false
+		}
+		est = doc.Passive[0]
+		return est.Requests == 360 && est.State != "collecting"
+	})
+	for _, l := range est.Levels {
+		t.Logf("concurrency %.2f: %d requests, mean TTFT %.1f ms", l.Concurrency, l.Requests, l.TTFTMs)
+	}
+	v := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	t.Logf("passive: %s, knee %.2f, base %.1f ms, slope %.1f ms/request, queue onset %.2f, kv limit %.2f; SLO concurrency %.2f [%.2f, %.2f], SLO rate %.1f [%.1f, %.1f] req/s",
+		est.State, est.KneeConcurrency, est.BaseTTFTMs, est.SlopeMsPerRequest, v(est.QueueOnsetConcurrency), v(est.KVLimitConcurrency),
+		v(est.SLOConcurrency.Estimate), v(est.SLOConcurrency.Low), v(est.SLOConcurrency.High),
+		v(est.SLORequestsPerSec.Estimate), v(est.SLORequestsPerSec.Low), v(est.SLORequestsPerSec.High))
+	if est.Upstream != up || est.State != "ok" || est.SLORequestsPerSec.Estimate == nil {
+		t.Fatalf("passive estimate of %s: %+v", up, est)
+	}
+	// The knee is set by the 4 slots: TTFT is flat up to 4 in flight and rises beyond.
+	if est.KneeConcurrency < 3 || est.KneeConcurrency > 5.5 {
+		t.Errorf("knee at concurrency %.2f, want about 4 (the mock's slots)", est.KneeConcurrency)
+	}
+	// The mock's page shows its queue from the fifth request in flight on.
+	if q := est.QueueOnsetConcurrency; q == nil || *q < 4 || *q > 6 {
+		t.Errorf("queue onset at concurrency %v, want about 5", v(q))
+	}
+
+	// The active probe on the same server.
+	if code, msg := p.adminPost(t, "/llmtap/shadow/probe/start", ""); code != 200 {
+		t.Fatalf("starting the probe: %d %s", code, msg)
+	}
+	var h headroomReport
+	waitUntil(t, 30*time.Second, "the headroom probe to finish", func() bool {
+		if err := json.Unmarshal(p.adminGet(t, "/llmtap/shadow/probe/headroom"), &h); err != nil {
+			t.Fatal(err)
+		}
+		return h.State == "done"
+	})
+	table := string(p.adminGet(t, "/llmtap/shadow/probe/headroom?format=text"))
+	t.Logf("\n%s", table)
+	if !strings.Contains(table, "passive headroom of "+up) {
+		t.Errorf("the probe's text report does not show the passive estimate beside it")
+	}
+	failing := 0.0
+	for _, s := range h.Steps {
+		if s.Verdict == "fail" {
+			failing = s.Rate
+			break
+		}
+	}
+	if h.LastPassingRate == 0 || failing == 0 {
+		t.Fatalf("the probe found no knee: last passing %v, first failing %v (%s)", h.LastPassingRate, failing, h.Verdict)
+	}
+	knee := (h.LastPassingRate + failing) / 2
+	x := *est.SLORequestsPerSec.Estimate
+	t.Logf("probe knee %.1f req/s (passed %v, failed %v); passive SLO rate %.1f req/s, %.0f%% of it", knee, h.LastPassingRate, failing, x, 100*x/knee)
+	if x < 0.75*knee || x > 1.25*knee {
+		t.Errorf("passive SLO rate %.1f req/s, the probe's knee %.1f req/s: more than 25 %% apart", x, knee)
+	}
+}
