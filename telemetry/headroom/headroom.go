@@ -139,7 +139,9 @@ func (e *Estimator) Options() Options { return e.opts }
 func (e *Estimator) Dropped() uint64 { return e.dropped.Load() }
 
 // Observe adds one request that streamed: its upstream (host:port), the TTFT objective of
-// its handler, its concurrency at arrival (itself included), its TTFT and its latency. O(1),
+// its handler, its concurrency at arrival (itself included), its TTFT and its latency.
+// It adds into the window the last Tick opened (Run ticks at least twice a window, so an
+// observation lands at most half a window late). O(1),
 // no allocation once its upstream is tracked.
 func (e *Estimator) Observe(upstream string, objective time.Duration, concurrency int64, ttft, latency time.Duration) {
 	if concurrency < 1 || ttft < 0 || objective <= 0 {
@@ -356,8 +358,9 @@ type Estimate struct {
 	RemainingRequestsPerSec Interval `json:"remaining_requests_per_sec"`
 	// Extrapolated says the SLO concurrency lies beyond the highest concurrency seen.
 	Extrapolated bool `json:"extrapolated"`
-	// QueueOnsetConcurrency is the lowest level at which the upstream's scrapes showed a
-	// request waiting on average (at least 0.5), and KVLimitConcurrency where KV-cache usage,
+	// QueueOnsetConcurrency is the lowest level from which on the upstream's scrapes showed a
+	// request waiting on average (at least 0.5) at every level above (a scrape is up to its
+	// interval old, so a level below the knee can see the queue of a moment before), and KVLimitConcurrency where KV-cache usage,
 	// proportional to concurrency by a fit through the origin, would reach 1: independent
 	// signs of the knee from the server's own page; absent without scrapes.
 	QueueOnsetConcurrency *float64 `json:"queue_onset_concurrency,omitempty"`
@@ -472,7 +475,10 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 		if l.scraped > 0 {
 			lv.Waiting, lv.KVCacheUsage = ptr(l.sumWaiting/l.scraped), ptr(l.sumKV/l.scraped)
 			if l.n >= float64(o.MinRequests) {
-				if est.QueueOnsetConcurrency == nil && *lv.Waiting >= 0.5 {
+				switch {
+				case *lv.Waiting < 0.5:
+					est.QueueOnsetConcurrency = nil
+				case est.QueueOnsetConcurrency == nil:
 					est.QueueOnsetConcurrency = ptr(lv.Concurrency)
 				}
 				kvx += l.scraped * lv.Concurrency * *lv.KVCacheUsage

@@ -132,6 +132,28 @@ func TestServerSignalsAndBounds(t *testing.T) {
 	if est.KVLimitConcurrency == nil || est.QueueOnsetConcurrency == nil || *est.QueueOnsetConcurrency != 1 {
 		t.Errorf("kv limit %v, queue onset %v", deref(est.KVLimitConcurrency), deref(est.QueueOnsetConcurrency))
 	}
+	// The queue shows from concurrency 5 on; a stale scrape showing a queue at concurrency 1
+	// does not make it the onset.
+	clk.t = clk.t.Add(time.Minute)
+	e.Tick() // the windows before are forgotten; observations go to the window Tick opened
+	e.ObserveServer("http://10.0.0.1:8000/metrics", 0.25, 3, 4)
+	for range 5 {
+		e.Observe("10.0.0.1:8000", 100*time.Millisecond, 1, 50*time.Millisecond, 100*time.Millisecond)
+	}
+	for c := int64(2); c <= 8; c++ {
+		w := 0.0
+		if c >= 5 {
+			w = float64(c - 4)
+		}
+		e.ObserveServer("http://10.0.0.1:8000/metrics", 0.25, w, 4)
+		for range 5 {
+			e.Observe("10.0.0.1:8000", 100*time.Millisecond, c, 50*time.Millisecond, 100*time.Millisecond)
+		}
+	}
+	e.Tick()
+	if q := e.Estimates()[0].QueueOnsetConcurrency; q == nil || *q != 5 {
+		t.Errorf("queue onset %v, want 5", deref(q))
+	}
 	// A second upstream is over MaxSeries: dropped and counted.
 	e.Observe("10.0.0.2:8000", time.Second, 1, time.Millisecond, time.Millisecond)
 	if e.Dropped() != 1 {
