@@ -250,7 +250,7 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
 	if r != nil {
 		h.expose(r, tw, fin)
-		h.passive.Observe(upstreamOf(r, "hostport"), tw.conc, fin)
+		h.passive.Done(upstreamOf(r, "hostport"), tw.load, fin)
 	}
 	h.tap.Submit(fin)
 	h.streams.active.Add(-1)
@@ -263,7 +263,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	t0 := time.Now()
-	conc := h.streams.active.Add(1)
+	h.streams.active.Add(1)
 	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
 	rec := m.Record()
 	rec.RequestID = r.Header.Get("X-Request-Id")
@@ -302,7 +302,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	mq := h.offerMirror(r, rec.RequestID, rec.Class, body)
 	defer mq.Abandon()
 
-	tw := &tapWriter{ResponseWriter: w, m: m, conc: conc}
+	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0)}
 	ut := new(upstreamTrace) // timesplit.go
 	ended := false
 	defer func() {

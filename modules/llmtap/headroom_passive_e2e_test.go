@@ -29,26 +29,29 @@ type passiveEstimate struct {
 		Estimate, Low, High *float64
 	} `json:"slo_requests_per_sec"`
 	Levels []struct {
-		Concurrency float64 `json:"concurrency"`
-		Requests    int64   `json:"requests"`
-		TTFTMs      float64 `json:"ttft_ms"`
+		Concurrency float64  `json:"concurrency"`
+		Requests    int64    `json:"requests"`
+		TTFTMs      float64  `json:"ttft_ms"`
+		Waiting     *float64 `json:"waiting"`
+		KV          *float64 `json:"kv_cache_usage"`
 	} `json:"levels"`
 }
 
-// TestPassiveHeadroomAgainstTheProbe drives a mock with a capacity model (4 slots, 200 ms a
-// request: 100 ms to the first token, then 6 tokens 20 ms apart; a queue beyond the slots; its
+// TestPassiveHeadroomAgainstTheProbe drives a mock with a capacity model (4 slots, 380 ms a
+// request: 200 ms to the first token, then 10 tokens 20 ms apart; a queue beyond the slots; its
 // KV cache and queue on its /metrics page, scraped) through rising live load, 1 to 8 clients
-// each sending 6 requests one after another, then runs the active headroom probe (constant
-// arrivals 4, 8, … 28 requests/s, judged on TTFT ≤ 200 ms for 90 % of requests) beside no live
-// traffic. The mock's capacity is 4 / 0.2 s = 20 requests/s and TTFT rises 50 ms per request
-// beyond 4 in flight: the passive estimate of the rate at which mean TTFT reaches 200 ms (6 in
-// flight, by Little's law 6 / 0.3 s = 20 requests/s) must lie within 25 % of the probe's knee
-// (the middle of its last passing and first failing rates), and its knee near 4. The times are
-// long beside the proxy's own (a few ms, tens under -race on busy cores), so that the slots,
-// not the CPU, set the knee.
+// each sending 4 requests one after another, then runs the active headroom probe (constant
+// arrivals 2, 4, … 16 requests/s, judged on TTFT ≤ 450 ms for 90 % of requests) beside no live
+// traffic. The mock's capacity is 4 / 0.38 s = 10.5 requests/s and TTFT rises 95 ms per
+// request beyond 4 in flight: the passive estimate of the rate at which mean TTFT reaches
+// 450 ms (6.6 in flight, by Little's law 6.6 / 0.63 s = 10.5 requests/s) must lie within 25 %
+// of the probe's knee (the middle of its last passing and first failing rates) and within 20 %
+// of the model's 10.5 requests/s, its knee near 4. A request's concurrency is the mean of the
+// requests in flight over its lifetime: requests that arrive together in a burst all see it. The times are long beside the proxy's own (a few ms, up to a hundred under -race on
+// busy cores), so that the slots, not the CPU, set the knee.
 func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 	cfg := shadowMock()
-	cfg.TTFT, cfg.ITL, cfg.Slots, cfg.KVCacheTokens = 100*time.Millisecond, 20*time.Millisecond, 4, 1000
+	cfg.TTFT, cfg.ITL, cfg.Slots, cfg.KVCacheTokens = 200*time.Millisecond, 20*time.Millisecond, 4, 1000
 	mock, err := mockllm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -68,23 +71,23 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 			model shadow-m
 			arrival constant
 			isl 16
-			osl 6
-			extra min_tokens:6
+			osl 10
+			extra min_tokens:10
 			stopped
 			headroom {
-				start 4
-				step 4
-				max 28
-				step_duration 1500ms
-				slo time_to_first_token:200
+				start 2
+				step 2
+				max 16
+				step_duration 2s
+				slo time_to_first_token:450
 				attainment 0.9
 			}
 		}
 	}`, up, addr)
-	body := "\tllmtap {\n\t\tpassive_headroom {\n\t\t\tttft 200ms\n\t\t\twindow 1s\n\t\t\twindows 120\n\t\t}\n\t}\n\treverse_proxy " + up
+	body := "\tllmtap {\n\t\tpassive_headroom {\n\t\t\tttft 450ms\n\t\t\twindow 1s\n\t\t\twindows 120\n\t\t}\n\t}\n\treverse_proxy " + up
 	testkit.StartCaddyfile(t, t.Name(), caddyfileFor(admin, globals, []string{addr}, []site{{body: body}}))
 
-	// Rising live load: c clients, each 6 requests in turn.
+	// Rising live load: c clients, each 4 requests in turn.
 	c := newClient(t)
 	for clients := 1; clients <= 8; clients++ {
 		var wg sync.WaitGroup
@@ -92,8 +95,8 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i := range 6 {
-					_, _, _ = testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d-%d-%d", clients, k, i), chatBody("live-m", 6, true, true))
+				for i := range 4 {
+					_, _, _ = testkit.PostJSON(t.Context(), c, p.sites[0]+"/v1/chat/completions", fmt.Sprintf("live-%d-%d-%d", clients, k, i), chatBody("live-m", 10, true, true))
 				}
 			}()
 		}
@@ -111,16 +114,16 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 			return false
 		}
 		est = doc.Passive[0]
-		return est.Requests == 216 && est.State != "collecting"
+		return est.Requests == 144 && est.State != "collecting"
 	})
-	for _, l := range est.Levels {
-		t.Logf("concurrency %.2f: %d requests, mean TTFT %.1f ms", l.Concurrency, l.Requests, l.TTFTMs)
-	}
 	v := func(p *float64) float64 {
 		if p == nil {
 			return -1
 		}
 		return *p
+	}
+	for _, l := range est.Levels {
+		t.Logf("concurrency %.2f: %d requests, mean TTFT %.1f ms, waiting %.2f, kv %.3f", l.Concurrency, l.Requests, l.TTFTMs, v(l.Waiting), v(l.KV))
 	}
 	t.Logf("passive: %s, knee %.2f, base %.1f ms, slope %.1f ms/request, queue onset %.2f, kv limit %.2f; SLO concurrency %.2f [%.2f, %.2f], SLO rate %.1f [%.1f, %.1f] req/s",
 		est.State, est.KneeConcurrency, est.BaseTTFTMs, est.SlopeMsPerRequest, v(est.QueueOnsetConcurrency), v(est.KVLimitConcurrency),
@@ -169,5 +172,9 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 	t.Logf("probe knee %.1f req/s (passed %v, failed %v); passive SLO rate %.1f req/s, %.0f%% of it", knee, h.LastPassingRate, failing, x, 100*x/knee)
 	if x < 0.75*knee || x > 1.25*knee {
 		t.Errorf("passive SLO rate %.1f req/s, the probe's knee %.1f req/s: more than 25 %% apart", x, knee)
+	}
+	// And against what the mock's model says: 4 slots / 0.38 s.
+	if capacity := 4 / 0.38; x < 0.8*capacity || x > 1.2*capacity {
+		t.Errorf("passive SLO rate %.1f req/s, the mock's capacity %.1f req/s: more than 20 %% apart", x, capacity)
 	}
 }

@@ -143,15 +143,15 @@ func (e *Estimator) Dropped() uint64 { return e.dropped.Load() }
 // It adds into the window the last Tick opened (Run ticks at least twice a window, so an
 // observation lands at most half a window late). O(1),
 // no allocation once its upstream is tracked.
-func (e *Estimator) Observe(upstream string, objective time.Duration, concurrency int64, ttft, latency time.Duration) {
-	if concurrency < 1 || ttft < 0 || objective <= 0 {
+func (e *Estimator) Observe(upstream string, objective time.Duration, concurrency float64, ttft, latency time.Duration) {
+	if !(concurrency >= 1) || ttft < 0 || objective <= 0 {
 		return
 	}
 	s := e.lookup(key{upstream, objective})
 	if s == nil {
 		return
 	}
-	i := int(min(concurrency, int64(e.opts.Levels))) - 1
+	i := int(min(math.Round(concurrency), float64(e.opts.Levels))) - 1
 	var kv, waiting, scraped float64
 	if s.server.ok.Load() {
 		kv, waiting, scraped = math.Float64frombits(s.server.kv.Load()), math.Float64frombits(s.server.waiting.Load()), 1
@@ -159,7 +159,7 @@ func (e *Estimator) Observe(upstream string, objective time.Duration, concurrenc
 	s.mu.Lock()
 	l := &s.levels[s.cur][i]
 	l.n++
-	l.sumC += float64(concurrency)
+	l.sumC += concurrency
 	ms := ttft.Seconds() * 1e3
 	l.sumTTFT += ms
 	l.sumTTFT2 += ms * ms

@@ -46,7 +46,7 @@ func feed(e *Estimator, clk *clock, rng *rand.Rand, top, n int, knee, base, slop
 		for range n {
 			ttft := hockey(float64(c), knee, base, slope) * (1 + 0.1*rng.NormFloat64())
 			ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-			e.Observe("10.0.0.1:8000", 100*time.Millisecond, int64(c), ms(ttft), ms(ttft+decode))
+			e.Observe("10.0.0.1:8000", 100*time.Millisecond, float64(c), ms(ttft), ms(ttft+decode))
 			clk.t = clk.t.Add(time.Second / time.Duration(n))
 		}
 		e.Tick()
@@ -147,7 +147,7 @@ func TestServerSignalsAndBounds(t *testing.T) {
 		}
 		e.ObserveServer("http://10.0.0.1:8000/metrics", 0.25, w, 4)
 		for range 5 {
-			e.Observe("10.0.0.1:8000", 100*time.Millisecond, c, 50*time.Millisecond, 100*time.Millisecond)
+			e.Observe("10.0.0.1:8000", 100*time.Millisecond, float64(c), 50*time.Millisecond, 100*time.Millisecond)
 		}
 	}
 	e.Tick()
@@ -177,7 +177,7 @@ func BenchmarkObserve(b *testing.B) {
 		var c int64
 		for pb.Next() {
 			c++
-			e.Observe("10.0.0.1:8000", 200*time.Millisecond, 1+c%16, 30*time.Millisecond, 300*time.Millisecond)
+			e.Observe("10.0.0.1:8000", 200*time.Millisecond, float64(1+c%16), 30*time.Millisecond, 300*time.Millisecond)
 		}
 	})
 }
@@ -190,7 +190,7 @@ func BenchmarkTick(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for w := range 30 {
 		for c := 1; c <= 64; c++ {
-			e.Observe("u:1", 100*time.Millisecond, int64(c), time.Duration(hockey(float64(c), 20, 50, 5)*(1+0.1*rng.NormFloat64()))*time.Millisecond, time.Second)
+			e.Observe("u:1", 100*time.Millisecond, float64(c), time.Duration(hockey(float64(c), 20, 50, 5)*(1+0.1*rng.NormFloat64()))*time.Millisecond, time.Second)
 		}
 		clk.t = clk.t.Add(time.Second)
 		_ = w

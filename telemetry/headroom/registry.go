@@ -82,6 +82,31 @@ type Target struct {
 	e         *Estimator
 	objective time.Duration
 	once      sync.Once
+	load      load
+}
+
+// load integrates the handler's requests in flight over time (request·seconds since base), so
+// that a request's mean concurrency over its lifetime is the difference of two readings over
+// its duration.
+type load struct {
+	mu   sync.Mutex
+	base time.Time
+	n    int64
+	last time.Duration // since base
+	area float64
+}
+
+// add changes the requests in flight by d at now and returns the integral up to now.
+func (l *load) add(now time.Time, d int64) float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := now.Sub(l.base)
+	if t > l.last {
+		l.area += float64(l.n) * (t - l.last).Seconds()
+		l.last = t
+	}
+	l.n += d
+	return l.area
 }
 
 // Acquire holds the estimator of c's window setting, starting it (and its fitting goroutine)
@@ -110,7 +135,7 @@ func (g *Registry) Acquire(c *Config) (*Target, error) {
 		}()
 	}
 	en.refs++
-	return &Target{g: g, key: k, e: en.e, objective: time.Duration(c.TTFTMs * float64(time.Millisecond))}, nil
+	return &Target{g: g, key: k, e: en.e, objective: time.Duration(c.TTFTMs * float64(time.Millisecond)), load: load{base: time.Now()}}, nil
 }
 
 // Release lets go of the estimator; the last holder stops it. Idempotent; nil-safe.
@@ -134,16 +159,34 @@ func (t *Target) Release() {
 	})
 }
 
-// Observe takes one request the handler measured, when it ends: its upstream (host:port, empty
-// when none was reached), its concurrency at arrival (the handler's requests in flight, itself
-// included) and its record. Only live requests that streamed a first token without error
-// count. O(1), no allocation. Nil-safe.
-func (t *Target) Observe(upstream string, concurrency int64, rec *record.Record) {
-	if t == nil || upstream == "" || rec.Class != record.ClassLive || !rec.OK() || rec.TTFTMs == nil || rec.RequestLatencyMs == nil {
+// Enter counts a request arriving at t0 (every class) among the handler's requests in flight
+// and returns the reading Done takes back. Nil-safe.
+func (t *Target) Enter(t0 time.Time) float64 {
+	if t == nil {
+		return 0
+	}
+	return t.load.add(t0, 1)
+}
+
+// Done counts the request Enter returned entered out and observes it: its upstream (host:port,
+// empty when none was reached), its concurrency (the handler's mean requests in flight over its
+// lifetime, itself included) and its record. Only live requests that streamed a first token
+// without error are observed. O(1), no allocation. Nil-safe.
+func (t *Target) Done(upstream string, entered float64, rec *record.Record) {
+	if t == nil {
+		return
+	}
+	now := time.Now()
+	area := t.load.add(now, -1)
+	if upstream == "" || rec.Class != record.ClassLive || !rec.OK() || rec.TTFTMs == nil || rec.RequestLatencyMs == nil {
+		return
+	}
+	life := now.Sub(rec.Start).Seconds()
+	if life <= 0 {
 		return
 	}
 	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-	t.e.Observe(upstream, t.objective, concurrency, ms(*rec.TTFTMs), ms(*rec.RequestLatencyMs))
+	t.e.Observe(upstream, t.objective, max(1, (area-entered)/life), ms(*rec.TTFTMs), ms(*rec.RequestLatencyMs))
 }
 
 func (g *Registry) all() []*Estimator {
