@@ -91,8 +91,7 @@ func spanUpstream(span any, r *http.Request) {
 	otelexport.SetServer(span, upstreamOf(r, "host"), upstreamOf(r, "port"))
 }
 
-// upstreamOf is a part (host, port, hostport) of the upstream reverse_proxy sent r to, once
-// it has; empty before, or when none was reached.
+// upstreamOf is a part (host, port, hostport) of the upstream reverse_proxy sent r to, or "".
 func upstreamOf(r *http.Request, part string) string {
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if repl == nil {

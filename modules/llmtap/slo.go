@@ -13,8 +13,7 @@ import (
 // reads it (promexport.SLO) and GET /llmtap/slo reports it (api.Admin.SLOSummary).
 var sloTracker = slo.NewTracker(modelLabels.Get, nil)
 
-// passiveHeadroom holds the handlers' passive headroom estimators (passive_headroom), fed the
-// inference servers' scrapes (scrape.go), read by /metrics and GET /llmtap/shadow.
+// passiveHeadroom holds the handlers' passive_headroom estimators, fed scrapes (scrape.go).
 var passiveHeadroom headroom.Registry
 
 // validateSLO checks the handler's SLOs.
