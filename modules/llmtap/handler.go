@@ -250,7 +250,9 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
 	if r != nil {
 		h.expose(r, tw, fin)
-		h.passive.Done(upstreamOf(r, "hostport"), tw.load, fin)
+		if h.passive != nil {
+			h.passive.Done(upstreamOf(r, "http.reverse_proxy.upstream.hostport"), tw.load, fin)
+		}
 	}
 	h.tap.Submit(fin)
 	h.streams.active.Add(-1)

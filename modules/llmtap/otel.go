@@ -88,16 +88,16 @@ func startOTel(t *tap.Tap) *otelExport {
 // placeholders it sets ({http.reverse_proxy.upstream.host}, …port); nothing when another
 // handler answered.
 func spanUpstream(span any, r *http.Request) {
-	otelexport.SetServer(span, upstreamOf(r, "host"), upstreamOf(r, "port"))
+	otelexport.SetServer(span, upstreamOf(r, "http.reverse_proxy.upstream.host"), upstreamOf(r, "http.reverse_proxy.upstream.port"))
 }
 
-// upstreamOf is a part (host, port, hostport) of the upstream reverse_proxy sent r to, or "".
-func upstreamOf(r *http.Request, part string) string {
+// upstreamOf is a placeholder reverse_proxy sets about the upstream it sent r to, or "".
+func upstreamOf(r *http.Request, key string) string {
 	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 	if repl == nil {
 		return ""
 	}
-	v, _ := repl.GetString("http.reverse_proxy.upstream." + part)
+	v, _ := repl.GetString(key)
 	return v
 }
 

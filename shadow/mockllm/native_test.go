@@ -230,23 +230,7 @@ func TestSlotsQueueAndMetrics(t *testing.T) {
 	if queues[0] != 0 || queues[1] <= 0 || queues[2] < 310*time.Millisecond {
 		t.Errorf("queues %v: want none, some, and at least a whole response of 310 ms", queues)
 	}
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	vals := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(page))
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "#") {
-			continue
-		}
-		name, v, _ := strings.Cut(l, " ")
-		f, _ := strconv.ParseFloat(v, 64)
-		vals[name] = f
-	}
+	vals, page := metricsPage(t, url)
 	lbl := `{model_name="mock-model"}`
 	if vals["vllm:request_queue_time_seconds_count"+lbl] != 3 || vals["vllm:request_prefill_time_seconds_count"+lbl] != 3 {
 		t.Fatalf("counts on the page:\n%s", page)
@@ -259,8 +243,9 @@ func TestSlotsQueueAndMetrics(t *testing.T) {
 	}
 }
 
-// metricsPage reads the mock's /metrics page into a map of series to value.
-func metricsPage(t *testing.T, url string) map[string]float64 {
+// metricsPage reads the mock's /metrics page into a map of series to value, and returns the
+// page too.
+func metricsPage(t *testing.T, url string) (map[string]float64, []byte) {
 	t.Helper()
 	resp, err := http.Get(url + "/metrics")
 	if err != nil {
@@ -276,7 +261,7 @@ func metricsPage(t *testing.T, url string) map[string]float64 {
 			vals[name], _ = strconv.ParseFloat(v, 64)
 		}
 	}
-	return vals
+	return vals, page
 }
 
 // TestKVCacheCapacityModel holds one request in its slot (a 2 s TTFT) and queues a second
@@ -306,16 +291,18 @@ func TestKVCacheCapacityModel(t *testing.T) {
 		}
 	}
 	lbl := `{model_name="mock-model"}`
-	vals := metricsPage(t, url)
+	vals, _ := metricsPage(t, url)
 	if vals["vllm:num_requests_running"+lbl] != 1 || vals["vllm:num_requests_waiting"+lbl] != 1 || vals["vllm:kv_cache_usage_perc"+lbl] != 0.1 {
 		t.Errorf("running %v, waiting %v, kv usage %v; want 1, 1, 0.1", vals["vllm:num_requests_running"+lbl], vals["vllm:num_requests_waiting"+lbl], vals["vllm:kv_cache_usage_perc"+lbl])
 	}
 	wg.Wait()
-	if v, ok := metricsPage(t, url)["vllm:kv_cache_usage_perc"+lbl]; !ok || v != 0 {
+	vals, _ = metricsPage(t, url)
+	if v, ok := vals["vllm:kv_cache_usage_perc"+lbl]; !ok || v != 0 {
 		t.Errorf("kv usage %v (on the page: %v) after every request ended, want 0", v, ok)
 	}
 	_, plain := newTestServer(t, Config{})
-	if _, ok := metricsPage(t, plain)["vllm:kv_cache_usage_perc"+lbl]; ok {
+	vals, _ = metricsPage(t, plain)
+	if _, ok := vals["vllm:kv_cache_usage_perc"+lbl]; ok {
 		t.Error("a kv-cache gauge without kv-cache-tokens")
 	}
 }
