@@ -142,6 +142,20 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 		t.Errorf("queue onset at concurrency %v, want about 5", v(q))
 	}
 
+	// The same figures on /metrics: the capacity left in requests/s (the estimate less the
+	// current rate) with its interval, and the knee.
+	metrics := string(p.adminGet(t, "/metrics"))
+	for _, series := range []string{
+		`llmtap_headroom_passive_requests_per_second{bound="estimate",ttft_objective_ms="450",upstream="` + up + `"}`,
+		`llmtap_headroom_passive_requests_per_second{bound="low",ttft_objective_ms="450",upstream="` + up + `"}`,
+		`llmtap_headroom_passive_concurrency{bound="high",ttft_objective_ms="450",upstream="` + up + `"}`,
+		`llmtap_headroom_passive_knee_concurrency{ttft_objective_ms="450",upstream="` + up + `"}`,
+	} {
+		if !strings.Contains(metrics, series+" ") {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
+
 	// The active probe on the same server.
 	if code, msg := p.adminPost(t, "/llmtap/shadow/probe/start", ""); code != 200 {
 		t.Fatalf("starting the probe: %d %s", code, msg)
