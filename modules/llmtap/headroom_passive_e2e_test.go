@@ -167,6 +167,12 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 		}
 		return h.State == "done"
 	})
+	var beside struct {
+		Passive []passiveEstimate `json:"passive_headroom"`
+	}
+	if err := json.Unmarshal(p.adminGet(t, "/llmtap/shadow/probe/headroom"), &beside); err != nil || len(beside.Passive) != 1 || beside.Passive[0].Upstream != up {
+		t.Errorf("the probe's report does not carry the passive estimate beside it: %+v (%v)", beside.Passive, err)
+	}
 	table := string(p.adminGet(t, "/llmtap/shadow/probe/headroom?format=text"))
 	t.Logf("\n%s", table)
 	if !strings.Contains(table, "passive headroom of "+up) {
