@@ -313,7 +313,8 @@ type Interval struct {
 	High     *float64 `json:"high"`
 }
 
-// Level is one concurrency level of the kept windows.
+// Level is one concurrency level of the kept windows: Concurrency is the mean concurrency of
+// its requests, Requests their number, TTFTMs and LatencyMs their mean TTFT and latency.
 type Level struct {
 	Concurrency float64 `json:"concurrency"`
 	Requests    int64   `json:"requests"`
