@@ -7,6 +7,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/guard"
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -53,6 +54,10 @@ type ShadowDoc struct {
 	// HardMaxRate and HardMaxInFlight are the ceilings no config or admin call can exceed.
 	HardMaxRate     int `json:"hard_max_rate"`
 	HardMaxInFlight int `json:"hard_max_in_flight"`
+	// PassiveHeadroom is the capacity left on each upstream estimated from live traffic alone
+	// (the handlers' passive_headroom), beside the headroom probes among Shadows; empty when
+	// no handler estimates it.
+	PassiveHeadroom []headroom.Estimate `json:"passive_headroom"`
 }
 
 // MirrorDoc is the document GET /llmtap/mirror returns.

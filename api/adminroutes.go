@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
@@ -270,12 +271,17 @@ func (a Admin) ShadowLoads(w http.ResponseWriter, r *http.Request) error {
 		if st.Headroom == nil {
 			return Errorf(http.StatusNotFound, "shadow load %q is not a headroom probe", name)
 		}
+		passive := a.Shadow.State().PassiveHeadroom
 		if r.URL.Query().Get("format") == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_, err := io.WriteString(w, st.Headroom.Table())
+			_, err := io.WriteString(w, st.Headroom.Table()+headroom.Table(passive))
 			return err
 		}
-		return writeJSON(w, st.Headroom)
+		// The probe's report with the passive estimates beside it.
+		return writeJSON(w, struct {
+			*inproc.HeadroomReport
+			PassiveHeadroom []headroom.Estimate `json:"passive_headroom"`
+		}{st.Headroom, passive})
 	default:
 		return Errorf(http.StatusNotFound, "unknown action %q; want start, stop, rate or headroom", action)
 	}

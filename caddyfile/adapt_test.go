@@ -78,7 +78,7 @@ func TestAdaptErrors(t *testing.T) {
 	}{
 		{"an unknown option names the valid ones",
 			":8080 {\n\tllmtap {\n\t\tfoo 1\n\t}\n\treverse_proxy 127.0.0.1:9\n}\n",
-			`unknown llmtap option "foo"; expected api, max_event_size, max_request_body, max_response_body, tokenizer, inject_usage, record, mirror, tenant, server_timing or slo`, 3},
+			`unknown llmtap option "foo"; expected api, max_event_size, max_request_body, max_response_body, tokenizer, inject_usage, record, mirror, tenant, server_timing, slo or passive_headroom`, 3},
 		{"inject_usage takes no value",
 			":8080 {\n\tllmtap {\n\t\tinject_usage on\n\t}\n}\n",
 			`inject_usage takes no value, got "on"`, 3},

@@ -62,6 +62,13 @@ var errorCases = []errorCase{
 	{inDirective("\t\tslo {\n\t\t\ttarget 90%\n\t\t}"), `slo "default": sets no threshold; give at least one of ttft, itl or latency`, 5},
 	{inDirective("\t\tslo {\n\t\t\tmodels [x\n\t\t\tttft 1s\n\t\t}"), `slo "[x": model selector "[x" is not a name or a valid pattern`, 6},
 	{inDirective("\t\tslo {\n\t\t\tttft 1s\n\t\t}\n\t\tslo {\n\t\t\tlatency 1s\n\t\t}"), `slo "default": the name is given twice; give each SLO its own name`, 8},
+	// passive_headroom { … }
+	{inDirective("\t\tpassive_headroom on"), `passive_headroom takes no arguments on its line (got "on"); put options in a block`, 3},
+	{inDirective("\t\tpassive_headroom {\n\t\t\tttft soon\n\t\t}"), `passive_headroom ttft: "soon" is not a positive duration`, 4},
+	{inDirective("\t\tpassive_headroom {\n\t\t\twindow 0s\n\t\t\tttft 1s\n\t\t}"), `passive_headroom window: "0s" is not a positive duration`, 4},
+	{inDirective("\t\tpassive_headroom {\n\t\t\twindow 2h\n\t\t\tttft 1s\n\t\t}"), `passive_headroom window_seconds 7200: want at most an hour`, 6},
+	{inDirective("\t\tpassive_headroom {\n\t\t\twindows 0\n\t\t}"), `passive_headroom windows: "0" is not a number of windows from 1 to 1000`, 4},
+	{inDirective("\t\tpassive_headroom {\n\t\t\twindow 5s\n\t\t}"), `passive_headroom ttft_ms 0: want a positive number of milliseconds`, 5},
 	// record { … }
 	{inDirective("\t\trecord {\n\t\t\tdir\n\t\t}"), `record dir needs a folder`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tfiles\n\t\t}"), `record files needs at least one value`, 4},
@@ -190,6 +197,7 @@ var optionBlocks = map[string]string{
 	"record":           inDirective("\t\trecord /tmp/r {\n\t\t\tzzz\n\t\t}"),
 	"mirror":           inDirective("\t\tmirror http://a:1 {\n\t\t\tzzz\n\t\t}"),
 	"slo":              inDirective("\t\tslo {\n\t\t\tzzz\n\t\t}"),
+	"passive_headroom": inDirective("\t\tpassive_headroom {\n\t\t\tzzz\n\t\t}"),
 	"verdict":          inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tzzz\n\t\t\t}\n\t\t}"),
 	"llmtap global":    inGlobal("\t\tzzz"),
 	"gpu":              inGlobal("\t\tgpu {\n\t\t\tzzz\n\t\t}"),

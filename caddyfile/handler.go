@@ -45,6 +45,7 @@ func toInt(n int64, err error) (int, error) { return int(n), err }
 //	    tenant            header <name> | placeholder <{placeholder}> | api_key
 //	    server_timing
 //	    slo               [<name>] { … }   # see parseSLO; repeatable
+//	    passive_headroom  { … }            # see parsePassiveHeadroom
 //	}
 //
 // tokenizer names a Hugging Face tokenizer file, read here already so that a file that is
@@ -57,7 +58,7 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 	if err := head(d).end(); err != nil {
 		return err
 	}
-	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, tokenizer, inject_usage, record, mirror, tenant, server_timing or slo", func(o *option) (err error) {
+	return options(d, "llmtap", true, "api, max_event_size, max_request_body, max_response_body, tokenizer, inject_usage, record, mirror, tenant, server_timing, slo or passive_headroom", func(o *option) (err error) {
 		switch o.word {
 		case "api":
 			h.API, err = one(o, oneOf(decode.APIs()...))
@@ -81,6 +82,8 @@ func unmarshalHandler(d *caddyfile.Dispenser, h *llmtap.Handler) error {
 			h.ServerTiming, err = o.flag()
 		case "slo":
 			err = parseSLO(d, h) // slo.go
+		case "passive_headroom":
+			h.PassiveHeadroom, err = parsePassiveHeadroom(d) // headroom.go
 		default:
 			err = errUnknown
 		}

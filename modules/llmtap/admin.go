@@ -92,7 +92,7 @@ func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminH
 func shadowStatus() api.ShadowDoc {
 	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
 		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
-		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
+		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight, PassiveHeadroom: passiveHeadroom.Estimates()}
 	for _, r := range shadowRunners() {
 		doc.Shadows = append(doc.Shadows, r.Status())
 	}

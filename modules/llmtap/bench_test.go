@@ -2,14 +2,17 @@ package llmtap
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
@@ -134,10 +137,21 @@ func BenchmarkServeHTTPStream(b *testing.B) {
 		name     string
 		measured bool
 		api      string
-	}{{"passthrough", false, ""}, {"llmtap", true, ""}, {"llmtap-timing-only", true, "unknown"}} {
+		passive  bool
+	}{{"passthrough", false, "", false}, {"llmtap", true, "", false}, {"llmtap-timing-only", true, "unknown", false}, {"llmtap-passive-headroom", true, "", true}} {
 		b.Run(c.name, func(b *testing.B) {
 			rig := newBenchRig(b, 128)
 			rig.h.meters = meter.NewPool(meter.Options{API: c.api})
+			if c.passive { // observed as a live request reverse_proxy sent to 127.0.0.1:8000
+				var err error
+				if rig.h.passive, err = passiveHeadroom.Acquire(&headroom.Config{TTFTMs: 200}); err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(rig.h.passive.Release)
+				repl := caddy.NewReplacer()
+				repl.Set("http.reverse_proxy.upstream.hostport", "127.0.0.1:8000")
+				rig.req = rig.req.WithContext(context.WithValue(rig.req.Context(), caddy.ReplacerCtxKey, repl))
+			}
 			events := len(rig.next.events)
 			rig.serve(b, c.measured) // warm the pools
 			b.ReportAllocs()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/decode"
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -114,6 +115,11 @@ type Handler struct {
 	// windows); see slo.Objective and docs/slo.md. Default: no SLOs.
 	SLO []slo.Objective `json:"slo,omitempty"`
 
+	// PassiveHeadroom estimates, from the live requests alone, the capacity left on each
+	// upstream before their mean TTFT reaches an objective; see headroom.Config and
+	// docs/headroom.md. Default: off.
+	PassiveHeadroom *headroom.Config `json:"passive_headroom,omitempty"`
+
 	engine    *engine
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
@@ -121,8 +127,9 @@ type Handler struct {
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
-	tenant    *tenantSource // nil without a tenant option (tenant.go)
-	slo       *slo.Set      // nil without SLOs (slo.go)
+	tenant    *tenantSource    // nil without a tenant option (tenant.go)
+	slo       *slo.Set         // nil without SLOs (slo.go)
+	passive   *headroom.Target // nil without passive_headroom
 
 	streams *streams
 }
@@ -180,6 +187,9 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionSLO(); err != nil { // slo.go
 		return err
 	}
+	if h.passive, err = passiveHeadroom.Acquire(h.PassiveHeadroom); err != nil {
+		return err
+	}
 	return h.provisionRecording()
 }
 
@@ -198,7 +208,7 @@ func (h *Handler) Validate() error {
 	if h.MaxResponseBody < 0 {
 		errs = append(errs, fmt.Errorf("max_response_body must not be negative, got %d", h.MaxResponseBody))
 	}
-	errs = append(errs, h.validateSLO()) // slo.go
+	errs = append(errs, h.validateSLO(), h.PassiveHeadroom.Validate()) // slo.go
 	return errors.Join(errs...)
 }
 
@@ -233,6 +243,7 @@ func (h *Handler) drainWithin(timeout time.Duration) {
 	}
 	h.tap.Flush()
 	h.releaseRecording()
+	h.passive.Release()
 	releaseEngine()
 }
 
@@ -252,6 +263,9 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
 	if r != nil {
 		h.expose(r, tw, fin)
+		if h.passive != nil {
+			h.passive.Done(upstreamOf(r, "http.reverse_proxy.upstream.hostport"), tw.load, fin)
+		}
 	}
 	h.tap.Submit(fin)
 	h.streams.active.Add(-1)
@@ -303,7 +317,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	mq := h.offerMirror(r, rec.RequestID, rec.Class, body)
 	defer mq.Abandon()
 
-	tw := &tapWriter{ResponseWriter: w, m: m}
+	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0)}
 	ut := new(upstreamTrace) // timesplit.go
 	ended := false
 	defer func() {

@@ -51,6 +51,7 @@ var (
 			return out
 		}),
 		promexport.SLO{Tracker: sloTracker}, // slo.go
+		promexport.PassiveHeadroom(passiveHeadroom.Estimates),
 		recorderCollector{}, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
 	}
 )

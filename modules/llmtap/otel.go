@@ -88,13 +88,17 @@ func startOTel(t *tap.Tap) *otelExport {
 // placeholders it sets ({http.reverse_proxy.upstream.host}, …port); nothing when another
 // handler answered.
 func spanUpstream(span any, r *http.Request) {
-	repl, ok := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
-	if !ok {
-		return
+	otelexport.SetServer(span, upstreamOf(r, "http.reverse_proxy.upstream.host"), upstreamOf(r, "http.reverse_proxy.upstream.port"))
+}
+
+// upstreamOf is a placeholder reverse_proxy sets about the upstream it sent r to, or "".
+func upstreamOf(r *http.Request, key string) string {
+	repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
+	if repl == nil {
+		return ""
 	}
-	host, _ := repl.GetString("http.reverse_proxy.upstream.host")
-	port, _ := repl.GetString("http.reverse_proxy.upstream.port")
-	otelexport.SetServer(span, host, port)
+	v, _ := repl.GetString(key)
+	return v
 }
 
 // tracerOf returns the tracer of o, nil when o is nil or traces are off.

@@ -94,7 +94,10 @@ func (a *App) stopScrapes() { release(keyScrape, &a.scrape) }
 func newScrapeRunner(l *liveLogger) *scrapeRunner {
 	r := &scrapeRunner{liveLogger: l}
 	r.pages = scrape.Pages{
-		OnServer: proc.hub.OnServer,
+		OnServer: func(url string, sm *scrape.ServerMetrics) {
+			proc.hub.OnServer(url, sm)
+			passiveHeadroom.ObserveServer(url, sm)
+		},
 		// A dcgm page stands in for NVML: its samples are used only while NVML sampling is not
 		// running, so no GPU is counted twice.
 		OnGPU: func(s []gpu.Sample) {

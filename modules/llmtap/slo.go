@@ -3,6 +3,7 @@ package llmtap
 import (
 	"fmt"
 
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/slo"
 )
 
@@ -11,6 +12,9 @@ import (
 // folding rule of /metrics (metrics.go). The engine's pipeline feeds it (engine.go), /metrics
 // reads it (promexport.SLO) and GET /llmtap/slo reports it (api.Admin.SLOSummary).
 var sloTracker = slo.NewTracker(modelLabels.Get, nil)
+
+// passiveHeadroom holds the handlers' passive_headroom estimators, fed scrapes (scrape.go).
+var passiveHeadroom headroom.Registry
 
 // validateSLO checks the handler's SLOs.
 func (h *Handler) validateSLO() error {

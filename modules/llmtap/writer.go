@@ -20,6 +20,7 @@ type tapWriter struct {
 	wroteHeader bool
 	// clientGone is set when a write to the client failed: the client went away.
 	clientGone bool
+	load       float64 // the handler's load (headroom.Target.Enter) when the request arrived
 	// upgraded counts the bytes of a connection taken over after a 101 Switching Protocols
 	// (a WebSocket); nil unless the connection was hijacked.
 	upgraded *countedConn

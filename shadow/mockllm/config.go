@@ -213,6 +213,15 @@ type Config struct {
 	// queues. Must not be negative.
 	Slots int
 
+	// KVCacheTokens is the KV cache of the mock's capacity model, in tokens: a request holds
+	// its prompt tokens from the moment it gets a slot, and each generated token from the
+	// moment it is written, until it ends; GET /metrics then reports the tokens held over
+	// KVCacheTokens as vllm:kv_cache_usage_perc (a fraction, as vLLM reports it), beside the
+	// running (slots in use) and waiting (queued) requests. It reports usage only: a full cache
+	// delays nothing, the slots alone queue requests. Zero means no KV-cache gauge on the
+	// page. Must not be negative.
+	KVCacheTokens int
+
 	// Timings makes the OpenAI routes report the mock's own split of each
 	// response the way llama.cpp's server does: a "timings" object
 	// (prompt_n, prompt_ms, predicted_n, predicted_ms, …) on the last chunk
@@ -319,6 +328,9 @@ func (c Config) Validate() error {
 	}
 	if c.Slots < 0 {
 		bad("slots %d: must not be negative", c.Slots)
+	}
+	if c.KVCacheTokens < 0 {
+		bad("kv-cache-tokens %d: must not be negative", c.KVCacheTokens)
 	}
 	if !(c.TimingsScale >= 0) || math.IsInf(c.TimingsScale, 0) {
 		bad("timings-scale %v: must be a finite number, not negative", c.TimingsScale)

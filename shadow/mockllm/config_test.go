@@ -67,7 +67,7 @@ func TestRegisterFlags(t *testing.T) {
 		"--max-output-tokens", "99", "--eos-probability", "0.1", "--tokens-per-chunk", "2", "--reasoning", "3",
 		"--role-chunk=false", "--usage", "never", "--prompt-counter", "approx", "--error-rate", "0.2",
 		"--stream-error-rate", "0.3", "--seed", "42", "--log-events", "--log-limit", "5", "--event-log", "/tmp/x",
-		"--lean-http", "--tail-fraction", "0.05", "--tail-factor", "4", "--slots", "4", "--timings", "--timings-scale", "2.5",
+		"--lean-http", "--tail-fraction", "0.05", "--tail-factor", "4", "--slots", "4", "--kv-cache-tokens", "800", "--timings", "--timings-scale", "2.5",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,13 +75,13 @@ func TestRegisterFlags(t *testing.T) {
 	want := Config{Model: "m", TTFT: time.Millisecond, ITL: 2 * time.Millisecond, JitterCV: 0.3, RequestJitterCV: 0.7, OutputTokens: 9,
 		MaxOutputTokens: 99, EOSProbability: 0.1, TokensPerChunk: 2, Reasoning: 3, Usage: UsageNever,
 		PromptCounter: PromptApprox, ErrorRate: 0.2, StreamErrorRate: 0.3, Seed: 42, LogEvents: true, LogLimit: 5,
-		EventLogPath: "/tmp/x", LeanHTTP: true, TailFraction: 0.05, TailFactor: 4, Slots: 4, Timings: true, TimingsScale: 2.5}
+		EventLogPath: "/tmp/x", LeanHTTP: true, TailFraction: 0.05, TailFactor: 4, Slots: 4, KVCacheTokens: 800, Timings: true, TimingsScale: 2.5}
 	if *cfg != want {
 		t.Errorf("parsed %+v\nwant   %+v", *cfg, want)
 	}
 	n := 0
 	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n != 25 {
+	if n != 26 {
 		t.Errorf("%d flags; update this test when adding one", n)
 	}
 }

@@ -36,6 +36,7 @@ func RegisterFlags(fs *flag.FlagSet) *Config {
 	fs.IntVar(&c.LogLimit, "log-limit", c.LogLimit, "how many traces and arrivals to keep in memory")
 	fs.StringVar(&c.EventLogPath, "event-log", c.EventLogPath, "append one JSON line of ground truth per response to this file")
 	fs.IntVar(&c.Slots, "slots", c.Slots, "requests generated at once; more wait for a slot and report the wait as queue time (0 = unlimited)")
+	fs.IntVar(&c.KVCacheTokens, "kv-cache-tokens", c.KVCacheTokens, "KV cache in tokens: /metrics reports the prompt and generated tokens of running requests over it as vllm:kv_cache_usage_perc (0 = no such gauge)")
 	fs.BoolVar(&c.Timings, "timings", c.Timings, "report llama.cpp's timings object on OpenAI streams and bodies")
 	fs.Float64Var(&c.TimingsScale, "timings-scale", c.TimingsScale, "factor on every duration the mock reports about its own work (1 = the truth)")
 	fs.BoolVar(&c.LeanHTTP, "lean-http", c.LeanHTTP, "serve HTTP/1.1 with a lean server (less CPU per small request; for benchmarks on few cores)")

@@ -48,8 +48,9 @@ type responder struct {
 	ep        endpoint // the route being answered, for the error body's shape
 	tracing   bool
 	trace     Trace
-	committed bool // the trace is stored; nothing more is recorded
-	gone      bool // the client left or a write failed
+	committed bool  // the trace is stored; nothing more is recorded
+	gone      bool  // the client left or a write failed
+	kv        int64 // KV-cache tokens this request holds (Config.KVCacheTokens)
 
 	// Counters added to the server's once, at the end.
 	tokens, reasoning, events int64
@@ -171,6 +172,7 @@ func (r *responder) serve(hr *http.Request, ep endpoint, id string) {
 		return
 	}
 	defer r.release()
+	r.holdKV(prompt)
 	r.sched.reset(cfg, r.rng)
 	switch {
 	case ep == ollamaChatEndpoint || ep == ollamaGenerateEndpoint:

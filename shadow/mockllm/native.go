@@ -232,6 +232,7 @@ func (r *responder) tgiStream(model string, prompt int, details bool) {
 			return
 		}
 		r.stamp(i == cp.tokens-1)
+		r.holdKV(1)
 		start := len(r.text)
 		r.text = appendWords(r.text, 1, r.rng)
 		b := append(r.buf[:0], `data:{"index":`...)

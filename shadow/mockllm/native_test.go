@@ -230,23 +230,7 @@ func TestSlotsQueueAndMetrics(t *testing.T) {
 	if queues[0] != 0 || queues[1] <= 0 || queues[2] < 310*time.Millisecond {
 		t.Errorf("queues %v: want none, some, and at least a whole response of 310 ms", queues)
 	}
-	resp, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	vals := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(page))
-	for sc.Scan() {
-		l := sc.Text()
-		if strings.HasPrefix(l, "#") {
-			continue
-		}
-		name, v, _ := strings.Cut(l, " ")
-		f, _ := strconv.ParseFloat(v, 64)
-		vals[name] = f
-	}
+	vals, page := metricsPage(t, url)
 	lbl := `{model_name="mock-model"}`
 	if vals["vllm:request_queue_time_seconds_count"+lbl] != 3 || vals["vllm:request_prefill_time_seconds_count"+lbl] != 3 {
 		t.Fatalf("counts on the page:\n%s", page)
@@ -256,5 +240,69 @@ func TestSlotsQueueAndMetrics(t *testing.T) {
 	}
 	if vals[`vllm:request_decode_time_seconds_bucket{le="+Inf",model_name="mock-model"}`] != 3 {
 		t.Errorf("+Inf bucket of decode:\n%s", page)
+	}
+}
+
+// metricsPage reads the mock's /metrics page into a map of series to value, and returns the
+// page too.
+func metricsPage(t *testing.T, url string) (map[string]float64, []byte) {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	vals := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(page))
+	for sc.Scan() {
+		if l := sc.Text(); !strings.HasPrefix(l, "#") {
+			name, v, _ := strings.Cut(l, " ")
+			vals[name], _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	return vals, page
+}
+
+// TestKVCacheCapacityModel holds one request in its slot (a 2 s TTFT) and queues a second
+// behind it, then reads /metrics: one running, one waiting, and the KV cache holding the first
+// request's 100 prompt tokens of 1,000 (the queued request holds nothing). Once both have
+// ended, nothing is held: prompt and generated tokens were released.
+func TestKVCacheCapacityModel(t *testing.T) {
+	s, url := newTestServer(t, Config{TTFT: 2 * time.Second, ITL: time.Millisecond, Slots: 1, KVCacheTokens: 1000, PromptCounter: PromptApprox})
+	body := `{"model":"m","stream":true,"max_tokens":5,"messages":[{"role":"user","content":"` + strings.Repeat("x", 400) + `"}]}`
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+		for deadline := time.Now().Add(10 * time.Second); s.Stats().Requests != int64(i+1) || len(s.slots) != 1 || s.waiting.Load() != int64(i); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("request %d did not arrive and queue", i)
+			}
+		}
+	}
+	lbl := `{model_name="mock-model"}`
+	vals, _ := metricsPage(t, url)
+	if vals["vllm:num_requests_running"+lbl] != 1 || vals["vllm:num_requests_waiting"+lbl] != 1 || vals["vllm:kv_cache_usage_perc"+lbl] != 0.1 {
+		t.Errorf("running %v, waiting %v, kv usage %v; want 1, 1, 0.1", vals["vllm:num_requests_running"+lbl], vals["vllm:num_requests_waiting"+lbl], vals["vllm:kv_cache_usage_perc"+lbl])
+	}
+	wg.Wait()
+	vals, _ = metricsPage(t, url)
+	if v, ok := vals["vllm:kv_cache_usage_perc"+lbl]; !ok || v != 0 {
+		t.Errorf("kv usage %v (on the page: %v) after every request ended, want 0", v, ok)
+	}
+	_, plain := newTestServer(t, Config{})
+	vals, _ = metricsPage(t, plain)
+	if _, ok := vals["vllm:kv_cache_usage_perc"+lbl]; ok {
+		t.Error("a kv-cache gauge without kv-cache-tokens")
 	}
 }

@@ -59,6 +59,7 @@ type Server struct {
 
 	slots   chan struct{} // Config.Slots tokens; nil when unlimited
 	waiting atomic.Int64  // requests waiting for a slot
+	kvHeld  atomic.Int64  // KV-cache tokens held by running requests (Config.KVCacheTokens)
 	metrics splitMetrics  // the /metrics histograms
 }
 

@@ -76,6 +76,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 				b = append(b, `"delta":{"content":"`...)
 			}
 			b = appendWords(b, n, r.rng)
+			r.holdKV(n)
 			if ep == chatEndpoint {
 				b = append(b, '"', '}', ',')
 			} else {

@@ -47,10 +47,22 @@ func (r *responder) acquire() bool {
 	}
 }
 
-// release frees the slot acquire took.
+// release frees the slot acquire took and the KV cache the request held.
 func (r *responder) release() {
+	if r.kv != 0 {
+		r.s.kvHeld.Add(-r.kv)
+		r.kv = 0
+	}
 	if r.s.slots != nil {
 		<-r.s.slots
+	}
+}
+
+// holdKV adds n tokens to what the request holds of the KV cache (Config.KVCacheTokens).
+func (r *responder) holdKV(n int) {
+	if r.s.cfg.KVCacheTokens > 0 && n > 0 {
+		r.kv += int64(n)
+		r.s.kvHeld.Add(int64(n))
 	}
 }
 
@@ -81,6 +93,7 @@ func (r *responder) step(i int, cp *choicePlan) (at time.Time, n int, ok bool) {
 		return at, n, false
 	}
 	r.stamp(i == cp.tokens-1)
+	r.holdKV(n)
 	return at, n, true
 }
 
@@ -100,6 +113,7 @@ func (r *responder) waitLast() time.Time {
 		return time.Time{}
 	}
 	r.firstAt, r.lastAt = r.started.Add(first), time.Now()
+	r.holdKV(r.plan.maxTokens)
 	return at
 }
 
@@ -214,7 +228,8 @@ func (m *splitMetrics) observe(sp split) {
 // serveMetrics answers GET /metrics with a page in vLLM's names and label (model_name, the
 // configured model): vllm:request_queue_time_seconds, vllm:request_prefill_time_seconds and
 // vllm:request_decode_time_seconds (one observation per completed response, Config.TimingsScale
-// applied, as every reported figure), vllm:num_requests_running and vllm:num_requests_waiting.
+// applied, as every reported figure), vllm:num_requests_running and vllm:num_requests_waiting,
+// and vllm:kv_cache_usage_perc with Config.KVCacheTokens.
 func (s *Server) serveMetrics(w http.ResponseWriter) {
 	lbl := `model_name=` + string(appendJSONString(nil, s.cfg.Model))
 	b := make([]byte, 0, 4096)
@@ -226,6 +241,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter) {
 	waiting := s.waiting.Load()
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", s.inFlight.Load()-waiting)
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", waiting)
+	if c := s.cfg.KVCacheTokens; c > 0 {
+		b = append(b, "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{"+lbl+"} "...)
+		b = strconv.AppendFloat(b, float64(s.kvHeld.Load())/float64(c), 'g', -1, 64)
+		b = append(b, '\n')
+	}
 	s.metrics.mu.Lock()
 	for _, x := range []struct {
 		name, help string

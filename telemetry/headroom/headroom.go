@@ -1,0 +1,569 @@
+// Package headroom estimates, from live traffic alone, how much more load an upstream takes
+// before its time to first token (TTFT) breaks an objective: the passive counterpart of the
+// active headroom probe (shadow/inproc), which finds the same figure by adding load.
+//
+// Each live request that streamed is observed once, when it ends, with the number of requests
+// its handler was measuring when it arrived (itself included: its concurrency), its TTFT and
+// its latency, and the last scrape of its upstream's metrics page (KV-cache usage, waiting
+// requests) when there is one. An observation adds into a fixed array of concurrency levels of
+// the current time window: O(1), no allocation. A ticker goroutine (Run) rotates the windows
+// and fits, per upstream and objective, a hockey stick to mean TTFT against concurrency — flat
+// up to a knee, then rising linearly — by weighted least squares. That is the shape of a
+// closed queueing system's asymptotic bounds (response time flat while a server has idle
+// capacity, then growing by one service time per slot for each request beyond it: Lazowska et
+// al., Quantitative System Performance, ch. 5), which an inference server with a fixed number
+// of batch slots follows. From the fit:
+//
+//   - the SLO concurrency: where the fitted TTFT reaches the objective;
+//   - the SLO rate: by Little's law, that concurrency over the latency fitted at it;
+//   - the remaining capacity: both less the current figures (the last window's mean
+//     concurrency and arrival rate);
+//   - their uncertainty: a bootstrap over the time windows (windows drawn with replacement,
+//     their levels summed, refitted), reported as a central interval.
+//
+// See docs/headroom.md for the method's limits.
+package headroom
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options bound an Estimator. The zero value means the defaults.
+type Options struct {
+	// Window is the length of one time window, the bootstrap's unit (default 10s).
+	Window time.Duration
+	// Windows is how many windows are kept: the estimate is over the last Windows × Window
+	// (default 30, five minutes with the default window).
+	Windows int
+	// Levels is how many concurrency levels are kept: 1 to Levels, the last holding every
+	// higher concurrency (default 64).
+	Levels int
+	// Resamples is the number of bootstrap resamples per fit (default 200).
+	Resamples int
+	// Confidence is the central probability of the reported interval (default 0.9).
+	Confidence float64
+	// MinRequests is the fewest requests a level needs, over the kept windows, to enter the
+	// fit (default 3).
+	MinRequests int
+	// MaxSeries bounds the upstream and objective pairs tracked; observations of others are
+	// counted as dropped (default 32).
+	MaxSeries int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = 10 * time.Second
+	}
+	if o.Windows <= 0 {
+		o.Windows = 30
+	}
+	if o.Levels <= 0 {
+		o.Levels = 64
+	}
+	if o.Resamples <= 0 {
+		o.Resamples = 200
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		o.Confidence = 0.9
+	}
+	if o.MinRequests <= 0 {
+		o.MinRequests = 3
+	}
+	if o.MaxSeries <= 0 {
+		o.MaxSeries = 32
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+type key struct {
+	upstream  string
+	objective time.Duration
+}
+
+// server is the last scrape of an upstream's metrics page, as float64 bits; ok is 0 until the
+// first scrape.
+type server struct {
+	kv, waiting, running atomic.Uint64
+	ok                   atomic.Bool
+}
+
+type series struct {
+	key    key
+	server *server
+	mu     sync.Mutex
+	levels [][]level   // [window][level]
+	starts []time.Time // window start, zero when empty
+	cur    int
+}
+
+// Estimator keeps the observations and the latest estimates. Observe and ObserveServer are
+// safe for concurrent use with each other, with Tick and with Estimates.
+type Estimator struct {
+	opts    Options
+	mu      sync.RWMutex
+	series  map[key]*series
+	servers map[string]*server
+	dropped atomic.Uint64
+	latest  atomic.Pointer[[]Estimate]
+	fitMu   sync.Mutex // one Tick at a time
+	rng     *rand.Rand // under fitMu
+}
+
+// New returns an Estimator; call Run (or Tick) to publish estimates.
+func New(opts Options) *Estimator {
+	e := &Estimator{opts: opts.withDefaults(), series: map[key]*series{}, servers: map[string]*server{}, rng: rand.New(rand.NewPCG(1, 2))}
+	empty := []Estimate{}
+	e.latest.Store(&empty)
+	return e
+}
+
+// Options returns the options in effect.
+func (e *Estimator) Options() Options { return e.opts }
+
+// Dropped is the observations not kept because MaxSeries upstreams were tracked already.
+func (e *Estimator) Dropped() uint64 { return e.dropped.Load() }
+
+// Observe adds one request that streamed: its upstream (host:port), the TTFT objective of
+// its handler, its concurrency at arrival (itself included), its TTFT and its latency.
+// It adds into the window the last Tick opened (Run ticks at least twice a window, so an
+// observation lands at most half a window late). O(1),
+// no allocation once its upstream is tracked.
+func (e *Estimator) Observe(upstream string, objective time.Duration, concurrency float64, ttft, latency time.Duration) {
+	if !(concurrency >= 1) || ttft < 0 || objective <= 0 {
+		return
+	}
+	s := e.lookup(key{upstream, objective})
+	if s == nil {
+		return
+	}
+	i := int(min(math.Round(concurrency), float64(e.opts.Levels))) - 1
+	var kv, waiting, scraped float64
+	if s.server.ok.Load() {
+		kv, waiting, scraped = math.Float64frombits(s.server.kv.Load()), math.Float64frombits(s.server.waiting.Load()), 1
+	}
+	s.mu.Lock()
+	l := &s.levels[s.cur][i]
+	l.n++
+	l.sumC += concurrency
+	ms := ttft.Seconds() * 1e3
+	l.sumTTFT += ms
+	l.sumTTFT2 += ms * ms
+	l.sumLat += latency.Seconds() * 1e3
+	l.sumKV += kv
+	l.sumWaiting += waiting
+	l.scraped += scraped
+	s.mu.Unlock()
+}
+
+func (e *Estimator) lookup(k key) *series {
+	e.mu.RLock()
+	s := e.series[k]
+	e.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s = e.series[k]; s != nil {
+		return s
+	}
+	if len(e.series) >= e.opts.MaxSeries {
+		e.dropped.Add(1)
+		return nil
+	}
+	s = &series{key: k, server: e.serverLocked(k.upstream), levels: make([][]level, e.opts.Windows), starts: make([]time.Time, e.opts.Windows)}
+	for w := range s.levels {
+		s.levels[w] = make([]level, e.opts.Levels)
+	}
+	s.starts[0] = e.opts.Now()
+	e.series[k] = s
+	return s
+}
+
+// serverLocked returns the scrape state of hostport, under e.mu.
+func (e *Estimator) serverLocked(hostport string) *server {
+	sv := e.servers[hostport]
+	if sv == nil {
+		sv = new(server)
+		if len(e.servers) < 2*e.opts.MaxSeries {
+			e.servers[hostport] = sv
+		}
+	}
+	return sv
+}
+
+// ObserveServer takes one scrape of an inference server's metrics page at pageURL: its
+// KV-cache usage (0–1), waiting and running requests. It is matched to the upstream whose
+// host:port is the page's.
+func (e *Estimator) ObserveServer(pageURL string, kv, waiting, running float64) {
+	u, err := url.Parse(pageURL)
+	if err != nil || u.Host == "" {
+		return
+	}
+	hp := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		hp = net.JoinHostPort(u.Hostname(), port)
+	}
+	e.mu.Lock()
+	sv := e.serverLocked(hp)
+	e.mu.Unlock()
+	sv.kv.Store(math.Float64bits(kv))
+	sv.waiting.Store(math.Float64bits(waiting))
+	sv.running.Store(math.Float64bits(running))
+	sv.ok.Store(true)
+}
+
+// Run calls Tick every interval until stop is closed.
+func (e *Estimator) Run(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			e.Tick()
+		}
+	}
+}
+
+// Tick rotates the windows that have ended and refits every series; Estimates then returns
+// the new figures. It runs off the request path.
+func (e *Estimator) Tick() {
+	e.fitMu.Lock()
+	defer e.fitMu.Unlock()
+	now := e.opts.Now()
+	e.mu.RLock()
+	all := make([]*series, 0, len(e.series))
+	for _, s := range e.series {
+		all = append(all, s)
+	}
+	e.mu.RUnlock()
+	out := make([]Estimate, 0, len(all))
+	for _, s := range all {
+		wins, starts := s.snapshot(now, e.opts)
+		out = append(out, e.estimate(s, wins, starts, now))
+	}
+	slices.SortFunc(out, func(a, b Estimate) int {
+		if a.Upstream != b.Upstream {
+			if a.Upstream < b.Upstream {
+				return -1
+			}
+			return 1
+		}
+		return int(a.TTFTObjectiveMs - b.TTFTObjectiveMs)
+	})
+	e.latest.Store(&out)
+}
+
+// Estimates returns the figures of the last Tick, by upstream and objective.
+func (e *Estimator) Estimates() []Estimate { return *e.latest.Load() }
+
+// snapshot rotates the windows up to now and copies the kept ones (oldest first) with their
+// start times.
+func (s *series) snapshot(now time.Time, o Options) ([][]level, []time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := 0; now.Sub(s.starts[s.cur]) >= o.Window; n++ {
+		next := s.starts[s.cur].Add(o.Window)
+		if n >= o.Windows { // idle for longer than the whole ring: start afresh
+			next = now
+		}
+		s.cur = (s.cur + 1) % o.Windows
+		clear(s.levels[s.cur])
+		s.starts[s.cur] = next
+	}
+	var wins [][]level
+	var starts []time.Time
+	for i := 1; i <= o.Windows; i++ {
+		w := (s.cur + i) % o.Windows
+		if s.starts[w].IsZero() || now.Sub(s.starts[w]) >= time.Duration(o.Windows)*o.Window {
+			continue
+		}
+		wins = append(wins, slices.Clone(s.levels[w]))
+		starts = append(starts, s.starts[w])
+	}
+	return wins, starts
+}
+
+// Interval is a figure with its bootstrap interval. A bound is nil where it is unbounded
+// (the fit saw no rise in TTFT, so the objective is not reached within the model).
+type Interval struct {
+	Estimate *float64 `json:"estimate"`
+	Low      *float64 `json:"low"`
+	High     *float64 `json:"high"`
+}
+
+// Level is one concurrency level of the kept windows: Concurrency is the mean concurrency of
+// its requests, Requests their number, TTFTMs and LatencyMs their mean TTFT and latency.
+type Level struct {
+	Concurrency float64 `json:"concurrency"`
+	Requests    int64   `json:"requests"`
+	TTFTMs      float64 `json:"ttft_ms"`
+	LatencyMs   float64 `json:"latency_ms"`
+	// Waiting and KVCacheUsage are the means of the upstream's last scrape at the requests'
+	// arrivals; absent when none was scraped.
+	Waiting      *float64 `json:"waiting,omitempty"`
+	KVCacheUsage *float64 `json:"kv_cache_usage,omitempty"`
+}
+
+// Estimate is the passive headroom of one upstream under one TTFT objective.
+type Estimate struct {
+	Upstream        string  `json:"upstream"`
+	TTFTObjectiveMs float64 `json:"ttft_objective_ms"`
+	// State is "ok", "collecting" (fewer than three levels with enough requests), "no knee
+	// yet" (TTFT has not risen with concurrency in what was seen: the SLO figures are
+	// unbounded) or "objective broken" (the fitted TTFT is above the objective at any load).
+	State string `json:"state"`
+	// Requests and Windows are what the estimate is over; WindowSeconds is a window's length
+	// and Confidence the central probability of the intervals.
+	Requests      int64   `json:"requests"`
+	Windows       int     `json:"windows"`
+	WindowSeconds float64 `json:"window_seconds"`
+	Confidence    float64 `json:"confidence"`
+	// KneeConcurrency, BaseTTFTMs and SlopeMsPerRequest are the fitted hockey stick: TTFT
+	// BaseTTFTMs up to KneeConcurrency, then rising SlopeMsPerRequest per request.
+	KneeConcurrency   float64 `json:"knee_concurrency"`
+	BaseTTFTMs        float64 `json:"base_ttft_ms"`
+	SlopeMsPerRequest float64 `json:"slope_ms_per_request"`
+	// SLOConcurrency is the concurrency at which the fitted TTFT reaches the objective;
+	// SLORequestsPerSec the arrival rate there (Little's law).
+	SLOConcurrency    Interval `json:"slo_concurrency"`
+	SLORequestsPerSec Interval `json:"slo_requests_per_sec"`
+	// CurrentConcurrency and CurrentRequestsPerSec are the last window's mean concurrency
+	// at arrival and arrival rate (the window before it while it holds no request yet).
+	CurrentConcurrency    float64 `json:"current_concurrency"`
+	CurrentRequestsPerSec float64 `json:"current_requests_per_sec"`
+	// RemainingConcurrency and RemainingRequestsPerSec are the capacity left before the
+	// objective breaks: the SLO figures less the current ones.
+	RemainingConcurrency    Interval `json:"remaining_concurrency"`
+	RemainingRequestsPerSec Interval `json:"remaining_requests_per_sec"`
+	// Extrapolated says the SLO concurrency lies beyond the highest concurrency seen.
+	Extrapolated bool `json:"extrapolated"`
+	// QueueOnsetConcurrency is the lowest level from which on the upstream's scrapes showed a
+	// request waiting on average (at least 0.5) at every level above (a scrape is up to its
+	// interval old, so a level below the knee can see the queue of a moment before), and KVLimitConcurrency where KV-cache usage,
+	// proportional to concurrency by a fit through the origin, would reach 1: independent
+	// signs of the knee from the server's own page; absent without scrapes.
+	QueueOnsetConcurrency *float64 `json:"queue_onset_concurrency,omitempty"`
+	KVLimitConcurrency    *float64 `json:"kv_limit_concurrency,omitempty"`
+	// KVCacheUsage, Waiting and Running are the upstream's last scrape; absent without one.
+	KVCacheUsage *float64 `json:"kv_cache_usage,omitempty"`
+	Waiting      *float64 `json:"waiting,omitempty"`
+	Running      *float64 `json:"running,omitempty"`
+	// Levels are the concurrency levels the fit saw.
+	Levels []Level `json:"levels"`
+}
+
+func ptr(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// figures is one fit's outcome.
+type figures struct {
+	stick       stick
+	sloC, sloX  float64 // +Inf when unbounded
+	enough      bool
+	maxObserved float64
+}
+
+// minSlopeT is how many standard errors the fitted slope must be above zero for a knee to
+// count: below it TTFT is taken as flat (one-sided false-knee rate about 0.1 % under normal
+// noise).
+const minSlopeT = 3
+
+// fitLevels fits the summed levels.
+func fitLevels(sum []level, objective float64, minN int) figures {
+	var ttft, lat []point
+	var f figures
+	var n, within float64
+	for _, l := range sum {
+		if l.n < float64(minN) {
+			continue
+		}
+		x := l.sumC / l.n
+		ttft = append(ttft, point{x, l.sumTTFT / l.n, l.n})
+		lat = append(lat, point{x, l.sumLat / l.n, l.n})
+		f.maxObserved = max(f.maxObserved, x)
+		n += l.n
+		within += max(0, l.sumTTFT2-l.sumTTFT*l.sumTTFT/l.n)
+	}
+	f.stick = fitStick(ttft)
+	if !f.stick.ok {
+		return f
+	}
+	// The slope must stand out of the noise within the levels (pooled variance).
+	if sigma2 := within / max(1, n-float64(len(ttft))); slopeT(ttft, f.stick, sigma2) < minSlopeT {
+		f.stick = flat(ttft)
+		f.stick.ok = true
+	}
+	f.enough = true
+	f.sloC = f.stick.reach(objective)
+	f.sloX = math.Inf(1)
+	if !math.IsInf(f.sloC, 1) {
+		r := fitAtKnee(lat, f.stick.Knee).at(f.sloC) // ms
+		f.sloX = 0
+		if r > 0 {
+			f.sloX = f.sloC / (r / 1e3)
+		}
+	}
+	return f
+}
+
+func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now time.Time) Estimate {
+	o := e.opts
+	obj := float64(s.key.objective) / float64(time.Millisecond)
+	est := Estimate{Upstream: s.key.upstream, TTFTObjectiveMs: obj, Windows: len(wins), WindowSeconds: o.Window.Seconds(), Confidence: o.Confidence, Levels: []Level{}}
+	if s.server.ok.Load() {
+		est.KVCacheUsage = ptr(math.Float64frombits(s.server.kv.Load()))
+		est.Waiting = ptr(math.Float64frombits(s.server.waiting.Load()))
+		est.Running = ptr(math.Float64frombits(s.server.running.Load()))
+	}
+	sum := make([]level, o.Levels)
+	for _, w := range wins {
+		for i := range w {
+			sum[i].add(&w[i])
+		}
+	}
+	// The current load: the newest window, or the one before while the newest is empty.
+	for i := len(wins) - 1; i >= 0 && i >= len(wins)-2; i-- {
+		var l level
+		for j := range wins[i] {
+			l.add(&wins[i][j])
+		}
+		if l.n == 0 {
+			continue
+		}
+		d := now.Sub(starts[i])
+		if i < len(wins)-1 {
+			d = starts[i+1].Sub(starts[i])
+		}
+		est.CurrentConcurrency = l.sumC / l.n
+		if d > 0 {
+			est.CurrentRequestsPerSec = l.n / d.Seconds()
+		}
+		break
+	}
+	var kvx, kvxx float64
+	for _, l := range sum {
+		if l.n == 0 {
+			continue
+		}
+		est.Requests += int64(l.n)
+		lv := Level{Concurrency: l.sumC / l.n, Requests: int64(l.n), TTFTMs: l.sumTTFT / l.n, LatencyMs: l.sumLat / l.n}
+		if l.scraped > 0 {
+			lv.Waiting, lv.KVCacheUsage = ptr(l.sumWaiting/l.scraped), ptr(l.sumKV/l.scraped)
+			if l.n >= float64(o.MinRequests) {
+				switch {
+				case *lv.Waiting < 0.5:
+					est.QueueOnsetConcurrency = nil
+				case est.QueueOnsetConcurrency == nil:
+					est.QueueOnsetConcurrency = ptr(lv.Concurrency)
+				}
+				kvx += l.scraped * lv.Concurrency * *lv.KVCacheUsage
+				kvxx += l.scraped * lv.Concurrency * lv.Concurrency
+			}
+		}
+		est.Levels = append(est.Levels, lv)
+	}
+	if kvx > 0 {
+		est.KVLimitConcurrency = ptr(kvxx / kvx)
+	}
+	f := fitLevels(sum, obj, o.MinRequests)
+	if !f.enough {
+		est.State = "collecting"
+		return est
+	}
+	est.KneeConcurrency, est.BaseTTFTMs, est.SlopeMsPerRequest = f.stick.Knee, f.stick.Base, f.stick.Slope
+	est.Extrapolated = f.sloC > f.maxObserved
+	switch {
+	case f.sloC == 0:
+		est.State = "objective broken"
+	case math.IsInf(f.sloC, 1):
+		est.State = "no knee yet"
+	default:
+		est.State = "ok"
+	}
+	// Bootstrap over the windows.
+	cs := make([]float64, 0, o.Resamples)
+	xs := make([]float64, 0, o.Resamples)
+	rs := make([]level, o.Levels)
+	for range o.Resamples {
+		clear(rs)
+		for range wins {
+			w := wins[e.rng.IntN(len(wins))]
+			for i := range w {
+				rs[i].add(&w[i])
+			}
+		}
+		g := fitLevels(rs, obj, o.MinRequests)
+		if !g.enough { // too few levels in this resample: the figure is unknown, counted as unbounded
+			g.sloC, g.sloX = math.Inf(1), math.Inf(1)
+		}
+		cs = append(cs, g.sloC)
+		xs = append(xs, g.sloX)
+	}
+	lo, hi := (1-o.Confidence)/2, 1-(1-o.Confidence)/2
+	est.SLOConcurrency = interval(f.sloC, cs, lo, hi, 0)
+	est.SLORequestsPerSec = interval(f.sloX, xs, lo, hi, 0)
+	est.RemainingConcurrency = interval(f.sloC, cs, lo, hi, est.CurrentConcurrency)
+	est.RemainingRequestsPerSec = interval(f.sloX, xs, lo, hi, est.CurrentRequestsPerSec)
+	return est
+}
+
+// interval is v less minus, with the quantiles lo and hi of the resamples less minus.
+func interval(v float64, resamples []float64, lo, hi, minus float64) Interval {
+	sort.Float64s(resamples)
+	q := func(p float64) float64 {
+		if len(resamples) == 0 {
+			return math.NaN()
+		}
+		i := int(math.Round(p * float64(len(resamples)-1)))
+		return resamples[i]
+	}
+	return Interval{Estimate: ptr(v - minus), Low: ptr(q(lo) - minus), High: ptr(q(hi) - minus)}
+}
+
+// Table writes the estimates as text lines, one per upstream and objective, for the text form
+// of the headroom probe's report; empty without estimates.
+func Table(ests []Estimate) string {
+	var b strings.Builder
+	f := func(p *float64, format string) string {
+		if p == nil {
+			return "∞"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	for _, e := range ests {
+		fmt.Fprintf(&b, "passive headroom of %s (mean TTFT ≤ %g ms, %d requests in %d windows): %s", e.Upstream, e.TTFTObjectiveMs, e.Requests, e.Windows, e.State)
+		if e.State != "collecting" {
+			r, x := e.RemainingConcurrency, e.RemainingRequestsPerSec
+			fmt.Fprintf(&b, "; knee at concurrency %.1f; %s more in flight [%s, %s], %s req/s more [%s, %s] (%.0f%% interval)",
+				e.KneeConcurrency, f(r.Estimate, "%.1f"), f(r.Low, "%.1f"), f(r.High, "%.1f"), f(x.Estimate, "%.1f"), f(x.Low, "%.1f"), f(x.High, "%.1f"), 100*e.Confidence)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

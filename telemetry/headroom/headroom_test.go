@@ -1,0 +1,203 @@
+package headroom
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// clock is a settable clock for the estimator.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// server with slots: TTFT base below the knee, one service time per slot for each request
+// beyond it.
+func hockey(c, knee, base, slope float64) float64 { return base + slope*max(0, c-knee) }
+
+func TestFitStickRecoversAKnownKnee(t *testing.T) {
+	for _, tc := range []struct{ knee, base, slope float64 }{{4, 50, 25}, {7.5, 20, 3}, {2, 100, 80}} {
+		var pts []point
+		for c := 1.0; c <= 12; c++ {
+			pts = append(pts, point{c, hockey(c, tc.knee, tc.base, tc.slope), 10})
+		}
+		s := fitStick(pts)
+		if !s.ok || math.Abs(s.Knee-tc.knee) > 0.26 || math.Abs(s.Base-tc.base) > 1e-6*tc.base || math.Abs(s.Slope-tc.slope) > 1e-6*tc.slope {
+			t.Errorf("knee %v base %v slope %v: fitted %+v", tc.knee, tc.base, tc.slope, s)
+		}
+	}
+	// A flat series has no knee: the objective above it is never reached.
+	flatPts := []point{{1, 50, 5}, {2, 50, 5}, {3, 50, 5}, {4, 50, 5}}
+	if s := fitStick(flatPts); !s.ok || s.Slope != 0 || !math.IsInf(s.reach(60), 1) || s.reach(40) != 0 {
+		t.Errorf("flat: %+v", s)
+	}
+	// Too few points: no fit.
+	if s := fitStick(flatPts[:2]); s.ok {
+		t.Errorf("two points fitted: %+v", s)
+	}
+}
+
+// feed observes n requests per concurrency level 1..top, one level per window, from a server
+// whose TTFT is a hockey stick with noise (lognormal-ish, cv about 10 %) and whose latency is
+// TTFT plus a fixed decode time.
+func feed(e *Estimator, clk *clock, rng *rand.Rand, top, n int, knee, base, slope, decode float64) {
+	for c := 1; c <= top; c++ {
+		for range n {
+			ttft := hockey(float64(c), knee, base, slope) * (1 + 0.1*rng.NormFloat64())
+			ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+			e.Observe("10.0.0.1:8000", 100*time.Millisecond, float64(c), ms(ttft), ms(ttft+decode))
+			clk.t = clk.t.Add(time.Second / time.Duration(n))
+		}
+		e.Tick()
+	}
+}
+
+func TestEstimateFromSyntheticTraffic(t *testing.T) {
+	// Knee at 4, base 50 ms, 25 ms per request beyond: the objective of 100 ms is reached at
+	// concurrency 6; the latency there is 100 + 70 ms, so by Little's law the SLO rate is
+	// 6 / 0.17 s = 35.3 requests/s.
+	clk := &clock{t: time.Unix(1000, 0)}
+	e := New(Options{Window: time.Second, Windows: 20, Now: clk.now})
+	feed(e, clk, rand.New(rand.NewPCG(7, 7)), 10, 40, 4, 50, 25, 70)
+	got := e.Estimates()
+	if len(got) != 1 {
+		t.Fatalf("%d estimates", len(got))
+	}
+	est := got[0]
+	t.Logf("%+v", est)
+	if est.State != "ok" || est.Extrapolated {
+		t.Fatalf("state %q extrapolated %v", est.State, est.Extrapolated)
+	}
+	if math.Abs(est.KneeConcurrency-4) > 0.6 {
+		t.Errorf("knee %v, want 4", est.KneeConcurrency)
+	}
+	c, x := est.SLOConcurrency, est.SLORequestsPerSec
+	if c.Estimate == nil || math.Abs(*c.Estimate-6) > 0.3 {
+		t.Errorf("SLO concurrency %v, want 6", deref(c.Estimate))
+	}
+	if x.Estimate == nil || math.Abs(*x.Estimate-35.3) > 2 {
+		t.Errorf("SLO rate %v, want 35.3", deref(x.Estimate))
+	}
+	// The interval holds the truth and is narrow with 400 requests.
+	if c.Low == nil || c.High == nil || *c.Low > 6 || *c.High < 6 || *c.High-*c.Low > 1.5 {
+		t.Errorf("SLO concurrency interval [%v, %v]", deref(c.Low), deref(c.High))
+	}
+	// The current load is the last window's: concurrency 10, 40 requests a second.
+	if est.CurrentConcurrency != 10 || math.Abs(est.CurrentRequestsPerSec-40) > 1 {
+		t.Errorf("current %v at %v/s", est.CurrentConcurrency, est.CurrentRequestsPerSec)
+	}
+	if r := est.RemainingConcurrency.Estimate; r == nil || math.Abs(*r-(*c.Estimate-10)) > 1e-9 {
+		t.Errorf("remaining %v", deref(r))
+	}
+	if len(est.Levels) != 10 || est.Requests != 400 {
+		t.Errorf("%d levels, %d requests", len(est.Levels), est.Requests)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return "unbounded"
+	}
+	return *p
+}
+
+func TestNoKneeAndAgeing(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	e := New(Options{Window: time.Second, Windows: 5, Now: clk.now})
+	// Flat TTFT well under the objective: no knee, the SLO figures unbounded.
+	feed(e, clk, rand.New(rand.NewPCG(1, 1)), 4, 20, 100, 40, 0, 70)
+	est := e.Estimates()[0]
+	if est.State != "no knee yet" || est.SLOConcurrency.Estimate != nil {
+		t.Errorf("flat traffic: state %q, SLO concurrency %v", est.State, deref(est.SLOConcurrency.Estimate))
+	}
+	// Long idle: every window ages out.
+	clk.t = clk.t.Add(time.Minute)
+	e.Tick()
+	if est := e.Estimates()[0]; est.Requests != 0 || est.State != "collecting" {
+		t.Errorf("after a minute idle: %d requests, %q", est.Requests, est.State)
+	}
+}
+
+func TestServerSignalsAndBounds(t *testing.T) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	e := New(Options{Window: time.Second, Windows: 20, MaxSeries: 1, Now: clk.now})
+	e.ObserveServer("http://10.0.0.1:8000/metrics", 0.25, 2, 4)
+	feed(e, clk, rand.New(rand.NewPCG(3, 3)), 6, 10, 4, 50, 25, 70)
+	est := e.Estimates()[0]
+	if est.KVCacheUsage == nil || *est.KVCacheUsage != 0.25 || est.Waiting == nil || *est.Waiting != 2 {
+		t.Errorf("scrape not matched to the upstream: %+v", est)
+	}
+	// KV usage 0.25 at every level: the fit through the origin reaches 1 at 4/0.25 weighted.
+	if est.KVLimitConcurrency == nil || est.QueueOnsetConcurrency == nil || *est.QueueOnsetConcurrency != 1 {
+		t.Errorf("kv limit %v, queue onset %v", deref(est.KVLimitConcurrency), deref(est.QueueOnsetConcurrency))
+	}
+	// The queue shows from concurrency 5 on; a stale scrape showing a queue at concurrency 1
+	// does not make it the onset.
+	clk.t = clk.t.Add(time.Minute)
+	e.Tick() // the windows before are forgotten; observations go to the window Tick opened
+	e.ObserveServer("http://10.0.0.1:8000/metrics", 0.25, 3, 4)
+	for range 5 {
+		e.Observe("10.0.0.1:8000", 100*time.Millisecond, 1, 50*time.Millisecond, 100*time.Millisecond)
+	}
+	for c := int64(2); c <= 8; c++ {
+		w := 0.0
+		if c >= 5 {
+			w = float64(c - 4)
+		}
+		e.ObserveServer("http://10.0.0.1:8000/metrics", 0.25, w, 4)
+		for range 5 {
+			e.Observe("10.0.0.1:8000", 100*time.Millisecond, float64(c), 50*time.Millisecond, 100*time.Millisecond)
+		}
+	}
+	e.Tick()
+	if q := e.Estimates()[0].QueueOnsetConcurrency; q == nil || *q != 5 {
+		t.Errorf("queue onset %v, want 5", deref(q))
+	}
+	// A second upstream is over MaxSeries: dropped and counted.
+	e.Observe("10.0.0.2:8000", time.Second, 1, time.Millisecond, time.Millisecond)
+	if e.Dropped() != 1 {
+		t.Errorf("dropped %d", e.Dropped())
+	}
+	// Concurrency beyond Levels lands in the last level.
+	e.Observe("10.0.0.1:8000", 100*time.Millisecond, 1000, time.Millisecond, time.Millisecond)
+	e.Tick()
+	last := e.Estimates()[0].Levels
+	if c := last[len(last)-1].Concurrency; c != 1000 {
+		t.Errorf("last level at concurrency %v", c)
+	}
+}
+
+// BenchmarkObserve is the cost on the request path: one observation of a tracked upstream.
+func BenchmarkObserve(b *testing.B) {
+	e := New(Options{})
+	e.ObserveServer("http://10.0.0.1:8000/metrics", 0.5, 1, 4)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var c int64
+		for pb.Next() {
+			c++
+			e.Observe("10.0.0.1:8000", 200*time.Millisecond, float64(1+c%16), 30*time.Millisecond, 300*time.Millisecond)
+		}
+	})
+}
+
+// BenchmarkTick is one fit of a full series (every level and window holding requests), off
+// the request path.
+func BenchmarkTick(b *testing.B) {
+	clk := &clock{t: time.Unix(1000, 0)}
+	e := New(Options{Window: time.Second, Now: clk.now})
+	rng := rand.New(rand.NewPCG(1, 1))
+	for w := range 30 {
+		for c := 1; c <= 64; c++ {
+			e.Observe("u:1", 100*time.Millisecond, float64(c), time.Duration(hockey(float64(c), 20, 50, 5)*(1+0.1*rng.NormFloat64()))*time.Millisecond, time.Second)
+		}
+		clk.t = clk.t.Add(time.Second)
+		_ = w
+		e.Tick()
+	}
+	b.ResetTimer()
+	for range b.N {
+		e.Tick()
+	}
+}
