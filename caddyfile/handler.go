@@ -49,7 +49,8 @@ func toInt(n int64, err error) (int, error) { return int(n), err }
 //	}
 //
 // tokenizer names a Hugging Face tokenizer file, read here already so that a file that is
-// missing or that llmtap cannot follow is refused at its line. Sizes accept units (64KiB, 1MiB, 1MB) or a plain number of bytes, from 1 byte to 2GiB.
+// missing or that llmtap cannot follow is refused at its line. Sizes accept units (64KiB,
+// 1MiB, 1MB) or a plain number of bytes, from 1 byte to 2GiB.
 // inject_usage takes no value: present, it turns on usage injection for streaming chat
 // completions (see Handler.InjectUsage). Every subdirective is optional; `llmtap` alone
 // measures with the defaults.

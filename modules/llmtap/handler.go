@@ -318,7 +318,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	defer mq.Abandon()
 
 	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0)}
-	ut := new(upstreamTrace) // timesplit.go
+	ut := new(meter.UpstreamTrace) // the upstream moments of the time split
 	ended := false
 	defer func() {
 		if ended {
@@ -337,13 +337,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			m.RequestBody(body.buf, body.truncated)
 		}
 		tw.endUpgrade()
-		ut.hand(m)
+		ut.Hand(m)
 		h.endFor(r, tw, m, rec, failure, msg)
 		if v != nil {
 			panic(v)
 		}
 	}()
-	err := next.ServeHTTP(tw, ut.request(r, t0))
+	err := next.ServeHTTP(tw, ut.Request(r, t0))
 	ended = true
 	if rec.Span != nil {
 		spanUpstream(rec.Span, r) // server.address/port: known only once reverse_proxy ran
@@ -375,7 +375,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		m.RequestBody(body.buf, body.truncated)
 	}
 	tw.endUpgrade()
-	ut.hand(m)
+	ut.Hand(m)
 	h.endFor(r, tw, m, rec, failure, msg)
 	return err
 }
