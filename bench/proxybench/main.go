@@ -55,7 +55,33 @@ var builtinVariants = []variant{
 	// 128 tokens, constant arrivals, through the site in front of the 20 ms / 5 ms upstream
 	// (2,560 events/s more through the proxy, measured as class shadow).
 	{name: "llmtap-shadow", snippet: "llmtap", global: shadowGlobal},
+	// The per-request options of issues 20 and 22 all on: a tenant from a header, the
+	// Server-Timing trailer, two SLOs, passive headroom, and list prices for every model.
+	{name: "llmtap-options", snippet: optionsSnippet, global: optionsGlobal},
 }
+
+const optionsSnippet = `llmtap {
+		tenant header User-Agent
+		server_timing
+		slo chat {
+			ttft 500ms
+			itl 50ms
+		}
+		slo {
+			latency 30s
+		}
+		passive_headroom {
+			ttft 500ms
+		}
+	}`
+
+const optionsGlobal = `llmtap {
+		list_price * {
+			input 1
+			output 2
+			cached_input 0.5
+		}
+	}`
 
 const shadowGlobal = `llmtap {
 		shadow beside {
@@ -113,7 +139,7 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 5, "repetitions of each scenario per variant")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "length of one run (requests in flight at the end complete and count)")
 	flag.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "warm-up run per scenario and variant before the measured repetitions")
-	flag.StringVar(&variants, "variants", "direct,caddy,llmtap", "variants to compare, in order: direct, caddy, llmtap, llmtap-timing-only, llmtap-records, llmtap-trace, llmtap-payloads, llmtap-shadow, or a -variant name")
+	flag.StringVar(&variants, "variants", "direct,caddy,llmtap", "variants to compare, in order: direct, caddy, llmtap, llmtap-timing-only, llmtap-records, llmtap-trace, llmtap-payloads, llmtap-shadow, llmtap-options, or a -variant name")
 	flag.Var(&o.extraVariant, "variant", "extra variant as name=snippet: the Caddyfile lines put before reverse_proxy ({dir} is the variant's folder); repeatable")
 	flag.StringVar(&scenarios, "scenarios", "stream-sat,stream-64,stream-256,unary-sat,idle", "scenarios to run")
 	flag.IntVar(&o.satConc, "sat-conc", 64, "concurrent requests of the saturation scenarios")

@@ -161,3 +161,16 @@ func TestShadowVariantAdapts(t *testing.T) {
 		t.Errorf("no shadow rate in the adapted config: %s", js)
 	}
 }
+
+// TestEveryVariantAdapts: each built-in variant's Caddyfile adapts without error or warning,
+// so a variant whose options drifted from the parsers fails here, not minutes into a run.
+func TestEveryVariantAdapts(t *testing.T) {
+	ups := []upstream{{name: "fast", addr: "127.0.0.1:1"}, {name: "real", addr: "127.0.0.1:2"}}
+	sites := map[string]string{"fast": "127.0.0.1:11", "real": "127.0.0.1:12"}
+	for _, v := range builtinVariants {
+		cf := caddyfile(v, "/d", "127.0.0.1:19", sites, ups)
+		if _, warnings, err := caddyconfig.GetAdapter("caddyfile").Adapt([]byte(cf), map[string]any{"filename": "Caddyfile"}); err != nil || len(warnings) > 0 {
+			t.Errorf("%s: adapting: %v %v\n%s", v.name, err, warnings, cf)
+		}
+	}
+}
