@@ -229,15 +229,7 @@ func WriteAggregate(dir string, a AggregateResult) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	jp := filepath.Join(dir, AggregateJSON)
-	if err := writeWhole(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
-		return nil, err
-	}
-	cp := filepath.Join(dir, AggregateCSV)
-	if err := writeWhole(cp, func(w io.Writer) error { return writeAggregateCSV(w, a, keys) }); err != nil {
-		return nil, err
-	}
-	return []string{jp, cp}, nil
+	return writePair(dir, AggregateJSON, doc, AggregateCSV, func(w io.Writer) error { return writeAggregateCSV(w, a, keys) })
 }
 
 // confidenceJSON is one metric of the aggregate JSON; nil members are NaN or infinite.

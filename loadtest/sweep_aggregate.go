@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -131,12 +130,7 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	jp := filepath.Join(dir, SweepJSON)
-	if err := writeWhole(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
-		return nil, err
-	}
-	cp := filepath.Join(dir, SweepCSV)
-	err = writeWhole(cp, func(w io.Writer) error {
+	return writePair(dir, SweepJSON, doc, SweepCSV, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.UseCRLF = true // Python's csv.writer
 		// Per-combination metrics: the first value's metrics, by name, five columns each.
@@ -197,8 +191,4 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 		cw.Flush()
 		return cw.Error()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return []string{jp, cp}, nil
 }

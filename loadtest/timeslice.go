@@ -138,15 +138,7 @@ func writeTimeslices(dir string, s *slicer, class string, input InputConfig, log
 	if err != nil {
 		return nil, err
 	}
-	jp := filepath.Join(dir, TimeslicesJSON)
-	if err := writeWhole(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
-		return nil, err
-	}
-	cp := filepath.Join(dir, TimeslicesCSV)
-	if err := writeWhole(cp, func(w io.Writer) error { return writeTimesliceCSV(w, ts) }); err != nil {
-		return nil, err
-	}
-	return []string{jp, cp}, nil
+	return writePair(dir, TimeslicesJSON, doc, TimeslicesCSV, func(w io.Writer) error { return writeTimesliceCSV(w, ts) })
 }
 
 // rawJSON is an encoded JSON value written as is.
@@ -168,6 +160,20 @@ func writeWhole(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// writePair writes one export's two files into dir: doc (a JSON document) as jsonName and
+// the CSV that writeCSV writes as csvName; it returns their paths.
+func writePair(dir, jsonName string, doc []byte, csvName string, writeCSV func(io.Writer) error) ([]string, error) {
+	jp := filepath.Join(dir, jsonName)
+	if err := writeWhole(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
+		return nil, err
+	}
+	cp := filepath.Join(dir, csvName)
+	if err := writeWhole(cp, writeCSV); err != nil {
+		return nil, err
+	}
+	return []string{jp, cp}, nil
 }
 
 // writeTimesliceCSV writes the tidy timeslice CSV.
