@@ -199,7 +199,7 @@ func sequence[T comparable](raws []json.RawMessage, budget *int, build func(json
 	for i, r := range raws {
 		x, err := build(r, budget)
 		if err != nil {
-			return nil, fmt.Errorf("Sequence[%d]: %w", i, err)
+			return nil, fmt.Errorf("item %d of the Sequence: %w", i, err)
 		}
 		if x != none {
 			seq = append(seq, x)
@@ -233,17 +233,17 @@ func buildNormalizer(raw json.RawMessage, budget *int) (normalizer, error) {
 		return prepend{c.Prepend}, nil
 	case "Replace":
 		if c.Pattern == nil {
-			return nil, errors.New("Replace: no pattern")
+			return nil, errors.New("the Replace normalizer has no pattern")
 		}
 		if c.Pattern.Regex != nil {
 			re, err := compile(*c.Pattern.Regex)
 			if err != nil {
-				return nil, fmt.Errorf("Replace: %w", err)
+				return nil, fmt.Errorf("the Replace normalizer's pattern: %w", err)
 			}
 			return replace{re: re, content: c.Content}, nil
 		}
 		if c.Pattern.String == nil {
-			return nil, errors.New("Replace: pattern is neither String nor Regex")
+			return nil, errors.New("the Replace normalizer's pattern is neither String nor Regex")
 		}
 		return replace{literal: *c.Pattern.String, content: c.Content}, nil
 	}
@@ -272,30 +272,30 @@ func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
 	case "Split":
 		how, ok := behaviors[c.Behavior]
 		if !ok {
-			return nil, fmt.Errorf("Split: unknown behavior %q", c.Behavior)
+			return nil, fmt.Errorf("the Split pre-tokenizer has an unknown behavior %q", c.Behavior)
 		}
 		if c.Pattern == nil {
-			return nil, errors.New("Split: no pattern")
+			return nil, errors.New("the Split pre-tokenizer has no pattern")
 		}
 		sp := splitter{how: how, invert: c.Invert}
 		switch {
 		case c.Pattern.Regex != nil:
 			re, err := compile(*c.Pattern.Regex)
 			if err != nil {
-				return nil, fmt.Errorf("Split: %w", err)
+				return nil, fmt.Errorf("the Split pre-tokenizer's pattern: %w", err)
 			}
 			sp.find = regexMatcher(re)
 		case c.Pattern.String != nil:
 			sp.find = literalMatcher(*c.Pattern.String)
 		default:
-			return nil, errors.New("Split: pattern is neither String nor Regex")
+			return nil, errors.New("the Split pre-tokenizer's pattern is neither String nor Regex")
 		}
 		return sp, nil
 	case "Metaspace":
 		m := metaspace{replacement: "▁", scheme: "always"}
 		if c.Replacement != nil {
 			if *c.Replacement == "" {
-				return nil, errors.New("Metaspace: empty replacement")
+				return nil, errors.New("the Metaspace pre-tokenizer has an empty replacement")
 			}
 			m.replacement = *c.Replacement
 		}
@@ -307,7 +307,7 @@ func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
 		case "always", "first", "never":
 			m.scheme = c.PrependScheme
 		default:
-			return nil, fmt.Errorf("Metaspace: unknown prepend_scheme %q", c.PrependScheme)
+			return nil, fmt.Errorf("the Metaspace pre-tokenizer has an unknown prepend_scheme %q", c.PrependScheme)
 		}
 		if c.Split == nil || *c.Split {
 			m.splitOn = &splitter{find: literalMatcher(m.replacement), how: mergedWithNext}
@@ -332,7 +332,7 @@ func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
 		if c.Behavior != "" {
 			var ok bool
 			if how, ok = behaviors[c.Behavior]; !ok {
-				return nil, fmt.Errorf("Punctuation: unknown behavior %q", c.Behavior)
+				return nil, fmt.Errorf("the Punctuation pre-tokenizer has an unknown behavior %q", c.Behavior)
 			}
 		}
 		return splitter{find: runeMatcher(isPunctuation), how: how}, nil

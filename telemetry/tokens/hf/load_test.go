@@ -30,7 +30,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a WordPiece model is named as unsupported", tiny("null", "null", `{"type":"WordPiece","vocab":{}}`), `model type "WordPiece" is not supported`},
 		{"a Unigram model is named as unsupported", tiny("null", "null", `{"type":"Unigram","vocab":[]}`), `model type "Unigram" is not supported`},
 		{"a BERT normalizer is named as unsupported", tiny(`{"type":"BertNormalizer"}`, "null", ""), `normalizer: normalizer type "BertNormalizer" is not supported`},
-		{"an unsupported normalizer inside a sequence says where", tiny(`{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Precompiled"}]}`, "null", ""), `normalizer: Sequence[1]: normalizer type "Precompiled" is not supported`},
+		{"an unsupported normalizer inside a sequence says where", tiny(`{"type":"Sequence","normalizers":[{"type":"NFC"},{"type":"Precompiled"}]}`, "null", ""), `normalizer: item 1 of the Sequence: normalizer type "Precompiled" is not supported`},
 		{"a BERT pre-tokenizer is named as unsupported", tiny("null", `{"type":"BertPreTokenizer"}`, ""), `pre_tokenizer: pre-tokenizer type "BertPreTokenizer" is not supported`},
 		{"a component without a type", tiny(`{"prepend":"x"}`, "null", ""), "component without a type"},
 		{"a pattern that does not compile", tiny("null", `{"type":"Split","pattern":{"Regex":"(a"},"behavior":"Isolated"}`, ""), `pattern "(a"`},
