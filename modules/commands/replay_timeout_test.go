@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // TestReplayRequestTimeout: `llmtap replay --request-timeout-seconds` cancels a replayed
@@ -32,27 +33,35 @@ func TestReplayRequestTimeout(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	canceled := 0
+	canceled, sum, types := timeoutOutcome(t, mock, dir)
+	if canceled != 2 || avgOf(sum, "error_request_count") != 2 || avgOf(sum, "request_count") != 1 || !slices.Equal(types, []string{"TimeoutError"}) {
+		t.Errorf("mock saw %d cancellations; export: %v errors of types %v, %v successes: want 2, 2, [TimeoutError], 1",
+			canceled, avgOf(sum, "error_request_count"), types, avgOf(sum, "request_count"))
+	}
+	if code, _, _ := runReplayArgs(t, "--url", url, "--model", "m", "--request-timeout-seconds", "0", path); code != 2 {
+		t.Errorf("--request-timeout-seconds 0: exit %d, want 2", code)
+	}
+}
+
+// timeoutOutcome reads what a run with --request-timeout-seconds left: the requests the mock
+// saw cancelled, the export's summary and the types of its error_summary; every failed line
+// of profile_export.jsonl must be a TimeoutError without a code, as AIPerf counts a timeout.
+func timeoutOutcome(t *testing.T, mock *mockllm.Server, dir string) (canceled int, sum map[string]any, types []string) {
+	t.Helper()
 	for _, s := range mockSpans(mock) {
 		if s.canceled {
 			canceled++
 		}
 	}
-	sum := readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"))
-	var types []string
-	for _, e := range sum["error_summary"].([]any) {
+	sum = readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"))
+	errs, _ := sum["error_summary"].([]any)
+	for _, e := range errs {
 		types = append(types, e.(map[string]any)["error_details"].(map[string]any)["type"].(string))
-	}
-	if canceled != 2 || avgOf(sum, "error_request_count") != 2 || avgOf(sum, "request_count") != 1 || !slices.Equal(types, []string{"TimeoutError"}) {
-		t.Errorf("mock saw %d cancellations; export: %v errors of types %v, %v successes: want 2, 2, [TimeoutError], 1",
-			canceled, avgOf(sum, "error_request_count"), types, avgOf(sum, "request_count"))
 	}
 	for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
 		if e, _ := l["error"].(map[string]any); e != nil && (e["type"] != "TimeoutError" || e["code"] != nil) {
 			t.Errorf("line error %v: want type TimeoutError, no code", l["error"])
 		}
 	}
-	if code, _, _ := runReplayArgs(t, "--url", url, "--model", "m", "--request-timeout-seconds", "0", path); code != 2 {
-		t.Errorf("--request-timeout-seconds 0: exit %d, want 2", code)
-	}
+	return canceled, sum, types
 }

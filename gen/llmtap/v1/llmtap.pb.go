@@ -3717,7 +3717,7 @@ type Recording struct {
 	Errors   uint64                 `protobuf:"varint,7,opt,name=errors,proto3" json:"errors,omitempty"`
 	Started  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started,proto3" json:"started,omitempty"`
 	// SessionsUntracked counts sessions that started while the recorder remembered as many
-	// sessions as it may (recorder max_sessions): their next turn was written without its
+	// sessions as it may (16,384): their next turn was written without its
 	// think time (delay).
 	SessionsUntracked uint64 `protobuf:"varint,9,opt,name=sessions_untracked,json=sessionsUntracked,proto3" json:"sessions_untracked,omitempty"`
 	// SessionsExpired counts sessions the recorder forgot after session_idle without a turn.
