@@ -174,6 +174,7 @@ func RecordingProto(r *recorder.Recorder, origin string, started time.Time) *llm
 	return &llmtapv1.Recording{
 		Dir: r.Options().Dir, Origin: origin, Files: r.Files(), Started: timeProto(started),
 		Written: st.Written, Dropped: st.Dropped + st.Failed, Filtered: st.Filtered, Errors: st.Errors,
+		SessionsUntracked: st.SessionsUntracked, SessionsExpired: st.SessionsExpired,
 	}
 }
 

@@ -50,10 +50,10 @@ type InputConfig struct {
 		Type       string   `json:"type,omitempty"`
 		Streaming  bool     `json:"streaming"`
 		URL        string   `json:"url"`
+		// TimeoutSeconds is --request-timeout-seconds.
+		TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	} `json:"endpoint"`
-	Input struct {
-		RandomSeed uint64 `json:"random_seed"`
-	} `json:"input"`
+	Input   InputSection `json:"input"`
 	Loadgen struct {
 		Concurrency              *int     `json:"concurrency"`
 		RequestRate              *float64 `json:"request_rate"`
@@ -64,6 +64,7 @@ type InputConfig struct {
 		WarmupRequestCount       int      `json:"warmup_request_count"`
 		RequestCancellationRate  float64  `json:"request_cancellation_rate"`
 		RequestCancellationDelay float64  `json:"request_cancellation_delay"`
+		LoadgenShapes
 	} `json:"loadgen"`
 	Output struct {
 		ArtifactDirectory string   `json:"artifact_directory"`

@@ -271,6 +271,36 @@ var (
 		{"type", false, oneOf("chat", "completions", "embeddings", "rankings")},
 		{"streaming", false, isBool},
 		{"url", false, isStr},
+		{"timeout_seconds", false, atLeast(isNumber, 0, true)},
+	}}
+	// InputConfig (input_config.py, conversation_config.py, prompt_config.py; the newer
+	// members from AIPerf's later releases, where the older models ignore them).
+	inputConfigModel = model{name: "InputConfig", fields: []field{
+		{"random_seed", false, nullable(isInt)},
+		{"file", false, nullable(isStr)},
+		{"custom_dataset_type", false, nullable(oneOf("single_turn", "multi_turn", "random_pool", "mooncake_trace"))},
+		{"public_dataset", false, nullable(oneOf("sharegpt"))},
+		{"dataset_sampling_strategy", false, nullable(oneOf("sequential", "random", "shuffle"))},
+		{"prompt", false, model{name: "PromptConfig", fields: []field{
+			{"prefix_prompt", false, model{name: "PrefixPromptConfig", fields: []field{
+				{"pool_size", false, atLeast(isInt, 0, false)},
+				{"length", false, atLeast(isInt, 0, false)},
+				{"shared_system_prompt_length", false, nullable(atLeast(isInt, 1, false))},
+				{"user_context_prompt_length", false, nullable(atLeast(isInt, 1, false))},
+			}}.c()},
+		}}.c()},
+		{"conversation", false, model{name: "ConversationConfig", fields: []field{
+			{"num", false, atLeast(isInt, 1, false)},
+			{"turn", false, model{name: "TurnConfig", fields: []field{
+				{"mean", false, atLeast(isInt, 1, false)},
+				{"stddev", false, atLeast(isInt, 0, false)},
+				{"delay", false, model{name: "TurnDelayConfig", fields: []field{
+					{"mean", false, atLeast(isNumber, 0, false)},
+					{"stddev", false, atLeast(isNumber, 0, false)},
+					{"ratio", false, atLeast(isNumber, 0, false)},
+				}}.c()},
+			}}.c()},
+		}}.c()},
 	}}
 	loadgenConfig = model{name: "LoadGeneratorConfig", fields: []field{
 		{"benchmark_duration", false, nullable(atLeast(isNumber, 1, false))},
@@ -282,6 +312,34 @@ var (
 		{"warmup_request_count", false, atLeast(isInt, 0, false)},
 		{"request_cancellation_rate", false, atLeast(isNumber, 0, false)},
 		{"request_cancellation_delay", false, atLeast(isNumber, 0, false)},
+		// AIPerf's later releases.
+		{"user_centric_rate", false, nullable(atLeast(isNumber, 0, true))},
+		{"num_users", false, nullable(atLeast(isInt, 1, false))},
+		{"concurrency_ramp_duration", false, nullable(atLeast(isNumber, 0, true))},
+		{"request_rate_ramp_duration", false, nullable(atLeast(isNumber, 0, true))},
+		{"warmup_duration", false, nullable(atLeast(isNumber, 0, true))},
+		{"warmup_concurrency", false, nullable(atLeast(isInt, 1, false))},
+		{"warmup_request_rate", false, nullable(atLeast(isNumber, 0, true))},
+		{"warmup_concurrency_ramp_duration", false, nullable(atLeast(isNumber, 0, true))},
+		{"warmup_request_rate_ramp_duration", false, nullable(atLeast(isNumber, 0, true))},
+		{"num_profile_runs", false, func(v any) error {
+			if err := atLeast(isInt, 1, false)(v); err != nil {
+				return err
+			}
+			if n, _ := v.(json.Number).Int64(); n > 10 { // isInt checked the type
+				return fmt.Errorf("%v is over the maximum 10", v)
+			}
+			return nil
+		}},
+		{"confidence_level", false, func(v any) error {
+			n, _ := v.(json.Number)
+			if f, err := n.Float64(); err != nil || f <= 0 || f >= 1 {
+				return fmt.Errorf("%v is not in (0, 1)", v)
+			}
+			return nil
+		}},
+		{"profile_run_cooldown_seconds", false, atLeast(isNumber, 0, false)},
+		{"profile_run_disable_warmup_after_first", false, isBool},
 	}}
 	userConfig = model{name: "UserConfig", fields: []field{
 		{"endpoint", true, endpointConfig.c()},
@@ -300,8 +358,19 @@ var (
 			if grace && !dur {
 				return errors.New("--benchmark-grace-period can only be used with --benchmark-duration")
 			}
+			// LoadGeneratorConfig.validate_multi_run_params: the multi-run members only with
+			// more than one run.
+			runs, _ := lg["num_profile_runs"].(json.Number)
+			if n, _ := runs.Int64(); n <= 1 {
+				for _, m := range []string{"confidence_level", "profile_run_cooldown_seconds", "profile_run_disable_warmup_after_first"} {
+					if _, ok := lg[m]; ok {
+						return fmt.Errorf("%s only applies with num_profile_runs > 1", m)
+					}
+				}
+			}
 			return nil
 		}},
+		{"input", false, inputConfigModel.c()},
 		{"cli_command", false, nullable(isStr)},
 	}}
 
@@ -502,6 +571,10 @@ func TestAIPerfModelsAcceptAIPerfsOwnFiles(t *testing.T) {
 		"flat input_config":  `{"input_config":{"model":"m","concurrency":"4"}}`,
 		"metric no unit":     `{"request_count":{"avg":3}}`,
 		"count and duration": `{"input_config":{"endpoint":{"model_names":["m"]},"loadgen":{"request_count":5,"benchmark_duration":10}}}`,
+		"multi-run member":   `{"input_config":{"endpoint":{"model_names":["m"]},"loadgen":{"confidence_level":0.9}}}`,
+		"fractional turns":   `{"input_config":{"endpoint":{"model_names":["m"]},"input":{"conversation":{"turn":{"mean":2.5}}}}}`,
+		"unknown sampling":   `{"input_config":{"endpoint":{"model_names":["m"]},"input":{"dataset_sampling_strategy":"sorted"}}}`,
+		"system beside zero": `{"input_config":{"endpoint":{"model_names":["m"]},"input":{"prompt":{"prefix_prompt":{"shared_system_prompt_length":0}}}}}`,
 	} {
 		v, _ := decodeJSON([]byte(doc))
 		if jsonExportData.check(v) == nil {
@@ -531,18 +604,33 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
+		want map[string]string // input_config members (dotted path) and their JSON
 	}{
-		{"duration", []string{"--concurrency", "3", "--benchmark-duration", "1", "--benchmark-grace-period", "5"}},
-		{"count", []string{"--request-rate", "200", "--request-count", "12", "--streaming=false"}},
+		{"duration", []string{"--concurrency", "3", "--benchmark-duration", "1", "--benchmark-grace-period", "5"},
+			map[string]string{"loadgen.concurrency": "3", "input.dataset_sampling_strategy": `"shuffle"`, "input.conversation": "null"}},
+		{"count", []string{"--request-rate", "200", "--request-count", "12", "--streaming=false", "--dataset-sampling-strategy", "random"},
+			map[string]string{"input.dataset_sampling_strategy": `"random"`}},
 		{"conversations", []string{"--concurrency", "2", "--conversation-num", "4", "--conversation-turn-mean", "3",
-			"--conversation-turn-delay-mean", "5", "--request-count", "12"}},
-		{"user-centric", []string{"--user-centric-rate", "100", "--num-users", "4", "--conversation-turn-mean", "3", "--request-count", "12"}},
-		{"prefix", []string{"--request-rate", "200", "--num-prefix-prompts", "2", "--prefix-prompt-length", "30", "--request-count", "12"}},
+			"--conversation-turn-delay-mean", "5", "--request-count", "12"},
+			map[string]string{"input.conversation.num": "4", "input.conversation.turn.mean": "3", "input.conversation.turn.delay.mean": "5",
+				"input.conversation.turn.delay.ratio": "1"}},
+		{"user-centric", []string{"--user-centric-rate", "100", "--num-users", "4", "--conversation-turn-mean", "3", "--request-count", "12"},
+			map[string]string{"loadgen.user_centric_rate": "100", "loadgen.num_users": "4", "input.conversation.turn.mean": "3"}},
+		{"prefix", []string{"--request-rate", "200", "--num-prefix-prompts", "2", "--prefix-prompt-length", "30", "--request-count", "12"},
+			map[string]string{"input.prompt.prefix_prompt.pool_size": "2", "input.prompt.prefix_prompt.length": "30"}},
 		{"system-context", []string{"--concurrency", "2", "--shared-system-prompt-length", "30", "--user-context-prompt-length", "10",
-			"--conversation-turn-mean", "2", "--request-count", "12"}},
-		{"multi-turn-file", []string{"--concurrency", "2", "--input-file", multi, "--custom-dataset-type", "multi_turn", "--request-count", "12"}},
-		{"random-pool-file", []string{"--request-rate", "200", "--input-file", single, "--custom-dataset-type", "random_pool", "--request-count", "12"}},
-		{"sharegpt-file", []string{"--concurrency", "2", "--public-dataset", "sharegpt", "--input-file", share, "--request-count", "12"}},
+			"--conversation-turn-mean", "2", "--request-count", "12"},
+			map[string]string{"input.prompt.prefix_prompt.shared_system_prompt_length": "30", "input.prompt.prefix_prompt.user_context_prompt_length": "10"}},
+		{"multi-turn-file", []string{"--concurrency", "2", "--input-file", multi, "--custom-dataset-type", "multi_turn", "--request-count", "12"},
+			map[string]string{"input.file": strconv.Quote(multi), "input.custom_dataset_type": `"multi_turn"`, "input.dataset_sampling_strategy": `"sequential"`}},
+		{"random-pool-file", []string{"--request-rate", "200", "--input-file", single, "--custom-dataset-type", "random_pool", "--request-count", "12"},
+			map[string]string{"input.custom_dataset_type": `"random_pool"`, "input.dataset_sampling_strategy": `"shuffle"`}},
+		{"sharegpt-file", []string{"--concurrency", "2", "--public-dataset", "sharegpt", "--input-file", share, "--request-count", "12"},
+			map[string]string{"input.public_dataset": `"sharegpt"`, "input.dataset_sampling_strategy": `"shuffle"`}},
+		{"ramp-warmup-timeout", []string{"--concurrency", "2", "--concurrency-ramp-duration", "0.2", "--warmup-duration", "0.1",
+			"--warmup-concurrency", "1", "--request-timeout-seconds", "30", "--request-count", "12"},
+			map[string]string{"loadgen.concurrency_ramp_duration": "0.2", "loadgen.warmup_duration": "0.1", "loadgen.warmup_concurrency": "1",
+				"endpoint.timeout_seconds": "30", "loadgen.num_profile_runs": "null"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A mock of its own: request k fails by the draw PCG(seed, k), so which of the run's
@@ -568,12 +656,13 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 			}
 			ic, _ := sum["input_config"].(map[string]any)
 			ep, _ := ic["endpoint"].(map[string]any)
-			lg, _ := ic["loadgen"].(map[string]any)
 			if names, _ := ep["model_names"].([]any); len(names) != 1 || names[0] != "mock-model" || ep["type"] != "chat" {
 				t.Errorf("input_config.endpoint %v: AIPerf's plots label runs by model_names and type", ep)
 			}
-			if tc.name == "duration" && lg["concurrency"] != json.Number("3") {
-				t.Errorf("input_config.loadgen %v: want concurrency 3", lg)
+			for path, want := range tc.want {
+				if got := jsonAt(ic, path); got != want {
+					t.Errorf("input_config.%s is %s, want %s", path, got, want)
+				}
 			}
 			errs, _ := sum["error_summary"].([]any)
 			if failed := sum["error_request_count"].(map[string]any)["avg"].(json.Number); len(errs) == 0 || failed == "0" {
@@ -594,4 +683,16 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jsonAt returns the JSON of the member at a dotted path of a decoded object ("null" when
+// absent).
+func jsonAt(obj map[string]any, path string) string {
+	var v any = obj
+	for _, k := range strings.Split(path, ".") {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }

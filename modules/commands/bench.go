@@ -281,8 +281,12 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	for _, b := range pool {
 		maxBody = max(maxBody, len(b))
 	}
+	pick, err := shapes.sampler(len(pool), r.seed)
+	if err != nil {
+		return 2, err
+	}
 	build := func(n int) (loadtest.Request, error) {
-		return loadtest.Request{Path: r.path, Body: pool[n%len(pool)]}, nil
+		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
 	}
 
 	mode := "concurrency" + fmt.Sprint(*concurrency)

@@ -34,13 +34,8 @@ func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) 
 // newRunInfo describes a parsed bench or replay command line.
 func newRunInfo(fs *flag.FlagSet, cli, mode, dir string, seed uint64) loadtest.RunInfo {
 	info := loadtest.RunInfo{Seed: seed, CLICommand: cli, Mode: mode, Flags: flagValues(fs)}
-	str := func(name string) string {
-		if f := fs.Lookup(name); f != nil {
-			return f.Value.String()
-		}
-		return ""
-	}
-	num := func(name string) float64 { v, _ := strconv.ParseFloat(str(name), 64); return v }
+	fr := newFlagReader(fs)
+	str, num := fr.str, fr.num
 	in := &info.Input
 	in.Endpoint.ModelNames = []string{str("model")}
 	switch t := str("endpoint-type"); t {
@@ -76,6 +71,7 @@ func newRunInfo(fs *flag.FlagSet, cli, mode, dir string, seed uint64) loadtest.R
 	in.Loadgen.RequestCancellationDelay = num("request-cancellation-delay")
 	in.Output.ArtifactDirectory = dir
 	in.CLICommand = cli
+	shapeInput(in, fr)
 	return info
 }
 

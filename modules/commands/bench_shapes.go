@@ -23,6 +23,7 @@ type shapeFlags struct {
 	prefixLength, prefixPool                  int
 	systemLength, contextLength               int
 	inputFile, datasetType, publicDataset     string
+	sampling                                  string
 	sessionsSet, turnsSet, delaySet, ratioSet bool
 	countSet                                  bool
 }
@@ -60,6 +61,7 @@ func (f *shapeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.inputFile, "input-file", "", "dataset file (see --custom-dataset-type)")
 	fs.StringVar(&f.datasetType, "custom-dataset-type", "", "type of --input-file: "+strings.Join(workload.DatasetTypes[:3], ", "))
 	fs.StringVar(&f.publicDataset, "public-dataset", "", "sharegpt: --input-file is a downloaded ShareGPT JSON file")
+	fs.StringVar(&f.sampling, "dataset-sampling-strategy", "", "how requests draw the prompts or conversations: sequential, random (with replacement) or shuffle (without, reshuffled each pass); default as in AIPerf: sequential for single_turn and multi_turn files, shuffle otherwise")
 }
 
 // visited notes which flags were given, once parsed.
@@ -87,6 +89,11 @@ func (f *shapeFlags) active() bool {
 }
 
 func (f *shapeFlags) userCentric() bool { return f.userRate != 0 || f.users != 0 }
+
+// sampler is the sampler of bench's synthetic prompt pool of n entries (--dataset-sampling-strategy).
+func (f *shapeFlags) sampler(n int, seed uint64) (*workload.Sampler, error) {
+	return workload.NewSampler(f.sampling, "", n, seed)
+}
 
 // mode names the run's artifact folder part for a user-centric run.
 func (f *shapeFlags) mode(mode string) string {
@@ -184,7 +191,12 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 			convs[i] = conv.Conversation(i)
 		}
 		data = &workload.Dataset{Conversations: convs}
-	} else if f.ratioSet {
+	}
+	data.Sampling = f.sampling
+	if _, err := data.Sampler(in.r.seed); err != nil {
+		return err
+	}
+	if f.ratioSet && data.Kind != "" {
 		for i := range data.Conversations {
 			for k := range data.Conversations[i].Turns {
 				t := &data.Conversations[i].Turns[k]

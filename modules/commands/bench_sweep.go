@@ -39,9 +39,6 @@ type sweepFlags struct {
 	sweepMode                         string
 }
 
-// defaultRequestTimeout is AIPerf's --request-timeout-seconds default: 6 hours.
-const defaultRequestTimeout = 21600
-
 // maxProfileRuns is AIPerf's bound on --num-profile-runs.
 const maxProfileRuns = 10
 
@@ -57,7 +54,7 @@ func (s *sweepFlags) register(fs *flag.FlagSet) *int {
 	fs.StringVar(&s.warmupPattern, "warmup-arrival-pattern", "", "arrival pattern of the warmup (default --arrival-pattern)")
 	fs.Float64Var(&s.warmupRateRamp, "warmup-request-rate-ramp-duration", 0, "rate ramp of the warmup (default --request-rate-ramp-duration)")
 	fs.Float64Var(&s.warmupConcRamp, "warmup-concurrency-ramp-duration", 0, "concurrency ramp of the warmup (default --concurrency-ramp-duration)")
-	fs.Float64Var(&s.timeout, "request-timeout-seconds", defaultRequestTimeout, "seconds a request may take before it is cancelled and counted as an error (TimeoutError)")
+	registerRequestTimeout(fs, &s.timeout)
 	fs.Float64Var(&s.sliceDuration, "slice-duration", 0, "seconds per timeslice: also write profile_export_aiperf_timeslices.json and .csv")
 	fs.IntVar(&s.runs, "num-profile-runs", 1, "profile runs of the same benchmark (1-10); more than 1 writes aggregate/profile_export_aiperf_aggregate.json and .csv with confidence intervals")
 	fs.Float64Var(&s.confidence, "confidence-level", 0.95, "confidence level of the intervals across profile runs (0-1)")
@@ -335,8 +332,9 @@ func (s *sweepFlags) apply(spec *loadtest.Spec, arr loadgen.ArrivalSpec, level, 
 			errs = append(errs, fmt.Errorf("%s %v: want a finite number ≥ 0", f.name, f.v))
 		}
 	}
-	if !(s.timeout > 0) || math.IsInf(s.timeout, 0) {
-		errs = append(errs, fmt.Errorf("--request-timeout-seconds %v: want seconds > 0", s.timeout))
+	timeout, err := requestTimeout(s.timeout)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if s.warmupConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("--warmup-concurrency %d: must not be negative", s.warmupConcurrency))
@@ -355,7 +353,7 @@ func (s *sweepFlags) apply(spec *loadtest.Spec, arr loadgen.ArrivalSpec, level, 
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	spec.RequestTimeout = seconds(s.timeout)
+	spec.RequestTimeout = timeout
 	if s.sliceDuration > 0 {
 		spec.SliceDuration = seconds(s.sliceDuration)
 		d := s.sliceDuration

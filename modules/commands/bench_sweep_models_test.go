@@ -91,8 +91,24 @@ func TestBenchSweepExportsPassAIPerfModels(t *testing.T) {
 		if n, err := checkJSONL(filepath.Join(dir, "profile_export.jsonl"), recordInfo(recordMetadata)); err != nil || n == 0 {
 			t.Errorf("%s profile_export.jsonl: %d lines: %v", dir, n, err)
 		}
-		if _, err := checkSummary(filepath.Join(dir, "profile_export_aiperf.json"), jsonExportData); err != nil {
+		sum, err := checkSummary(filepath.Join(dir, "profile_export_aiperf.json"), jsonExportData)
+		if err != nil {
 			t.Errorf("%s profile_export_aiperf.json: %v", dir, err)
+		}
+		// The run's settings, in AIPerf's input_config: a sweep's runs each with its own
+		// concurrency and the repeated runs' members; the ramped run its ramp and timeout.
+		ic, _ := sum["input_config"].(map[string]any)
+		want := map[string]string{"loadgen.num_profile_runs": "2", "loadgen.confidence_level": "0.95",
+			"loadgen.profile_run_disable_warmup_after_first": "true", "loadgen.concurrency_ramp_duration": "0.2",
+			"loadgen.concurrency": filepath.Base(filepath.Dir(filepath.Dir(dir)))[len("concurrency_"):], "output.slice_duration": "0.1"}
+		if filepath.Base(dir) == "ramp" {
+			want = map[string]string{"loadgen.request_rate_ramp_duration": "0.5", "endpoint.timeout_seconds": "5",
+				"loadgen.num_profile_runs": "null", "loadgen.confidence_level": "null"}
+		}
+		for path, w := range want {
+			if got := jsonAt(ic, path); got != w {
+				t.Errorf("%s input_config.%s is %s, want %s", dir, path, got, w)
+			}
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv")); err != nil {
 			t.Error(err)

@@ -230,27 +230,10 @@ func TestBenchRequestTimeout(t *testing.T) {
 	if code != 1 { // no request completed
 		t.Fatalf("exit %d, want 1 (every request timed out)\n%s", code, out)
 	}
-	canceled := 0
-	for _, s := range mockSpans(mock) {
-		if s.canceled {
-			canceled++
-		}
-	}
-	sum := readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"))
-	errs, _ := sum["error_summary"].([]any)
-	var types []string
-	for _, e := range errs {
-		d := e.(map[string]any)["error_details"].(map[string]any)
-		types = append(types, d["type"].(string))
-	}
+	canceled, sum, types := timeoutOutcome(t, mock, dir)
 	if canceled != 4 || avgOf(sum, "error_request_count") != 4 || !slices.Equal(types, []string{"TimeoutError"}) {
 		t.Errorf("mock saw %d cancellations, export counts %v errors of types %v: want 4, 4, [TimeoutError]",
 			canceled, avgOf(sum, "error_request_count"), types)
-	}
-	for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
-		if e, _ := l["error"].(map[string]any); e["type"] != "TimeoutError" || e["code"] != nil {
-			t.Errorf("line error %v: want type TimeoutError, no code", l["error"])
-		}
 	}
 }
 

@@ -39,6 +39,8 @@ A turn's body is sent once, as recorded (AIPerf would prepend the earlier turns 
 --trace-session-sample-ratio R replays a fraction of the sessions, each whole;
 --fixed-schedule-start-offset/--fixed-schedule-end-offset MS replay the sessions whose first
 turn is in that slice of the trace, the schedule starting at the start offset (docs/sessions.md).
+--request-timeout-seconds S cancels a request still open S seconds after it was sent and counts
+it as AIPerf does (an error of type TimeoutError).
 --model defaults to the model the trace names (llmtap's trace, records and payload files do).
 Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.
 
@@ -71,6 +73,8 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	var sel traceSelect
 	sel.register(fs)
 	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the trace's last request is due (inf: wait for all); requests still open then are left out of the results")
+	var timeoutS float64
+	registerRequestTimeout(fs, &timeoutS)
 	if err := fs.Parse(reorderFlags(fs, args)); err != nil {
 		return 2, err
 	}
@@ -87,6 +91,10 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	}
 	errs = append(errs, sel.errs()...)
 	graceD, err := gracePeriod(*grace)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	timeout, err := requestTimeout(timeoutS)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -195,7 +203,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		Schedule: loadgen.Config{Arrivals: loadtest.Shifted(arrivals, shift), MaxInFlight: -1}, Total: plan.requests(heads),
 		Build: build, MapN: func(n int) int { return heads[n] }, Log: stderr, Terminal: terminal, APIListen: cf.apiListen,
 		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
-		Worker: w, StartAt: r.startAt,
+		Worker: w, StartAt: r.startAt, RequestTimeout: timeout,
 	}
 	if plan.hasSessions {
 		spec.Next = func(i int) (int, time.Duration, bool) {

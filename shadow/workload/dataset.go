@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -41,17 +41,29 @@ const (
 // Dataset is a custom dataset's conversations, and how they are drawn.
 type Dataset struct {
 	Conversations []Conversation
-	// Random draws conversation i at random (seeded) rather than in order: AIPerf's
-	// random_pool, sampled with replacement.
-	Random bool
+	// Sampling is how sessions draw the conversations (SamplingStrategies); empty: the
+	// preferred strategy of Kind (PreferredSampling), as in AIPerf.
+	Sampling string
+	// Kind is the dataset type it was read as; empty for synthetic conversations.
+	Kind string
+
+	once    sync.Once
+	sampler *Sampler
+	err     error
 }
 
-// Conversation returns the conversation session i sends: the file's in order, again from
-// the start when they run out, or one drawn at random with seed for a random pool.
+// Sampler returns the sampler of the dataset's conversations, seeded by seed (the first call
+// fixes the seed), or the error of an unknown Sampling.
+func (d *Dataset) Sampler(seed uint64) (*Sampler, error) {
+	d.once.Do(func() { d.sampler, d.err = NewSampler(d.Sampling, d.Kind, len(d.Conversations), seed) })
+	return d.sampler, d.err
+}
+
+// Conversation returns the conversation session i sends, drawn by the dataset's sampling
+// strategy with seed (an unknown strategy, which Sampler reports, draws in order).
 func (d *Dataset) Conversation(i int, seed uint64) *Conversation {
-	if d.Random {
-		rng := rand.New(rand.NewPCG(seed^0x9001, uint64(i)))
-		return &d.Conversations[rng.IntN(len(d.Conversations))]
+	if s, err := d.Sampler(seed); err == nil {
+		return &d.Conversations[s.Index(i)]
 	}
 	return &d.Conversations[i%len(d.Conversations)]
 }
@@ -85,7 +97,7 @@ func LoadDataset(path, kind string) (*Dataset, error) {
 //   - multi_turn: JSONL, a conversation per line: {"session_id": …, "turns": [turn, …]}, each
 //     turn as a single_turn line plus "delay" (milliseconds after the previous response); a
 //     leading "role": "system" turn becomes the conversation's system message;
-//   - random_pool: single_turn lines, drawn at random with replacement;
+//   - random_pool: single_turn lines (drawn in a shuffled order by default, as AIPerf does);
 //   - sharegpt: a JSON array of {"conversations": [{"from": …, "value": …}, …]}: the first
 //     message is sent as the prompt with the second's length in o200k tokens as the output
 //     limit, and entries are kept as AIPerf's ShareGPT loader keeps them (prompt 4–1024
@@ -95,7 +107,7 @@ func LoadDataset(path, kind string) (*Dataset, error) {
 // line that has them; every bad row is an error naming its line.
 func ReadDataset(r io.Reader, name, kind string) (*Dataset, error) {
 	r = io.LimitReader(r, MaxDatasetBytes+1)
-	d := &Dataset{Random: kind == DatasetRandomPool}
+	d := &Dataset{Kind: kind}
 	switch kind {
 	case DatasetSingleTurn, DatasetMultiTurn, DatasetRandomPool:
 		err := trace.EachLine(r, MaxDatasetLine, func(n int, line []byte, _ bool) error {

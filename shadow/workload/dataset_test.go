@@ -90,7 +90,7 @@ func TestLoadDatasetBounds(t *testing.T) {
 	p := filepath.Join(dir, "pool.jsonl")
 	os.WriteFile(p, []byte("{\"text\":\"a\"}\n{\"text\":\"b\"}\n"), 0o600)
 	d, err := LoadDataset(p, DatasetRandomPool)
-	if err != nil || !d.Random {
+	if err != nil || d.Kind != DatasetRandomPool {
 		t.Fatalf("random pool: %v", err)
 	}
 	seen := map[string]bool{}

@@ -51,6 +51,7 @@ func (s *sessions) turn(r *record.Record) (time.Duration, bool) {
 	s.mu.Unlock()
 	if full {
 		s.untracked.Add(1)
+		processSessions.untracked.Add(1)
 	}
 	return d, ok
 }
@@ -62,5 +63,18 @@ func (s *sessions) sweep(now time.Time) {
 	s.mu.Unlock()
 	if n > 0 {
 		s.expired.Add(uint64(n))
+		processSessions.expired.Add(uint64(n))
 	}
+}
+
+// processSessions are the session counters of every recorder of the process, closed ones
+// included: a recorder's own (Stats) end with it, these do not, so a counter served to
+// Prometheus never goes down when a recorder closes on a config reload.
+var processSessions struct{ untracked, expired atomic.Uint64 }
+
+// ProcessSessions returns the sessions untracked and expired by every recorder of the process
+// since it started (Stats.SessionsUntracked and SessionsExpired, summed over recorders that
+// ran and run).
+func ProcessSessions() (untracked, expired uint64) {
+	return processSessions.untracked.Load(), processSessions.expired.Load()
 }

@@ -3709,15 +3709,21 @@ type Recording struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Dir   string                 `protobuf:"bytes,1,opt,name=dir,proto3" json:"dir,omitempty"`
 	// Origin is "runtime" (started through this API) or "config" (from the loaded config).
-	Origin        string                 `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
-	Files         []string               `protobuf:"bytes,3,rep,name=files,proto3" json:"files,omitempty"`
-	Written       uint64                 `protobuf:"varint,4,opt,name=written,proto3" json:"written,omitempty"`
-	Dropped       uint64                 `protobuf:"varint,5,opt,name=dropped,proto3" json:"dropped,omitempty"`
-	Filtered      uint64                 `protobuf:"varint,6,opt,name=filtered,proto3" json:"filtered,omitempty"`
-	Errors        uint64                 `protobuf:"varint,7,opt,name=errors,proto3" json:"errors,omitempty"`
-	Started       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started,proto3" json:"started,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Origin   string                 `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	Files    []string               `protobuf:"bytes,3,rep,name=files,proto3" json:"files,omitempty"`
+	Written  uint64                 `protobuf:"varint,4,opt,name=written,proto3" json:"written,omitempty"`
+	Dropped  uint64                 `protobuf:"varint,5,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	Filtered uint64                 `protobuf:"varint,6,opt,name=filtered,proto3" json:"filtered,omitempty"`
+	Errors   uint64                 `protobuf:"varint,7,opt,name=errors,proto3" json:"errors,omitempty"`
+	Started  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=started,proto3" json:"started,omitempty"`
+	// SessionsUntracked counts sessions that started while the recorder remembered as many
+	// sessions as it may (16,384): their next turn was written without its
+	// think time (delay).
+	SessionsUntracked uint64 `protobuf:"varint,9,opt,name=sessions_untracked,json=sessionsUntracked,proto3" json:"sessions_untracked,omitempty"`
+	// SessionsExpired counts sessions the recorder forgot after session_idle without a turn.
+	SessionsExpired uint64 `protobuf:"varint,10,opt,name=sessions_expired,json=sessionsExpired,proto3" json:"sessions_expired,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Recording) Reset() {
@@ -3804,6 +3810,20 @@ func (x *Recording) GetStarted() *timestamppb.Timestamp {
 		return x.Started
 	}
 	return nil
+}
+
+func (x *Recording) GetSessionsUntracked() uint64 {
+	if x != nil {
+		return x.SessionsUntracked
+	}
+	return 0
+}
+
+func (x *Recording) GetSessionsExpired() uint64 {
+	if x != nil {
+		return x.SessionsExpired
+	}
+	return 0
 }
 
 type RecordingStatusResponse struct {
@@ -5351,7 +5371,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x14RecordingStopRequest\"G\n" +
 	"\x15RecordingStopResponse\x12.\n" +
 	"\astopped\x18\x01 \x01(\v2\x14.llmtap.v1.RecordingR\astopped\"\x18\n" +
-	"\x16RecordingStatusRequest\"\xe9\x01\n" +
+	"\x16RecordingStatusRequest\"\xc3\x02\n" +
 	"\tRecording\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x16\n" +
 	"\x06origin\x18\x02 \x01(\tR\x06origin\x12\x14\n" +
@@ -5360,7 +5380,10 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\adropped\x18\x05 \x01(\x04R\adropped\x12\x1a\n" +
 	"\bfiltered\x18\x06 \x01(\x04R\bfiltered\x12\x16\n" +
 	"\x06errors\x18\a \x01(\x04R\x06errors\x124\n" +
-	"\astarted\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\astarted\"O\n" +
+	"\astarted\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\astarted\x12-\n" +
+	"\x12sessions_untracked\x18\t \x01(\x04R\x11sessionsUntracked\x12)\n" +
+	"\x10sessions_expired\x18\n" +
+	" \x01(\x04R\x0fsessionsExpired\"O\n" +
 	"\x17RecordingStatusResponse\x124\n" +
 	"\n" +
 	"recordings\x18\x01 \x03(\v2\x14.llmtap.v1.RecordingR\n" +
