@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	two "github.com/llmtap/llmtap/telemetry/compare"
@@ -216,6 +217,10 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	pairs = pairs[:o.LookAt(look)]
 	v.Pairs = len(pairs)
 	tests := len(verdictQuantiles) + 1
+	judged := slices.ContainsFunc(pairs, func(p Pair) bool { return p.Live.SLOMet != nil })
+	if judged {
+		tests++ // the SLO attainment is one comparison more
+	}
 	alpha := o.Alpha / math.Exp2(float64(look+1)) / float64(tests) // per comparison
 	v.Level = 1 - alpha
 	worst := 0.0
@@ -243,7 +248,14 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	ev := compareErrors(pairs, alpha, o.ErrorMargin)
 	v.Comparisons = append(v.Comparisons, ev)
 	if d := divergence(ev, true); d > worst {
-		v.Diverged = ev.Name
+		worst, v.Diverged = d, ev.Name
+	}
+	if judged {
+		sv := compareAttainment(pairs, alpha, o.ErrorMargin)
+		v.Comparisons = append(v.Comparisons, sv)
+		if d := divergence(sv, true); d > worst {
+			v.Diverged = sv.Name
+		}
 	}
 	v.Outcome = combine(v.Comparisons)
 	return v
@@ -298,6 +310,35 @@ func compareErrors(pairs []Pair, alpha, margin float64) MetricVerdict {
 		}
 	}
 	return fromResult(two.Rates("error_rate", le, len(pairs), me, len(pairs), alpha, margin))
+}
+
+// SLOAttainment is the name of the comparison of the SLO attainments.
+const SLOAttainment = "slo_attainment"
+
+// compareAttainment compares the share of the pairs judged by an SLO (Pair.SLO) that met it,
+// live beside mirror, by the Wilson intervals of the shares that missed it (as the error rates
+// are compared), written as attainments: Live and Mirror the attainments, the estimate and
+// its interval mirror − live (a lower attainment is worse).
+func compareAttainment(pairs []Pair, alpha, margin float64) MetricVerdict {
+	var n, lm, mm int
+	for _, p := range pairs {
+		if p.Live.SLOMet == nil || p.Mirror.SLOMet == nil {
+			continue
+		}
+		n++
+		if !*p.Live.SLOMet {
+			lm++
+		}
+		if !*p.Mirror.SLOMet {
+			mm++
+		}
+	}
+	r := two.Rates(SLOAttainment, lm, n, mm, n, alpha, margin)
+	if n > 0 {
+		r.Base, r.Other = 1-r.Base, 1-r.Other
+	}
+	r.Estimate, r.Low, r.High = -r.Estimate, -r.High, -r.Low
+	return fromResult(r)
 }
 
 // fromResult is a comparison of the engine as the canary verdict names it.
