@@ -417,13 +417,16 @@ const Decisions = {
     tbody.textContent = "";
     for (const v of vs) {
       const by = v.comparisons.find((m) => m.name === v.diverged);
+      // The SLO attainment of each side, when the handler's SLOs judged the pairs.
+      const att = v.comparisons.find((m) => m.name === "slo_attainment" && m.count);
       const tr = tbody.insertRow();
       tr.dataset.model = v.model;
       tr.dataset.verdict = v.verdict;
       const need = this.needed(v);
       const cells = [v.model, v.verdict, v.diverged || "–", by ? this.fmt3(by.estimate, "∞") : "–",
         by ? `[${this.fmt3(by.low, "−∞")}, ${this.fmt3(by.high, "∞")}]` : "–", by ? by.margin : "–",
-        v.pairs, so.get(v.model) ?? v.pairs, v.next_look_at || "–", need == null ? "–" : need, this.pct(skip)];
+        v.pairs, so.get(v.model) ?? v.pairs, v.next_look_at || "–", need == null ? "–" : need, this.pct(skip),
+        att ? `${this.pct(att.live)} / ${this.pct(att.mirror)}` : "–"];
       for (const x of cells) tr.insertCell().textContent = x;
     }
   },
