@@ -60,7 +60,19 @@ func TestShadowStatusPassiveHeadroom(t *testing.T) {
 	if err := json.Unmarshal(b, &rpc); err != nil {
 		t.Fatal(err)
 	}
-	want, got := dropNulls(route["passive_headroom"]), int64s(rpc["passive_headroom"])
+	// The route's null members are absent fields of the message; protojson writes int64
+	// members ("requests") as strings.
+	want, got := route["passive_headroom"], rpc["passive_headroom"]
+	walk(want, func(obj map[string]any, k string, x any) {
+		if x == nil {
+			delete(obj, k)
+		}
+	})
+	walk(got, func(obj map[string]any, k string, x any) {
+		if s, ok := x.(string); ok && k == "requests" {
+			obj[k], _ = strconv.ParseFloat(s, 64)
+		}
+	})
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ShadowStatus passive_headroom\n%v\nGET /llmtap/shadow's\n%v", got, want)
 	}
@@ -69,41 +81,17 @@ func TestShadowStatusPassiveHeadroom(t *testing.T) {
 	}
 }
 
-// dropNulls removes the null members of JSON objects (absent fields of the Connect message).
-func dropNulls(v any) any {
+// walk calls fix on every member of every JSON object within v (fix may replace or delete it).
+func walk(v any, fix func(obj map[string]any, k string, x any)) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if x == nil {
-				delete(v, k)
-			} else {
-				v[k] = dropNulls(x)
-			}
+			fix(v, k, x)
+			walk(v[k], fix)
 		}
 	case []any:
-		for i := range v {
-			v[i] = dropNulls(v[i])
+		for _, x := range v {
+			walk(x, fix)
 		}
 	}
-	return v
-}
-
-// int64s reads the int64 members protojson writes as strings ("requests") back as numbers.
-func int64s(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if s, ok := x.(string); ok && k == "requests" {
-				n, _ := strconv.ParseFloat(s, 64)
-				v[k] = n
-			} else {
-				v[k] = int64s(x)
-			}
-		}
-	case []any:
-		for i := range v {
-			v[i] = int64s(v[i])
-		}
-	}
-	return v
 }

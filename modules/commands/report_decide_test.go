@@ -116,7 +116,7 @@ func TestReportCanaryAndSLO(t *testing.T) {
 	// The canary: the proxy's verdict, comparison for comparison, the SLO attainment of each
 	// side by the handler's SLO included (a report with the same thresholds).
 	canaryOut := filepath.Join(out, "canary.json")
-	if code, stdout := runReportArgs(t, files[0], "--canary-verdict", string(vj),
+	if code, stdout := runReportArgs(t, files[0], "-o", filepath.Join(out, "canary.html"), "--canary-verdict", string(vj),
 		"--slo", fmt.Sprintf("time_to_first_token:%d request_latency:1000", canarySLOTTFT), "--json", canaryOut); code != 0 {
 		t.Fatalf("report exited %d:\n%s", code, stdout)
 	}
