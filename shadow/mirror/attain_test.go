@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -77,5 +78,40 @@ func TestVerdictSLOAttainment(t *testing.T) {
 		if c.Name == SLOAttainment {
 			t.Errorf("an SLO comparison without a selecting SLO: %+v", c)
 		}
+	}
+}
+
+// TestVerdictOwnSLO: objectives named in the verdict options judge every pair, over the
+// handler's SLOs the records carry, and records with none at all; a bad objective is refused.
+func TestVerdictOwnSLO(t *testing.T) {
+	t.Parallel()
+	if err := (VerdictOptions{SLO: "time_to_first_token:fast"}).Validate(); err == nil || !strings.Contains(err.Error(), "slo") {
+		t.Errorf("a bad verdict slo: %v", err)
+	}
+	set := slo.NewTracker(nil, nil).NewSet([]slo.Objective{{Name: "loose", TTFTMs: 1000}})
+	p := NewPairer(0, 0)
+	p.SetVerdict("k", VerdictOptions{FirstLook: 20, Looks: 1, SLO: "time_to_first_token:100"})
+	for i := range 20 {
+		id := fmt.Sprint(i)
+		p.Expect(id)
+		live := rec(id, record.ClassLive, "m", 50, 5, 400, "")
+		if i%2 == 0 {
+			live.SLO = set // the handler's looser SLO: the verdict's own wins
+		}
+		p.Consume(live)
+		p.Consume(rec(id, record.ClassMirror, "m", 150, 5, 400, ""))
+	}
+	vs := p.Verdicts()
+	var got *MetricVerdict
+	for i, c := range vs[0].Comparisons {
+		if c.Name == SLOAttainment {
+			got = &vs[0].Comparisons[i]
+		}
+	}
+	if got == nil || got.Live != 1 || got.Mirror != 0 || got.Count != 20 {
+		t.Errorf("slo attainment %+v: want live 1, mirror 0 over 20 pairs by the verdict's TTFT ≤ 100 ms", got)
+	}
+	if ps := p.Pairs(); ps[0].SLO != "verdict" {
+		t.Errorf("pair judged by %q, want the verdict's objectives", ps[0].SLO)
 	}
 }

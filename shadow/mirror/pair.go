@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/slo"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // Defaults of the Pairer.
@@ -42,8 +44,9 @@ type Pairer struct {
 	verdictKey string
 	canary     map[string]*canaryModel
 
-	// judge judges the records that carry no SLOs of their own (SetSLO).
-	judge SLOJudge
+	// judge judges the records that carry no SLOs of their own (SetSLO); verdictJudge, the
+	// verdict's own objectives (VerdictOptions.SLO), judges every record.
+	judge, verdictJudge SLOJudge
 }
 
 // SLOJudge judges the two records of a pair by the SLO that applies to the live request: a
@@ -131,6 +134,10 @@ func (p *Pairer) SetVerdict(key string, o VerdictOptions) {
 		clear(p.canary)
 	}
 	p.verdict, p.verdictKey = o, key
+	p.verdictJudge = nil
+	if slos, err := stats.ParseSLOs(o.SLO); err == nil && len(slos) > 0 { // Validate reports an error
+		p.verdictJudge = slo.NewJudge("verdict", slos)
+	}
 }
 
 // SetSLO sets the judge of the records that carry no SLOs of their own (`llmtap report`
@@ -187,7 +194,10 @@ func (p *Pairer) Consume(r *record.Record) {
 		n := float64(r.OutputTokens)
 		s.OutputTokens = &n
 	}
-	j, _ := r.SLO.(SLOJudge)
+	j := p.verdictJudge
+	if j == nil {
+		j, _ = r.SLO.(SLOJudge)
+	}
 	if j == nil {
 		j = p.judge
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	two "github.com/llmtap/llmtap/telemetry/compare"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // Verdicts of a canary comparison.
@@ -65,6 +66,11 @@ type VerdictOptions struct {
 	// Looks is the number of looks; after the last the verdict no longer changes. Default 7
 	// (200 … 12,800 pairs).
 	Looks int `json:"looks,omitempty"`
+	// SLO, when set, names the objectives both records of every pair are judged by, in
+	// AIPerf's --goodput syntax ("time_to_first_token:500 request_latency:2000", one SLO over
+	// every request), for the verdict's SLO attainment comparison. Default: the handler's slo
+	// blocks (the one that counts the live request), or none.
+	SLO string `json:"slo,omitempty"`
 }
 
 func (o VerdictOptions) withDefaults() VerdictOptions {
@@ -112,6 +118,9 @@ func (o VerdictOptions) Validate() error {
 	}
 	if math.IsNaN(o.MarginMs) || math.IsInf(o.MarginMs, 0) {
 		errs = append(errs, fmt.Errorf("margin_ms %v: must be a number", o.MarginMs))
+	}
+	if _, err := stats.ParseSLOs(o.SLO); err != nil {
+		errs = append(errs, fmt.Errorf("slo: %w", err))
 	}
 	if o.FirstLook < 0 || o.Looks < 0 || o.Looks > 20 {
 		errs = append(errs, fmt.Errorf("first_look %d and looks %d: must be positive (0 means the default), looks at most 20", o.FirstLook, o.Looks))
