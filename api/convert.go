@@ -9,6 +9,7 @@ import (
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/shadow/guard"
 	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -152,7 +153,33 @@ func ShadowStateProto(doc ShadowDoc) *llmtapv1.ShadowState {
 	for _, s := range doc.Shadows {
 		st.Loads = append(st.Loads, ShadowLoadProto(s))
 	}
+	for i := range doc.PassiveHeadroom {
+		st.PassiveHeadroom = append(st.PassiveHeadroom, passiveProto(&doc.PassiveHeadroom[i]))
+	}
 	return st
+}
+
+// passiveProto converts one passive headroom estimate, field for field.
+func passiveProto(e *headroom.Estimate) *llmtapv1.PassiveHeadroom {
+	p := &llmtapv1.PassiveHeadroom{
+		Upstream: e.Upstream, TtftObjectiveMs: e.TTFTObjectiveMs, State: e.State,
+		Requests: e.Requests, Windows: int32(e.Windows), WindowSeconds: e.WindowSeconds, Confidence: e.Confidence,
+		KneeConcurrency: e.KneeConcurrency, BaseTtftMs: e.BaseTTFTMs, SlopeMsPerRequest: e.SlopeMsPerRequest,
+		SloConcurrency: intervalProto(e.SLOConcurrency), SloRequestsPerSec: intervalProto(e.SLORequestsPerSec),
+		CurrentConcurrency: e.CurrentConcurrency, CurrentRequestsPerSec: e.CurrentRequestsPerSec,
+		RemainingConcurrency: intervalProto(e.RemainingConcurrency), RemainingRequestsPerSec: intervalProto(e.RemainingRequestsPerSec),
+		Extrapolated: e.Extrapolated, QueueOnsetConcurrency: e.QueueOnsetConcurrency, KvLimitConcurrency: e.KVLimitConcurrency,
+		KvCacheUsage: e.KVCacheUsage, Waiting: e.Waiting, Running: e.Running,
+	}
+	for _, l := range e.Levels {
+		p.Levels = append(p.Levels, &llmtapv1.HeadroomLevel{Concurrency: l.Concurrency, Requests: l.Requests,
+			TtftMs: l.TTFTMs, LatencyMs: l.LatencyMs, Waiting: l.Waiting, KvCacheUsage: l.KVCacheUsage})
+	}
+	return p
+}
+
+func intervalProto(i headroom.Interval) *llmtapv1.HeadroomInterval {
+	return &llmtapv1.HeadroomInterval{Estimate: i.Estimate, Low: i.Low, High: i.High}
 }
 
 // guardProto converts the guard rails' state (nil: none).

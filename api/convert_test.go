@@ -13,6 +13,7 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -240,6 +241,15 @@ func TestConvertEveryField(t *testing.T) {
 	checkAll(t, reflect.TypeFor[slo.Thresholds](), sp, nil)
 	checkAll(t, reflect.TypeFor[slo.Window](), sp.Total, nil)
 	checkAll(t, reflect.TypeFor[SLODoc](), &llmtapv1.SLOStatusResponse{Reports: []*llmtapv1.SLOReport{sp}, Dropped: 1}, map[string]string{"slos": "reports"})
+
+	// GET /llmtap/shadow's passive_headroom in ShadowStatus.
+	var est headroom.Estimate
+	fill(reflect.ValueOf(&est).Elem())
+	hp := ShadowStateProto(ShadowDoc{PassiveHeadroom: []headroom.Estimate{est}}).PassiveHeadroom[0]
+	checkAll(t, reflect.TypeFor[headroom.Estimate](), hp, nil)
+	checkAll(t, reflect.TypeFor[headroom.Interval](), hp.SloConcurrency, nil)
+	checkAll(t, reflect.TypeFor[headroom.Interval](), hp.RemainingRequestsPerSec, nil)
+	checkAll(t, reflect.TypeFor[headroom.Level](), hp.Levels[0], nil)
 
 	// GET /llmtap/timeline's windows in StreamTimeline.
 	var w timeline.Window

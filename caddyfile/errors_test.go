@@ -104,6 +104,8 @@ var errorCases = []errorCase{
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tmargin_ms -2\n\t\t\t}\n\t\t}"), `verdict margin_ms: "-2" is not a non-negative number`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tfirst_look 0\n\t\t\t}\n\t\t}"), `verdict first_look: "0" is not a number of pairs from 1 to 1048576`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tlooks 13\n\t\t\t}\n\t\t}"), `verdict looks: "13" is not a number of looks from 1 to 12`, 5},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tslo\n\t\t\t}\n\t\t}"), `verdict slo needs at least one metric:value pair, such as time_to_first_token:500`, 5},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tslo time_to_first_token:fast\n\t\t\t}\n\t\t}"), `slo: `, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tfirst_look 100000\n\t\t\t\tlooks 3\n\t\t\t}\n\t\t}"), `first_look × 2^(looks−1) = 400000 pairs: at most 102400`, 8},
 	// The llmtap global option.
 	{inGlobal("\t\tgpu {\n\t\t\tinterval\n\t\t}"), `gpu interval needs a duration, such as 250ms or 1s`, 4},

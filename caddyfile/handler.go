@@ -256,6 +256,7 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 //	    error_margin <fraction>   # error rates' difference
 //	    first_look   <pairs>
 //	    looks        <n>
+//	    slo          <metric:value>...  # objectives judging both sides (default: the handler's slo)
 //	}
 func mirrorVerdict(d *caddyfile.Dispenser, c *llmtap.MirrorConfig) error {
 	if err := head(d).end(); err != nil {
@@ -263,7 +264,7 @@ func mirrorVerdict(d *caddyfile.Dispenser, c *llmtap.MirrorConfig) error {
 	}
 	v := &mirror.VerdictOptions{}
 	c.Verdict = v
-	return options(d, "verdict", false, "alpha, margin, tail_margin, margin_ms, error_margin, first_look or looks", func(o *option) (err error) {
+	return options(d, "verdict", false, "alpha, margin, tail_margin, margin_ms, error_margin, first_look, looks or slo", func(o *option) (err error) {
 		switch o.word {
 		case "alpha":
 			v.Alpha, err = one(o, fraction(true))
@@ -284,6 +285,8 @@ func mirrorVerdict(d *caddyfile.Dispenser, c *llmtap.MirrorConfig) error {
 			v.FirstLook, err = one(o, integer(1, 1<<20, "pairs"))
 		case "looks":
 			v.Looks, err = one(o, integer(1, 12, "looks"))
+		case "slo":
+			v.SLO, err = sloList(o)
 		default:
 			err = errUnknown
 		}

@@ -200,7 +200,7 @@ func parseShadowHeadroom(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error 
 		case "step_duration":
 			hr.StepDuration, err = one(o, duration)
 		case "slo":
-			err = headroomSLO(o, hr)
+			hr.SLO, err = sloList(o)
 		default:
 			err = errUnknown
 		}
@@ -208,15 +208,17 @@ func parseShadowHeadroom(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error 
 	})
 }
 
-// headroomSLO reads slo <metric:value>..., the objectives a rate step must meet.
-func headroomSLO(o *option, hr *llmtap.ShadowHeadroom) error {
+// sloList reads slo <metric:value>..., objectives in AIPerf's --goodput syntax (a headroom
+// probe's, which a rate step must meet; a canary verdict's, which judge the pairs), checked
+// by stats.ParseSLOs, and returns them joined by spaces.
+func sloList(o *option) (string, error) {
 	slos, err := some(o, text("a metric:value pair, such as time_to_first_token:500"))
 	if err != nil {
-		return err
+		return "", err
 	}
-	hr.SLO = strings.Join(slos, " ")
-	if _, err := stats.ParseSLOs(hr.SLO); err != nil {
-		return o.d.Errf("slo: %v", err)
+	joined := strings.Join(slos, " ")
+	if _, err := stats.ParseSLOs(joined); err != nil {
+		return "", o.d.Errf("slo: %v", err)
 	}
-	return nil
+	return joined, nil
 }

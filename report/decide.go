@@ -39,9 +39,10 @@ type CanaryRow struct {
 
 // Canary pairs the live and mirror records of run (same request id, classes live and
 // mirror) as the proxy's Pairer does, feeding them to a Pairer in the order they ended, and
-// returns each model's verdict with the options o (the handler's mirror.verdict). No pairs,
-// no rows.
-func Canary(run *Run, o mirror.VerdictOptions) []CanaryRow {
+// returns each model's verdict with the options o (the handler's mirror.verdict). With slos
+// (the report's SLOs), both records of each pair are judged by them with goodput's rule and the
+// verdict compares the attainments (mirror.SLOAttainment). No pairs, no rows.
+func Canary(run *Run, o mirror.VerdictOptions, slos []stats.SLO) []CanaryRow {
 	var recs []*record.Record
 	mirrored := map[string]bool{}
 	live := map[string]int{}
@@ -66,6 +67,9 @@ func Canary(run *Run, o mirror.VerdictOptions) []CanaryRow {
 	slices.SortStableFunc(recs, func(a, b *record.Record) int { return end(a).Compare(end(b)) })
 	p := mirror.NewPairer(1, len(mirrored))
 	p.SetVerdict(run.Name, o)
+	if len(slos) > 0 {
+		p.SetSLO(slo.NewJudge("report", slos))
+	}
 	for id := range mirrored {
 		p.Expect(id)
 	}
@@ -108,7 +112,7 @@ func (rep *Report) Decide(o DecideOptions) {
 		d.SLOs, d.SLOTarget = o.SLOs, o.SLOTarget
 	}
 	for _, run := range rep.Runs {
-		d.Canary = append(d.Canary, Canary(run, o.Verdict)...)
+		d.Canary = append(d.Canary, Canary(run, o.Verdict, o.SLOs)...)
 		d.SLO = append(d.SLO, SLOAttainment(run, o.SLOs, o.SLOTarget)...)
 	}
 	rep.Decisions = d

@@ -69,7 +69,7 @@ func TestCanaryPairsByRequestID(t *testing.T) {
 	// A live request without a copy, and a copy of a request the run does not hold.
 	recs = append(recs, &record.Record{RequestID: "lone", Class: record.ClassLive, Model: "m", Start: t0, TTFTMs: ms(1)},
 		&record.Record{RequestID: "orphan", Class: record.ClassMirror, Model: "m", Start: t0, TTFTMs: ms(1)})
-	rows := Canary(&Run{Name: "r", Records: recs}, mirror.VerdictOptions{FirstLook: 40, Looks: 1})
+	rows := Canary(&Run{Name: "r", Records: recs}, mirror.VerdictOptions{FirstLook: 40, Looks: 1}, nil)
 	if len(rows) != 1 {
 		t.Fatalf("rows %+v, want one model", rows)
 	}
@@ -77,10 +77,31 @@ func TestCanaryPairsByRequestID(t *testing.T) {
 	if v.Pairs != 40 || v.Outcome != mirror.VerdictWorse || v.Live != 41 || v.Paired != 40 {
 		t.Errorf("%+v: want worse over 40 pairs, 40 of 41 live requests paired", v)
 	}
-	if rows := Canary(&Run{Records: recs[:2]}, mirror.VerdictOptions{}); len(rows) != 1 || rows[0].Outcome != mirror.VerdictNotEnough {
+	for _, c := range v.Comparisons {
+		if c.Name == mirror.SLOAttainment {
+			t.Errorf("an SLO attainment without SLOs: %+v", c)
+		}
+	}
+	// With the report's SLOs (TTFT ≤ 250 ms) both sides are judged: live 200 ms meets it,
+	// the mirror's 300 ms misses it.
+	slos, err := stats.ParseSLOs("time_to_first_token:250")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows = Canary(&Run{Name: "r", Records: recs}, mirror.VerdictOptions{FirstLook: 40, Looks: 1}, slos)
+	var attain *mirror.MetricVerdict
+	for i, c := range rows[0].Comparisons {
+		if c.Name == mirror.SLOAttainment {
+			attain = &rows[0].Comparisons[i]
+		}
+	}
+	if attain == nil || attain.Live != 1 || attain.Mirror != 0 || attain.Count != 40 || attain.Verdict != mirror.VerdictWorse {
+		t.Errorf("SLO attainment %+v: want live 1, mirror 0 over 40 pairs, worse", attain)
+	}
+	if rows := Canary(&Run{Records: recs[:2]}, mirror.VerdictOptions{}, nil); len(rows) != 1 || rows[0].Outcome != mirror.VerdictNotEnough {
 		t.Errorf("one pair: %+v, want not enough pairs yet", rows)
 	}
-	if Canary(&Run{Records: recs[1:2]}, mirror.VerdictOptions{}) != nil {
+	if Canary(&Run{Records: recs[1:2]}, mirror.VerdictOptions{}, nil) != nil {
 		t.Error("a verdict without mirror records")
 	}
 }

@@ -27,7 +27,7 @@ const decisionPairs = 160
 // comes 50 % later than the live one's (worse by far, so that a busy machine's stalls cannot
 // hide it at the one look of 160 pairs), with an SLO on the handler, opens the dashboard, and checks that its canary panel
 // shows the verdict of GET /llmtap/mirror (worse, the comparison that decided it, its ratio and
-// interval, the pairs, the skipped share) and its SLO panel every objective's attainment per
+// interval, the pairs, the skipped share, the SLO attainment of each side) and its SLO panel every objective's attainment per
 // window and the burn rates of GET /llmtap/slo, value for value.
 func TestDashboardDecisions(t *testing.T) {
 	// Times long against a busy machine's stalls, as in the canary tests of modules/commands.
@@ -139,9 +139,18 @@ func TestDashboardDecisions(t *testing.T) {
 	for _, n := range md.Counters.Skipped {
 		skipped += n
 	}
-	if len(shown.Canary) != 1 || len(shown.Canary[0]) != 11 {
-		t.Fatalf("canary panel %q, want one row of 11 cells", shown.Canary)
+	if len(shown.Canary) != 1 || len(shown.Canary[0]) != 12 {
+		t.Fatalf("canary panel %q, want one row of 12 cells", shown.Canary)
 	}
+	// The SLO attainment of each side over the pairs (the handler's SLO judges both; the
+	// mirror's TTFT of 300 ms misses 210 ms).
+	var attain mirror.MetricVerdict
+	for _, m := range v.Comparisons {
+		if m.Name == mirror.SLOAttainment {
+			attain = m
+		}
+	}
+	attLive, attMirror, attOK := strings.Cut(shown.Canary[0][11], " / ")
 	row := shown.Canary[0]
 	soFar := 0
 	for _, m := range md.Pairs.Models {
@@ -164,6 +173,8 @@ func TestDashboardDecisions(t *testing.T) {
 		{"pairs so far", row[7] == strconv.Itoa(soFar) && soFar >= decisionPairs},
 		{"next look", row[8] == "–" && v.NextLookAt == 0},
 		{"pairs needed (none once decided)", row[9] == "–"},
+		{"SLO attainment live / mirror", attOK && attain.Count == v.Pairs && attain.Mirror < attain.Live &&
+			near(strings.TrimSuffix(attLive, "%"), 100*attain.Live, 2) && near(strings.TrimSuffix(attMirror, "%"), 100*attain.Mirror, 2)},
 		{"skipped", strings.HasSuffix(row[10], "%") && near(strings.TrimSuffix(row[10], "%"), 100*float64(skipped)/float64(md.Counters.Sampled), 2)},
 	} {
 		if !c.ok {
@@ -177,6 +188,11 @@ func TestDashboardDecisions(t *testing.T) {
 		t.Fatalf("GET /llmtap/slo: %+v, want one series of %d requests", sd.SLOs, decisionPairs)
 	}
 	rep := sd.SLOs[0]
+	// Every live request was copied and paired: the verdict's live attainment is the SLO
+	// route's, by the one goodput rule.
+	if want := rep.Total.Attainment[slo.ObjAll]; math.Abs(attain.Live-want) > 1e-12 {
+		t.Errorf("the verdict's live SLO attainment %v, GET /llmtap/slo's %v", attain.Live, want)
+	}
 	spans := append(append([]slo.Window{}, rep.Windows...), rep.Total)
 	objs := []string{slo.ObjLatency, slo.ObjTTFT, slo.ObjAll}
 	if len(shown.SLO) != len(objs) {

@@ -20,7 +20,8 @@ import (
 // TestCanaryConnect mirrors live traffic through real Caddy to a mock six times slower, with
 // one look at 20 pairs, and runs `llmtap canary` reading GET /llmtap/mirror and reading the
 // Connect API's MirrorStatus (Connect and gRPC-Web on the admin listener): each prints the same
-// verdict, text and JSON alike, and exits 1 (worse). An unknown protocol is a usage error.
+// verdict, text and JSON alike, and exits 1 (worse). The handler's SLO judges both sides: the
+// verdict compares their attainment on every surface. An unknown protocol is a usage error.
 func TestCanaryConnect(t *testing.T) {
 	base := mockllm.Config{Model: "canary-connect", TTFT: 10 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4}
 	slower := base
@@ -36,6 +37,9 @@ func TestCanaryConnect(t *testing.T) {
 }
 http://%s {
 	llmtap {
+		slo fast {
+			ttft 1s
+		}
 		mirror %s {
 			sample 100%%
 			verdict {
@@ -77,13 +81,25 @@ http://%s {
 	if err := json.Unmarshal([]byte(wantJSON), &vs); err != nil || len(vs) != 1 || vs[0].Outcome != mirror.VerdictWorse || vs[0].Pairs != 20 || wantCode != 1 {
 		t.Fatalf("llmtap canary --json (the JSON route): exit %d, %s (%v): want worse at 20 pairs, exit 1", wantCode, wantJSON, err)
 	}
+	// The handler's SLO (TTFT ≤ 1 s) judges both sides: both meet it (10 and 60 ms; the mirror's
+	// records carry the handler's SLOs too, or it would meet none); Connect must carry the same
+	// comparison (compared below).
+	var attain *mirror.MetricVerdict
+	for i, m := range vs[0].Comparisons {
+		if m.Name == mirror.SLOAttainment {
+			attain = &vs[0].Comparisons[i]
+		}
+	}
+	if attain == nil || attain.Live < 0.9 || attain.Mirror < 0.9 || attain.Count != 20 || attain.Verdict == mirror.VerdictWorse {
+		t.Errorf("SLO attainment %+v: want live and mirror ≥ 0.9 over 20 pairs, not worse", attain)
+	}
 	_, wantText := run()
 	for _, protocol := range []string{"connect", "grpcweb"} {
 		code, got := run("--json", "--protocol", protocol)
 		if code != wantCode || got != wantJSON {
 			t.Errorf("--protocol %s --json: exit %d\n%s\nthe JSON route's: exit %d\n%s", protocol, code, got, wantCode, wantJSON)
 		}
-		if _, got := run("--protocol", protocol); got != wantText {
+		if _, got := run("--protocol", protocol); got != wantText || !strings.Contains(got, mirror.SLOAttainment) {
 			t.Errorf("--protocol %s: printed\n%s\nthe JSON route's:\n%s", protocol, got, wantText)
 		}
 	}

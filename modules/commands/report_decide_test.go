@@ -21,10 +21,15 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
+// canarySLOTTFT is the TTFT threshold, in ms, of the handler's SLO in TestReportCanaryAndSLO:
+// between the live first token (500 ms) and the mirror's (550 ms).
+const canarySLOTTFT = 525
+
 // TestReportCanaryAndSLO records live traffic mirrored to a mock 10 % slower through real
 // Caddy (recorder and mirror on, two tenants), reads the canary verdict from GET
 // /llmtap/mirror, then runs `llmtap report` over the records: its offline verdict is the one
-// the proxy gave (worse; the same pairs, comparisons and intervals), and its SLO attainment per
+// the proxy gave (worse; the same pairs, comparisons and intervals, the SLO attainment of each
+// side by the handler's SLO included), and its SLO attainment per
 // class, model and tenant equals a count over the records, with a TTFT threshold at the live
 // median so that the count is not all or nothing.
 func TestReportCanaryAndSLO(t *testing.T) {
@@ -42,6 +47,9 @@ func TestReportCanaryAndSLO(t *testing.T) {
 	admin, site := mirrorProxy(t, liveURL, mirrorURL, verdict, map[string]any{
 		"record": map[string]any{"dir": recDir, "files": []string{"records"}},
 		"tenant": map[string]any{"from": "header", "name": "X-Tenant"},
+		// The handler's SLO judges both sides of each pair (the verdict's slo_attainment);
+		// the report judges the records by the same thresholds below.
+		"slo": []any{map[string]any{"ttft_ms": canarySLOTTFT, "latency_ms": 1000}},
 	})
 	postMany(t, site, n, 16, func(i int, h http.Header) { h.Set("X-Tenant", []string{"team-a", "team-b"}[i%2]) })
 
@@ -105,11 +113,24 @@ func TestReportCanaryAndSLO(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The canary: the proxy's verdict, comparison for comparison.
-	if len(d.Canary) != 1 {
-		t.Fatalf("report canary rows %+v, want one model", d.Canary)
+	// The canary: the proxy's verdict, comparison for comparison, the SLO attainment of each
+	// side by the handler's SLO included (a report with the same thresholds).
+	canaryOut := filepath.Join(out, "canary.json")
+	if code, stdout := runReportArgs(t, files[0], "-o", filepath.Join(out, "canary.html"), "--canary-verdict", string(vj),
+		"--slo", fmt.Sprintf("time_to_first_token:%d request_latency:1000", canarySLOTTFT), "--json", canaryOut); code != 0 {
+		t.Fatalf("report exited %d:\n%s", code, stdout)
 	}
-	got := d.Canary[0]
+	var dc report.Decisions
+	if raw, err := os.ReadFile(canaryOut); err != nil || json.Unmarshal(raw, &dc) != nil {
+		t.Fatalf("%s: %v", canaryOut, err)
+	}
+	if len(dc.Canary) != 1 {
+		t.Fatalf("report canary rows %+v, want one model", dc.Canary)
+	}
+	got := dc.Canary[0]
+	if c := got.Comparisons[len(got.Comparisons)-1]; c.Name != mirror.SLOAttainment || c.Count != n {
+		t.Errorf("the report's last comparison %+v: want the SLO attainment over %d pairs", c, n)
+	}
 	if !reflect.DeepEqual(got.ModelVerdict, live) {
 		t.Errorf("report's verdict differs from GET /llmtap/mirror's:\nreport %+v\nproxy  %+v", got.ModelVerdict, live)
 	}

@@ -150,6 +150,9 @@ func (h *Handler) provisionMirror() error {
 		if rc := h.recording; rc != nil {
 			r.RecordTo = rc.entry.key
 		}
+		if h.slo != nil {
+			r.SLO = h.slo // the pair's SLO attainment (mirror.Pairer); sloTracker counts live only
+		}
 	}
 	m, err := mirror.New(o)
 	if err != nil {

@@ -115,9 +115,10 @@ var createdField = regexp.MustCompile(`"created":\d+`)
 
 // mirrorState fetches GET /llmtap/mirror.
 func mirrorState(t *testing.T, p *proxy) (doc struct {
-	Counters mirror.Counters  `json:"counters"`
-	Gate     mirror.GateState `json:"gate"`
-	Pairs    mirror.Summary   `json:"pairs"`
+	Counters mirror.Counters       `json:"counters"`
+	Gate     mirror.GateState      `json:"gate"`
+	Pairs    mirror.Summary        `json:"pairs"`
+	Verdicts []mirror.ModelVerdict `json:"verdicts"`
 }) {
 	t.Helper()
 	if err := json.Unmarshal(p.adminGet(t, "/llmtap/mirror"), &doc); err != nil {
@@ -270,7 +271,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 
 // TestMirrorFailuresLeaveLiveAlone mirrors every request to a dead port, then to an upstream
 // that never answers, and checks that live traffic is unchanged: every response is complete
-// and byte-exact. That the live requests did not wait for their copies is shown by order, not
+// and byte-exact; the failed copies count in the canary verdict's error rate. That the live requests did not wait for their copies is shown by order, not
 // timing: all live requests completed while the stalled copies were still in flight.
 func TestMirrorFailuresLeaveLiveAlone(t *testing.T) {
 	const n = 200
@@ -285,6 +286,13 @@ func TestMirrorFailuresLeaveLiveAlone(t *testing.T) {
 		d := mirrorState(t, p).Counters
 		if d.Sent-before.Sent != n || d.Failed-before.Failed != n || d.Completed != before.Completed {
 			t.Errorf("counters %+v (before %+v): want %d sent and failed", d, before, n)
+		}
+		// A failed copy is an outcome: it is paired with its live request and the verdict's
+		// error rate counts it (the default first look is 200 pairs).
+		if vs := mirrorState(t, p).Verdicts; len(vs) != 1 || vs[0].Pairs != n || vs[0].Outcome != mirror.VerdictWorse || vs[0].Diverged != "error_rate" {
+			t.Errorf("verdicts %+v: want worse by error_rate over %d pairs", vs, n)
+		} else if e := vs[0].Comparisons[len(vs[0].Comparisons)-1]; e.Name != "error_rate" || e.Mirror != 1 || e.Live != 0 || e.Count != n {
+			t.Errorf("error rate %+v: want live 0, mirror 1 over %d pairs", e, n)
 		}
 		groups, _, _ := p.summary(t)
 		if g := groups["mirror-model/live/2xx"]; g.RequestCount.Avg == 0 {

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/slo"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // Defaults of the Pairer.
@@ -41,6 +43,21 @@ type Pairer struct {
 	verdict    VerdictOptions
 	verdictKey string
 	canary     map[string]*canaryModel
+
+	// judge judges the records that carry no SLOs of their own (SetSLO); verdictJudge, the
+	// verdict's own objectives (VerdictOptions.SLO), judges every record.
+	judge, verdictJudge SLOJudge
+}
+
+// SLOJudge judges the two records of a pair by the SLO that applies to the live request: a
+// record carries one in record.Record.SLO (the proxy's handler SLOs, a *slo.Set), or the
+// Pairer holds one (SetSLO).
+type SLOJudge interface {
+	// Meets returns a bit per SLO, set when r meets every threshold of it (goodput's rule).
+	Meets(r *record.Record) uint64
+	// Select returns the index and name of the SLO that applies to the requests of model and
+	// tenant; -1 when none does.
+	Select(model, tenant string) (int, string)
 }
 
 // maxCanaryModels bounds the models a Pairer keeps verdict pairs for; later models share
@@ -58,9 +75,10 @@ type canaryModel struct {
 
 // half is a copy waiting for its two records.
 type half struct {
-	seq          uint64
-	live, mirror *Side
-	model        string
+	seq           uint64
+	live, mirror  *Side
+	model, tenant string
+	judge         SLOJudge // the live record's, else the mirror record's
 }
 
 // Side is what a pair keeps of one record; a nil metric did not apply (a failed or
@@ -74,6 +92,11 @@ type Side struct {
 	LatencyMs *float64 `json:"request_latency_ms"`
 	// OutputTokens is the record's output_tokens (nil for a failed request).
 	OutputTokens *float64 `json:"output_tokens"`
+	// SLOMet is whether the request met every threshold of the pair's SLO (goodput's rule: a
+	// failed request meets none); nil when no SLO applies to the live request.
+	SLOMet *bool `json:"slo_met,omitempty"`
+
+	met uint64 // the SLOJudge's Meets of the record
 }
 
 // Pair is a live request and its mirror copy.
@@ -85,6 +108,8 @@ type Pair struct {
 	// Live and Mirror are the two measurements.
 	Live   Side `json:"live"`
 	Mirror Side `json:"mirror"`
+	// SLO names the SLO both sides were judged by (Side.SLOMet); empty when none applies.
+	SLO string `json:"slo,omitempty"`
 }
 
 // NewPairer returns a Pairer that keeps the most recent window pairs and at most maxPending
@@ -109,6 +134,18 @@ func (p *Pairer) SetVerdict(key string, o VerdictOptions) {
 		clear(p.canary)
 	}
 	p.verdict, p.verdictKey = o, key
+	p.verdictJudge = nil
+	if slos, err := stats.ParseSLOs(o.SLO); err == nil && len(slos) > 0 { // Validate reports an error
+		p.verdictJudge = slo.NewJudge("verdict", slos)
+	}
+}
+
+// SetSLO sets the judge of the records that carry no SLOs of their own (`llmtap report`
+// judges recorded pairs so); nil: none.
+func (p *Pairer) SetSLO(j SLOJudge) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.judge = j
 }
 
 // Expect registers a copy sent for the live request id. A second copy of the same id while the
@@ -157,8 +194,21 @@ func (p *Pairer) Consume(r *record.Record) {
 		n := float64(r.OutputTokens)
 		s.OutputTokens = &n
 	}
+	j := p.verdictJudge
+	if j == nil {
+		j, _ = r.SLO.(SLOJudge)
+	}
+	if j == nil {
+		j = p.judge
+	}
+	if j != nil {
+		s.met = j.Meets(r)
+		if h.judge == nil || r.Class == record.ClassLive {
+			h.judge = j
+		}
+	}
 	if r.Class == record.ClassLive {
-		h.live, h.model = s, r.Model
+		h.live, h.model, h.tenant = s, r.Model, r.Tenant
 	} else {
 		h.mirror = s
 		if h.model == "" {
@@ -171,6 +221,13 @@ func (p *Pairer) Consume(r *record.Record) {
 	delete(p.pending, r.RequestID)
 	p.expecting.Store(int64(len(p.pending)))
 	pair := Pair{RequestID: r.RequestID, Model: h.model, Live: *h.live, Mirror: *h.mirror}
+	if h.judge != nil {
+		if i, name := h.judge.Select(h.model, h.tenant); i >= 0 {
+			pair.SLO = name
+			lm, mm := pair.Live.met&(1<<i) != 0, pair.Mirror.met&(1<<i) != 0
+			pair.Live.SLOMet, pair.Mirror.SLOMet = &lm, &mm
+		}
+	}
 	if len(p.ring) < p.window {
 		p.ring = append(p.ring, pair)
 	} else {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	two "github.com/llmtap/llmtap/telemetry/compare"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // Verdicts of a canary comparison.
@@ -64,6 +66,11 @@ type VerdictOptions struct {
 	// Looks is the number of looks; after the last the verdict no longer changes. Default 7
 	// (200 … 12,800 pairs).
 	Looks int `json:"looks,omitempty"`
+	// SLO, when set, names the objectives both records of every pair are judged by, in
+	// AIPerf's --goodput syntax ("time_to_first_token:500 request_latency:2000", one SLO over
+	// every request), for the verdict's SLO attainment comparison. Default: the handler's slo
+	// blocks (the one that counts the live request), or none.
+	SLO string `json:"slo,omitempty"`
 }
 
 func (o VerdictOptions) withDefaults() VerdictOptions {
@@ -111,6 +118,9 @@ func (o VerdictOptions) Validate() error {
 	}
 	if math.IsNaN(o.MarginMs) || math.IsInf(o.MarginMs, 0) {
 		errs = append(errs, fmt.Errorf("margin_ms %v: must be a number", o.MarginMs))
+	}
+	if _, err := stats.ParseSLOs(o.SLO); err != nil {
+		errs = append(errs, fmt.Errorf("slo: %w", err))
 	}
 	if o.FirstLook < 0 || o.Looks < 0 || o.Looks > 20 {
 		errs = append(errs, fmt.Errorf("first_look %d and looks %d: must be positive (0 means the default), looks at most 20", o.FirstLook, o.Looks))
@@ -216,6 +226,10 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	pairs = pairs[:o.LookAt(look)]
 	v.Pairs = len(pairs)
 	tests := len(verdictQuantiles) + 1
+	judged := slices.ContainsFunc(pairs, func(p Pair) bool { return p.Live.SLOMet != nil })
+	if judged {
+		tests++ // the SLO attainment is one comparison more
+	}
 	alpha := o.Alpha / math.Exp2(float64(look+1)) / float64(tests) // per comparison
 	v.Level = 1 - alpha
 	worst := 0.0
@@ -243,7 +257,14 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	ev := compareErrors(pairs, alpha, o.ErrorMargin)
 	v.Comparisons = append(v.Comparisons, ev)
 	if d := divergence(ev, true); d > worst {
-		v.Diverged = ev.Name
+		worst, v.Diverged = d, ev.Name
+	}
+	if judged {
+		sv := compareAttainment(pairs, alpha, o.ErrorMargin)
+		v.Comparisons = append(v.Comparisons, sv)
+		if d := divergence(sv, true); d > worst {
+			v.Diverged = sv.Name
+		}
 	}
 	v.Outcome = combine(v.Comparisons)
 	return v
@@ -298,6 +319,35 @@ func compareErrors(pairs []Pair, alpha, margin float64) MetricVerdict {
 		}
 	}
 	return fromResult(two.Rates("error_rate", le, len(pairs), me, len(pairs), alpha, margin))
+}
+
+// SLOAttainment is the name of the comparison of the SLO attainments.
+const SLOAttainment = "slo_attainment"
+
+// compareAttainment compares the share of the pairs judged by an SLO (Pair.SLO) that met it,
+// live beside mirror, by the Wilson intervals of the shares that missed it (as the error rates
+// are compared), written as attainments: Live and Mirror the attainments, the estimate and
+// its interval mirror − live (a lower attainment is worse).
+func compareAttainment(pairs []Pair, alpha, margin float64) MetricVerdict {
+	var n, lm, mm int
+	for _, p := range pairs {
+		if p.Live.SLOMet == nil || p.Mirror.SLOMet == nil {
+			continue
+		}
+		n++
+		if !*p.Live.SLOMet {
+			lm++
+		}
+		if !*p.Mirror.SLOMet {
+			mm++
+		}
+	}
+	r := two.Rates(SLOAttainment, lm, n, mm, n, alpha, margin)
+	if n > 0 {
+		r.Base, r.Other = 1-r.Base, 1-r.Other
+	}
+	r.Estimate, r.Low, r.High = -r.Estimate, -r.High, -r.Low
+	return fromResult(r)
 }
 
 // fromResult is a comparison of the engine as the canary verdict names it.

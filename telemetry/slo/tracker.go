@@ -220,3 +220,38 @@ func (t *Tracker) Reset() {
 	t.series = map[key]*series{}
 	t.dropped = 0
 }
+
+// NewJudge is a Set of one SLO that selects every request, named name, with the thresholds
+// slos (AIPerf's --goodput syntax): what `llmtap report` judges recorded mirror pairs by. It
+// counts nothing in any Tracker.
+func NewJudge(name string, slos []stats.SLO) *Set {
+	return &Set{objs: []compiled{{name: name, slos: slos}}}
+}
+
+// MaxJudged is the most SLOs of a Set that Meets reports on (a bit each).
+const MaxJudged = 64
+
+// Meets returns a bit per SLO of the set, in order (the first MaxJudged): set when r meets
+// every threshold of that SLO by goodput's rule (stats.Good: a failed request or a missing
+// value meets none). With Select, it judges the two records of a mirror pair by the SLO that
+// selects the live request, whichever record comes first.
+func (s *Set) Meets(r *record.Record) uint64 {
+	var bits uint64
+	for i := range min(len(s.objs), MaxJudged) {
+		if stats.Good(r, s.objs[i].slos) {
+			bits |= 1 << i
+		}
+	}
+	return bits
+}
+
+// Select returns the index and name of the SLO of the set that counts the requests of model
+// and tenant (the first that selects them, as Consume counts); -1 when none does.
+func (s *Set) Select(model, tenant string) (int, string) {
+	for i := range min(len(s.objs), MaxJudged) {
+		if c := &s.objs[i]; c.selects(model, tenant) {
+			return i, c.name
+		}
+	}
+	return -1, ""
+}

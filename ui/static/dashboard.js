@@ -374,6 +374,30 @@ async function refreshShadow() {
     tr.querySelector("button.stop").disabled = !running;
   }
   for (const tr of rows.values()) tr.remove();
+  drawPassive(doc.passive_headroom || []);
+}
+
+// drawPassive shows the handlers' passive headroom estimates of GET /llmtap/shadow beside the
+// loads (the probe among them): each figure as the route gives it, rounded to 3 significant
+// digits; an interval's open end is ∞, a figure the route leaves out "–" (docs/headroom.md).
+function drawPassive(ests) {
+  const note = document.getElementById("passive-note"), table = document.getElementById("passive");
+  table.hidden = !ests.length;
+  note.textContent = ests.length ? "passive headroom, from live traffic alone (estimate [low, high])" : "";
+  const num = (v) => v == null ? "–" : Number(v.toPrecision(3)).toString();
+  const iv = (i) => i.estimate == null ? "∞" : `${num(i.estimate)} [${num(i.low)}, ${i.high == null ? "∞" : num(i.high)}]`;
+  const tbody = table.tBodies[0];
+  tbody.textContent = "";
+  for (const e of ests) {
+    const tr = tbody.insertRow();
+    tr.dataset.upstream = e.upstream;
+    tr.dataset.state = e.state;
+    for (const x of [e.upstream, num(e.ttft_objective_ms), e.state, e.requests, num(e.knee_concurrency), iv(e.slo_concurrency),
+      iv(e.slo_requests_per_sec), num(e.current_requests_per_sec), iv(e.remaining_requests_per_sec),
+      num(e.queue_onset_concurrency), num(e.kv_limit_concurrency), num(e.kv_cache_usage)]) {
+      tr.insertCell().textContent = x;
+    }
+  }
 }
 
 // Decisions fills the canary and SLO tables from GET /llmtap/mirror (verdicts, pair counts,
@@ -417,13 +441,16 @@ const Decisions = {
     tbody.textContent = "";
     for (const v of vs) {
       const by = v.comparisons.find((m) => m.name === v.diverged);
+      // The SLO attainment of each side, when the handler's SLOs judged the pairs.
+      const att = v.comparisons.find((m) => m.name === "slo_attainment" && m.count);
       const tr = tbody.insertRow();
       tr.dataset.model = v.model;
       tr.dataset.verdict = v.verdict;
       const need = this.needed(v);
       const cells = [v.model, v.verdict, v.diverged || "–", by ? this.fmt3(by.estimate, "∞") : "–",
         by ? `[${this.fmt3(by.low, "−∞")}, ${this.fmt3(by.high, "∞")}]` : "–", by ? by.margin : "–",
-        v.pairs, so.get(v.model) ?? v.pairs, v.next_look_at || "–", need == null ? "–" : need, this.pct(skip)];
+        v.pairs, so.get(v.model) ?? v.pairs, v.next_look_at || "–", need == null ? "–" : need, this.pct(skip),
+        att ? `${this.pct(att.live)} / ${this.pct(att.mirror)}` : "–"];
       for (const x of cells) tr.insertCell().textContent = x;
     }
   },

@@ -3056,6 +3056,10 @@ type ShadowState struct {
 	// HardMaxRate and HardMaxInFlight are the ceilings no config or API call can exceed.
 	HardMaxRate     float64 `protobuf:"fixed64,4,opt,name=hard_max_rate,json=hardMaxRate,proto3" json:"hard_max_rate,omitempty"`
 	HardMaxInFlight int32   `protobuf:"varint,5,opt,name=hard_max_in_flight,json=hardMaxInFlight,proto3" json:"hard_max_in_flight,omitempty"`
+	// PassiveHeadroom is the capacity left on each upstream estimated from live traffic alone
+	// (the handlers' passive_headroom), beside the headroom probes among Loads; empty when no
+	// handler estimates it. The JSON route's passive_headroom, field for field.
+	PassiveHeadroom []*PassiveHeadroom `protobuf:"bytes,6,rep,name=passive_headroom,json=passiveHeadroom,proto3" json:"passive_headroom,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -3125,6 +3129,401 @@ func (x *ShadowState) GetHardMaxInFlight() int32 {
 	return 0
 }
 
+func (x *ShadowState) GetPassiveHeadroom() []*PassiveHeadroom {
+	if x != nil {
+		return x.PassiveHeadroom
+	}
+	return nil
+}
+
+// PassiveHeadroom is the passive headroom of one upstream under one TTFT objective
+// (docs/headroom.md states the method and its limits).
+type PassiveHeadroom struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Upstream        string                 `protobuf:"bytes,1,opt,name=upstream,proto3" json:"upstream,omitempty"`
+	TtftObjectiveMs float64                `protobuf:"fixed64,2,opt,name=ttft_objective_ms,json=ttftObjectiveMs,proto3" json:"ttft_objective_ms,omitempty"`
+	// State is "ok", "collecting", "no knee yet" or "objective broken".
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// Requests and Windows are what the estimate is over; WindowSeconds is a window's length
+	// and Confidence the central probability of the intervals.
+	Requests      int64   `protobuf:"varint,4,opt,name=requests,proto3" json:"requests,omitempty"`
+	Windows       int32   `protobuf:"varint,5,opt,name=windows,proto3" json:"windows,omitempty"`
+	WindowSeconds float64 `protobuf:"fixed64,6,opt,name=window_seconds,json=windowSeconds,proto3" json:"window_seconds,omitempty"`
+	Confidence    float64 `protobuf:"fixed64,7,opt,name=confidence,proto3" json:"confidence,omitempty"`
+	// KneeConcurrency, BaseTtftMs and SlopeMsPerRequest are the fitted hockey stick: TTFT
+	// BaseTtftMs up to KneeConcurrency, then rising SlopeMsPerRequest per request.
+	KneeConcurrency   float64 `protobuf:"fixed64,8,opt,name=knee_concurrency,json=kneeConcurrency,proto3" json:"knee_concurrency,omitempty"`
+	BaseTtftMs        float64 `protobuf:"fixed64,9,opt,name=base_ttft_ms,json=baseTtftMs,proto3" json:"base_ttft_ms,omitempty"`
+	SlopeMsPerRequest float64 `protobuf:"fixed64,10,opt,name=slope_ms_per_request,json=slopeMsPerRequest,proto3" json:"slope_ms_per_request,omitempty"`
+	// SloConcurrency is the concurrency at which the fitted TTFT reaches the objective,
+	// SloRequestsPerSec the arrival rate there (Little's law).
+	SloConcurrency    *HeadroomInterval `protobuf:"bytes,11,opt,name=slo_concurrency,json=sloConcurrency,proto3" json:"slo_concurrency,omitempty"`
+	SloRequestsPerSec *HeadroomInterval `protobuf:"bytes,12,opt,name=slo_requests_per_sec,json=sloRequestsPerSec,proto3" json:"slo_requests_per_sec,omitempty"`
+	// CurrentConcurrency and CurrentRequestsPerSec are the last window's mean concurrency at
+	// arrival and arrival rate.
+	CurrentConcurrency    float64 `protobuf:"fixed64,13,opt,name=current_concurrency,json=currentConcurrency,proto3" json:"current_concurrency,omitempty"`
+	CurrentRequestsPerSec float64 `protobuf:"fixed64,14,opt,name=current_requests_per_sec,json=currentRequestsPerSec,proto3" json:"current_requests_per_sec,omitempty"`
+	// RemainingConcurrency and RemainingRequestsPerSec are the capacity left before the
+	// objective breaks: the SLO figures less the current ones.
+	RemainingConcurrency    *HeadroomInterval `protobuf:"bytes,15,opt,name=remaining_concurrency,json=remainingConcurrency,proto3" json:"remaining_concurrency,omitempty"`
+	RemainingRequestsPerSec *HeadroomInterval `protobuf:"bytes,16,opt,name=remaining_requests_per_sec,json=remainingRequestsPerSec,proto3" json:"remaining_requests_per_sec,omitempty"`
+	// Extrapolated says the SLO concurrency lies beyond the highest concurrency seen.
+	Extrapolated bool `protobuf:"varint,17,opt,name=extrapolated,proto3" json:"extrapolated,omitempty"`
+	// QueueOnsetConcurrency is the lowest level from which on the upstream's scrapes showed a
+	// request waiting, KvLimitConcurrency where KV-cache usage would reach 1; absent without
+	// scrapes.
+	QueueOnsetConcurrency *float64 `protobuf:"fixed64,18,opt,name=queue_onset_concurrency,json=queueOnsetConcurrency,proto3,oneof" json:"queue_onset_concurrency,omitempty"`
+	KvLimitConcurrency    *float64 `protobuf:"fixed64,19,opt,name=kv_limit_concurrency,json=kvLimitConcurrency,proto3,oneof" json:"kv_limit_concurrency,omitempty"`
+	// KvCacheUsage, Waiting and Running are the upstream's last scrape; absent without one.
+	KvCacheUsage *float64 `protobuf:"fixed64,20,opt,name=kv_cache_usage,json=kvCacheUsage,proto3,oneof" json:"kv_cache_usage,omitempty"`
+	Waiting      *float64 `protobuf:"fixed64,21,opt,name=waiting,proto3,oneof" json:"waiting,omitempty"`
+	Running      *float64 `protobuf:"fixed64,22,opt,name=running,proto3,oneof" json:"running,omitempty"`
+	// Levels are the concurrency levels the fit saw.
+	Levels        []*HeadroomLevel `protobuf:"bytes,23,rep,name=levels,proto3" json:"levels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PassiveHeadroom) Reset() {
+	*x = PassiveHeadroom{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PassiveHeadroom) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PassiveHeadroom) ProtoMessage() {}
+
+func (x *PassiveHeadroom) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PassiveHeadroom.ProtoReflect.Descriptor instead.
+func (*PassiveHeadroom) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PassiveHeadroom) GetUpstream() string {
+	if x != nil {
+		return x.Upstream
+	}
+	return ""
+}
+
+func (x *PassiveHeadroom) GetTtftObjectiveMs() float64 {
+	if x != nil {
+		return x.TtftObjectiveMs
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PassiveHeadroom) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetWindows() int32 {
+	if x != nil {
+		return x.Windows
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetWindowSeconds() float64 {
+	if x != nil {
+		return x.WindowSeconds
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetConfidence() float64 {
+	if x != nil {
+		return x.Confidence
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetKneeConcurrency() float64 {
+	if x != nil {
+		return x.KneeConcurrency
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetBaseTtftMs() float64 {
+	if x != nil {
+		return x.BaseTtftMs
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetSlopeMsPerRequest() float64 {
+	if x != nil {
+		return x.SlopeMsPerRequest
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetSloConcurrency() *HeadroomInterval {
+	if x != nil {
+		return x.SloConcurrency
+	}
+	return nil
+}
+
+func (x *PassiveHeadroom) GetSloRequestsPerSec() *HeadroomInterval {
+	if x != nil {
+		return x.SloRequestsPerSec
+	}
+	return nil
+}
+
+func (x *PassiveHeadroom) GetCurrentConcurrency() float64 {
+	if x != nil {
+		return x.CurrentConcurrency
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetCurrentRequestsPerSec() float64 {
+	if x != nil {
+		return x.CurrentRequestsPerSec
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetRemainingConcurrency() *HeadroomInterval {
+	if x != nil {
+		return x.RemainingConcurrency
+	}
+	return nil
+}
+
+func (x *PassiveHeadroom) GetRemainingRequestsPerSec() *HeadroomInterval {
+	if x != nil {
+		return x.RemainingRequestsPerSec
+	}
+	return nil
+}
+
+func (x *PassiveHeadroom) GetExtrapolated() bool {
+	if x != nil {
+		return x.Extrapolated
+	}
+	return false
+}
+
+func (x *PassiveHeadroom) GetQueueOnsetConcurrency() float64 {
+	if x != nil && x.QueueOnsetConcurrency != nil {
+		return *x.QueueOnsetConcurrency
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetKvLimitConcurrency() float64 {
+	if x != nil && x.KvLimitConcurrency != nil {
+		return *x.KvLimitConcurrency
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetKvCacheUsage() float64 {
+	if x != nil && x.KvCacheUsage != nil {
+		return *x.KvCacheUsage
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetWaiting() float64 {
+	if x != nil && x.Waiting != nil {
+		return *x.Waiting
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetRunning() float64 {
+	if x != nil && x.Running != nil {
+		return *x.Running
+	}
+	return 0
+}
+
+func (x *PassiveHeadroom) GetLevels() []*HeadroomLevel {
+	if x != nil {
+		return x.Levels
+	}
+	return nil
+}
+
+// HeadroomInterval is an estimate with its interval; each is absent where it is unbounded
+// (null in the JSON route's document).
+type HeadroomInterval struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Estimate      *float64               `protobuf:"fixed64,1,opt,name=estimate,proto3,oneof" json:"estimate,omitempty"`
+	Low           *float64               `protobuf:"fixed64,2,opt,name=low,proto3,oneof" json:"low,omitempty"`
+	High          *float64               `protobuf:"fixed64,3,opt,name=high,proto3,oneof" json:"high,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeadroomInterval) Reset() {
+	*x = HeadroomInterval{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeadroomInterval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeadroomInterval) ProtoMessage() {}
+
+func (x *HeadroomInterval) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeadroomInterval.ProtoReflect.Descriptor instead.
+func (*HeadroomInterval) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *HeadroomInterval) GetEstimate() float64 {
+	if x != nil && x.Estimate != nil {
+		return *x.Estimate
+	}
+	return 0
+}
+
+func (x *HeadroomInterval) GetLow() float64 {
+	if x != nil && x.Low != nil {
+		return *x.Low
+	}
+	return 0
+}
+
+func (x *HeadroomInterval) GetHigh() float64 {
+	if x != nil && x.High != nil {
+		return *x.High
+	}
+	return 0
+}
+
+// HeadroomLevel is one concurrency level of a passive headroom fit: the mean concurrency of its
+// requests, their number, mean TTFT and latency, and the means of the upstream's last scrape at
+// their arrivals (absent when none was scraped).
+type HeadroomLevel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Concurrency   float64                `protobuf:"fixed64,1,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	Requests      int64                  `protobuf:"varint,2,opt,name=requests,proto3" json:"requests,omitempty"`
+	TtftMs        float64                `protobuf:"fixed64,3,opt,name=ttft_ms,json=ttftMs,proto3" json:"ttft_ms,omitempty"`
+	LatencyMs     float64                `protobuf:"fixed64,4,opt,name=latency_ms,json=latencyMs,proto3" json:"latency_ms,omitempty"`
+	Waiting       *float64               `protobuf:"fixed64,5,opt,name=waiting,proto3,oneof" json:"waiting,omitempty"`
+	KvCacheUsage  *float64               `protobuf:"fixed64,6,opt,name=kv_cache_usage,json=kvCacheUsage,proto3,oneof" json:"kv_cache_usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeadroomLevel) Reset() {
+	*x = HeadroomLevel{}
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeadroomLevel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeadroomLevel) ProtoMessage() {}
+
+func (x *HeadroomLevel) ProtoReflect() protoreflect.Message {
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeadroomLevel.ProtoReflect.Descriptor instead.
+func (*HeadroomLevel) Descriptor() ([]byte, []int) {
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *HeadroomLevel) GetConcurrency() float64 {
+	if x != nil {
+		return x.Concurrency
+	}
+	return 0
+}
+
+func (x *HeadroomLevel) GetRequests() int64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *HeadroomLevel) GetTtftMs() float64 {
+	if x != nil {
+		return x.TtftMs
+	}
+	return 0
+}
+
+func (x *HeadroomLevel) GetLatencyMs() float64 {
+	if x != nil {
+		return x.LatencyMs
+	}
+	return 0
+}
+
+func (x *HeadroomLevel) GetWaiting() float64 {
+	if x != nil && x.Waiting != nil {
+		return *x.Waiting
+	}
+	return 0
+}
+
+func (x *HeadroomLevel) GetKvCacheUsage() float64 {
+	if x != nil && x.KvCacheUsage != nil {
+		return *x.KvCacheUsage
+	}
+	return 0
+}
+
 // ShadowLoad is one named shadow load: its settings and counters.
 type ShadowLoad struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3163,7 +3562,7 @@ type ShadowLoad struct {
 
 func (x *ShadowLoad) Reset() {
 	*x = ShadowLoad{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3574,7 @@ func (x *ShadowLoad) String() string {
 func (*ShadowLoad) ProtoMessage() {}
 
 func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[31]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3587,7 @@ func (x *ShadowLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowLoad.ProtoReflect.Descriptor instead.
 func (*ShadowLoad) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{31}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ShadowLoad) GetName() string {
@@ -3346,7 +3745,7 @@ type ShadowGuard struct {
 
 func (x *ShadowGuard) Reset() {
 	*x = ShadowGuard{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3358,7 +3757,7 @@ func (x *ShadowGuard) String() string {
 func (*ShadowGuard) ProtoMessage() {}
 
 func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[32]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3371,7 +3770,7 @@ func (x *ShadowGuard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShadowGuard.ProtoReflect.Descriptor instead.
 func (*ShadowGuard) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{32}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ShadowGuard) GetTripped() bool {
@@ -3466,7 +3865,7 @@ type RecordingStartRequest struct {
 
 func (x *RecordingStartRequest) Reset() {
 	*x = RecordingStartRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3478,7 +3877,7 @@ func (x *RecordingStartRequest) String() string {
 func (*RecordingStartRequest) ProtoMessage() {}
 
 func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[33]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3491,7 +3890,7 @@ func (x *RecordingStartRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStartRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{33}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RecordingStartRequest) GetDir() string {
@@ -3552,7 +3951,7 @@ type RecordingStartResponse struct {
 
 func (x *RecordingStartResponse) Reset() {
 	*x = RecordingStartResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3564,7 +3963,7 @@ func (x *RecordingStartResponse) String() string {
 func (*RecordingStartResponse) ProtoMessage() {}
 
 func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[34]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3577,7 +3976,7 @@ func (x *RecordingStartResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStartResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStartResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{34}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RecordingStartResponse) GetRecording() *Recording {
@@ -3595,7 +3994,7 @@ type RecordingStopRequest struct {
 
 func (x *RecordingStopRequest) Reset() {
 	*x = RecordingStopRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3607,7 +4006,7 @@ func (x *RecordingStopRequest) String() string {
 func (*RecordingStopRequest) ProtoMessage() {}
 
 func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[35]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3620,7 +4019,7 @@ func (x *RecordingStopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStopRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{35}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{38}
 }
 
 type RecordingStopResponse struct {
@@ -3633,7 +4032,7 @@ type RecordingStopResponse struct {
 
 func (x *RecordingStopResponse) Reset() {
 	*x = RecordingStopResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3645,7 +4044,7 @@ func (x *RecordingStopResponse) String() string {
 func (*RecordingStopResponse) ProtoMessage() {}
 
 func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[36]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3658,7 +4057,7 @@ func (x *RecordingStopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStopResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStopResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{36}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RecordingStopResponse) GetStopped() *Recording {
@@ -3676,7 +4075,7 @@ type RecordingStatusRequest struct {
 
 func (x *RecordingStatusRequest) Reset() {
 	*x = RecordingStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3688,7 +4087,7 @@ func (x *RecordingStatusRequest) String() string {
 func (*RecordingStatusRequest) ProtoMessage() {}
 
 func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[37]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3701,7 +4100,7 @@ func (x *RecordingStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusRequest.ProtoReflect.Descriptor instead.
 func (*RecordingStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{37}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{40}
 }
 
 // Recording is one recorder.
@@ -3728,7 +4127,7 @@ type Recording struct {
 
 func (x *Recording) Reset() {
 	*x = Recording{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3740,7 +4139,7 @@ func (x *Recording) String() string {
 func (*Recording) ProtoMessage() {}
 
 func (x *Recording) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[38]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3753,7 +4152,7 @@ func (x *Recording) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Recording.ProtoReflect.Descriptor instead.
 func (*Recording) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{38}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *Recording) GetDir() string {
@@ -3836,7 +4235,7 @@ type RecordingStatusResponse struct {
 
 func (x *RecordingStatusResponse) Reset() {
 	*x = RecordingStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3848,7 +4247,7 @@ func (x *RecordingStatusResponse) String() string {
 func (*RecordingStatusResponse) ProtoMessage() {}
 
 func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[39]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3861,7 +4260,7 @@ func (x *RecordingStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordingStatusResponse.ProtoReflect.Descriptor instead.
 func (*RecordingStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{39}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RecordingStatusResponse) GetRecordings() []*Recording {
@@ -3881,7 +4280,7 @@ type MirrorStatusRequest struct {
 
 func (x *MirrorStatusRequest) Reset() {
 	*x = MirrorStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3893,7 +4292,7 @@ func (x *MirrorStatusRequest) String() string {
 func (*MirrorStatusRequest) ProtoMessage() {}
 
 func (x *MirrorStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[40]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3906,7 +4305,7 @@ func (x *MirrorStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorStatusRequest.ProtoReflect.Descriptor instead.
 func (*MirrorStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{40}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MirrorStatusRequest) GetModel() string {
@@ -3932,7 +4331,7 @@ type MirrorStatusResponse struct {
 
 func (x *MirrorStatusResponse) Reset() {
 	*x = MirrorStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3944,7 +4343,7 @@ func (x *MirrorStatusResponse) String() string {
 func (*MirrorStatusResponse) ProtoMessage() {}
 
 func (x *MirrorStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[41]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3957,7 +4356,7 @@ func (x *MirrorStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorStatusResponse.ProtoReflect.Descriptor instead.
 func (*MirrorStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{41}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MirrorStatusResponse) GetCounters() *MirrorCounters {
@@ -4016,7 +4415,7 @@ type MirrorCounters struct {
 
 func (x *MirrorCounters) Reset() {
 	*x = MirrorCounters{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4028,7 +4427,7 @@ func (x *MirrorCounters) String() string {
 func (*MirrorCounters) ProtoMessage() {}
 
 func (x *MirrorCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[42]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4041,7 +4440,7 @@ func (x *MirrorCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorCounters.ProtoReflect.Descriptor instead.
 func (*MirrorCounters) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{42}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MirrorCounters) GetSampled() uint64 {
@@ -4110,7 +4509,7 @@ type MirrorGate struct {
 
 func (x *MirrorGate) Reset() {
 	*x = MirrorGate{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4122,7 +4521,7 @@ func (x *MirrorGate) String() string {
 func (*MirrorGate) ProtoMessage() {}
 
 func (x *MirrorGate) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[43]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4135,7 +4534,7 @@ func (x *MirrorGate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorGate.ProtoReflect.Descriptor instead.
 func (*MirrorGate) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{43}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MirrorGate) GetPaused() bool {
@@ -4185,7 +4584,7 @@ type MirrorPairs struct {
 
 func (x *MirrorPairs) Reset() {
 	*x = MirrorPairs{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4197,7 +4596,7 @@ func (x *MirrorPairs) String() string {
 func (*MirrorPairs) ProtoMessage() {}
 
 func (x *MirrorPairs) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[44]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4210,7 +4609,7 @@ func (x *MirrorPairs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorPairs.ProtoReflect.Descriptor instead.
 func (*MirrorPairs) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{44}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MirrorPairs) GetPairsTotal() uint64 {
@@ -4268,7 +4667,7 @@ type MirrorModelPairs struct {
 
 func (x *MirrorModelPairs) Reset() {
 	*x = MirrorModelPairs{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4679,7 @@ func (x *MirrorModelPairs) String() string {
 func (*MirrorModelPairs) ProtoMessage() {}
 
 func (x *MirrorModelPairs) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[45]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4692,7 @@ func (x *MirrorModelPairs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorModelPairs.ProtoReflect.Descriptor instead.
 func (*MirrorModelPairs) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{45}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MirrorModelPairs) GetModel() string {
@@ -4355,7 +4754,7 @@ type MirrorComparison struct {
 
 func (x *MirrorComparison) Reset() {
 	*x = MirrorComparison{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4367,7 +4766,7 @@ func (x *MirrorComparison) String() string {
 func (*MirrorComparison) ProtoMessage() {}
 
 func (x *MirrorComparison) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[46]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4380,7 +4779,7 @@ func (x *MirrorComparison) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorComparison.ProtoReflect.Descriptor instead.
 func (*MirrorComparison) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{46}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *MirrorComparison) GetCount() int64 {
@@ -4438,7 +4837,7 @@ type MirrorVerdict struct {
 
 func (x *MirrorVerdict) Reset() {
 	*x = MirrorVerdict{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4450,7 +4849,7 @@ func (x *MirrorVerdict) String() string {
 func (*MirrorVerdict) ProtoMessage() {}
 
 func (x *MirrorVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[47]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4463,7 +4862,7 @@ func (x *MirrorVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorVerdict.ProtoReflect.Descriptor instead.
 func (*MirrorVerdict) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{47}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *MirrorVerdict) GetModel() string {
@@ -4552,7 +4951,7 @@ type MirrorMetricVerdict struct {
 
 func (x *MirrorMetricVerdict) Reset() {
 	*x = MirrorMetricVerdict{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4564,7 +4963,7 @@ func (x *MirrorMetricVerdict) String() string {
 func (*MirrorMetricVerdict) ProtoMessage() {}
 
 func (x *MirrorMetricVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[48]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4577,7 +4976,7 @@ func (x *MirrorMetricVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MirrorMetricVerdict.ProtoReflect.Descriptor instead.
 func (*MirrorMetricVerdict) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{48}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MirrorMetricVerdict) GetName() string {
@@ -4661,7 +5060,7 @@ type SLOStatusRequest struct {
 
 func (x *SLOStatusRequest) Reset() {
 	*x = SLOStatusRequest{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4673,7 +5072,7 @@ func (x *SLOStatusRequest) String() string {
 func (*SLOStatusRequest) ProtoMessage() {}
 
 func (x *SLOStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[49]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4686,7 +5085,7 @@ func (x *SLOStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOStatusRequest.ProtoReflect.Descriptor instead.
 func (*SLOStatusRequest) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{49}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SLOStatusRequest) GetSlo() string {
@@ -4717,7 +5116,7 @@ type SLOStatusResponse struct {
 
 func (x *SLOStatusResponse) Reset() {
 	*x = SLOStatusResponse{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4729,7 +5128,7 @@ func (x *SLOStatusResponse) String() string {
 func (*SLOStatusResponse) ProtoMessage() {}
 
 func (x *SLOStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[50]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4742,7 +5141,7 @@ func (x *SLOStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOStatusResponse.ProtoReflect.Descriptor instead.
 func (*SLOStatusResponse) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{50}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SLOStatusResponse) GetReports() []*SLOReport {
@@ -4781,7 +5180,7 @@ type SLOReport struct {
 
 func (x *SLOReport) Reset() {
 	*x = SLOReport{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4793,7 +5192,7 @@ func (x *SLOReport) String() string {
 func (*SLOReport) ProtoMessage() {}
 
 func (x *SLOReport) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[51]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4806,7 +5205,7 @@ func (x *SLOReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOReport.ProtoReflect.Descriptor instead.
 func (*SLOReport) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{51}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SLOReport) GetSlo() string {
@@ -4890,7 +5289,7 @@ type SLOWindow struct {
 
 func (x *SLOWindow) Reset() {
 	*x = SLOWindow{}
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[52]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4902,7 +5301,7 @@ func (x *SLOWindow) String() string {
 func (*SLOWindow) ProtoMessage() {}
 
 func (x *SLOWindow) ProtoReflect() protoreflect.Message {
-	mi := &file_llmtap_v1_llmtap_proto_msgTypes[52]
+	mi := &file_llmtap_v1_llmtap_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4915,7 +5314,7 @@ func (x *SLOWindow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SLOWindow.ProtoReflect.Descriptor instead.
 func (*SLOWindow) Descriptor() ([]byte, []int) {
-	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{52}
+	return file_llmtap_v1_llmtap_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SLOWindow) GetWindow() string {
@@ -5309,13 +5708,67 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x04load\x18\x01 \x01(\v2\x15.llmtap.v1.ShadowLoadR\x04load\"\x15\n" +
 	"\x13ShadowStatusRequest\"D\n" +
 	"\x14ShadowStatusResponse\x12,\n" +
-	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"\xe0\x01\n" +
+	"\x05state\x18\x01 \x01(\v2\x16.llmtap.v1.ShadowStateR\x05state\"\xa7\x02\n" +
 	"\vShadowState\x12+\n" +
 	"\x05loads\x18\x01 \x03(\v2\x15.llmtap.v1.ShadowLoadR\x05loads\x12,\n" +
 	"\x05guard\x18\x02 \x01(\v2\x16.llmtap.v1.ShadowGuardR\x05guard\x12%\n" +
 	"\x0eforged_markers\x18\x03 \x01(\x04R\rforgedMarkers\x12\"\n" +
 	"\rhard_max_rate\x18\x04 \x01(\x01R\vhardMaxRate\x12+\n" +
-	"\x12hard_max_in_flight\x18\x05 \x01(\x05R\x0fhardMaxInFlight\"\x85\x04\n" +
+	"\x12hard_max_in_flight\x18\x05 \x01(\x05R\x0fhardMaxInFlight\x12E\n" +
+	"\x10passive_headroom\x18\x06 \x03(\v2\x1a.llmtap.v1.PassiveHeadroomR\x0fpassiveHeadroom\"\xa7\t\n" +
+	"\x0fPassiveHeadroom\x12\x1a\n" +
+	"\bupstream\x18\x01 \x01(\tR\bupstream\x12*\n" +
+	"\x11ttft_objective_ms\x18\x02 \x01(\x01R\x0fttftObjectiveMs\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1a\n" +
+	"\brequests\x18\x04 \x01(\x03R\brequests\x12\x18\n" +
+	"\awindows\x18\x05 \x01(\x05R\awindows\x12%\n" +
+	"\x0ewindow_seconds\x18\x06 \x01(\x01R\rwindowSeconds\x12\x1e\n" +
+	"\n" +
+	"confidence\x18\a \x01(\x01R\n" +
+	"confidence\x12)\n" +
+	"\x10knee_concurrency\x18\b \x01(\x01R\x0fkneeConcurrency\x12 \n" +
+	"\fbase_ttft_ms\x18\t \x01(\x01R\n" +
+	"baseTtftMs\x12/\n" +
+	"\x14slope_ms_per_request\x18\n" +
+	" \x01(\x01R\x11slopeMsPerRequest\x12D\n" +
+	"\x0fslo_concurrency\x18\v \x01(\v2\x1b.llmtap.v1.HeadroomIntervalR\x0esloConcurrency\x12L\n" +
+	"\x14slo_requests_per_sec\x18\f \x01(\v2\x1b.llmtap.v1.HeadroomIntervalR\x11sloRequestsPerSec\x12/\n" +
+	"\x13current_concurrency\x18\r \x01(\x01R\x12currentConcurrency\x127\n" +
+	"\x18current_requests_per_sec\x18\x0e \x01(\x01R\x15currentRequestsPerSec\x12P\n" +
+	"\x15remaining_concurrency\x18\x0f \x01(\v2\x1b.llmtap.v1.HeadroomIntervalR\x14remainingConcurrency\x12X\n" +
+	"\x1aremaining_requests_per_sec\x18\x10 \x01(\v2\x1b.llmtap.v1.HeadroomIntervalR\x17remainingRequestsPerSec\x12\"\n" +
+	"\fextrapolated\x18\x11 \x01(\bR\fextrapolated\x12;\n" +
+	"\x17queue_onset_concurrency\x18\x12 \x01(\x01H\x00R\x15queueOnsetConcurrency\x88\x01\x01\x125\n" +
+	"\x14kv_limit_concurrency\x18\x13 \x01(\x01H\x01R\x12kvLimitConcurrency\x88\x01\x01\x12)\n" +
+	"\x0ekv_cache_usage\x18\x14 \x01(\x01H\x02R\fkvCacheUsage\x88\x01\x01\x12\x1d\n" +
+	"\awaiting\x18\x15 \x01(\x01H\x03R\awaiting\x88\x01\x01\x12\x1d\n" +
+	"\arunning\x18\x16 \x01(\x01H\x04R\arunning\x88\x01\x01\x120\n" +
+	"\x06levels\x18\x17 \x03(\v2\x18.llmtap.v1.HeadroomLevelR\x06levelsB\x1a\n" +
+	"\x18_queue_onset_concurrencyB\x17\n" +
+	"\x15_kv_limit_concurrencyB\x11\n" +
+	"\x0f_kv_cache_usageB\n" +
+	"\n" +
+	"\b_waitingB\n" +
+	"\n" +
+	"\b_running\"\x81\x01\n" +
+	"\x10HeadroomInterval\x12\x1f\n" +
+	"\bestimate\x18\x01 \x01(\x01H\x00R\bestimate\x88\x01\x01\x12\x15\n" +
+	"\x03low\x18\x02 \x01(\x01H\x01R\x03low\x88\x01\x01\x12\x17\n" +
+	"\x04high\x18\x03 \x01(\x01H\x02R\x04high\x88\x01\x01B\v\n" +
+	"\t_estimateB\x06\n" +
+	"\x04_lowB\a\n" +
+	"\x05_high\"\xee\x01\n" +
+	"\rHeadroomLevel\x12 \n" +
+	"\vconcurrency\x18\x01 \x01(\x01R\vconcurrency\x12\x1a\n" +
+	"\brequests\x18\x02 \x01(\x03R\brequests\x12\x17\n" +
+	"\attft_ms\x18\x03 \x01(\x01R\x06ttftMs\x12\x1d\n" +
+	"\n" +
+	"latency_ms\x18\x04 \x01(\x01R\tlatencyMs\x12\x1d\n" +
+	"\awaiting\x18\x05 \x01(\x01H\x00R\awaiting\x88\x01\x01\x12)\n" +
+	"\x0ekv_cache_usage\x18\x06 \x01(\x01H\x01R\fkvCacheUsage\x88\x01\x01B\n" +
+	"\n" +
+	"\b_waitingB\x11\n" +
+	"\x0f_kv_cache_usage\"\x85\x04\n" +
 	"\n" +
 	"ShadowLoad\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -5520,7 +5973,7 @@ func file_llmtap_v1_llmtap_proto_rawDescGZIP() []byte {
 	return file_llmtap_v1_llmtap_proto_rawDescData
 }
 
-var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Stat)(nil),                    // 0: llmtap.v1.Stat
 	(*Scalar)(nil),                  // 1: llmtap.v1.Scalar
@@ -5553,69 +6006,72 @@ var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*ShadowStatusRequest)(nil),     // 28: llmtap.v1.ShadowStatusRequest
 	(*ShadowStatusResponse)(nil),    // 29: llmtap.v1.ShadowStatusResponse
 	(*ShadowState)(nil),             // 30: llmtap.v1.ShadowState
-	(*ShadowLoad)(nil),              // 31: llmtap.v1.ShadowLoad
-	(*ShadowGuard)(nil),             // 32: llmtap.v1.ShadowGuard
-	(*RecordingStartRequest)(nil),   // 33: llmtap.v1.RecordingStartRequest
-	(*RecordingStartResponse)(nil),  // 34: llmtap.v1.RecordingStartResponse
-	(*RecordingStopRequest)(nil),    // 35: llmtap.v1.RecordingStopRequest
-	(*RecordingStopResponse)(nil),   // 36: llmtap.v1.RecordingStopResponse
-	(*RecordingStatusRequest)(nil),  // 37: llmtap.v1.RecordingStatusRequest
-	(*Recording)(nil),               // 38: llmtap.v1.Recording
-	(*RecordingStatusResponse)(nil), // 39: llmtap.v1.RecordingStatusResponse
-	(*MirrorStatusRequest)(nil),     // 40: llmtap.v1.MirrorStatusRequest
-	(*MirrorStatusResponse)(nil),    // 41: llmtap.v1.MirrorStatusResponse
-	(*MirrorCounters)(nil),          // 42: llmtap.v1.MirrorCounters
-	(*MirrorGate)(nil),              // 43: llmtap.v1.MirrorGate
-	(*MirrorPairs)(nil),             // 44: llmtap.v1.MirrorPairs
-	(*MirrorModelPairs)(nil),        // 45: llmtap.v1.MirrorModelPairs
-	(*MirrorComparison)(nil),        // 46: llmtap.v1.MirrorComparison
-	(*MirrorVerdict)(nil),           // 47: llmtap.v1.MirrorVerdict
-	(*MirrorMetricVerdict)(nil),     // 48: llmtap.v1.MirrorMetricVerdict
-	(*SLOStatusRequest)(nil),        // 49: llmtap.v1.SLOStatusRequest
-	(*SLOStatusResponse)(nil),       // 50: llmtap.v1.SLOStatusResponse
-	(*SLOReport)(nil),               // 51: llmtap.v1.SLOReport
-	(*SLOWindow)(nil),               // 52: llmtap.v1.SLOWindow
-	nil,                             // 53: llmtap.v1.Group.MetricsEntry
-	nil,                             // 54: llmtap.v1.Group.ScalarsEntry
-	nil,                             // 55: llmtap.v1.Group.OutputTokenSourcesEntry
-	nil,                             // 56: llmtap.v1.Group.InputTokenSourcesEntry
-	nil,                             // 57: llmtap.v1.Group.ErrorsEntry
-	nil,                             // 58: llmtap.v1.Series.ErrorsByClassEntry
-	nil,                             // 59: llmtap.v1.ShadowGuard.TripsByReasonEntry
-	nil,                             // 60: llmtap.v1.MirrorCounters.SkippedEntry
-	nil,                             // 61: llmtap.v1.SLOWindow.AttainmentEntry
-	(*timestamppb.Timestamp)(nil),   // 62: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 63: google.protobuf.Duration
+	(*PassiveHeadroom)(nil),         // 31: llmtap.v1.PassiveHeadroom
+	(*HeadroomInterval)(nil),        // 32: llmtap.v1.HeadroomInterval
+	(*HeadroomLevel)(nil),           // 33: llmtap.v1.HeadroomLevel
+	(*ShadowLoad)(nil),              // 34: llmtap.v1.ShadowLoad
+	(*ShadowGuard)(nil),             // 35: llmtap.v1.ShadowGuard
+	(*RecordingStartRequest)(nil),   // 36: llmtap.v1.RecordingStartRequest
+	(*RecordingStartResponse)(nil),  // 37: llmtap.v1.RecordingStartResponse
+	(*RecordingStopRequest)(nil),    // 38: llmtap.v1.RecordingStopRequest
+	(*RecordingStopResponse)(nil),   // 39: llmtap.v1.RecordingStopResponse
+	(*RecordingStatusRequest)(nil),  // 40: llmtap.v1.RecordingStatusRequest
+	(*Recording)(nil),               // 41: llmtap.v1.Recording
+	(*RecordingStatusResponse)(nil), // 42: llmtap.v1.RecordingStatusResponse
+	(*MirrorStatusRequest)(nil),     // 43: llmtap.v1.MirrorStatusRequest
+	(*MirrorStatusResponse)(nil),    // 44: llmtap.v1.MirrorStatusResponse
+	(*MirrorCounters)(nil),          // 45: llmtap.v1.MirrorCounters
+	(*MirrorGate)(nil),              // 46: llmtap.v1.MirrorGate
+	(*MirrorPairs)(nil),             // 47: llmtap.v1.MirrorPairs
+	(*MirrorModelPairs)(nil),        // 48: llmtap.v1.MirrorModelPairs
+	(*MirrorComparison)(nil),        // 49: llmtap.v1.MirrorComparison
+	(*MirrorVerdict)(nil),           // 50: llmtap.v1.MirrorVerdict
+	(*MirrorMetricVerdict)(nil),     // 51: llmtap.v1.MirrorMetricVerdict
+	(*SLOStatusRequest)(nil),        // 52: llmtap.v1.SLOStatusRequest
+	(*SLOStatusResponse)(nil),       // 53: llmtap.v1.SLOStatusResponse
+	(*SLOReport)(nil),               // 54: llmtap.v1.SLOReport
+	(*SLOWindow)(nil),               // 55: llmtap.v1.SLOWindow
+	nil,                             // 56: llmtap.v1.Group.MetricsEntry
+	nil,                             // 57: llmtap.v1.Group.ScalarsEntry
+	nil,                             // 58: llmtap.v1.Group.OutputTokenSourcesEntry
+	nil,                             // 59: llmtap.v1.Group.InputTokenSourcesEntry
+	nil,                             // 60: llmtap.v1.Group.ErrorsEntry
+	nil,                             // 61: llmtap.v1.Series.ErrorsByClassEntry
+	nil,                             // 62: llmtap.v1.ShadowGuard.TripsByReasonEntry
+	nil,                             // 63: llmtap.v1.MirrorCounters.SkippedEntry
+	nil,                             // 64: llmtap.v1.SLOWindow.AttainmentEntry
+	(*timestamppb.Timestamp)(nil),   // 65: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 66: google.protobuf.Duration
 }
 var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
-	62, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
-	62, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
-	53, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
-	54, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
-	55, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
-	56, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
-	57, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
-	62, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
+	65, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
+	65, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
+	56, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
+	57, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
+	58, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
+	59, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
+	60, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
+	65, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: llmtap.v1.SummaryResponse.groups:type_name -> llmtap.v1.Group
 	5,  // 9: llmtap.v1.SummaryResponse.usage:type_name -> llmtap.v1.Usage
 	6,  // 10: llmtap.v1.SummaryResponse.goodput_objectives:type_name -> llmtap.v1.GoodputObjective
 	9,  // 11: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
-	62, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
+	65, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
 	10, // 13: llmtap.v1.Record.gpu:type_name -> llmtap.v1.GPUUsage
 	11, // 14: llmtap.v1.Record.cost:type_name -> llmtap.v1.Cost
 	12, // 15: llmtap.v1.Record.server_timings:type_name -> llmtap.v1.ServerTimings
 	13, // 16: llmtap.v1.Record.time_split:type_name -> llmtap.v1.TimeSplit
 	11, // 17: llmtap.v1.Record.list_cost:type_name -> llmtap.v1.Cost
-	63, // 18: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	66, // 18: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
 	16, // 19: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	62, // 20: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	63, // 21: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	63, // 22: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	65, // 20: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	66, // 21: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	66, // 22: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
 	17, // 23: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
 	19, // 24: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
 	20, // 25: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
 	30, // 26: llmtap.v1.TimelineWindow.shadow:type_name -> llmtap.v1.ShadowState
-	58, // 27: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
+	61, // 27: llmtap.v1.Series.errors_by_class:type_name -> llmtap.v1.Series.ErrorsByClassEntry
 	18, // 28: llmtap.v1.Series.ttft_ms:type_name -> llmtap.v1.Quantiles
 	18, // 29: llmtap.v1.Series.itl_ms:type_name -> llmtap.v1.Quantiles
 	18, // 30: llmtap.v1.ServerModel.ttft_ms:type_name -> llmtap.v1.Quantiles
@@ -5624,67 +6080,73 @@ var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
 	18, // 33: llmtap.v1.ServerModel.prefill_ms:type_name -> llmtap.v1.Quantiles
 	18, // 34: llmtap.v1.ServerModel.decode_ms:type_name -> llmtap.v1.Quantiles
 	21, // 35: llmtap.v1.ServerModel.split:type_name -> llmtap.v1.SplitShares
-	31, // 36: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
-	31, // 37: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
-	31, // 38: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
+	34, // 36: llmtap.v1.ShadowStartResponse.load:type_name -> llmtap.v1.ShadowLoad
+	34, // 37: llmtap.v1.ShadowStopResponse.load:type_name -> llmtap.v1.ShadowLoad
+	34, // 38: llmtap.v1.ShadowSetRateResponse.load:type_name -> llmtap.v1.ShadowLoad
 	30, // 39: llmtap.v1.ShadowStatusResponse.state:type_name -> llmtap.v1.ShadowState
-	31, // 40: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
-	32, // 41: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
-	62, // 42: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
-	62, // 43: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
-	59, // 44: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
-	38, // 45: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
-	38, // 46: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	62, // 47: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	38, // 48: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	42, // 49: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
-	43, // 50: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
-	44, // 51: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
-	47, // 52: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
-	60, // 53: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
-	62, // 54: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
-	45, // 55: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
-	46, // 56: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
-	46, // 57: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
-	46, // 58: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
-	18, // 59: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
-	18, // 60: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
-	48, // 61: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
-	51, // 62: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
-	52, // 63: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
-	52, // 64: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
-	61, // 65: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
-	0,  // 66: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 67: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 68: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	7,  // 69: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	14, // 70: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	22, // 71: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	24, // 72: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	26, // 73: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	28, // 74: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	33, // 75: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	35, // 76: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	37, // 77: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	40, // 78: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
-	49, // 79: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
-	4,  // 80: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	8,  // 81: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	15, // 82: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	23, // 83: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	25, // 84: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	27, // 85: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	29, // 86: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	34, // 87: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	36, // 88: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	39, // 89: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	41, // 90: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
-	50, // 91: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
-	80, // [80:92] is the sub-list for method output_type
-	68, // [68:80] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	34, // 40: llmtap.v1.ShadowState.loads:type_name -> llmtap.v1.ShadowLoad
+	35, // 41: llmtap.v1.ShadowState.guard:type_name -> llmtap.v1.ShadowGuard
+	31, // 42: llmtap.v1.ShadowState.passive_headroom:type_name -> llmtap.v1.PassiveHeadroom
+	32, // 43: llmtap.v1.PassiveHeadroom.slo_concurrency:type_name -> llmtap.v1.HeadroomInterval
+	32, // 44: llmtap.v1.PassiveHeadroom.slo_requests_per_sec:type_name -> llmtap.v1.HeadroomInterval
+	32, // 45: llmtap.v1.PassiveHeadroom.remaining_concurrency:type_name -> llmtap.v1.HeadroomInterval
+	32, // 46: llmtap.v1.PassiveHeadroom.remaining_requests_per_sec:type_name -> llmtap.v1.HeadroomInterval
+	33, // 47: llmtap.v1.PassiveHeadroom.levels:type_name -> llmtap.v1.HeadroomLevel
+	65, // 48: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	65, // 49: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	62, // 50: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
+	41, // 51: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
+	41, // 52: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
+	65, // 53: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	41, // 54: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	45, // 55: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
+	46, // 56: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
+	47, // 57: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
+	50, // 58: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
+	63, // 59: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
+	65, // 60: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
+	48, // 61: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
+	49, // 62: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
+	49, // 63: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
+	49, // 64: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
+	18, // 65: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
+	18, // 66: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
+	51, // 67: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
+	54, // 68: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
+	55, // 69: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
+	55, // 70: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
+	64, // 71: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
+	0,  // 72: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 73: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 74: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	7,  // 75: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	14, // 76: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	22, // 77: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	24, // 78: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	26, // 79: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	28, // 80: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	36, // 81: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	38, // 82: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	40, // 83: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	43, // 84: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
+	52, // 85: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
+	4,  // 86: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	8,  // 87: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	15, // 88: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	23, // 89: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	25, // 90: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	27, // 91: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	29, // 92: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	37, // 93: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	39, // 94: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	42, // 95: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	44, // 96: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
+	53, // 97: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
+	86, // [86:98] is the sub-list for method output_type
+	74, // [74:86] is the sub-list for method input_type
+	74, // [74:74] is the sub-list for extension type_name
+	74, // [74:74] is the sub-list for extension extendee
+	0,  // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
@@ -5698,17 +6160,20 @@ func file_llmtap_v1_llmtap_proto_init() {
 	file_llmtap_v1_llmtap_proto_msgTypes[18].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[19].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[20].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[42].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[48].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[31].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[32].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[33].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[45].OneofWrappers = []any{}
 	file_llmtap_v1_llmtap_proto_msgTypes[51].OneofWrappers = []any{}
-	file_llmtap_v1_llmtap_proto_msgTypes[52].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[54].OneofWrappers = []any{}
+	file_llmtap_v1_llmtap_proto_msgTypes[55].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmtap_v1_llmtap_proto_rawDesc), len(file_llmtap_v1_llmtap_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   62,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
