@@ -84,23 +84,35 @@ func verdictLine(t *testing.T, out string) string {
 // each replay against the recording: with the proxy's records on both sides (llmtap report
 // RECORDED --compare REPLAYED) the first is reproduced and the second is not, naming TTFT; the
 // replay's own client-side export (llmtap replay --compare-to) is reproduced too, within the
-// absolute margin that allows for the hop through the proxy. 900 requests: the fewest at which
-// a 99th percentile can be bounded at the verdict's level, with room.
+// absolute margin that allows for the hop through the proxy.
+//
+// The load is sized so that the times measured are the mock's, not the machine's queue: at 100
+// requests/s (each streaming ten events through mock, proxy and client, all under the race
+// detector) a 2-core machine at load 13-21 saturated and the proxy measured a TTFT median of
+// 842 ms for a configured 200 ms, recording and replay each at their own moment of the load, so
+// the same mock came out "not reproduced" (TTFT p90 1377 vs 2315 ms) and the slower one
+// "lower". At 30 requests/s the measured TTFT sits within a few ms of the configured one, the
+// mock's 400 ms stays long against the stalls that remain, and the slower mock's 600 ms is 50 %
+// more, over four margins away. 540 requests a side: the fewest at which no errors on either side
+// bound the error rates' difference within its 2-point margin at the verdict's level (about
+// z²/0.02 with z = 3.16); the 99th percentiles are not bounded at this size and are listed,
+// not held against the verdict.
 func TestReplayFidelity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("records and replays 2,700 requests")
+		t.Skip("records and replays 1,620 requests")
 	}
-	// Times long against a busy machine's stalls (tens of ms under the race detector).
-	base := mockllm.Config{Model: "fidelity-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	// Times long against a busy machine's stalls (tens of ms under the race detector), and a
+	// rate that leaves the machine unsaturated (see above).
+	base := mockllm.Config{Model: "fidelity-model", TTFT: 400 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slower := base
-	slower.TTFT = 300 * time.Millisecond
-	const n = 900
+	slower.TTFT = 600 * time.Millisecond
+	const n, rate = 540, 30
 
 	// The recording.
 	_, mockURL := testkit.StartMock(t, base)
 	recDir := filepath.Join(t.TempDir(), "recorded")
 	site, stop := proxyRecording(t, recDir, mockURL)
-	r := runBenchFull(t, "--url", "http://"+site, "--model", "fidelity-model", "--request-rate", "100",
+	r := runBenchFull(t, "--url", "http://"+site, "--model", "fidelity-model", "--request-rate", fmt.Sprint(rate),
 		"--arrival-pattern", "gamma", "--arrival-smoothness", "0.7", "--request-count", fmt.Sprint(n),
 		"--isl", "64", "--osl", "8", "--random-seed", "5")
 	if r.code != 0 {
