@@ -45,6 +45,7 @@ func TestCanaryVerdicts(t *testing.T) {
 			_, mirrorURL := testkit.StartMock(t, tc.mirror)
 			admin, site := mirrorProxy(t, liveURL, mirrorURL, map[string]any{"first_look": 1000, "looks": 1}, nil)
 			postMany(t, site, 1010, 32, nil) // each is copied to the mirror
+			fillPairs(t, admin, site, 1000)
 
 			var out bytes.Buffer
 			fs := flag.NewFlagSet("llmtap canary", flag.ContinueOnError)
@@ -110,6 +111,41 @@ func mirrorProxy(t *testing.T, liveURL, mirrorURL string, verdict, extra map[str
 	b, _ := json.Marshal(cfg)
 	testkit.Start(t, b)
 	return admin, site
+}
+
+// fillPairs waits until the mirror has paired at least want requests, sending more live
+// requests when copies were skipped (a machine saturated under the race detector can leave
+// more than max_in_flight copies running), at most three more rounds: the verdict's single
+// look at want pairs must be reached for the test to judge anything.
+func fillPairs(t *testing.T, admin, site string, want int) {
+	t.Helper()
+	for round := 0; ; round++ {
+		var doc struct {
+			Counters struct {
+				InFlight int64 `json:"in_flight"`
+			} `json:"counters"`
+			Pairs struct {
+				Total   int `json:"pairs_total"`
+				Pending int `json:"pending"`
+			} `json:"pairs"`
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			testkit.GetJSON(t, "http://"+admin+"/llmtap/mirror", &doc)
+			if doc.Pairs.Total >= want || (doc.Counters.InFlight == 0 && doc.Pairs.Pending == 0) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if doc.Pairs.Total >= want {
+			return
+		}
+		if round == 3 {
+			t.Fatalf("%d pairs after %d rounds of live requests, want %d", doc.Pairs.Total, round+1, want)
+		}
+		t.Logf("%d pairs of %d after round %d (copies skipped): sending %d more", doc.Pairs.Total, want, round+1, want-doc.Pairs.Total+10)
+		postMany(t, site, want-doc.Pairs.Total+10, 32, nil)
+	}
 }
 
 // postMany sends n streaming chat requests of the mock's model to site, conc at a time, and
