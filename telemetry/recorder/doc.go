@@ -31,8 +31,10 @@
 //
 // Lines are written when a request completes, so within a file they are in completion order
 // and a long stream's line comes after shorter requests that arrived later: sort by timestamp
-// before replaying (shadow/trace.SortByTime). A request that arrived before its file was opened
-// (in flight across a rotation) gets timestamp 0.
+// before replaying (shadow/trace.SortByTime). A file opened by a rotation starts at the arrival
+// of the request whose line rotated it (not when the recorder got to that line, which under load
+// can be later); another request in flight across the rotation that arrived earlier still gets
+// timestamp 0.
 //
 // # Sessions
 //

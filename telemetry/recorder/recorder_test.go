@@ -304,3 +304,32 @@ func TestMirrorCopiesOnlyInRecords(t *testing.T) {
 		t.Errorf("%d records, %d trace lines, %d payloads; want 8 (live and mirror), 4, 4", len(recs), len(tr), len(pl))
 	}
 }
+
+// TestRotatedFileStartsAtTheArrivalThatOpensIt: a record handed to the recorder well after it
+// arrived (a pipeline that lags under load) and whose line rotates the trace opens the new file
+// at its arrival, so its line has timestamp 0 at the right absolute moment. With the file
+// opened when the record was processed, the line's absolute time would shift by the lag, and
+// merging instances' traces would put it after requests that arrived later.
+func TestRotatedFileStartsAtTheArrivalThatOpensIt(t *testing.T) {
+	r, dir := open(t, Options{Trace: true, RotateBytes: 1})
+	r.Submit(rec(0, time.Now(), nil)) // fills the first file: every later line rotates
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	arrived := time.Now()
+	time.Sleep(300 * time.Millisecond) // the lag between arrival and the recorder
+	r.Submit(rec(1, arrived, nil))
+	closeRec(t, r)
+	files := filesOf(t, dir, KindTrace)
+	if len(files) != 2 {
+		t.Fatalf("trace files %v, want two (the second line rotates)", files)
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(files[1]), "trace-"), ".jsonl")
+	start, err := time.Parse("20060102T150405.000Z", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := start.Sub(arrived.UTC().Truncate(time.Millisecond)); d.Abs() > time.Millisecond {
+		t.Errorf("the rotated file starts at %v, %v from the arrival of the request that opened it (%v)", start, d, arrived.UTC())
+	}
+}

@@ -163,7 +163,13 @@ func (w *writer) settle(ok bool) {
 
 // write encodes r into every enabled file and reports whether every line was taken.
 func (w *writer) write(r *record.Record, body []byte, t turn) bool {
+	// A file this record opens (the first, or one after a rotation) starts at the record's
+	// arrival, not at the moment the pipeline got to it: under load that moment can be after
+	// later requests arrived, and their merged order across instances would be wrong.
 	now := time.Now()
+	if !r.Start.IsZero() && r.Start.Before(now) {
+		now = r.Start
+	}
 	ok := true
 	if w.on[0] {
 		ok = w.put(0, now, func(*file) []byte {
