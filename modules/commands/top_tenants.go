@@ -60,15 +60,7 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 			t = &stats.Usage{UsageKey: stats.UsageKey{Tenant: u.Tenant}}
 			by[u.Tenant] = t
 		}
-		t.Requests += u.Requests
-		t.Errors += u.Errors
-		t.InputTokens += u.InputTokens
-		t.OutputTokens += u.OutputTokens
-		t.CachedInputTokens += u.CachedInputTokens
-		t.ReasoningOutputTokens += u.ReasoningOutputTokens
-		t.GPUSeconds += u.GPUSeconds
-		t.Cost += u.Cost
-		t.ListCost += u.ListCost
+		t.Merge(u)
 	}
 	if len(by) == 0 {
 		return ""

@@ -58,6 +58,23 @@ func (u *Usage) perMillion() {
 	}
 }
 
+// Merge adds the counters of o into u (its key aside) and sets the per-million-token figures
+// from the new sums: the row of the union of two rows' requests.
+func (u *Usage) Merge(o Usage) {
+	u.Requests += o.Requests
+	u.Errors += o.Errors
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CachedInputTokens += o.CachedInputTokens
+	u.CacheWriteInputTokens += o.CacheWriteInputTokens
+	u.ReasoningOutputTokens += o.ReasoningOutputTokens
+	u.EnergyJ += o.EnergyJ
+	u.GPUSeconds += o.GPUSeconds
+	u.Cost += o.Cost
+	u.ListCost += o.ListCost
+	u.perMillion()
+}
+
 // add counts r into u.
 func (u *Usage) add(r *record.Record) {
 	u.Requests++
