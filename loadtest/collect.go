@@ -273,10 +273,15 @@ func (c *collector) Consume(r *record.Record) {
 	if err != nil || !strings.HasPrefix(r.RequestID, c.prefix) {
 		return
 	}
+	// The pipeline clears the record's request body once every sink had it, on its own
+	// goroutine; the collector reads the record later on the generator's, so it keeps a copy
+	// taken now, without the body (which it does not need).
+	kept := *r
+	kept.RequestBody = nil
 	var line *exportLine
 	c.mu.Lock()
 	j := c.entry(n)
-	j.rec = r
+	j.rec = &kept
 	if j.out != nil {
 		line = c.emit(n, j)
 	}

@@ -157,6 +157,9 @@ func (in *instance) shadow(t *testing.T) shadowLoad {
 // rate 240/s within 3 % and, over the time all three were sending, an inter-arrival CV within
 // 5 % of 1 and 100 ms counts whose variance equals their mean (for ~10,000 arrivals the
 // standard errors are 1 %, 1.4 % and 0.07) when the machine did not hold the generators back.
+// No request fails; a machine that held the generators back may make an instance drop up to
+// 1 % of its arrivals at max_in_flight (counted toward the schedule's rate), one that did not
+// none.
 func TestShadowSuperposition(t *testing.T) {
 	const (
 		instances = 3
@@ -213,13 +216,28 @@ func TestShadowSuperposition(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	var sent int64
+	// A generator held back by a busy machine (the race detector, other test packages on the
+	// same cores) sends what it owes at once; its responses then come back late too, and an
+	// arrival that finds max_in_flight requests still open is dropped, as the load's own rule
+	// says. The instances' schedule lag tells whether that happened: it is well inside the
+	// mean gap of the superposed process on a machine that keeps up.
+	worst := 0.0
+	for _, s := range loads {
+		worst = max(worst, s.LagP99Ms)
+	}
+	heldBack := worst > 1000/lambda/2
+	var sent, dropped int64
 	for i, s := range loads {
 		t.Logf("instance %d: sent %d, ok %d, errors %d, dropped %d, schedule lag p50 %.2f ms p99 %.2f ms max %.2f ms", i, s.Sent, s.OK, s.Errors, s.Dropped, s.LagP50Ms, s.LagP99Ms, s.LagMaxMs)
-		if s.Errors != 0 || s.Dropped != 0 {
-			t.Errorf("instance %d: %d errors, %d dropped", i, s.Errors, s.Dropped)
+		if s.Errors != 0 {
+			t.Errorf("instance %d: %d errors", i, s.Errors)
+		}
+		// Drops only when the machine held the generators back, and then at most 1 %.
+		if s.Dropped != 0 && (!heldBack || float64(s.Dropped) > 0.01*float64(s.Sent+s.Dropped)) {
+			t.Errorf("instance %d: %d dropped of %d scheduled (schedule lag p99 of the slowest instance %.2f ms)", i, s.Dropped, s.Sent+s.Dropped, worst)
 		}
 		sent += s.Sent
+		dropped += s.Dropped
 	}
 	arr := mock.Arrivals()
 	if int64(len(arr)) != sent {
@@ -238,29 +256,24 @@ func TestShadowSuperposition(t *testing.T) {
 	// The rate: every instance sends its whole schedule of dur (the loads ran to "done" and
 	// the mock saw every request), so the count over dur is the superposed process's, however
 	// late a busy machine sent some of them. Its standard error is 1 % at ~10,800 arrivals.
-	rate := float64(len(arr)) / dur.Seconds()
+	// A dropped arrival was scheduled and not sent: it counts toward the schedule's rate.
+	rate := float64(int64(len(arr))+dropped) / dur.Seconds()
 	cv := gapCV(window)
-	t.Logf("%d arrivals at the mock over the %v schedule: rate %.2f/s (λ = %v); %d in the %.1f s overlap window, inter-arrival CV %.4f",
-		len(arr), dur, rate, lambda, len(window), span, cv)
+	t.Logf("%d arrivals at the mock and %d dropped over the %v schedule: rate %.2f/s (λ = %v); %d in the %.1f s overlap window, inter-arrival CV %.4f",
+		len(arr), dropped, dur, rate, lambda, len(window), span, cv)
 	if len(window) < 8000 {
 		t.Fatalf("only %d arrivals in the window: the instances did not overlap for long", len(window))
 	}
 	if math.Abs(rate-lambda)/lambda > 0.03 {
 		t.Errorf("superposed rate %.2f/s at the mock, want %v within 3 %%", rate, lambda)
 	}
-	// The shape at the mock: a generator held back by a busy machine (the race detector, other
-	// test packages on the same cores) sends what it owes at once, which bunches arrivals
-	// whatever the process. The instances' own schedule lag says whether that happened; the
-	// shape is judged when it stayed well inside the mean gap of the superposed process:
+	// The shape at the mock: a held-back generator bunches arrivals whatever the process, so
+	// the shape is judged when the schedule lag stayed well inside the mean gap:
 	//   - the counts in 100 ms bins, whose variance equals their mean for a Poisson process
 	//     (index of dispersion 1; with ~400 bins its standard error is about 0.07);
 	//   - the gaps themselves: CV 1 within 5 %.
-	worst := 0.0
-	for _, s := range loads {
-		worst = max(worst, s.LagP99Ms)
-	}
 	d := dispersion(window, from, 100*time.Millisecond)
-	if gap := 1000 / lambda; worst > gap/2 {
+	if gap := 1000 / lambda; heldBack {
 		t.Logf("the machine held the generators back (schedule lag p99 %.2f ms against a mean gap of %.2f ms): the shape at the mock (dispersion %.3f, CV %.4f) is not judged in this run; the rate is", worst, gap, d, cv)
 		return
 	}

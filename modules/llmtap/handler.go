@@ -303,14 +303,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	if original != nil {
 		// The upstream reads the rewritten body; what is measured and recorded is the body
 		// the client sent.
-		body = &captureBody{buf: original}
+		body = capturedBody(original)
 	} else if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		limit := m.MaxRequestBody()
-		initial := limit
-		if r.ContentLength > 0 && r.ContentLength < int64(initial) {
-			initial = int(r.ContentLength)
-		}
-		body = &captureBody{ReadCloser: r.Body, buf: make([]byte, 0, min(initial, 64<<10)), max: limit}
+		body = newCaptureBody(r.Body, r.ContentLength, m.MaxRequestBody())
 		r.Body = body
 	}
 	// The copy starts once the body is read in full; Abandon does nothing after it started.
@@ -334,7 +329,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
 		}
 		if body != nil {
-			m.RequestBody(body.buf, body.truncated)
+			m.RequestBody(body.captured())
 		}
 		tw.endUpgrade()
 		ut.Hand(m)
@@ -372,7 +367,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
 	}
 	if body != nil {
-		m.RequestBody(body.buf, body.truncated)
+		m.RequestBody(body.captured())
 	}
 	tw.endUpgrade()
 	ut.Hand(m)

@@ -190,7 +190,7 @@ func (h *Handler) offerMirror(r *http.Request, id, class string, body *captureBo
 	case body == nil:
 		q.Send(nil, false)
 	case body.ReadCloser == nil: // the body inject_usage read in full
-		q.Send(body.buf, false)
+		q.Send(body.peek())
 	default:
 		r.Body = &bodyEnd{ReadCloser: r.Body, body: body, length: r.ContentLength, q: q}
 	}
@@ -211,7 +211,7 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.read += int64(n)
 	if err == io.EOF || (b.length > 0 && b.read >= b.length) {
-		b.q.Send(b.body.buf, b.body.truncated)
+		b.q.Send(b.body.peek())
 	}
 	return n, err
 }
