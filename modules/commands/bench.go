@@ -41,8 +41,8 @@ Conversations (--conversation-turn-mean, …), --user-centric-rate, shared prefi
 duration, --request-timeout-seconds, --concurrency 1,4,16 sweeps, --num-profile-runs and
 --slice-duration timeslices: docs/bench-runs.md.
 
-Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) o200k tokens, cut from an
-embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
+Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) tokens (o200k_base, or the
+--tokenizer file's), cut from an embedded public-domain text; --osl is sent as max_completion_tokens (max_tokens with
 --use-legacy-max-tokens); force it with --extra-inputs min_tokens:N --extra-inputs ignore_eos:true.
 Results go to artifacts/<model>-<endpoint>-<mode><value>/: profile_export_aiperf.json and .csv,
 profile_export.jsonl (one line per request), in AIPerf's layout and with AIPerf's metric
@@ -87,7 +87,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
 	fs.StringVar(&c.artifactDir, "artifact-dir", "", "output folder (default artifacts/<model>-<endpoint>-<mode><value>)")
 	fs.StringVar(&c.apiListen, "api-listen", "", "serve the Connect API on this address while running (127.0.0.1:PORT), for llmtap top --admin")
-	fs.StringVar(&c.tokenizer, "tokenizer", "", "Hugging Face tokenizer.json that counts the tokens the server does not report (default: o200k_base)")
+	fs.StringVar(&c.tokenizer, "tokenizer", "", "Hugging Face tokenizer.json that sizes the synthetic prompts and counts the tokens the server does not report (default: o200k_base)")
 	c.workerFlags.register(fs)
 }
 
@@ -264,7 +264,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		*count = 10
 	}
 
-	corpus, err := workload.DefaultCorpus()
+	corpus, err := workload.CorpusFor(r.tokens) // prompts sized in --tokenizer tokens
 	if err != nil {
 		return 1, err
 	}

@@ -181,7 +181,7 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	}
 	var convs []workload.Conversation
 	if data == nil {
-		corpus, err := workload.DefaultCorpus()
+		corpus, err := workload.CorpusFor(in.r.tokens)
 		if err != nil {
 			return err
 		}

@@ -225,8 +225,9 @@ func TestArtifactName(t *testing.T) {
 }
 
 // TestBenchTokenizer runs bench with --tokenizer against a server that reports no usage: the
-// counts in the records are the tokenizer file's (not o200k_base's, which the prompts are cut
-// to) and name it; a file that does not load is refused before anything is sent.
+// prompts are sized in the tokenizer file's tokens (exactly --isl of them, where a prompt of 50
+// o200k_base tokens takes many more of this 512-token vocabulary's), the counts in the records
+// are the file's and name it; a file that does not load is refused before anything is sent.
 func TestBenchTokenizer(t *testing.T) {
 	file := filepath.Join("..", "..", "telemetry", "tokens", "hf", "testdata", "stories260k-legacy.json")
 	cfg := fastMock()
@@ -242,9 +243,8 @@ func TestBenchTokenizer(t *testing.T) {
 		if l["tokenizer"] != "hf:stories260k-legacy" || l["input_tokens_source"] != "tokenizer" {
 			t.Fatalf("line counted by %v (%v), want hf:stories260k-legacy", l["tokenizer"], l["input_tokens_source"])
 		}
-		// The prompt is 50 o200k_base tokens; the 512-token vocabulary spells it in many more.
-		if in := l["input_tokens"].(float64); in <= 50 {
-			t.Errorf("input_tokens %v: not counted with the tokenizer file", in)
+		if in := l["input_tokens"].(float64); in != 50 {
+			t.Errorf("input_tokens %v: the prompt was not sized to --isl 50 in the tokenizer file's tokens", in)
 		}
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)

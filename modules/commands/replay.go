@@ -135,7 +135,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		r.spec.Model = cf.model
 	}
 	plan := planReplay(reqs)
-	corpus, err := workload.DefaultCorpus()
+	corpus, err := workload.CorpusFor(r.tokens) // synthetic prompts sized in --tokenizer tokens
 	if err != nil {
 		return 1, err
 	}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/meter"
@@ -261,7 +262,7 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 		countDrop(dropDrainTimeout)
 	}
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
-	if r != nil {
+	if r != nil && tw != nil {
 		h.expose(r, tw, fin)
 		if h.passive != nil {
 			h.passive.Done(upstreamOf(r, "http.reverse_proxy.upstream.hostport"), tw.load, fin)
@@ -299,20 +300,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	w, endInject, original := h.injectUsage(w, r, m.MaxRequestBody(), rec)
 	defer endInject()
 
-	var body *captureBody
+	var body *capture.Body
 	if original != nil {
 		// The upstream reads the rewritten body; what is measured and recorded is the body
 		// the client sent.
-		body = capturedBody(original)
+		body = capture.Whole(original)
 	} else if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		body = newCaptureBody(r.Body, r.ContentLength, m.MaxRequestBody())
+		body = capture.New(r.Body, r.ContentLength, m.MaxRequestBody())
 		r.Body = body
 	}
 	// The copy starts once the body is read in full; Abandon does nothing after it started.
 	mq := h.offerMirror(r, rec.RequestID, rec.Class, body)
 	defer mq.Abandon()
 
-	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0)}
+	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0), late: installVars(r, rec.Tenant)}
 	ut := new(meter.UpstreamTrace) // the upstream moments of the time split
 	ended := false
 	defer func() {
@@ -329,7 +330,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
 		}
 		if body != nil {
-			m.RequestBody(body.captured())
+			m.RequestBody(body.Captured())
 		}
 		tw.endUpgrade()
 		ut.Hand(m)
@@ -356,7 +357,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 			// writer.go: the model of a request no upstream read. Not for a client waiting
 			// for "100 Continue": reading its body would send it one, which the plain proxy
 			// does not.
-			body.readUnsent(tw)
+			body.ReadUnsent(tw)
 		}
 	}
 	// A canceled context alone does not make a cancel: a client that closes its connection as
@@ -367,7 +368,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		failure, msg = record.ErrCanceled, "the client closed the connection before the response completed"
 	}
 	if body != nil {
-		m.RequestBody(body.captured())
+		m.RequestBody(body.Captured())
 	}
 	tw.endUpgrade()
 	ut.Hand(m)

@@ -9,6 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -180,7 +181,7 @@ func (h *Handler) releaseMirror() {
 // its body has been read in full: at once when there is no body or inject_usage already read
 // it, otherwise when the upstream's reads reach its end. The caller must call Abandon on the
 // result when the exchange is over (it does nothing once the copy started). Nil-safe.
-func (h *Handler) offerMirror(r *http.Request, id, class string, body *captureBody) *mirror.Request {
+func (h *Handler) offerMirror(r *http.Request, id, class string, body *capture.Body) *mirror.Request {
 	if h.mirror == nil || class != record.ClassLive {
 		return nil // only live traffic is copied, never llmtap's own shadow or replay load
 	}
@@ -190,7 +191,7 @@ func (h *Handler) offerMirror(r *http.Request, id, class string, body *captureBo
 	case body == nil:
 		q.Send(nil, false)
 	case body.ReadCloser == nil: // the body inject_usage read in full
-		q.Send(body.peek())
+		q.Send(body.Peek())
 	default:
 		r.Body = &bodyEnd{ReadCloser: r.Body, body: body, length: r.ContentLength, q: q}
 	}
@@ -201,7 +202,7 @@ func (h *Handler) offerMirror(r *http.Request, id, class string, body *captureBo
 // bytes as its Content-Length (a reader may stop there without asking for EOF).
 type bodyEnd struct {
 	io.ReadCloser
-	body   *captureBody
+	body   *capture.Body
 	length int64
 	read   int64
 	q      *mirror.Request
@@ -211,7 +212,7 @@ func (b *bodyEnd) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.read += int64(n)
 	if err == io.EOF || (b.length > 0 && b.read >= b.length) {
-		b.q.Send(b.body.peek())
+		b.q.Send(b.body.Peek())
 	}
 	return n, err
 }

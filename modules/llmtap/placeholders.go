@@ -32,23 +32,34 @@ const (
 	VarQueue, VarPrefill, VarDecode, VarNetwork = "llmtap.queue_ms", "llmtap.prefill_ms", "llmtap.decode_ms", "llmtap.network_ms"
 )
 
-// expose sets the placeholders of rec for r and, when asked and possible, the Server-Timing
+// lateVars names the variables of the slots of expose.Late.
+var lateVars = [expose.LateSlots]string{
+	expose.SlotTTFT: VarTTFT, expose.SlotITL: VarITL, expose.SlotInputTokens: VarInputTokens,
+	expose.SlotOutputTokens: VarOutputTokens, expose.SlotTenant: VarTenant, expose.SlotQueue: VarQueue,
+	expose.SlotPrefill: VarPrefill, expose.SlotDecode: VarDecode, expose.SlotNetwork: VarNetwork,
+}
+
+// installVars sets the placeholders of r to the slots of a new expose.Late, before r is
+// proxied: the variables map is not written after that (see expose.Late). The tenant is known
+// now; the rest is filled by expose when the response ends.
+func installVars(r *http.Request, tenant string) *expose.Late {
+	late := expose.NewLate()
+	for i, k := range lateVars {
+		caddyhttp.SetVar(r.Context(), k, late.Slot(i))
+	}
+	late.Set(expose.SlotTenant, tenant)
+	return late
+}
+
+// expose fills the placeholders of rec for r and, when asked and possible, the Server-Timing
 // trailer. It runs on the request path once per request, never per token.
 func (h *Handler) expose(r *http.Request, tw *tapWriter, rec *record.Record) {
-	ctx := r.Context()
-	caddyhttp.SetVar(ctx, VarTTFT, expose.Ms(rec.TTFTMs))
-	caddyhttp.SetVar(ctx, VarITL, expose.ITL(rec))
-	caddyhttp.SetVar(ctx, VarInputTokens, expose.Count(rec.InputTokens, rec.InputTokensSource))
-	caddyhttp.SetVar(ctx, VarOutputTokens, expose.Count(rec.OutputTokens, rec.OutputTokensSource))
-	caddyhttp.SetVar(ctx, VarTenant, rec.Tenant)
-	q, p, d, n := expose.Split(rec)
-	caddyhttp.SetVar(ctx, VarQueue, q)
-	caddyhttp.SetVar(ctx, VarPrefill, p)
-	caddyhttp.SetVar(ctx, VarDecode, d)
-	caddyhttp.SetVar(ctx, VarNetwork, n)
+	if tw.late != nil {
+		tw.late.SetRecord(rec)
+	}
 	// A response with no headers sent (an error Caddy writes later) or an upgraded
 	// connection gets no trailer (telemetry/expose: the rest of the rule).
-	if h.ServerTiming && tw != nil && tw.wroteHeader && tw.upgraded == nil && expose.TrailerOK(r, tw.Header()) {
+	if h.ServerTiming && tw.wroteHeader && tw.upgraded == nil && expose.TrailerOK(r, tw.Header()) {
 		tw.Header().Set(http.TrailerPrefix+"Server-Timing", expose.ServerTiming(rec))
 	}
 }

@@ -86,6 +86,13 @@ func TestPlaceholdersAndServerTiming(t *testing.T) {
 		if r.TTFTMs == nil || num(line["ttft_ms"]) != strconv.FormatFloat(*r.TTFTMs, 'f', -1, 64) {
 			t.Errorf("%s: access log ttft_ms %v, record %v", s.id, line["ttft_ms"], r.TTFTMs)
 		}
+		// A known figure is a JSON number in the access log, as a number variable is.
+		if _, isNum := line["ttft_ms"].(float64); !isNum {
+			t.Errorf("%s: access log ttft_ms %#v is not a JSON number", s.id, line["ttft_ms"])
+		}
+		if _, isNum := line["input_tokens"].(float64); s.usage && !isNum {
+			t.Errorf("%s: access log input_tokens %#v is not a JSON number", s.id, line["input_tokens"])
+		}
 		if line["tenant"] != "acme" {
 			t.Errorf("%s: access log tenant %v", s.id, line["tenant"])
 		}

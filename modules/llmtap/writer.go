@@ -5,10 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/llmtap/llmtap/telemetry/expose"
 	"github.com/llmtap/llmtap/telemetry/meter"
 )
 
@@ -25,6 +24,7 @@ type tapWriter struct {
 	// upgraded counts the bytes of a connection taken over after a 101 Switching Protocols
 	// (a WebSocket); nil unless the connection was hijacked.
 	upgraded *countedConn
+	late     *expose.Late // the request's placeholders, filled when the response ends
 }
 
 // WriteHeader records the response headers' time and status, then sends them.
@@ -108,110 +108,6 @@ func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // writerOnly hides ReadFrom so io.CopyBuffer does not call back into it.
 type writerOnly struct{ io.Writer }
-
-// captureBody passes the request body to the upstream unchanged while keeping its first max
-// bytes for the meter. The transport reads it on its own goroutine, which may still be reading
-// when the handler has its answer (an upstream may reply before it has read the body), so the
-// capture is guarded and the handler takes it with captured, which ends it.
-type captureBody struct {
-	io.ReadCloser
-	mu        sync.Mutex
-	buf       []byte
-	max       int
-	length    int64 // the request's Content-Length, -1 when unknown
-	read      int64 // bytes read from the client's body
-	ended     bool  // the client's body returned io.EOF
-	sealed    bool  // captured was called: later reads pass through uncaptured
-	truncated bool
-}
-
-// newCaptureBody captures the first max bytes of r's body (length: its Content-Length).
-func newCaptureBody(rc io.ReadCloser, length int64, max int) *captureBody {
-	initial := max
-	if length > 0 && length < int64(initial) {
-		initial = int(length)
-	}
-	return &captureBody{ReadCloser: rc, buf: make([]byte, 0, min(initial, 64<<10)), max: max, length: length}
-}
-
-// capturedBody is a body that was already read in full (inject_usage's original).
-func capturedBody(b []byte) *captureBody { return &captureBody{buf: b, ended: true} }
-
-// Close closes the client's body, unless nothing was read from it: a transport closes the body
-// of a request it could not send (a dead upstream), and the handler then reads the start of
-// it to learn what the request named (readUnsent). The server closes it after the handler.
-func (c *captureBody) Close() error {
-	c.mu.Lock()
-	unread := c.read == 0
-	c.mu.Unlock()
-	if unread {
-		return nil
-	}
-	return c.ReadCloser.Close()
-}
-
-// unsentBodyWait bounds how long readUnsent waits for a body the upstream never read.
-const unsentBodyWait = 100 * time.Millisecond
-
-// readUnsent reads the start of a body that no upstream read (up to the capture's cap, for at
-// most unsentBodyWait), so that the record of a request that could not be sent still names the
-// model it asked for. It runs after the next handler failed, before the error response.
-func (c *captureBody) readUnsent(w http.ResponseWriter) {
-	c.mu.Lock()
-	unread := c.read == 0
-	c.mu.Unlock()
-	if c.ReadCloser == nil || !unread || c.max <= 0 {
-		return
-	}
-	rc := http.NewResponseController(w)
-	if rc.SetReadDeadline(time.Now().Add(unsentBodyWait)) != nil {
-		return // no deadline possible: do not wait on the client
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(c, int64(c.max)+1))
-	_ = rc.SetReadDeadline(time.Time{})
-}
-
-func (c *captureBody) Read(p []byte) (int, error) {
-	n, err := c.ReadCloser.Read(p)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.read += int64(n)
-	if err == io.EOF {
-		c.ended = true
-	}
-	if n > 0 && !c.sealed {
-		room := c.max - len(c.buf)
-		switch {
-		case room >= n:
-			c.buf = append(c.buf, p[:n]...)
-		case room > 0:
-			c.buf = append(c.buf, p[:room]...)
-			c.truncated = true
-		default:
-			c.truncated = true
-		}
-	}
-	return n, err
-}
-
-// peek returns the bytes captured so far and whether more were read than kept. The slice's
-// bytes do not change afterwards (a later read only appends past them).
-func (c *captureBody) peek() ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf, c.truncated
-}
-
-// captured ends the capture and returns its bytes, and whether they are less than the whole
-// body: more was read than kept, or the body had not been read to its end (the upstream
-// answered first, or never read it all). Reads after it pass through uncaptured.
-func (c *captureBody) captured() ([]byte, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.sealed = true
-	whole := c.ended || (c.length >= 0 && c.read >= c.length)
-	return c.buf, c.truncated || !whole
-}
 
 // countedConn counts the bytes read from and written to a connection; reverse_proxy copies
 // each way on its own goroutine.

@@ -39,9 +39,57 @@ func DefaultCorpus() (*Corpus, error) {
 	return defaultCorpus, defaultErr
 }
 
-// NewCorpus cuts text into pieces at whitespace and counts each piece's tokens. It fails when
-// the text has no single-token piece, without which not every count could be reached exactly.
-func NewCorpus(text string) (*Corpus, error) {
+// NewCorpus cuts text into pieces at whitespace and counts each piece's o200k_base tokens. It
+// fails when the text has no single-token piece, without which not every count could be
+// reached exactly.
+func NewCorpus(text string) (*Corpus, error) { return NewCorpusCounted(text, tokens.Count) }
+
+// CorpusFor returns the embedded corpus counted by c (nil or o200k_base: DefaultCorpus), so
+// that prompts have exactly the requested number of c's tokens. It fails when c does not
+// count text additively at spaces (see CheckAdditive), since prompts could then not be sized
+// exactly with it.
+func CorpusFor(c tokens.Counter) (*Corpus, error) {
+	if c == nil || c.Name() == tokens.Encoding {
+		return DefaultCorpus()
+	}
+	corpus, err := NewCorpusCounted(corpusText, c.Count)
+	if err != nil {
+		return nil, err
+	}
+	if err := corpus.CheckAdditive(c.Count); err != nil {
+		return nil, fmt.Errorf("workload: prompts cannot be sized in %s tokens: %w", c.Name(), err)
+	}
+	return corpus, nil
+}
+
+// CheckAdditive builds prompts of many lengths, alone and after a first block (as Blocks
+// does), and counts each whole with count: a tokenizer whose pre-tokenizer never joins a space
+// to the text before it counts them exactly as built. It reports the first that differs.
+func (c *Corpus) CheckAdditive(count func([]byte) (int, error)) error {
+	var buf []byte
+	for _, n := range []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 512, 700, 1100} {
+		for _, start := range []int{0, len(c.pieces) / 3, 2 * len(c.pieces) / 3} {
+			buf = c.Append(buf[:0], n, start, false)
+			if n > BlockTokens {
+				buf = c.Blocks(buf[:0], n, []int64{int64(start), int64(start) + 1, int64(start) + 2})
+			}
+			if len(buf) == 0 {
+				return fmt.Errorf("no prompt of %d tokens can be built", n)
+			}
+			got, err := count(buf)
+			if err != nil {
+				return err
+			}
+			if got != n {
+				return fmt.Errorf("a prompt built for %d tokens counts %d", n, got)
+			}
+		}
+	}
+	return nil
+}
+
+// NewCorpusCounted is NewCorpus with the pieces counted by count.
+func NewCorpusCounted(text string, count func([]byte) (int, error)) (*Corpus, error) {
 	words := strings.Fields(text)
 	if len(words) == 0 {
 		return nil, errors.New("workload: empty corpus")
@@ -52,25 +100,39 @@ func NewCorpus(text string) (*Corpus, error) {
 		first:  make([]int, len(words)),
 	}
 	cache := map[string]int{}
-	count := func(s string) (int, error) {
+	countPiece := func(s string) (int, error) {
 		if n, ok := cache[s]; ok {
 			return n, nil
 		}
-		n, err := tokens.Count([]byte(s))
+		n, err := count([]byte(s))
 		if err != nil {
 			return 0, fmt.Errorf("workload: counting corpus tokens: %w", err)
 		}
 		cache[s] = n
 		return n, nil
 	}
+	// A piece that follows other text is counted in context, as the count of a word followed
+	// by it less the count of the word alone: a tokenizer that marks the start of a text (a
+	// SentencePiece-style one prepending its word marker, one adding a BOS token) counts that
+	// mark once per prompt, on its first piece, which is counted alone. For o200k_base the two
+	// ways agree.
+	const lead = "a"
+	base, err := countPiece(lead)
+	if err != nil {
+		return nil, err
+	}
 	single := false
 	for i, w := range words {
 		c.pieces[i] = " " + w
-		var err error
-		if c.counts[i], err = count(c.pieces[i]); err != nil {
+		n, err := countPiece(lead + c.pieces[i])
+		if err != nil {
 			return nil, err
 		}
-		if c.first[i], err = count(w); err != nil {
+		c.counts[i] = n - base
+		if c.counts[i] < 1 {
+			return nil, fmt.Errorf("workload: %q counts %d tokens after %q, which counts %d alone: the counter is not additive", c.pieces[i], n, lead, base)
+		}
+		if c.first[i], err = countPiece(w); err != nil {
 			return nil, err
 		}
 		single = single || c.counts[i] == 1
@@ -96,8 +158,8 @@ func (c *Corpus) Append(dst []byte, n, start int, leading bool) []byte {
 	if i < 0 {
 		i += len(c.pieces)
 	}
-	left := n
-	for left > 0 {
+	left, idle := n, 0
+	for left > 0 && idle <= len(c.pieces) {
 		p, k := c.pieces[i], c.counts[i]
 		if !leading {
 			p, k = p[1:], c.first[i]
@@ -105,10 +167,15 @@ func (c *Corpus) Append(dst []byte, n, start int, leading bool) []byte {
 		if k <= left {
 			dst = append(dst, p...)
 			left -= k
-			leading = true
+			leading, idle = true, 0
+		} else {
+			idle++
 		}
 		// A piece that would overshoot is skipped; the loop ends because single-token pieces
 		// exist (NewCorpus checks), and every pass of the corpus takes at least one of them.
+		// Only a prompt's first piece may have none (a counter that counts every text's start
+		// as a token cannot make a 1-token prompt): after a pass that took nothing the prompt
+		// is left short.
 		if i++; i == len(c.pieces) {
 			i = 0
 		}
