@@ -170,7 +170,7 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	}
 	if f.inputFile != "" {
 		var err error
-		if data, err = workload.LoadDataset(f.inputFile, kind); err != nil {
+		if data, err = workload.LoadDataset(f.inputFile, kind, in.r.tokens); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -110,3 +111,45 @@ func (withBOS) Count(b []byte) (int, error) {
 	return n + 1, err
 }
 func (withBOS) Name() string { return "with-bos" }
+
+// TestShareGPTCountedByTheTokenizer: ShareGPT entries are kept and their output limits set by
+// the given tokenizer's counts, as AIPerf's loader counts with the model's tokenizer: a reply's
+// limit is its count in that tokenizer, and a prompt within 1,024 o200k tokens but over 1,024
+// of the small vocabulary's is left out with it and kept without it.
+func TestShareGPTCountedByTheTokenizer(t *testing.T) {
+	c, err := tokens.Load(filepath.Join("..", "..", "telemetry", "tokens", "hf", "testdata", "stories260k-legacy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := DefaultCorpus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := string(corpus.Append(nil, 900, 0, false)) // 900 o200k tokens
+	if n, _ := c.Count([]byte(long)); n <= 1024 {
+		t.Fatalf("the long prompt counts %d in %s: the test needs over 1024", n, c.Name())
+	}
+	reply := "The lighthouse keeper climbed the stairs every evening to light the lamp."
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	doc := `[{"conversations": [{"from": "human", "value": "Tell me a story about the sea, please."}, {"from": "gpt", "value": ` + q(reply) + `}]},` +
+		`{"conversations": [{"from": "human", "value": ` + q(long) + `}, {"from": "gpt", "value": ` + q(reply) + `}]}]`
+	plain, err := ReadDataset(strings.NewReader(doc), "s.json", DatasetShareGPT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted, err := ReadDatasetCounted(strings.NewReader(doc), "s.json", DatasetShareGPT, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Conversations) != 2 || len(counted.Conversations) != 1 {
+		t.Fatalf("kept %d entries in o200k, %d in %s; want 2 and 1 (the long prompt left out)", len(plain.Conversations), len(counted.Conversations), c.Name())
+	}
+	wantO, _ := tokens.Count([]byte(reply))
+	wantT, _ := c.Count([]byte(reply))
+	if got := plain.Conversations[0].Turns[0].MaxTokens; got != wantO {
+		t.Errorf("o200k output limit %d, want %d", got, wantO)
+	}
+	if got := counted.Conversations[0].Turns[0].MaxTokens; got != wantT || wantT == wantO {
+		t.Errorf("%s output limit %d, want %d (o200k: %d)", c.Name(), got, wantT, wantO)
+	}
+}

@@ -68,9 +68,9 @@ func (d *Dataset) Conversation(i int, seed uint64) *Conversation {
 	return &d.Conversations[i%len(d.Conversations)]
 }
 
-// LoadDataset reads the dataset file at path (see ReadDataset); a directory, as AIPerf's
-// random_pool also takes, is refused.
-func LoadDataset(path, kind string) (*Dataset, error) {
+// LoadDataset reads the dataset file at path (see ReadDataset), counting ShareGPT's lengths
+// with count (nil: o200k_base); a directory, as AIPerf's random_pool also takes, is refused.
+func LoadDataset(path, kind string, count tokens.Counter) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func LoadDataset(path, kind string) (*Dataset, error) {
 	if st.Size() > MaxDatasetBytes {
 		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte bound", path, st.Size(), MaxDatasetBytes)
 	}
-	return ReadDataset(f, path, kind)
+	return ReadDatasetCounted(f, path, kind, count)
 }
 
 // ReadDataset reads a dataset of type kind from r, named name in errors (file:line):
@@ -99,13 +99,22 @@ func LoadDataset(path, kind string) (*Dataset, error) {
 //     leading "role": "system" turn becomes the conversation's system message;
 //   - random_pool: single_turn lines (drawn in a shuffled order by default, as AIPerf does);
 //   - sharegpt: a JSON array of {"conversations": [{"from": …, "value": …}, …]}: the first
-//     message is sent as the prompt with the second's length in o200k tokens as the output
-//     limit, and entries are kept as AIPerf's ShareGPT loader keeps them (prompt 4–1024
-//     tokens, output at least 4, both together at most 2048).
+//     message is sent as the prompt with the second's length in o200k tokens (ReadDatasetCounted:
+//     the given tokenizer's) as the output limit, and entries are kept as AIPerf's ShareGPT
+//     loader keeps them (prompt 4–1024 tokens, output at least 4, both together at most 2048).
 //
 // Images, audio and timestamps (fixed schedules are `llmtap replay`'s) are refused with the
 // line that has them; every bad row is an error naming its line.
 func ReadDataset(r io.Reader, name, kind string) (*Dataset, error) {
+	return ReadDatasetCounted(r, name, kind, nil)
+}
+
+// ReadDatasetCounted is ReadDataset with ShareGPT's lengths counted by count (nil: o200k_base),
+// as AIPerf counts them with the model's tokenizer.
+func ReadDatasetCounted(r io.Reader, name, kind string, count tokens.Counter) (*Dataset, error) {
+	if count == nil {
+		count = tokens.Default
+	}
 	r = io.LimitReader(r, MaxDatasetBytes+1)
 	d := &Dataset{Kind: kind}
 	switch kind {
@@ -128,7 +137,7 @@ func ReadDataset(r io.Reader, name, kind string) (*Dataset, error) {
 			return nil, err
 		}
 	case DatasetShareGPT:
-		if err := readShareGPT(r, name, d); err != nil {
+		if err := readShareGPT(r, name, d, count); err != nil {
 			return nil, err
 		}
 	default:
@@ -309,7 +318,7 @@ type shareGPTEntry struct {
 	} `json:"conversations"`
 }
 
-func readShareGPT(r io.Reader, name string, d *Dataset) error {
+func readShareGPT(r io.Reader, name string, d *Dataset, count tokens.Counter) error {
 	dec := json.NewDecoder(r)
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
 		return fmt.Errorf("%s: want a JSON array of ShareGPT entries", name)
@@ -330,8 +339,8 @@ func readShareGPT(r io.Reader, name string, d *Dataset) error {
 			continue
 		}
 		prompt, reply := e.Conversations[0].Value, e.Conversations[1].Value
-		pl, err1 := tokens.Count([]byte(prompt))
-		ol, err2 := tokens.Count([]byte(reply))
+		pl, err1 := count.Count([]byte(prompt))
+		ol, err2 := count.Count([]byte(reply))
 		if err1 != nil || err2 != nil || pl < shareGPTMinLen || pl > shareGPTMaxPrompt || ol < shareGPTMinLen || pl+ol > shareGPTMaxTotal {
 			continue
 		}

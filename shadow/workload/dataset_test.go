@@ -81,15 +81,15 @@ func TestReadDatasetErrorsNameTheLine(t *testing.T) {
 // TestLoadDatasetBounds checks the file-level refusals: a folder and a missing file.
 func TestLoadDatasetBounds(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := LoadDataset(dir, DatasetSingleTurn); err == nil || !strings.Contains(err.Error(), "directory") {
+	if _, err := LoadDataset(dir, DatasetSingleTurn, nil); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("a folder: %v", err)
 	}
-	if _, err := LoadDataset(filepath.Join(dir, "none.jsonl"), DatasetSingleTurn); err == nil {
+	if _, err := LoadDataset(filepath.Join(dir, "none.jsonl"), DatasetSingleTurn, nil); err == nil {
 		t.Error("a missing file was read")
 	}
 	p := filepath.Join(dir, "pool.jsonl")
 	os.WriteFile(p, []byte("{\"text\":\"a\"}\n{\"text\":\"b\"}\n"), 0o600)
-	d, err := LoadDataset(p, DatasetRandomPool)
+	d, err := LoadDataset(p, DatasetRandomPool, nil)
 	if err != nil || d.Kind != DatasetRandomPool {
 		t.Fatalf("random pool: %v", err)
 	}
