@@ -70,7 +70,16 @@ type InputConfig struct {
 		ArtifactDirectory string   `json:"artifact_directory"`
 		SliceDuration     *float64 `json:"slice_duration"`
 	} `json:"output"`
-	CLICommand string `json:"cli_command"`
+	// Tokenizer is --tokenizer's file (AIPerf's TokenizerConfig.name takes a name or a path);
+	// absent with o200k_base, which AIPerf cannot name.
+	Tokenizer  *TokenizerConfig `json:"tokenizer,omitempty"`
+	CLICommand string           `json:"cli_command"`
+}
+
+// TokenizerConfig is AIPerf's tokenizer config (tokenizer_config.py): the tokenizer that sized
+// the prompts and counted what the server did not report.
+type TokenizerConfig struct {
+	Name string `json:"name"`
 }
 
 // Export is profile_export_aiperf.json: AIPerf's JsonExportData (metrics as top-level

@@ -343,6 +343,12 @@ var (
 	}}
 	userConfig = model{name: "UserConfig", fields: []field{
 		{"endpoint", true, endpointConfig.c()},
+		// tokenizer_config.py TokenizerConfig.
+		{"tokenizer", false, model{name: "TokenizerConfig", fields: []field{
+			{"name", false, isStr},
+			{"revision", false, isStr},
+			{"trust_remote_code", false, isBool},
+		}}.c()},
 		{"loadgen", false, func(v any) error {
 			if err := loadgenConfig.check(v); err != nil {
 				return err
@@ -597,6 +603,7 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 	if err := os.WriteFile(single, []byte(`{"text": "Hello?", "output_length": 4}`+"\n"+`{"texts": ["a", "b"]}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tokFile := filepath.Join("..", "..", "telemetry", "tokens", "hf", "testdata", "bytelevel-llama3.json")
 	share := filepath.Join(t.TempDir(), "sharegpt.json")
 	if err := os.WriteFile(share, []byte(`[{"conversations": [{"from": "human", "value": "Tell me about the rabbit hole."}, {"from": "gpt", "value": "It went straight on like a tunnel."}]}]`), 0o600); err != nil {
 		t.Fatal(err)
@@ -626,7 +633,9 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 		{"random-pool-file", []string{"--request-rate", "200", "--input-file", single, "--custom-dataset-type", "random_pool", "--request-count", "12"},
 			map[string]string{"input.custom_dataset_type": `"random_pool"`, "input.dataset_sampling_strategy": `"shuffle"`}},
 		{"sharegpt-file", []string{"--concurrency", "2", "--public-dataset", "sharegpt", "--input-file", share, "--request-count", "12"},
-			map[string]string{"input.public_dataset": `"sharegpt"`, "input.dataset_sampling_strategy": `"shuffle"`}},
+			map[string]string{"input.public_dataset": `"sharegpt"`, "input.dataset_sampling_strategy": `"shuffle"`, "tokenizer": "null"}},
+		{"tokenizer", []string{"--concurrency", "2", "--tokenizer", tokFile, "--request-count", "12"},
+			map[string]string{"tokenizer.name": strconv.Quote(tokFile)}},
 		{"ramp-warmup-timeout", []string{"--concurrency", "2", "--concurrency-ramp-duration", "0.2", "--warmup-duration", "0.1",
 			"--warmup-concurrency", "1", "--request-timeout-seconds", "30", "--request-count", "12"},
 			map[string]string{"loadgen.concurrency_ramp_duration": "0.2", "loadgen.warmup_duration": "0.1", "loadgen.warmup_concurrency": "1",

@@ -71,6 +71,9 @@ func newRunInfo(fs *flag.FlagSet, cli, mode, dir string, seed uint64) loadtest.R
 	in.Loadgen.RequestCancellationDelay = num("request-cancellation-delay")
 	in.Output.ArtifactDirectory = dir
 	in.CLICommand = cli
+	if t := str("tokenizer"); t != "" {
+		in.Tokenizer = &loadtest.TokenizerConfig{Name: t}
+	}
 	shapeInput(in, fr)
 	return info
 }
