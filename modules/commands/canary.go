@@ -27,7 +27,8 @@ func init() {
 		`Polls GET /llmtap/mirror on a running llmtap's admin listener until every model (or the
 one --model names) has a canary verdict, prints it, and exits: 0 when the mirror upstream
 is the same or better, 1 when it is worse for any model, 3 when --timeout passed first
-(not enough pairs yet), 2 on a usage or connection error. A verdict is taken only at looks
+(not enough pairs yet) or a verdict is inconclusive (undecided at the last look, which is
+final), 2 on a usage or connection error. A verdict is taken only at looks
 (when a model's pairs reach 200, 400, 800 … by default) and spends a share of the false-alarm
 budget at each, so polling as often as you like does not raise the false-alarm rate above
 the configured alpha (5 % by default). Beside each verdict it prints the share of live
@@ -86,13 +87,14 @@ func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []
 	defer cancel()
 	var doc canaryDoc
 	for {
-		var err error
-		if doc, err = fetch(ctx); err != nil {
+		got, err := fetch(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
-				break
+				break // --timeout passed during a poll: report the last one's verdicts
 			}
 			return 2, err
 		}
+		doc = got
 		if decided(doc.Verdicts, *model) {
 			break
 		}
@@ -119,6 +121,8 @@ func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []
 		return 3, fmt.Errorf("no verdict within %v", *timeout)
 	case anyWorse(vs):
 		return 1, nil
+	case anyIs(vs, mirror.VerdictInconclusive):
+		return 3, errors.New("inconclusive: a comparison was still undecided at the last look (more looks, or wider margins, would decide)")
 	}
 	return 0, nil
 }
@@ -157,7 +161,7 @@ func fetchCanaryConnect(ctx context.Context, c llmtapv1connect.TapServiceClient)
 }
 
 // decided reports whether the model (every model when empty) has a verdict other than "not
-// enough pairs yet"; no model at all is not decided.
+// enough pairs yet" (inconclusive is final, so decided); no model at all is not decided.
 func decided(vs []mirror.ModelVerdict, model string) bool {
 	if model != "" {
 		vs = pick(vs, model)
@@ -182,9 +186,11 @@ func pick(vs []mirror.ModelVerdict, model string) []mirror.ModelVerdict {
 	return nil
 }
 
-func anyWorse(vs []mirror.ModelVerdict) bool {
+func anyWorse(vs []mirror.ModelVerdict) bool { return anyIs(vs, mirror.VerdictWorse) }
+
+func anyIs(vs []mirror.ModelVerdict, outcome string) bool {
 	for _, v := range vs {
-		if v.Outcome == mirror.VerdictWorse {
+		if v.Outcome == outcome {
 			return true
 		}
 	}

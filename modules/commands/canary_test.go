@@ -187,3 +187,29 @@ func postMany(t *testing.T, site string, n, conc int, header func(i int, h http.
 		}
 	}
 }
+
+// TestCanaryInconclusive: a verdict undecided at the last look is final, so `llmtap canary`
+// prints it and exits 3 at once, saying why, rather than waiting for --timeout (and printing
+// the verdicts it last read). 40 pairs at a single look cannot bound a p99.
+func TestCanaryInconclusive(t *testing.T) {
+	base := mockllm.Config{Model: "canary-model", TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	_, liveURL := testkit.StartMock(t, base)
+	_, mirrorURL := testkit.StartMock(t, base)
+	admin, site := mirrorProxy(t, liveURL, mirrorURL, map[string]any{"first_look": 40, "looks": 1}, nil)
+	postMany(t, site, 45, 8, nil)
+	fillPairs(t, admin, site, 40)
+	var out bytes.Buffer
+	fs := flag.NewFlagSet("llmtap canary", flag.ContinueOnError)
+	start := time.Now()
+	code, err := canaryMain(context.Background(), &out, fs, []string{"--admin", admin, "--interval", "100ms", "--timeout", "5m", "--json"})
+	var vs []mirror.ModelVerdict
+	if jerr := json.Unmarshal(out.Bytes(), &vs); jerr != nil || len(vs) != 1 {
+		t.Fatalf("llmtap canary --json printed %q (%v); exit %d %v", out.String(), jerr, code, err)
+	}
+	if vs[0].Outcome != mirror.VerdictInconclusive || vs[0].Pairs != 40 || code != 3 || err == nil || !strings.Contains(err.Error(), "inconclusive") {
+		t.Errorf("verdict %q over %d pairs, exit %d (%v); want inconclusive over 40, exit 3 with the reason", vs[0].Outcome, vs[0].Pairs, code, err)
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("llmtap canary took %v: it waited for its timeout instead of stopping at the final verdict", d)
+	}
+}

@@ -18,6 +18,10 @@ const (
 	VerdictSame      = "same"
 	VerdictWorse     = "worse"
 	VerdictNotEnough = "not enough pairs yet"
+	// VerdictInconclusive is the last look's verdict when a comparison was still undecided:
+	// pairs past the last look are not used, so it is final (more looks or wider margins
+	// would decide).
+	VerdictInconclusive = "inconclusive"
 )
 
 // Defaults of VerdictOptions.
@@ -153,7 +157,8 @@ func (o VerdictOptions) MaxPairs() int {
 
 // Verdict is one model's canary verdict, taken at its last look.
 type Verdict struct {
-	// Outcome is better, same, worse or "not enough pairs yet".
+	// Outcome is better, same, worse, "not enough pairs yet", or inconclusive (undecided at the
+	// last look: final).
 	Outcome string `json:"verdict"`
 	// Pairs is the number of pairs the verdict was taken over (the last look's).
 	Pairs int `json:"pairs"`
@@ -267,6 +272,9 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 		}
 	}
 	v.Outcome = combine(v.Comparisons)
+	if v.Outcome == VerdictNotEnough && look == o.Looks-1 {
+		v.Outcome = VerdictInconclusive // no later look will decide
+	}
 	return v
 }
 

@@ -209,3 +209,27 @@ func TestVerdictJSON(t *testing.T) {
 		t.Fatalf("round trip: %+v %v, want %+v", out, err, in)
 	}
 }
+
+// TestVerdictInconclusiveAtTheLastLook: a verdict still undecided at the last look is
+// inconclusive (final: later pairs are not used), while the same pairs at an earlier look are
+// "not enough pairs yet". 40 pairs cannot bound a p99 at the verdict's level, so its comparison
+// stays undecided whatever the data.
+func TestVerdictInconclusiveAtTheLastLook(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pairs := stream(rng, 40, func(_ *rand.Rand, s Side) Side { return s })
+	last := Judge(pairs, VerdictOptions{FirstLook: 40, Looks: 1})
+	if last.Outcome != VerdictInconclusive || last.Look != 0 || last.NextLookAt != 0 {
+		t.Errorf("40 pairs at the only look: %s (look %d, next at %d), want inconclusive", last.Outcome, last.Look, last.NextLookAt)
+	}
+	early := Judge(pairs, VerdictOptions{FirstLook: 40, Looks: 3})
+	if early.Outcome != VerdictNotEnough || early.NextLookAt != 80 {
+		t.Errorf("40 pairs at the first of three looks: %s (next at %d), want not enough pairs yet, next at 80", early.Outcome, early.NextLookAt)
+	}
+	undecided := false
+	for _, m := range last.Comparisons {
+		undecided = undecided || (strings.HasSuffix(m.Name, "p99") && m.Verdict == VerdictNotEnough)
+	}
+	if !undecided {
+		t.Errorf("no p99 comparison undecided at 40 pairs: %+v", last.Comparisons)
+	}
+}
