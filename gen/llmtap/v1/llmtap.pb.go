@@ -4816,7 +4816,8 @@ func (x *MirrorComparison) GetDiffP50() float64 {
 type MirrorVerdict struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Model string                 `protobuf:"bytes,1,opt,name=model,proto3" json:"model,omitempty"`
-	// Verdict is "better", "same", "worse" or "not enough pairs yet".
+	// Verdict is "better", "same", "worse", "not enough pairs yet" or "inconclusive" (undecided
+	// at the last look: final).
 	Verdict string `protobuf:"bytes,2,opt,name=verdict,proto3" json:"verdict,omitempty"`
 	// Pairs is the number of pairs the verdict was taken over (the last look's).
 	Pairs int64 `protobuf:"varint,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
