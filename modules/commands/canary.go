@@ -119,7 +119,7 @@ func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []
 	switch {
 	case len(vs) == 0 || !decided(vs, ""):
 		return 3, fmt.Errorf("no verdict within %v", *timeout)
-	case anyWorse(vs):
+	case anyIs(vs, mirror.VerdictWorse):
 		return 1, nil
 	case anyIs(vs, mirror.VerdictInconclusive):
 		return 3, errors.New("inconclusive: a comparison was still undecided at the last look (more looks, or wider margins, would decide)")
@@ -185,8 +185,6 @@ func pick(vs []mirror.ModelVerdict, model string) []mirror.ModelVerdict {
 	}
 	return nil
 }
-
-func anyWorse(vs []mirror.ModelVerdict) bool { return anyIs(vs, mirror.VerdictWorse) }
 
 func anyIs(vs []mirror.ModelVerdict, outcome string) bool {
 	for _, v := range vs {

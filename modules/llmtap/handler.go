@@ -262,7 +262,7 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 		countDrop(dropDrainTimeout)
 	}
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
-	if r != nil && tw != nil {
+	if r != nil {
 		h.expose(r, tw, fin)
 		if h.passive != nil {
 			h.passive.Done(upstreamOf(r, "http.reverse_proxy.upstream.hostport"), tw.load, fin)

@@ -54,9 +54,7 @@ func installVars(r *http.Request, tenant string) *expose.Late {
 // expose fills the placeholders of rec for r and, when asked and possible, the Server-Timing
 // trailer. It runs on the request path once per request, never per token.
 func (h *Handler) expose(r *http.Request, tw *tapWriter, rec *record.Record) {
-	if tw.late != nil {
-		tw.late.SetRecord(rec)
-	}
+	tw.late.SetRecord(rec)
 	// A response with no headers sent (an error Caddy writes later) or an upgraded
 	// connection gets no trailer (telemetry/expose: the rest of the rule).
 	if h.ServerTiming && tw.wroteHeader && tw.upgraded == nil && expose.TrailerOK(r, tw.Header()) {

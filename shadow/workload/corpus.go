@@ -69,9 +69,10 @@ func (c *Corpus) CheckAdditive(count func([]byte) (int, error)) error {
 	var buf []byte
 	for _, n := range []int{1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 512, 700, 1100} {
 		for _, start := range []int{0, len(c.pieces) / 3, 2 * len(c.pieces) / 3} {
-			buf = c.Append(buf[:0], n, start, false)
 			if n > BlockTokens {
 				buf = c.Blocks(buf[:0], n, []int64{int64(start), int64(start) + 1, int64(start) + 2})
+			} else {
+				buf = c.Append(buf[:0], n, start, false)
 			}
 			if len(buf) == 0 {
 				return fmt.Errorf("no prompt of %d tokens can be built", n)
