@@ -200,7 +200,8 @@ func RecordingProto(r *recorder.Recorder, origin string, started time.Time) *llm
 	st := r.Stats()
 	return &llmtapv1.Recording{
 		Dir: r.Options().Dir, Origin: origin, Files: r.Files(), Started: timeProto(started),
-		Written: st.Written, Dropped: st.Dropped + st.Failed, Filtered: st.Filtered, Errors: st.Errors,
+		// Dropped: records not written in full (a shed record lost its trace and payload lines).
+		Written: st.Written, Dropped: st.Dropped + st.Failed + st.Shed, Filtered: st.Filtered, Errors: st.Errors,
 		SessionsUntracked: st.SessionsUntracked, SessionsExpired: st.SessionsExpired,
 	}
 }

@@ -91,7 +91,8 @@ func (runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
 	}
 	st := e.rec.Stats()
 	proc.recDropped[dropWriteFailed].Add(st.Failed)
-	p.Written, p.Dropped, p.Filtered, p.Errors = st.Written, st.Dropped+st.Failed, st.Filtered, st.Errors
+	proc.recDropped[dropQueueBytes].Add(st.Shed)
+	p.Written, p.Dropped, p.Filtered, p.Errors = st.Written, st.Dropped+st.Failed+st.Shed, st.Filtered, st.Errors
 	return p, nil
 }
 

@@ -22,9 +22,15 @@ var (
 
 	// requestMetrics is the engine's Prometheus sink (engine.go).
 	requestMetrics = promexport.NewRequests(promexport.RequestSources{
-		Models:    modelLabels,
-		InFlight:  func() float64 { return float64(activeTapInFlight()) },
-		Dropped:   func() float64 { return float64(RecordsDropped()) },
+		Models:   modelLabels,
+		InFlight: func() float64 { return float64(activeTapInFlight()) },
+		Dropped:  func() float64 { return float64(RecordsDropped()) },
+		DroppedBytes: func() float64 {
+			if t := activeTap(); t != nil {
+				return float64(t.DroppedBytes())
+			}
+			return 0
+		},
 		Histogram: histogramOpts, // metrics_native.go
 	})
 

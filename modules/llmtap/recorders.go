@@ -45,11 +45,15 @@ const (
 	// dropDrainTimeout: the stream was still running drainTimeout after its config was
 	// unloaded, so its recorder and engine had been let go.
 	dropDrainTimeout
+	// dropQueueBytes: the request bodies waiting for the recorder's writer held its byte
+	// bound (recorder.Options.QueueBytes), so the record's trace and payload lines were left
+	// out (recorder.Stats.Shed); its records line is written.
+	dropQueueBytes
 	numDropReasons
 )
 
 func (r dropReason) String() string {
-	return [numDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout"}[r]
+	return [numDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout", "queue_bytes"}[r]
 }
 
 // countDrop counts one record lost to recording.
@@ -102,6 +106,7 @@ func (e *recorderEntry) Destruct() error {
 		delete(proc.recorders, e.key)
 	}
 	proc.recDropped[dropWriteFailed].Add(st.Failed)
+	proc.recDropped[dropQueueBytes].Add(st.Shed)
 	proc.recMu.Unlock()
 	if st.Errors > 0 {
 		log.Error("the llmtap recorder failed to write some records", zap.String("dir", e.dir),
@@ -139,11 +144,15 @@ func recorderDrops() [numDropReasons]uint64 {
 		n[r] = proc.recDropped[r].Load()
 	}
 	for _, e := range proc.recorders {
-		n[dropWriteFailed] += e.rec.Stats().Failed
+		st := e.rec.Stats()
+		n[dropWriteFailed] += st.Failed
+		n[dropQueueBytes] += st.Shed
 	}
 	proc.recMu.RUnlock()
 	if e := proc.runtimeRec.Load(); e != nil {
-		n[dropWriteFailed] += e.rec.Stats().Failed
+		st := e.rec.Stats()
+		n[dropWriteFailed] += st.Failed
+		n[dropQueueBytes] += st.Shed
 	}
 	return n
 }
@@ -158,7 +167,7 @@ func RecorderDropped() uint64 {
 }
 
 var descRecorderDropped = prometheus.NewDesc("llmtap_recorder_dropped_total",
-	"Measured requests not written to the recording files (traffic and measurement unaffected), by reason: queue_full (the recorder's bounded queue was full), write_failed (writing failed: disk full, I/O error), recorder_closed (the record came after its recorder closed), drain_timeout (the stream outlived its unloaded config by more than the drain time).",
+	"Measured requests not written to the recording files (traffic and measurement unaffected), by reason: queue_full (the recorder's bounded queue was full), write_failed (writing failed: disk full, I/O error), recorder_closed (the record came after its recorder closed), drain_timeout (the stream outlived its unloaded config by more than the drain time), queue_bytes (the request bodies waiting for the writer held its byte bound, so the record's trace and payload lines were left out; its records line is written).",
 	[]string{"reason"}, nil)
 
 // recorderCollector serves llmtap_recorder_dropped_total, every reason always present.

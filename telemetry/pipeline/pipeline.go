@@ -1,6 +1,7 @@
-// Package pipeline carries finished request records off the request path: a bounded queue that
-// never blocks the caller (it counts what it drops), one worker goroutine that finalizes each
-// record (tokenizer counts, derived metrics) and hands it to the sinks in order.
+// Package pipeline carries finished request records off the request path: a queue bounded in
+// records and in bytes that never blocks the caller (it counts what it drops, by reason), one
+// worker goroutine that finalizes each record (tokenizer counts, derived metrics) and hands it
+// to the sinks in order.
 package pipeline
 
 import (
@@ -23,6 +24,9 @@ type SinkFunc func(r *record.Record)
 // Consume calls f(r).
 func (f SinkFunc) Consume(r *record.Record) { f(r) }
 
+// DefaultMaxBytes is the default bound of the bytes records hold in the queue (SetMaxBytes).
+const DefaultMaxBytes = 64 << 20
+
 // Pipeline is a bounded record queue with one worker.
 type Pipeline struct {
 	ch       chan *record.Record
@@ -32,9 +36,14 @@ type Pipeline struct {
 	enrich []func(*record.Record)
 	sinks  []Sink
 
-	submitted atomic.Uint64
-	dropped   atomic.Uint64
-	processed atomic.Uint64
+	// maxBytes bounds queued, the Bytes of the records in the queue.
+	maxBytes int64
+	queued   atomic.Int64
+
+	submitted    atomic.Uint64
+	dropped      atomic.Uint64 // every drop, droppedBytes included
+	droppedBytes atomic.Uint64
+	processed    atomic.Uint64
 
 	linger time.Duration
 
@@ -51,6 +60,7 @@ func New(size int, finalize func(*record.Record), sinks ...Sink) *Pipeline {
 	}
 	p := &Pipeline{
 		ch:       make(chan *record.Record, size),
+		maxBytes: DefaultMaxBytes,
 		finalize: finalize,
 		sinks:    sinks,
 		closing:  make(chan struct{}),
@@ -66,6 +76,25 @@ func New(size int, finalize func(*record.Record), sinks ...Sink) *Pipeline {
 // costs more than handling it; the price is that a record reaches the sinks up to d later.
 // Zero (the default) handles each record as soon as it comes. Call it before records flow.
 func (p *Pipeline) SetLinger(d time.Duration) { p.linger = d }
+
+// SetMaxBytes bounds the Bytes of the records waiting in the queue (default DefaultMaxBytes,
+// and n <= 0 means that default): a record that would take them past n is dropped and counted
+// (DroppedBytes), as one that finds the queue full. A record larger than n is always dropped.
+// Call it before records flow.
+func (p *Pipeline) SetMaxBytes(n int64) {
+	if n <= 0 {
+		n = DefaultMaxBytes
+	}
+	p.maxBytes = n
+}
+
+// Bytes is what the queue counts of a record against SetMaxBytes: the variable-length data
+// it carries until it is finalized (the captured request body, the response text the
+// tokenizer is to count, the inter-chunk gaps). The fixed part of a record (about a kilobyte)
+// is bounded by the queue's length.
+func Bytes(r *record.Record) int64 {
+	return int64(len(r.RequestBody)+len(r.OutputText)+len(r.ReasoningText)) + 8*int64(len(r.InterChunkMs))
+}
 
 // AddSink adds a sink; it sees the records submitted from now on.
 func (p *Pipeline) AddSink(s Sink) {
@@ -84,7 +113,7 @@ func (p *Pipeline) AddEnricher(fn func(*record.Record)) {
 }
 
 // Submit queues r without blocking. It reports false, and counts a drop, when the queue is
-// full or the pipeline is closed.
+// full (in records or in bytes) or the pipeline is closed.
 func (p *Pipeline) Submit(r *record.Record) bool {
 	select {
 	case <-p.closing:
@@ -92,18 +121,34 @@ func (p *Pipeline) Submit(r *record.Record) bool {
 		return false
 	default:
 	}
+	n := Bytes(r)
+	if p.queued.Add(n) > p.maxBytes {
+		p.queued.Add(-n)
+		p.droppedBytes.Add(1)
+		p.dropped.Add(1)
+		return false
+	}
 	select {
 	case p.ch <- r:
 		p.submitted.Add(1)
 		return true
 	default:
+		p.queued.Add(-n)
 		p.dropped.Add(1)
 		return false
 	}
 }
 
-// Dropped is the number of records that found the queue full.
+// Dropped is the number of records dropped: the queue was full, in records or in bytes
+// (DroppedBytes), or the pipeline closed.
 func (p *Pipeline) Dropped() uint64 { return p.dropped.Load() }
+
+// DroppedBytes is the number of records dropped because the records queued held SetMaxBytes
+// bytes (counted in Dropped too).
+func (p *Pipeline) DroppedBytes() uint64 { return p.droppedBytes.Load() }
+
+// QueuedBytes is the Bytes of the records waiting in the queue.
+func (p *Pipeline) QueuedBytes() int64 { return p.queued.Load() }
 
 // Processed is the number of records handed to the sinks.
 func (p *Pipeline) Processed() uint64 { return p.processed.Load() }
@@ -169,6 +214,8 @@ func (p *Pipeline) run() {
 }
 
 func (p *Pipeline) handle(r *record.Record) {
+	// Its submitter no longer touches r, so its size is what Submit counted.
+	defer p.queued.Add(-Bytes(r))
 	if p.finalize != nil {
 		p.finalize(r)
 	}

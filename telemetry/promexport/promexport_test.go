@@ -83,14 +83,27 @@ func TestRequests(t *testing.T) {
 		"llmtap_upgraded_total{class=shadow}":                                                     1,
 		"llmtap_streams_in_flight":                                                                3,
 	})
-	if _, ok := gather(t, m.Collectors()...)["llmtap_records_dropped_total"]; !ok {
-		t.Error("llmtap_records_dropped_total is missing without a Dropped source")
+	for _, reason := range []string{"queue_full", "queue_bytes"} {
+		if _, ok := gather(t, m.Collectors()...)["llmtap_records_dropped_total{reason="+reason+"}"]; !ok {
+			t.Errorf("llmtap_records_dropped_total{reason=%q} is missing without a Dropped source", reason)
+		}
 	}
 	m.DeleteModel("a")
 	check(t, gather(t, m.Collectors()...), map[string]float64{
 		"llmtap_requests_total{class=live,model=a,status_class=2xx}":                     0,
 		"gen_ai_server_time_to_first_token_seconds{class=live,model=a,status_class=2xx}": 0,
 		"llmtap_requests_total{class=live,model=_other,status_class=5xx}":                1,
+	})
+}
+
+// TestRecordsDroppedByReason splits the pipeline's drops: queue_bytes is DroppedBytes,
+// queue_full the rest.
+func TestRecordsDroppedByReason(t *testing.T) {
+	m := NewRequests(RequestSources{Models: labelcap.New(1),
+		Dropped: func() float64 { return 10 }, DroppedBytes: func() float64 { return 4 }})
+	check(t, gather(t, m.Collectors()...), map[string]float64{
+		"llmtap_records_dropped_total{reason=queue_full}":  6,
+		"llmtap_records_dropped_total{reason=queue_bytes}": 4,
 	})
 }
 

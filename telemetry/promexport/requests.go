@@ -30,8 +30,9 @@ type RequestSources struct {
 	// surfaces so they fold the same models into "_other".
 	Models *labelcap.Set
 	// InFlight and Dropped return the requests being measured and the records the pipeline
-	// dropped, read at scrape time (nil: 0).
-	InFlight, Dropped func() float64
+	// dropped, read at scrape time (nil: 0). DroppedBytes is the part of Dropped that found
+	// the queue full in bytes (reason queue_bytes; the rest is reason queue_full).
+	InFlight, Dropped, DroppedBytes func() float64
 	// Histogram, when set, adjusts the options of each gen_ai_* histogram before it is
 	// created (the host adds native histograms to them this way).
 	Histogram func(prometheus.HistogramOpts) prometheus.HistogramOpts
@@ -101,10 +102,7 @@ func NewRequests(src RequestSources) *Requests {
 		Name: "llmtap_streams_in_flight",
 		Help: "Requests being measured right now.",
 	}, orZero(src.InFlight))
-	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "llmtap_records_dropped_total",
-		Help: "Request records dropped because the record pipeline's queue was full (measurement lost, traffic unaffected).",
-	}, orZero(src.Dropped))
+	dropped := droppedCollector{all: orZero(src.Dropped), bytes: orZero(src.DroppedBytes)}
 	m.all = []prometheus.Collector{m.ttft, m.tpot, m.duration, m.opDuration, m.token, m.requests, m.errors,
 		inFlight, dropped, m.decodeStopped, m.usageInjection, m.upgraded}
 	return m
@@ -164,4 +162,19 @@ func (m *Requests) countUnusual(r *record.Record) {
 	if r.Status == 101 {
 		m.upgraded.WithLabelValues(r.Class).Inc()
 	}
+}
+
+var descRecordsDropped = prometheus.NewDesc("llmtap_records_dropped_total",
+	"Request records dropped because the record pipeline's queue was full (measurement lost, traffic unaffected), by reason: queue_full (its bounded number of records), queue_bytes (the bytes its records hold: request bodies, response texts to count).",
+	[]string{"reason"}, nil)
+
+// droppedCollector serves llmtap_records_dropped_total, both reasons always present.
+type droppedCollector struct{ all, bytes func() float64 }
+
+func (droppedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRecordsDropped }
+
+func (d droppedCollector) Collect(ch chan<- prometheus.Metric) {
+	all, bytes := d.all(), d.bytes()
+	ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, max(all-bytes, 0), "queue_full")
+	ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, bytes, "queue_bytes")
 }

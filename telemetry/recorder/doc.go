@@ -2,8 +2,12 @@
 // that shadow/trace reads back for summaries, conversion and replay.
 //
 // A Recorder is a sink of the record pipeline. Consume never blocks: it filters (routes,
-// models, sampling), then hands the record to a bounded queue, and counts a drop when the queue
-// is full. One writer goroutine owns every file: it encodes lines, writes them through a
+// models, sampling), then hands the record to a queue bounded in records (Options.Queue) and
+// in the bytes of the request bodies it holds (Options.QueueBytes), and counts a drop when the
+// queue is full. A body that does not fit the byte bound is not kept: the record's records line
+// is still written, its trace and payload lines are left out and counted (Stats.Shed), so a
+// writer that falls behind (tokenizing long prompts for the trace) loses counted trace rows,
+// never grows memory. One writer goroutine owns every file: it encodes lines, writes them through a
 // buffer, flushes the buffer to the operating system at least every Options.FlushEvery (so a
 // crash of the process loses at most that much), rotates files by size and age, and fsyncs on
 // rotation and Close.
@@ -59,7 +63,9 @@
 // # Hash ids
 //
 // The prompt (the texts decode.ParseRequestFor extracts, joined by newlines) is tokenized with
-// o200k_base and cut into blocks of 512 tokens. Block i's hash covers block i's tokens and the
+// the tokenizer that counts the record's tokens (record.Record.Tokens: the handler's
+// tokenizer, o200k_base unless it names a tokenizer file; o200k_base for a record that names
+// none), so block ids and token counts agree, and cut into blocks of 512 tokens. Block i's hash covers block i's tokens and the
 // hash of block i-1, so two prompts get the same id for a block exactly when they share every
 // token up to its end. The id is the hash itself: HMAC-SHA256 keyed with Options.FleetKey, cut
 // to 53 bits (below 2^53, so JavaScript and jq read it exactly). It depends on nothing but the

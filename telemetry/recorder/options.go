@@ -14,6 +14,8 @@ const (
 	DefaultRotateAge    = time.Hour
 	DefaultFlushEvery   = time.Second
 	DefaultQueue        = 4096
+	// DefaultQueueBytes bounds the request bodies waiting for the writer (Options.QueueBytes).
+	DefaultQueueBytes = 64 << 20
 	// DefaultMaxHashes is kept for compatibility; block ids no longer need a map.
 	DefaultMaxHashes = 1 << 20
 )
@@ -53,6 +55,13 @@ type Options struct {
 	// Queue is the number of records waiting for the writer before Consume drops. Default
 	// DefaultQueue.
 	Queue int
+	// QueueBytes bounds the request bodies (what the trace's block ids and the payload file
+	// read) waiting for the writer, in bytes. A record whose body would take the queue past
+	// it is queued without the body: its records line is written, its trace and payload
+	// lines are left out and it is counted in Stats.Shed (with only a trace or payload file,
+	// nothing of it is written). So a recorder holds at most QueueBytes of bodies, plus Queue
+	// records without theirs, however far the writer falls behind. Default DefaultQueueBytes.
+	QueueBytes int64
 	// MaxHashes is accepted and ignored.
 	//
 	// Deprecated: block ids are derived from the prompt and FleetKey alone (no map of seen
@@ -109,6 +118,9 @@ func (o Options) withDefaults() Options {
 	if o.Queue <= 0 {
 		o.Queue = DefaultQueue
 	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
+	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
@@ -145,7 +157,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("model pattern %q is malformed: %v", m, err))
 		}
 	}
-	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 || o.MaxSessions < 0 || o.SessionIdle < 0 {
+	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 || o.QueueBytes < 0 || o.MaxSessions < 0 || o.SessionIdle < 0 {
 		errs = append(errs, errors.New("sizes, durations and the queue length must not be negative"))
 	}
 	if len(o.FleetKey) > 0 && len(o.FleetKey) < MinFleetKey {

@@ -17,6 +17,12 @@ type Stats struct {
 	// Dropped is the number of records lost because the queue was full or the recorder was
 	// closed: the requests passed, but they are missing from the files.
 	Dropped uint64 `json:"dropped"`
+	// Shed is the number of records whose trace and payload lines were left out because
+	// Options.QueueBytes of request bodies were waiting for the writer (it fell behind
+	// tokenizing long prompts): their records line is written when the records file is on
+	// (and counted here once handed to the operating system, in Failed if that failed).
+	// Counted apart from Written and Dropped.
+	Shed uint64 `json:"shed,omitempty"`
 	// Failed is the number of records lost because writing them failed (a full disk, an I/O
 	// error): the line, or the flush that was to hand it to the operating system, failed.
 	// The writer then backs off before it opens a new file (see writer.fail). Counted apart
@@ -42,14 +48,15 @@ type job struct {
 	r     *record.Record
 	body  []byte
 	turn  turn
+	shed  bool // the body did not fit Options.QueueBytes: only the records line is written
 	flush chan struct{}
 }
 
 // Recorder writes records to files off the request path. Submit and Consume are safe for
 // concurrent use and never block.
 //
-// Lines are written by one goroutine; a Recorder holds at most Options.Queue records (with
-// their request bodies) waiting for it.
+// Lines are written by one goroutine; a Recorder holds at most Options.Queue records waiting
+// for it, and at most Options.QueueBytes of their request bodies.
 type Recorder struct {
 	opts   Options
 	filter *filter
@@ -59,7 +66,10 @@ type Recorder struct {
 	mu     sync.RWMutex // held for reading while queuing; Close takes it to stop queuing
 	closed bool
 
-	written, dropped, failed, filtered, skipped, errs atomic.Uint64
+	// bodyBytes is the sum of the request bodies queued for the writer (Options.QueueBytes).
+	bodyBytes atomic.Int64
+
+	written, dropped, shed, failed, filtered, skipped, errs atomic.Uint64
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -111,9 +121,10 @@ func (r *Recorder) Options() Options { return r.opts }
 func (r *Recorder) Consume(rec *record.Record) { r.Submit(rec) }
 
 // Submit queues a finalized record for writing without blocking. It reports false when the
-// record was dropped (queue full, recorder closed), true when it was queued or filtered out on
-// purpose; both are counted in Stats. The record must not be modified afterwards; its
-// RequestBody is kept by reference.
+// record was dropped (queue full, recorder closed), true when it was queued, shed (its body
+// did not fit Options.QueueBytes) or filtered out on purpose; all are counted in Stats. The
+// record must not be modified afterwards, but for its RequestBody, which is kept by
+// reference when it is queued with the record.
 func (r *Recorder) Submit(rec *record.Record) bool {
 	t := turn{id: rec.SessionID}
 	t.delay, t.hasDelay = r.sess.turn(rec) // every turn, kept or not, ends the previous one
@@ -122,22 +133,31 @@ func (r *Recorder) Submit(rec *record.Record) bool {
 		return true
 	}
 	j := job{r: rec, turn: t}
-	if r.opts.Trace || r.opts.Payloads {
-		j.body = rec.RequestBody
+	if (r.opts.Trace || r.opts.Payloads) && rec.Class != record.ClassMirror && len(rec.RequestBody) > 0 {
+		// A mirror's copy writes only its records line (see writer.write): its body is not held.
+		if n := int64(len(rec.RequestBody)); r.bodyBytes.Add(n) <= r.opts.QueueBytes {
+			j.body = rec.RequestBody
+		} else {
+			r.bodyBytes.Add(-n)
+			j.shed = true
+			if !r.opts.Records {
+				r.shed.Add(1) // nothing of it is left to write
+				return true
+			}
+		}
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.closed {
-		r.dropped.Add(1)
-		return false
+	if !r.closed {
+		select {
+		case r.ch <- j:
+			return true
+		default:
+		}
 	}
-	select {
-	case r.ch <- j:
-		return true
-	default:
-		r.dropped.Add(1)
-		return false
-	}
+	r.bodyBytes.Add(-int64(len(j.body)))
+	r.dropped.Add(1)
+	return false
 }
 
 // Flush waits until every record queued before the call is written and handed to the
@@ -169,6 +189,7 @@ func (r *Recorder) Stats() Stats {
 	return Stats{
 		Written:         r.written.Load(),
 		Dropped:         r.dropped.Load(),
+		Shed:            r.shed.Load(),
 		Failed:          r.failed.Load(),
 		Filtered:        r.filtered.Load(),
 		SkippedPayloads: r.skipped.Load(),
@@ -178,6 +199,10 @@ func (r *Recorder) Stats() Stats {
 		SessionsExpired:   r.sess.expired.Load(),
 	}
 }
+
+// QueuedBodyBytes is the sum of the request bodies waiting for the writer, at most
+// Options.QueueBytes.
+func (r *Recorder) QueuedBodyBytes() int64 { return r.bodyBytes.Load() }
 
 // Files returns the paths of the files open now, for logs and tests. It is only accurate
 // after Flush, and nil once closed.

@@ -35,8 +35,9 @@ type writer struct {
 	paths []string
 
 	// pending counts the records whose lines are in the files' buffers, not yet handed to
-	// the operating system: the next flush counts them written, or failed.
-	pending uint64
+	// the operating system: the next flush counts them written (shed when only their
+	// records line was written: pendingShed), or failed.
+	pending, pendingShed uint64
 	// retry is when a new file of each kind may be opened after a failure, and backoff the
 	// wait that set it (doubling from minBackoff to maxBackoff while failures go on).
 	retry   [len(kinds)]time.Time
@@ -112,10 +113,15 @@ func (w *writer) handle(j job) {
 		close(j.flush)
 		return
 	}
-	if w.write(j.r, j.body, j.turn) {
-		w.pending++
-	} else {
+	ok := w.write(j.r, j.body, j.turn, j.shed)
+	w.rec.bodyBytes.Add(-int64(len(j.body)))
+	switch {
+	case !ok:
 		w.rec.failed.Add(1)
+	case j.shed:
+		w.pendingShed++
+	default:
+		w.pending++
 	}
 }
 
@@ -150,19 +156,21 @@ func (w *writer) flushAll() {
 
 // settle counts the pending records written (ok) or failed.
 func (w *writer) settle(ok bool) {
-	if w.pending == 0 {
+	if w.pending+w.pendingShed == 0 {
 		return
 	}
 	if ok {
 		w.rec.written.Add(w.pending)
+		w.rec.shed.Add(w.pendingShed)
 	} else {
-		w.rec.failed.Add(w.pending)
+		w.rec.failed.Add(w.pending + w.pendingShed)
 	}
-	w.pending = 0
+	w.pending, w.pendingShed = 0, 0
 }
 
-// write encodes r into every enabled file and reports whether every line was taken.
-func (w *writer) write(r *record.Record, body []byte, t turn) bool {
+// write encodes r into every enabled file (only the records file when shed) and reports
+// whether every line was taken.
+func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
 	// A file this record opens (the first, or one after a rotation) starts at the record's
 	// arrival, not at the moment the pipeline got to it: under load that moment can be after
 	// later requests arrived, and their merged order across instances would be wrong.
@@ -178,8 +186,10 @@ func (w *writer) write(r *record.Record, body []byte, t turn) bool {
 			return w.buf.Bytes()
 		})
 	}
-	if r.Class == record.ClassMirror {
-		return ok // a copy of a live request the trace and the payloads hold already
+	if r.Class == record.ClassMirror || shed {
+		// A mirror is a copy of a live request the trace and the payloads hold already; a shed
+		// record's body was not kept (Options.QueueBytes).
+		return ok
 	}
 	if w.on[1] {
 		ok = w.put(1, now, func(f *file) []byte {
@@ -202,8 +212,9 @@ func (w *writer) write(r *record.Record, body []byte, t turn) bool {
 	return ok
 }
 
-// hashIDs tokenizes the prompt of body and returns its chained block ids, exactly
-// blocks(input tokens) of them.
+// hashIDs tokenizes the prompt of body with the tokenizer that counted the record's tokens
+// (the handler's, record.Tokens; o200k_base when the record names none) and returns its
+// chained block ids, exactly blocks(input tokens) of them.
 func (w *writer) hashIDs(r *record.Record, body []byte) []int64 {
 	want := blocks(r.InputTokens)
 	if want == 0 {
@@ -212,7 +223,11 @@ func (w *writer) hashIDs(r *record.Record, body []byte) []int64 {
 	var toks []uint
 	if len(body) > 0 {
 		req := decode.ParseRequestFor(r.API, body, len(body))
-		toks, _ = tokens.IDs(req.Prompt) // on error the ids are all fresh
+		var c tokens.Counter = tokens.Default
+		if r.Tokens != nil {
+			c = r.Tokens
+		}
+		toks, _ = tokens.IDsWith(c, req.Prompt) // on error the ids are all fresh
 	}
 	return w.ids.assign(w.hash[:0], toks, want)
 }

@@ -25,6 +25,10 @@ type Options struct {
 	// Queue is the capacity of the record pipeline (default 4096). A full queue drops records
 	// and counts them; it never blocks a request.
 	Queue int
+	// QueueBytes bounds the bytes the records waiting in the pipeline hold (request bodies,
+	// response texts to count; see pipeline.Bytes), default pipeline.DefaultMaxBytes. A record
+	// that would take them past it is dropped and counted, as on a full queue.
+	QueueBytes int64
 	// Linger batches the record pipeline's wake-ups (see pipeline.SetLinger): records reach
 	// the statistics and sinks up to this much later, in exchange for one wake-up per batch
 	// instead of one per record. For load generators; zero (the proxy) handles each record
@@ -56,6 +60,7 @@ func New(opts Options) *Tap {
 	t.pipe = pipeline.New(opts.Queue, meter.FinalizeWith(opts.Tokens),
 		pipeline.SinkFunc(t.stats.Add), t.recent)
 	t.pipe.SetLinger(opts.Linger)
+	t.pipe.SetMaxBytes(opts.QueueBytes)
 	return t
 }
 
@@ -103,8 +108,12 @@ func (t *Tap) AddEnricher(fn func(*record.Record)) { t.pipe.AddEnricher(fn) }
 // InFlight is the number of requests being measured now.
 func (t *Tap) InFlight() int64 { return t.inFlight.Load() }
 
-// Dropped is the number of records the pipeline dropped because its queue was full.
+// Dropped is the number of records the pipeline dropped because its queue was full, in
+// records or in bytes.
 func (t *Tap) Dropped() uint64 { return t.pipe.Dropped() }
+
+// DroppedBytes is the part of Dropped that found the queue full in bytes (Options.QueueBytes).
+func (t *Tap) DroppedBytes() uint64 { return t.pipe.DroppedBytes() }
 
 // Stats is the aggregator.
 func (t *Tap) Stats() *stats.Aggregator { return t.stats }

@@ -19,10 +19,29 @@ type Counter interface {
 	Name() string
 }
 
+// Encoder is a Counter that also returns the token ids it counts, for callers that need more
+// than the number (the recorder's trace cuts prompts into blocks of tokens). Both counters of
+// this package are Encoders.
+type Encoder interface {
+	Counter
+	// IDs returns the token ids of text, the tokens Count counts.
+	IDs(text []byte) ([]uint, error)
+}
+
+// IDsWith returns the token ids of text as c counts them: c's own when c is an Encoder, else
+// (a Counter from outside this package) the default tokenizer's.
+func IDsWith(c Counter, text []byte) ([]uint, error) {
+	if e, ok := c.(Encoder); ok {
+		return e.IDs(text)
+	}
+	return IDs(text)
+}
+
 type o200k struct{}
 
-func (o200k) Count(text []byte) (int, error) { return Count(text) }
-func (o200k) Name() string                   { return Encoding }
+func (o200k) Count(text []byte) (int, error)  { return Count(text) }
+func (o200k) IDs(text []byte) ([]uint, error) { return IDs(text) }
+func (o200k) Name() string                    { return Encoding }
 
 // Default is the built-in o200k_base counter, used where no tokenizer file is configured.
 var Default Counter = o200k{}
@@ -38,6 +57,21 @@ func (c *hfCounter) Count(text []byte) (int, error) {
 		return 0, nil
 	}
 	return c.tok.Count(text)
+}
+
+func (c *hfCounter) IDs(text []byte) ([]uint, error) {
+	if len(text) == 0 {
+		return nil, nil
+	}
+	ids, err := c.tok.Encode(string(text))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint, len(ids))
+	for i, id := range ids {
+		out[i] = uint(id)
+	}
+	return out, nil
 }
 
 func (c *hfCounter) Name() string { return c.name }
