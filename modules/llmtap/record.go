@@ -92,7 +92,9 @@ type RecordConfig struct {
 	FlushInterval caddy.Duration `json:"flush_interval,omitempty"`
 
 	// Queue is how many measured requests may wait for the file writer before new ones are
-	// dropped (and counted). Default: 4096.
+	// dropped (and counted). Whatever its length, the requests waiting hold at most 64 MiB of
+	// request bodies: a request whose body does not fit is written to the records file only,
+	// its trace and payload lines left out and counted (reason queue_bytes). Default: 4096.
 	Queue int `json:"queue,omitempty"`
 }
 

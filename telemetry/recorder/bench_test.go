@@ -2,7 +2,9 @@ package recorder
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,4 +80,69 @@ func benchRecord(i int, t0 time.Time, body []byte) *record.Record {
 		OutputTokens: 128, OutputTokensSource: record.SourceUsage, UsageOutputTokens: 128,
 		ContentEvents: 128, Events: 130, Bytes: 30000, RequestBody: body,
 	}
+}
+
+// BenchmarkTraceThroughput is the trace's pace on long prompts: each op submits one record of
+// a chat request whose prompt is 1 MiB of words (a new prompt each time, drawn from a few
+// thousand words), with server-reported usage, to a recorder writing records and trace (the
+// default files); the writer tokenizes the prompt (o200k_base) for its block ids. MB/s is
+// prompt megabytes per second of wall time; MB/cpu-s per second of the process's CPU time
+// (both goroutines, the garbage collector included), the figure that does not depend on how
+// busy the machine is: the throughput per core.
+//
+//	go test ./telemetry/recorder -run '^$' -bench TraceThroughput -benchtime 20x
+func BenchmarkTraceThroughput(b *testing.B) {
+	const promptBytes = 1 << 20
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := make([]string, 4000)
+	for i := range words {
+		w := make([]byte, 2+rng.IntN(9))
+		for j := range w {
+			w[j] = byte('a' + min(rng.IntN(26), rng.IntN(26)))
+		}
+		words[i] = string(w)
+	}
+	bodies := make([][]byte, 8)
+	for i := range bodies {
+		var p strings.Builder
+		for p.Len() < promptBytes {
+			p.WriteString(words[rng.IntN(len(words))])
+			p.WriteByte(" \n"[min(rng.IntN(12), 1)^1])
+		}
+		bodies[i] = chat("m", p.String()[:promptBytes], 16)
+	}
+	r, err := New(Options{Dir: b.TempDir(), Records: true, Trace: true, QueueBytes: 1 << 40})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = r.Close(context.Background()) }()
+	t0 := time.Now()
+	cpu0 := cpuTime()
+	b.SetBytes(promptBytes)
+	b.ResetTimer()
+	for i := range b.N {
+		rc := benchRecord(i, t0, bodies[i%len(bodies)])
+		rc.InputTokens = 300_000
+		r.Submit(rc)
+		if i%4 == 3 {
+			if err := r.Flush(context.Background()); err != nil { // bound the queue
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if st := r.Stats(); st.Dropped+st.Shed != 0 {
+		b.Fatalf("stats %+v: records dropped or shed", st)
+	}
+	b.ReportMetric(float64(b.N)*promptBytes/1e6/(cpuTime()-cpu0).Seconds(), "MB/cpu-s")
+}
+
+// cpuTime is the CPU time the process used so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -7,7 +7,7 @@ import (
 
 // splitO200k cuts s, valid UTF-8, into the pieces o200k_base's pre-tokenizer pattern matches,
 // in order; together they are s. It is that pattern run by hand, as the regexp2 program
-// tiktoken-go generates from it (see the tree at the top of its codec/regexp.gen.go):
+// tiktoken-go generates from it (see the tree atop the generated file of its codec package):
 //
 //	[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
 //	|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
