@@ -3,6 +3,7 @@ package tokens
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,3 +60,38 @@ func TestLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderIDsAreTheCountedTokens: each counter's IDs are the tokens its Count counts, the
+// Hugging Face file's own (not o200k_base's), so the recorder's block ids and the records'
+// counts come from one tokenizer; IDsWith falls back to o200k_base only for a counter that
+// gives no ids.
+func TestEncoderIDsAreTheCountedTokens(t *testing.T) {
+	t.Parallel()
+	hfc, err := Load(filepath.Join("hf", "testdata", "bytelevel-llama3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("Once upon a time, the keeper's lamp burned 3.5 hours.\nThe end.")
+	for _, c := range []Counter{Default, hfc} {
+		ids, err := IDsWith(c, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := c.Count(text); n != len(ids) || n == 0 {
+			t.Errorf("%s: %d ids, Count %d", c.Name(), len(ids), n)
+		}
+	}
+	hfIDs, _ := IDsWith(hfc, text)
+	o200k, _ := IDs(text)
+	if slices.Equal(hfIDs, o200k) {
+		t.Errorf("the tokenizer file's ids are o200k_base's: %v", hfIDs)
+	}
+	if got, _ := IDsWith(countOnly{}, text); !slices.Equal(got, o200k) {
+		t.Errorf("a counter without ids: %v, want o200k_base's %v", got, o200k)
+	}
+}
+
+type countOnly struct{}
+
+func (countOnly) Count(text []byte) (int, error) { return len(text), nil }
+func (countOnly) Name() string                   { return "count-only" }
