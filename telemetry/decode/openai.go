@@ -57,8 +57,10 @@ type openAI struct {
 	res     Result
 	maxText int
 	choices choiceSet
-	fast    chatScan
-	scratch []byte
+	// finished holds the choice indexes that sent a finish_reason (Result.Finished).
+	finished choiceSet
+	fast     chatScan
+	scratch  []byte
 	// fullOnly disables the fast path, so that tests can compare the two.
 	fullOnly bool
 }
@@ -108,6 +110,20 @@ func (d *openAI) Result() *Result { return &d.res }
 func (d *openAI) Reset() {
 	d.res = Result{Usage: NoUsage, Text: d.res.Text[:0], ReasoningText: d.res.ReasoningText[:0]}
 	d.choices.reset()
+	d.finished.reset()
+}
+
+// addChoice records choice index idx, and that it finished when finish is non-empty; it keeps
+// FinishReason (choice 0's), Choices, Finished and Ended up to date.
+func (d *openAI) addChoice(idx int64, finish []byte) {
+	d.res.Choices = d.choices.add(idx)
+	if len(finish) > 0 {
+		d.res.Finished = d.finished.add(idx)
+		if idx == 0 {
+			d.res.FinishReason = internFinish(finish)
+		}
+	}
+	d.res.Ended = d.res.Finished > 0 && d.res.Finished >= d.res.Choices
 }
 
 // SetMaxText implements TextLimiter.
@@ -143,9 +159,11 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 		d.res.Malformed++
 		return Malformed
 	}
-	var errV, objV, modelV, usageV, choicesV, timingsV *fastjson.Value
+	var errV, objV, modelV, usageV, groqV, choicesV, timingsV *fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
 		switch string(k) {
+		case "x_groq":
+			groqV = x
 		case "choices":
 			choicesV = x
 		case "timings":
@@ -165,6 +183,10 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 	// that same chunk, and losing it would leave the token counts to the tokenizer.
 	setModel(&d.res, modelV.GetStringBytes())
 	if u, ok := openAIUsage(usageV); ok {
+		d.res.Usage, d.res.HasUsage = u, true
+	} else if u, ok := openAIUsage(groqV.Get("usage")); ok {
+		// Groq puts the usage of a stream in x_groq.usage on its last chunk (newer versions
+		// send it in usage as well, which then wins).
 		d.res.Usage, d.res.HasUsage = u, true
 	}
 	if timingsV != nil {
@@ -218,12 +240,7 @@ func (d *openAI) choice(c *fastjson.Value, msgKey string) (content, reasoning bo
 	if indexV != nil {
 		idx = count(indexV)
 	}
-	d.res.Choices = d.choices.add(idx)
-	if idx == 0 {
-		if fr := nonEmptyString(finishV); fr != nil {
-			d.res.FinishReason = internFinish(fr)
-		}
-	}
+	d.addChoice(idx, nonEmptyString(finishV))
 	if msgV == nil {
 		msgV = otherV
 	}
@@ -239,9 +256,11 @@ func (d *openAI) choice(c *fastjson.Value, msgKey string) (content, reasoning bo
 
 // message folds a delta (stream) or message (body) object.
 func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
-	var contentV, refusalV, toolsV, fnV, reasonV, reasonAltV *fastjson.Value
+	var contentV, refusalV, toolsV, fnV, reasonV, reasonAltV, detailsV *fastjson.Value
 	m.Visit(func(k []byte, x *fastjson.Value) {
 		switch string(k) {
+		case "reasoning_details":
+			detailsV = x
 		case "content":
 			contentV = x
 		case "refusal":
@@ -287,8 +306,30 @@ func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
 	if r != nil {
 		d.reasoning(r)
 		reasoning = true
+	} else if d.reasoningDetails(detailsV) {
+		reasoning = true
 	}
 	return content, reasoning
+}
+
+// reasoningDetails folds OpenRouter's reasoning_details (also sent by providers behind it, and
+// by Snowflake Cortex): an array of {"type":"reasoning.text","text":…} or
+// {"type":"reasoning.summary","summary":…} parts, and "reasoning.encrypted" ones that carry no
+// readable text. It is read only when the delta has no reasoning string, since OpenRouter sends
+// the same text in both. It reports whether any part held text.
+func (d *openAI) reasoningDetails(v *fastjson.Value) bool {
+	found := false
+	for _, p := range v.GetArray() {
+		s := nonEmptyString(p.Get("text"))
+		if s == nil {
+			s = nonEmptyString(p.Get("summary"))
+		}
+		if s != nil {
+			d.reasoning(s)
+			found = true
+		}
+	}
+	return found
 }
 
 // parts folds content sent as typed parts. A part with a "text" is content
