@@ -182,12 +182,15 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 	// an error chunk (OpenRouter's mid-stream error) sends the usage of what was generated in
 	// that same chunk, and losing it would leave the token counts to the tokenizer.
 	setModel(&d.res, modelV.GetStringBytes())
-	if u, ok := openAIUsage(usageV); ok {
-		d.res.Usage, d.res.HasUsage = u, true
-	} else if u, ok := openAIUsage(groqV.Get("usage")); ok {
+	u, ok := openAIUsage(usageV)
+	if !ok && groqV != nil {
 		// Groq puts the usage of a stream in x_groq.usage on its last chunk (newer versions
 		// send it in usage as well, which then wins).
-		d.res.Usage, d.res.HasUsage = u, true
+		usageV = groqV.Get("usage")
+		u, ok = openAIUsage(usageV)
+	}
+	if ok {
+		d.res.Usage, d.res.HasUsage = reasoningApart(u, count(usageV.Get("total_tokens"))), true
 	}
 	if timingsV != nil {
 		llamaTimings(&d.res, timingsV) // timings.go

@@ -49,6 +49,7 @@ type chatScan struct {
 	model    span
 	usage    Usage
 	usageOK  bool
+	total    int64 // the usage's total_tokens, for reasoningApart
 
 	// memo is the prefix of the last chunk up to its "choices" key, and the scanner's state
 	// there. The chunks of a stream repeat the same id, object, created, model and fingerprint
@@ -658,7 +659,7 @@ func (s *chatScan) scanUsage(b []byte, i int) (int, bool) {
 	}
 	// The placeholder rule of openAIUsage: an all-zero usage is no usage.
 	if u.InputTokens > 0 || u.OutputTokens > 0 || total > 0 {
-		s.usage, s.usageOK = u, true
+		s.usage, s.usageOK, s.total = u, true, total
 	}
 	return i, true
 }
@@ -732,7 +733,7 @@ func (d *openAI) commit(b []byte) Kind {
 		setModel(&d.res, d.str(b, s.model))
 	}
 	if s.usageOK {
-		d.res.Usage, d.res.HasUsage = s.usage, true
+		d.res.Usage, d.res.HasUsage = reasoningApart(s.usage, s.total), true
 	}
 	var content, reasoning bool
 	for k := range s.nchoices {

@@ -211,10 +211,14 @@ def read_chat(evs, req):
     finished = bool(x["choices"]) and x["finished"] >= x["choices"]
     complete = x["done"] or (finished and (x["usage"] is not None or not asked))
     u = x["usage"] or {}
+    out = u.get("completion_tokens")
+    p, r, t = u.get("prompt_tokens"), (u.get("completion_tokens_details") or {}).get("reasoning_tokens"), u.get("total_tokens")
+    if isinstance(out, int) and isinstance(p, int) and isinstance(r, int) and r > 0 and t == p + out + r:
+        out += r  # xAI counts reasoning apart from completion_tokens: the total says so
     return {
         "outcome": "stream_error" if x["error"] else ("complete" if complete else "truncated"),
         "content_events": x["content"], "first_content_piece": x["first"],
-        "input_tokens": u.get("prompt_tokens"), "output_tokens": u.get("completion_tokens"),
+        "input_tokens": u.get("prompt_tokens"), "output_tokens": out,
         "reasoning_tokens": ((u.get("completion_tokens_details") or {}).get("reasoning_tokens")),
         "ends_with_done": x["done"],
     }
