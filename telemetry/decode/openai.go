@@ -21,7 +21,8 @@ var done = []byte("[DONE]")
 // delta.function_call); it is Reasoning when its only generated text is delta.reasoning_content
 // or delta.reasoning (both spellings are in use: vLLM renamed the field, DeepSeek and SGLang
 // did not), or thinking content parts (Mistral's {"type":"thinking","thinking":[…]} in
-// delta.content, see parts). Role-only deltas, finish-only chunks and usage-only chunks are
+// delta.content, see parts), or, when neither string is there, the text of
+// delta.reasoning_details (OpenRouter's shape, see reasoningDetails). Role-only deltas, finish-only chunks and usage-only chunks are
 // Other; "[DONE]" is Done; an error object is Error (the model and usage a chunk carries beside
 // its error are still read); anything that is not a JSON object is Malformed.
 //
@@ -33,9 +34,12 @@ var done = []byte("[DONE]")
 //
 // Result: Text holds content, refusal text and tool-call names and arguments of all choices in
 // arrival order, ReasoningText the reasoning, each under the cap (see TextLimiter). Usage is the
-// last non-null usage object (an all-zero one is ignored, see openAIUsage), Choices the number
-// of distinct choice indexes, FinishReason that of choice 0 only (the other choices' reasons are
-// not kept), Model the last model named. An error object fills ErrorType and ErrorMessage.
+// last non-null usage object (an all-zero one is ignored, see openAIUsage; Groq's x_groq.usage
+// when the chunk has no usage of its own; reasoning tokens added to the output count when the
+// total shows the server counted them apart, see reasoningApart), Choices the number of
+// distinct choice indexes, Finished the number of those that sent a finish_reason, and Ended
+// holds while all of them have, FinishReason is that of choice 0 only (the other choices'
+// reasons are not kept), Model the last model named. An error object fills ErrorType and ErrorMessage.
 //
 // The decoder also accepts the legacy completions shape (choices[].text), so a gateway that
 // routes one API under the other's path is still measured.
