@@ -51,6 +51,12 @@ PROVIDERS = [  # (uri or file pattern, provider)
     (r"alibaba", "Alibaba"),
 ]
 
+# Files that are not evidently recorded responses, left out by name (the reason is the value).
+EXCLUDE = {
+    "vercel-ai/xai__xai-image-generation-tool.1.chunks.txt": "created_at 0 and an all-zero UUID: not evidently a recorded response",
+    "vercel-ai/moonshotai__moonshotai-stream.chunks.txt": "id chatcmpl-stream, model kimi-k3: written by hand",
+}
+
 PATHS = {"openai.chat": "/v1/chat/completions", "openai.completions": "/v1/completions",
          "openai.responses": "/v1/responses", "anthropic.messages": "/v1/messages",
          "ollama.chat": "/api/chat", "ollama.generate": "/api/generate", "tgi.generate": "/generate_stream"}
@@ -377,7 +383,7 @@ def main():
         evs = parsed(ps)
         api, prov = api_of(e, evs), provider(e)
         k = (prov, api)
-        if api is None or prov is None or len(raw) > MAX_BYTES or h in seen or per.get(k, 0) >= PER_KIND:
+        if api is None or prov is None or e["file"] in EXCLUDE or len(raw) > MAX_BYTES or h in seen or per.get(k, 0) >= PER_KIND:
             drop.append(path)
             continue
         seen.add(h)
