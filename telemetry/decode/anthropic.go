@@ -15,7 +15,8 @@ const APIAnthropicMessages = "anthropic.messages"
 // data has none. content_block_delta is Content for a non-empty text_delta, or input_json_delta
 // (tool-call arguments, which also sets ToolCalls); it is Reasoning for a non-empty
 // thinking_delta; signature_delta and citations_delta generate no text and are Other.
-// content_block_start is Content when it opens a tool_use block with a name (the name is
+// content_block_start is Content when it opens a tool_use, server_tool_use or mcp_tool_use
+// block (a call to a client tool, a server tool, an MCP server's tool) with a name (the name is
 // generated output, as in NewOpenAIChat) or a text block that already holds text, and
 // Reasoning when it opens a redacted_thinking block (reasoning the server sends whole and
 // encrypted) or a compaction block that already holds its summary (see Compaction below);
@@ -31,7 +32,8 @@ const APIAnthropicMessages = "anthropic.messages"
 // placeholder (often 1) and is ignored, so a stream cut before its message_delta reports
 // OutputTokens -1 and falls back to the tokenizer instead of claiming one token. Input and cache
 // counts that a message_delta repeats (some backends send them only there) replace the earlier
-// ones. ReasoningTokens stays -1: Anthropic counts thinking inside output_tokens.
+// ones. Anthropic counts thinking inside output_tokens; ReasoningTokens is the part it reports
+// as usage.output_tokens_details.thinking_tokens (on message_delta), -1 when it reports none.
 //
 // Compaction. When the server compacts the context before answering (the compaction beta), it
 // streams the summary it generated as a compaction block (content_block_start of type
@@ -190,7 +192,7 @@ func (d *anthropic) block(b *fastjson.Value) (content, reasoning bool) {
 			d.reasoning(s)
 			return false, true
 		}
-	case "tool_use", "server_tool_use":
+	case "tool_use", "server_tool_use", "mcp_tool_use":
 		name := nonEmptyString(b.Get("name"))
 		if name != nil {
 			d.text(name)
@@ -236,6 +238,7 @@ func (d *anthropic) usage(u *fastjson.Value, output bool) {
 	d.cacheWrite = countOr(c[2], d.cacheWrite)
 	if output {
 		d.res.Usage.OutputTokens = countOr(c[3], d.res.Usage.OutputTokens)
+		d.res.Usage.ReasoningTokens = countOr(count(u.Get("output_tokens_details", "thinking_tokens")), d.res.Usage.ReasoningTokens)
 	}
 	if d.input >= 0 {
 		d.res.Usage.InputTokens = d.input + max(d.cacheRead, 0) + max(d.cacheWrite, 0)

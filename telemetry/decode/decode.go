@@ -107,6 +107,9 @@ type Result struct {
 	FinishReason string
 	// Choices is the number of distinct choice indexes seen (n > 1 requests have several).
 	Choices int
+	// Finished is the number of distinct choice indexes that sent a finish_reason (the OpenAI
+	// decoders; 0 for the others).
+	Finished int
 	// ContentEvents and ReasoningEvents count the events of each kind.
 	ContentEvents   int
 	ReasoningEvents int
@@ -130,8 +133,11 @@ type Result struct {
 	// the event it returned Done for, or a final event that also carried generated text (TGI's
 	// last token next to its details, an Ollama "done" line with text) and was returned as
 	// Content so that its time counts. A stream of an API for which ExpectsDone is true was cut
-	// short when it ended without Done and without Ended. The OpenAI decoders do not set it;
-	// their "[DONE]" is always an event of its own.
+	// short when it ended without Done and without Ended. The OpenAI decoders set it while every
+	// choice seen has sent its finish_reason: servers that end a stream there without "[DONE]"
+	// (Cerebras, Writer, Perplexity, llama.cpp-based servers, TGI before 2.1) sent a whole
+	// response. Whether the usage chunk the request asked for came too is the meter's check,
+	// since only the request says so.
 	Ended bool
 	// ServerTimings holds the timings the server reported about its own work (Ollama's native
 	// API), zero when it reported none.

@@ -92,6 +92,18 @@ func openAIUsage(u *fastjson.Value) (Usage, bool) {
 	return us, true
 }
 
+// reasoningApart returns u with its reasoning tokens added to its output count when the usage's
+// total shows that the server counted them apart: xAI's chat completions report
+// completion_tokens without the reasoning tokens (total_tokens = prompt_tokens +
+// completion_tokens + reasoning_tokens), where OpenAI's completion_tokens, and llmtap's output
+// count (docs/metrics.md), include them.
+func reasoningApart(u Usage, total int64) Usage {
+	if u.ReasoningTokens > 0 && u.InputTokens >= 0 && u.OutputTokens >= 0 && total == u.InputTokens+u.OutputTokens+u.ReasoningTokens {
+		u.OutputTokens += u.ReasoningTokens
+	}
+	return u
+}
+
 // choiceSet counts distinct choice indexes with a bitset that is cleared, not freed, between
 // responses.
 type choiceSet struct {

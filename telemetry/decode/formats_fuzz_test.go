@@ -46,7 +46,7 @@ func checkFormat(t *testing.T, dec ResponseDecoder, typ string, data []byte) {
 }
 
 func FuzzAnthropic(f *testing.F) {
-	seedFormat(f, "text/event-stream", []string{"anthropic.txt", "anthropic_compaction.txt"},
+	seedFormat(f, "text/event-stream", []string{"anthropic.txt", "anthropic_compaction.txt", "corpus_anthropic_mcp.txt", "corpus_anthropic_thinking_tokens.txt"},
 		te("content_block_start", `{"type":"content_block_start","content_block":{"type":"tool_use","name":"f","input":{"a":[1,{"b":"\u00e9"}]}}}`),
 		te("message_delta", `{"type":"message_delta","delta":{"stop_reason":"refusal"},"usage":{"input_tokens":1e3,"cache_read_input_tokens":-5,"output_tokens":2.5}}`),
 		d(`{"type":"message","content":[{"type":"redacted_thinking","data":"x"},{"type":"text","text":"a"}],"usage":{"output_tokens":1}}`),

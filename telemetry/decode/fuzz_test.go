@@ -64,7 +64,7 @@ func checkDecoder(t *testing.T, dec ResponseDecoder, data []byte) {
 }
 
 func FuzzOpenAIChat(f *testing.F) {
-	seedEvents(f, "chat.txt", "chat_sampled.txt", "mistral_thinking.txt", "openrouter_error.txt")
+	seedEvents(f, append([]string{"chat.txt", "chat_sampled.txt", "mistral_thinking.txt", "openrouter_error.txt"}, corpusChatSeeds...)...)
 	dec := NewOpenAIChat()
 	f.Fuzz(func(t *testing.T, data []byte) { checkDecoder(t, dec, data) })
 }

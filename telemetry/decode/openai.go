@@ -21,7 +21,8 @@ var done = []byte("[DONE]")
 // delta.function_call); it is Reasoning when its only generated text is delta.reasoning_content
 // or delta.reasoning (both spellings are in use: vLLM renamed the field, DeepSeek and SGLang
 // did not), or thinking content parts (Mistral's {"type":"thinking","thinking":[…]} in
-// delta.content, see parts). Role-only deltas, finish-only chunks and usage-only chunks are
+// delta.content, see parts), or, when neither string is there, the text of
+// delta.reasoning_details (OpenRouter's shape, see reasoningDetails). Role-only deltas, finish-only chunks and usage-only chunks are
 // Other; "[DONE]" is Done; an error object is Error (the model and usage a chunk carries beside
 // its error are still read); anything that is not a JSON object is Malformed.
 //
@@ -33,9 +34,12 @@ var done = []byte("[DONE]")
 //
 // Result: Text holds content, refusal text and tool-call names and arguments of all choices in
 // arrival order, ReasoningText the reasoning, each under the cap (see TextLimiter). Usage is the
-// last non-null usage object (an all-zero one is ignored, see openAIUsage), Choices the number
-// of distinct choice indexes, FinishReason that of choice 0 only (the other choices' reasons are
-// not kept), Model the last model named. An error object fills ErrorType and ErrorMessage.
+// last non-null usage object (an all-zero one is ignored, see openAIUsage; Groq's x_groq.usage
+// when the chunk has no usage of its own; reasoning tokens added to the output count when the
+// total shows the server counted them apart, see reasoningApart), Choices the number of
+// distinct choice indexes, Finished the number of those that sent a finish_reason, and Ended
+// holds while all of them have, FinishReason is that of choice 0 only (the other choices'
+// reasons are not kept), Model the last model named. An error object fills ErrorType and ErrorMessage.
 //
 // The decoder also accepts the legacy completions shape (choices[].text), so a gateway that
 // routes one API under the other's path is still measured.
@@ -57,8 +61,10 @@ type openAI struct {
 	res     Result
 	maxText int
 	choices choiceSet
-	fast    chatScan
-	scratch []byte
+	// finished holds the choice indexes that sent a finish_reason (Result.Finished).
+	finished choiceSet
+	fast     chatScan
+	scratch  []byte
 	// fullOnly disables the fast path, so that tests can compare the two.
 	fullOnly bool
 }
@@ -108,6 +114,20 @@ func (d *openAI) Result() *Result { return &d.res }
 func (d *openAI) Reset() {
 	d.res = Result{Usage: NoUsage, Text: d.res.Text[:0], ReasoningText: d.res.ReasoningText[:0]}
 	d.choices.reset()
+	d.finished.reset()
+}
+
+// addChoice records choice index idx, and that it finished when finish is non-empty; it keeps
+// FinishReason (choice 0's), Choices, Finished and Ended up to date.
+func (d *openAI) addChoice(idx int64, finish []byte) {
+	d.res.Choices = d.choices.add(idx)
+	if len(finish) > 0 {
+		d.res.Finished = d.finished.add(idx)
+		if idx == 0 {
+			d.res.FinishReason = internFinish(finish)
+		}
+	}
+	d.res.Ended = d.res.Finished > 0 && d.res.Finished >= d.res.Choices
 }
 
 // SetMaxText implements TextLimiter.
@@ -143,9 +163,11 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 		d.res.Malformed++
 		return Malformed
 	}
-	var errV, objV, modelV, usageV, choicesV, timingsV *fastjson.Value
+	var errV, objV, modelV, usageV, groqV, choicesV, timingsV *fastjson.Value
 	v.GetObject().Visit(func(k []byte, x *fastjson.Value) {
 		switch string(k) {
+		case "x_groq":
+			groqV = x
 		case "choices":
 			choicesV = x
 		case "timings":
@@ -164,8 +186,15 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 	// an error chunk (OpenRouter's mid-stream error) sends the usage of what was generated in
 	// that same chunk, and losing it would leave the token counts to the tokenizer.
 	setModel(&d.res, modelV.GetStringBytes())
-	if u, ok := openAIUsage(usageV); ok {
-		d.res.Usage, d.res.HasUsage = u, true
+	u, ok := openAIUsage(usageV)
+	if !ok && groqV != nil {
+		// Groq puts the usage of a stream in x_groq.usage on its last chunk (newer versions
+		// send it in usage as well, which then wins).
+		usageV = groqV.Get("usage")
+		u, ok = openAIUsage(usageV)
+	}
+	if ok {
+		d.res.Usage, d.res.HasUsage = reasoningApart(u, count(usageV.Get("total_tokens"))), true
 	}
 	if timingsV != nil {
 		llamaTimings(&d.res, timingsV) // timings.go
@@ -218,12 +247,7 @@ func (d *openAI) choice(c *fastjson.Value, msgKey string) (content, reasoning bo
 	if indexV != nil {
 		idx = count(indexV)
 	}
-	d.res.Choices = d.choices.add(idx)
-	if idx == 0 {
-		if fr := nonEmptyString(finishV); fr != nil {
-			d.res.FinishReason = internFinish(fr)
-		}
-	}
+	d.addChoice(idx, nonEmptyString(finishV))
 	if msgV == nil {
 		msgV = otherV
 	}
@@ -239,9 +263,11 @@ func (d *openAI) choice(c *fastjson.Value, msgKey string) (content, reasoning bo
 
 // message folds a delta (stream) or message (body) object.
 func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
-	var contentV, refusalV, toolsV, fnV, reasonV, reasonAltV *fastjson.Value
+	var contentV, refusalV, toolsV, fnV, reasonV, reasonAltV, detailsV *fastjson.Value
 	m.Visit(func(k []byte, x *fastjson.Value) {
 		switch string(k) {
+		case "reasoning_details":
+			detailsV = x
 		case "content":
 			contentV = x
 		case "refusal":
@@ -287,8 +313,30 @@ func (d *openAI) message(m *fastjson.Object) (content, reasoning bool) {
 	if r != nil {
 		d.reasoning(r)
 		reasoning = true
+	} else if d.reasoningDetails(detailsV) {
+		reasoning = true
 	}
 	return content, reasoning
+}
+
+// reasoningDetails folds OpenRouter's reasoning_details (also sent by providers behind it, and
+// by Snowflake Cortex): an array of {"type":"reasoning.text","text":…} or
+// {"type":"reasoning.summary","summary":…} parts, and "reasoning.encrypted" ones that carry no
+// readable text. It is read only when the delta has no reasoning string, since OpenRouter sends
+// the same text in both. It reports whether any part held text.
+func (d *openAI) reasoningDetails(v *fastjson.Value) bool {
+	found := false
+	for _, p := range v.GetArray() {
+		s := nonEmptyString(p.Get("text"))
+		if s == nil {
+			s = nonEmptyString(p.Get("summary"))
+		}
+		if s != nil {
+			d.reasoning(s)
+			found = true
+		}
+	}
+	return found
 }
 
 // parts folds content sent as typed parts. A part with a "text" is content

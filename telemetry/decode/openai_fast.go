@@ -49,6 +49,7 @@ type chatScan struct {
 	model    span
 	usage    Usage
 	usageOK  bool
+	total    int64 // the usage's total_tokens, for reasoningApart
 
 	// memo is the prefix of the last chunk up to its "choices" key, and the scanner's state
 	// there. The chunks of a stream repeat the same id, object, created, model and fingerprint
@@ -322,8 +323,9 @@ func (s *chatScan) scanFull(b []byte) bool {
 				return false
 			}
 			j, ok = s.scanUsage(b, j)
-		case "timings":
-			// llama.cpp's timings, on the last chunk of a stream only: fold reads them.
+		case "timings", "x_groq":
+			// llama.cpp's timings and Groq's x_groq (its usage), on the first and last chunks
+			// of a stream only: fold reads them.
 			return false
 		case "error":
 			// A null error is no error; any other goes through fold, which reads errors.
@@ -494,6 +496,12 @@ func (s *chatScan) scanDelta(b []byte, i int, c *fastChoice) (int, bool) {
 				return 0, false
 			}
 			j, ok = scanFunction(b, j, &c.fn, 4)
+		case "reasoning_details":
+			// OpenRouter's reasoning parts go through fold; an empty or null one holds none.
+			if !isEmptyList(b, j) {
+				return 0, false
+			}
+			j, ok = skipValue(b, j, 4)
 		default:
 			j, ok = skipValue(b, j, 4)
 		}
@@ -651,7 +659,7 @@ func (s *chatScan) scanUsage(b []byte, i int) (int, bool) {
 	}
 	// The placeholder rule of openAIUsage: an all-zero usage is no usage.
 	if u.InputTokens > 0 || u.OutputTokens > 0 || total > 0 {
-		s.usage, s.usageOK = u, true
+		s.usage, s.usageOK, s.total = u, true, total
 	}
 	return i, true
 }
@@ -725,15 +733,16 @@ func (d *openAI) commit(b []byte) Kind {
 		setModel(&d.res, d.str(b, s.model))
 	}
 	if s.usageOK {
-		d.res.Usage, d.res.HasUsage = s.usage, true
+		d.res.Usage, d.res.HasUsage = reasoningApart(s.usage, s.total), true
 	}
 	var content, reasoning bool
 	for k := range s.nchoices {
 		c := &s.choices[k]
-		d.res.Choices = d.choices.add(c.idx)
-		if c.idx == 0 && !c.finish.empty() {
-			d.res.FinishReason = internFinish(d.str(b, c.finish))
+		var finish []byte
+		if !c.finish.empty() {
+			finish = d.str(b, c.finish)
 		}
+		d.addChoice(c.idx, finish)
 		if !c.content.empty() {
 			d.text(d.str(b, c.content))
 			content = true
@@ -798,4 +807,14 @@ func (d *openAI) str(b []byte, s span) []byte {
 	}
 	d.scratch = appendUnescaped(d.scratch[:0], b[s.off:s.end])
 	return d.scratch
+}
+
+// isEmptyList reports whether the value at b[i] is null or an empty array.
+func isEmptyList(b []byte, i int) bool {
+	if i < len(b) && b[i] == '[' {
+		j := skipWS(b, i+1)
+		return j < len(b) && b[j] == ']'
+	}
+	_, ok := scanLiteral(b, i, "null")
+	return ok
 }

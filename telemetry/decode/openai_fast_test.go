@@ -82,7 +82,7 @@ var fastSeeds = []string{
 // result. An input is a sequence of events, one per line; the cap byte varies the text cap so
 // that truncation is compared too.
 func FuzzChatFastVsFull(f *testing.F) {
-	for _, name := range []string{"chat.txt", "chat_sampled.txt", "completions.txt", "mistral_thinking.txt", "openrouter_error.txt"} {
+	for _, name := range append([]string{"chat.txt", "chat_sampled.txt", "completions.txt", "mistral_thinking.txt", "openrouter_error.txt"}, corpusChatSeeds...) {
 		var all []byte
 		for _, e := range splitSSE(string(readTestdata(f, name))) {
 			f.Add([]byte(e.data), false, uint8(0))
@@ -129,6 +129,9 @@ func compareFastFull(t *testing.T, fast, full *openAI, data []byte) {
 	}
 	if vf, vu := viewOf(fast.Result()), viewOf(full.Result()); vf != vu {
 		t.Fatalf("after event %q:\nfast path %+v\nfold      %+v", data, vf, vu)
+	}
+	if rf, ru := fast.Result(), full.Result(); rf.Finished != ru.Finished || rf.Ended != ru.Ended {
+		t.Fatalf("after event %q: fast path finished %d ended %v, fold %d %v", data, rf.Finished, rf.Ended, ru.Finished, ru.Ended)
 	}
 }
 

@@ -106,11 +106,30 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	r.Error, r.ErrorMsg = classify(outcome{
 		failure: failure, errMsg: errMsg,
 		status: m.rec.Status, stream: r.Stream, api: m.api,
-		ended: m.sawDone || res.Ended, streamErr: m.streamErr, upstreamMsg: res.ErrorMessage,
+		ended: m.ended(res), streamErr: m.streamErr, upstreamMsg: res.ErrorMessage,
 		truncated: truncated, decodeStop: m.decodeStop, inflateFails: m.inflateFails,
 		contentEvents: m.contentEvents, malformed: r.Malformed,
 	})
 	return r
+}
+
+// ended reports whether the stream reached the end of a complete response: the event that ends
+// one (OpenAI's "[DONE]", Anthropic's message_stop, …), or, for the OpenAI APIs, every choice's
+// finish_reason and then the usage chunk when the request asked for one
+// (stream_options.include_usage). Cerebras, Writer, Perplexity, llama.cpp-based servers and TGI
+// before 2.1 end their streams there without "[DONE]"; a stream cut after the finish_reason
+// but before the usage it promised is not whole. The request is read only in that last case,
+// which a stream ending with "[DONE]" or without every finish_reason never reaches.
+func (m *Meter) ended(res *decode.Result) bool {
+	switch {
+	case m.sawDone:
+		return true
+	case !res.Ended:
+		return false
+	case res.HasUsage || m.api != decode.APIOpenAIChat && m.api != decode.APIOpenAICompletions:
+		return true
+	}
+	return !decode.ParseRequestFor(m.api, m.reqBody, 0).IncludeUsage
 }
 
 // Finalize completes a record returned by Finish: it reads the request body (model, prompt),
