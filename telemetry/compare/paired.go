@@ -8,17 +8,19 @@ import (
 )
 
 // Batches is the number of batches the paired comparisons estimate their variance from (batch
-// means over the pair order). Twenty keeps Student's t near the normal (t₁₉) while each batch
-// stays long: at 3,200 pairs a batch holds 160, so drift with a memory of a few hundred
+// means over the pair order). Thirty keeps Student's t near the normal (t₂₉) while each batch
+// stays long: at 3,200 pairs a batch holds 106, so drift with a memory of a few hundred
 // requests is mostly inside a batch rather than between batches. The simulation
 // (telemetry/compare/calibrate) measures what this leaves of the error rates.
-const Batches = 20
+const Batches = 30
 
 // BatchMean is the mean of xs (in order) and the standard error of that mean by batch means:
 // xs is cut into Batches consecutive batches (fewer when xs is short, at least two values
 // each), and the variance of the mean is the variance of the batch means over their number.
-// Dependence within a batch (slow drift, bursts) is so counted; df is the batches less one.
-// With fewer than four values se is +Inf.
+// Dependence within a batch (slow drift, bursts) is so counted; dependence that outlasts a
+// batch shows as correlation between neighbouring batch means, and the variance is inflated
+// by (1+r)/(1−r) for their lag-1 autocorrelation r (taken in [0, 0.9]; the long-run variance
+// of an AR(1) series). df is the batches less one. With fewer than four values se is +Inf.
 func BatchMean(xs []float64) (mean, se float64, df int) {
 	n := len(xs)
 	if n == 0 {
@@ -32,6 +34,7 @@ func BatchMean(xs []float64) (mean, se float64, df int) {
 	if b < 2 {
 		return mean, math.Inf(1), 0
 	}
+	ms := make([]float64, b)
 	var ss float64
 	for j := range b {
 		lo, hi := j*n/b, (j+1)*n/b
@@ -39,15 +42,40 @@ func BatchMean(xs []float64) (mean, se float64, df int) {
 		for _, x := range xs[lo:hi] {
 			m += x
 		}
-		m /= float64(hi - lo)
-		ss += (m - mean) * (m - mean)
+		ms[j] = m/float64(hi-lo) - mean
+		ss += ms[j] * ms[j]
 	}
-	return mean, math.Sqrt(ss / float64(b-1) / float64(b)), b - 1
+	v := ss / float64(b-1) / float64(b)
+	if ss > 0 {
+		var c float64
+		for j := 1; j < b; j++ {
+			c += ms[j] * ms[j-1]
+		}
+		r := min(0.9, max(0, c/ss))
+		v *= (1 + r) / (1 - r)
+	}
+	return mean, math.Sqrt(v), b - 1
 }
 
 // tQuantile is Student's t quantile at p with df degrees of freedom.
 func tQuantile(p float64, df int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
+}
+
+// Ends are the error levels of the two ends of a paired comparison's interval: the chance that
+// the lower end is above the truth is at most Low, that the upper end is below it at most
+// High. A decision that the other side is worse rests on the lower end alone; one that it is
+// not worse (or the same, or better) on the upper end, so a gate can spend its error budgets
+// for the two kinds of mistake apart. Sym(alpha) is the two-sided interval at 1−alpha.
+type Ends struct{ Low, High float64 }
+
+// Sym is the two-sided interval at level 1−alpha: alpha/2 at each end.
+func Sym(alpha float64) Ends { return Ends{alpha / 2, alpha / 2} }
+
+// widths are the distances of the two ends from the estimate, by Student's t with df degrees
+// of freedom and standard error se.
+func (e Ends) widths(se float64, df int) (low, high float64) {
+	return tQuantile(1-e.Low, df) * se, tQuantile(1-e.High, df) * se
 }
 
 // judge classifies an interval [lo, hi] of a log ratio or a difference against ±m.
@@ -79,13 +107,21 @@ func neededFor(n int, est, w, m float64) int {
 	return int(math.Min(math.Ceil(float64(n)*(w/room)*(w/room)), math.MaxInt32))
 }
 
+// Trim is the share of the per-pair log ratios cut from each end before PairedRatio's mean:
+// the rare requests one side served far slower (a retry, a cold cache) would otherwise swing
+// the typical ratio; the tail alarms (SlowShare) watch them instead.
+const Trim = 0.05
+
 // PairedRatio compares other with base pair by pair: the statistic of pair i is
-// log(other[i]/base[i]) (values below a floor of 1e-3 of the metric's unit count as that
-// floor), their mean estimates the log of the typical ratio other/base (the ratio of the
-// medians when other scales base's distribution), and its interval at level 1−alpha is the
-// batch-means t interval (BatchMean). Within 1±margin (on the log scale, ±log(1+margin)) the
-// two are the same. Base and Other are each side's median. base and other are not changed.
-func PairedRatio(name string, base, other []float64, alpha, margin float64) Result {
+// d_i = log(other[i]/base[i]) (values below a floor of 1e-3 of the metric's unit count as that
+// floor), their mean trimmed by Trim at each end estimates the log of the typical ratio
+// other/base (exactly the log of c when other is base's distribution scaled by c, and 0 when
+// the two sides are exchangeable), and its interval (ends at e) is Student's t with the
+// Tukey–McLaughlin standard error (the winsorized values' standard error over 1−2·Trim), that
+// standard error taken by batch means over the pair order (BatchMean) so that drift and bursts
+// are counted. Within 1±margin (±log(1+margin) on the log scale) the two are the same. Base
+// and Other are each side's median. base and other are not changed.
+func PairedRatio(name string, base, other []float64, e Ends, margin float64) Result {
 	n := min(len(base), len(other))
 	r := Result{Name: name, Margin: margin, Count: n, Outcome: NotEnough, Low: math.Inf(-1), High: math.Inf(1)}
 	if n == 0 {
@@ -96,25 +132,38 @@ func PairedRatio(name string, base, other []float64, alpha, margin float64) Resu
 		d[i] = math.Log(max(other[i], 1e-3)) - math.Log(max(base[i], 1e-3))
 	}
 	r.Base, r.Other = median(base[:n]), median(other[:n])
-	mean, se, df := BatchMean(d)
+	sorted := slices.Clone(d)
+	slices.Sort(sorted)
+	g := int(Trim * float64(n))
+	lo, hi := sorted[g], sorted[n-1-g]
+	mean := 0.0
+	for _, x := range sorted[g : n-g] {
+		mean += x
+	}
+	mean /= float64(n - 2*g)
+	for i, x := range d {
+		d[i] = min(hi, max(lo, x)) // winsorized, in pair order
+	}
+	_, se, df := BatchMean(d)
 	r.Estimate = math.Exp(mean)
 	if df == 0 {
 		return r
 	}
-	w := tQuantile(1-alpha/2, df) * se
-	r.Low, r.High = math.Exp(mean-w), math.Exp(mean+w)
+	se /= 1 - 2*float64(g)/float64(n)
+	wl, wh := e.widths(se, df)
+	r.Low, r.High = math.Exp(mean-wl), math.Exp(mean+wh)
 	m := math.Log1p(margin)
-	r.Outcome = judge(mean-w, mean+w, m)
-	r.Needed = neededFor(n, mean, w, m)
+	r.Outcome = judge(mean-wl, mean+wh, m)
+	r.Needed = neededFor(n, mean, wh, m)
 	return r
 }
 
 // PairedRate compares the rate of events (errors, missed objectives) of other with base's over
 // the same pairs: the statistic of pair i is other[i]−base[i] (1, 0 or −1), its mean the
-// difference of the rates, its interval at level 1−alpha the batch-means t interval, with the
+// difference of the rates, its interval (ends at e) the batch-means t interval, with the
 // variance at least that of one event more on each side ((events+2)/n², so that no events in
 // a few pairs is not taken as proof of equal rates). Within ±margin the two are the same.
-func PairedRate(name string, base, other []bool, alpha, margin float64) Result {
+func PairedRate(name string, base, other []bool, e Ends, margin float64) Result {
 	n := min(len(base), len(other))
 	r := Result{Name: name, Margin: margin, Count: n, Difference: true, Outcome: NotEnough, Low: math.Inf(-1), High: math.Inf(1)}
 	if n == 0 {
@@ -139,10 +188,10 @@ func PairedRate(name string, base, other []bool, alpha, margin float64) Result {
 		return r
 	}
 	se = max(se, math.Sqrt(float64(kb+ko+2))/float64(n))
-	w := tQuantile(1-alpha/2, df) * se
-	r.Low, r.High = mean-w, mean+w
+	wl, wh := e.widths(se, df)
+	r.Low, r.High = mean-wl, mean+wh
 	r.Outcome = judge(r.Low, r.High, margin)
-	r.Needed = neededFor(n, mean, w, margin)
+	r.Needed = neededFor(n, mean, wh, margin)
 	return r
 }
 
@@ -155,7 +204,7 @@ func PairedRate(name string, base, other []bool, alpha, margin float64) Result {
 // ratio's lower end is above 1+margin (the other side has more slow requests than the margin
 // allows, for sure). It is an Alarm: it can make a panel worse and never holds its decision.
 // Base and Other are each side's q-quantile, for reading. base and other are not changed.
-func SlowShare(name string, base, other []float64, q, alpha, margin float64) Result {
+func SlowShare(name string, base, other []float64, q float64, e Ends, margin float64) Result {
 	n := min(len(base), len(other))
 	r := Result{Name: name, Margin: margin, Count: n, Alarm: true, Outcome: NotEnough, Low: 0, High: math.Inf(1)}
 	if n == 0 {
@@ -163,8 +212,7 @@ func SlowShare(name string, base, other []float64, q, alpha, margin float64) Res
 	}
 	pooled := make([]float64, 0, 2*n)
 	pooled = append(append(pooled, base[:n]...), other[:n]...)
-	slices.Sort(pooled)
-	t := pooled[min(2*n-1, max(0, int(math.Ceil(q*float64(2*n)))-1))]
+	t := nearestRank(pooled, q)
 	r.Base, r.Other = nearestRank(base[:n], q), nearestRank(other[:n], q)
 	d := make([]float64, n)
 	var kb, ko int
@@ -195,8 +243,8 @@ func SlowShare(name string, base, other []float64, q, alpha, margin float64) Res
 		return r
 	}
 	se = max(se, math.Sqrt(float64(kb+ko+2))/float64(n))
-	w := tQuantile(1-alpha/2, df) * se
-	r.Low, r.High = ratio(mean-w), ratio(mean+w)
+	wl, wh := e.widths(se, df)
+	r.Low, r.High = ratio(mean-wl), ratio(mean+wh)
 	switch {
 	case r.Low > 1+margin:
 		r.Outcome = Worse
@@ -219,7 +267,36 @@ func nearestRank(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[max(0, min(len(s)-1, int(math.Ceil(q*float64(len(s))))-1))]
+	return kth(slices.Clone(xs), max(0, min(len(xs)-1, int(math.Ceil(q*float64(len(xs))))-1)))
+}
+
+// kth is the k-th smallest of xs (from 0), reordering xs: Hoare's selection, O(n) on average.
+func kth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		p := xs[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < p {
+				i++
+			}
+			for xs[j] > p {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
 }
