@@ -59,7 +59,7 @@ func TestCanaryVerdicts(t *testing.T) {
 			v := vs[0]
 			t.Logf("%s: exit %d: %s", tc.name, code, v.Verdict)
 			for _, m := range v.Comparisons {
-				t.Logf("  %-24s live %8.3f mirror %8.3f estimate %.3f [%.3f, %.3f] %s", m.Name, m.Live, m.Mirror, m.Estimate, m.Low, m.High, m.Verdict)
+				t.Logf("  %-24s live %8.3f mirror %8.3f estimate %.3f [%.3f, %.3f] %s", m.Name, m.Base, m.Other, m.Estimate, m.Low, m.High, m.Outcome)
 			}
 			if v.Pairs != 1000 {
 				t.Errorf("verdict over %d pairs, want the look at 1000", v.Pairs)
@@ -78,8 +78,8 @@ func TestCanaryVerdicts(t *testing.T) {
 			}
 			if tc.code == 0 {
 				for _, m := range v.Comparisons {
-					if strings.HasSuffix(m.Name, "p50") && m.Verdict != mirror.VerdictSame {
-						t.Errorf("equal upstreams: %s is %q, want same", m.Name, m.Verdict)
+					if strings.HasSuffix(m.Name, "p50") && m.Outcome != mirror.VerdictSame {
+						t.Errorf("equal upstreams: %s is %q, want same", m.Name, m.Outcome)
 					}
 				}
 			}

@@ -21,9 +21,11 @@ const (
 )
 
 // Combine is the panel's decision by policy p and the comparison furthest from equal (by its
-// point estimate against its margin, Divergence); comparisons over no values are left out.
+// point estimate against its margin, Divergence; among the worse ones when one is worse);
+// comparisons over no values are left out.
 func Combine(p Policy, rs []Result) (outcome, diverged string) {
-	worst := -1.0
+	worst, worstBad := -1.0, -1.0
+	var bad string
 	counts := map[string]int{}
 	compared := 0
 	for _, r := range rs {
@@ -31,8 +33,12 @@ func Combine(p Policy, rs []Result) (outcome, diverged string) {
 			continue // a metric neither side has (ITL of single-token answers) is not compared
 		}
 		compared++
-		if d := r.Divergence(); d > worst {
+		d := r.Divergence()
+		if d > worst {
 			worst, diverged = d, r.Name
+		}
+		if r.Outcome == Worse && d > worstBad {
+			worstBad, bad = d, r.Name
 		}
 		if r.Alarm && r.Outcome != Worse && r.Outcome != Better {
 			continue
@@ -57,7 +63,7 @@ func Combine(p Policy, rs []Result) (outcome, diverged string) {
 	default:
 		switch {
 		case counts[Worse] > 0:
-			return Worse, diverged
+			return Worse, bad
 		case counts[NotEnough] > 0:
 			return NotEnough, diverged
 		case counts[NotWorse] > 0:

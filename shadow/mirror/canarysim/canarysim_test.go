@@ -11,7 +11,7 @@ import (
 	"github.com/llmtap/llmtap/shadow/mirror"
 )
 
-var table = flag.Bool("canary.table", false, "print the calibration table of docs/canary.md (1,000 runs per row up to 12,800 pairs: minutes)")
+var table = flag.Bool("canary.table", false, "print the calibration table of docs/canary.md (400 runs per row up to 12,800 pairs: minutes)")
 
 // Traffic of the targets: drift both upstreams share (SD 10 %) and each one's own (SD 2 %).
 var (
@@ -107,12 +107,12 @@ func TestCanaryTargets(t *testing.T) {
 }
 
 // TestCanaryTable prints the calibration table of docs/canary.md: go test -run
-// TestCanaryTable ./shadow/mirror/canarysim/ -args -canary.table (1,000 runs per row).
+// TestCanaryTable ./shadow/mirror/canarysim/ -args -canary.table (400 runs per row).
 func TestCanaryTable(t *testing.T) {
 	if !*table {
 		t.Skip("the table takes minutes: -args -canary.table")
 	}
-	const runs = 1000
+	const runs = 400
 	o := mirror.VerdictOptions{}
 	rows := []struct {
 		name string
