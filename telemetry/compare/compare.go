@@ -75,9 +75,6 @@ func (r Result) Divergence() float64 {
 	if r.Difference {
 		return math.Abs(r.Estimate) / r.Margin
 	}
-	if math.IsInf(r.Estimate, 1) {
-		return math.Inf(1) // the other side has what the base has none of
-	}
 	return math.Abs(math.Log(nonzero(r.Estimate))) / math.Log1p(r.Margin)
 }
 
