@@ -122,9 +122,9 @@ func verdictProto(v *mirror.ModelVerdict) *llmtapv1.MirrorVerdict {
 	}
 	for _, m := range v.Comparisons {
 		p.Comparisons = append(p.Comparisons, &llmtapv1.MirrorMetricVerdict{
-			Name: m.Name, Live: m.Live, Mirror: m.Mirror,
+			Name: m.Name, Live: m.Base, Mirror: m.Other,
 			Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High),
-			Margin: m.Margin, Count: int64(m.Count), Verdict: m.Verdict, PairsNeeded: int64(m.PairsNeeded),
+			Margin: m.Margin, Count: int64(m.Count), Verdict: m.Outcome, PairsNeeded: int64(m.Needed),
 		})
 	}
 	return p
@@ -186,9 +186,9 @@ func MirrorVerdictFromProto(p *llmtapv1.MirrorVerdict) mirror.ModelVerdict {
 		return *x
 	}
 	for _, m := range p.GetComparisons() {
-		v.Comparisons = append(v.Comparisons, mirror.MetricVerdict{Name: m.GetName(), Live: m.GetLive(), Mirror: m.GetMirror(),
+		v.Comparisons = append(v.Comparisons, mirror.MetricVerdict{Name: m.GetName(), Base: m.GetLive(), Other: m.GetMirror(),
 			Estimate: orInf(m.Estimate, 1), Low: orInf(m.Low, -1), High: orInf(m.High, 1), Margin: m.GetMargin(),
-			Count: int(m.GetCount()), Verdict: m.GetVerdict(), PairsNeeded: int(m.GetPairsNeeded())})
+			Count: int(m.GetCount()), Outcome: m.GetVerdict(), Needed: int(m.GetPairsNeeded())})
 	}
 	return v
 }

@@ -249,10 +249,10 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 // mirrorVerdict reads the canary verdict's block (docs/canary.md):
 //
 //	verdict {
-//	    alpha        <fraction>   # bound on false better/worse over all looks
-//	    margin       <fraction>   # p50 and p90 ratios
-//	    tail_margin  <fraction>   # p99 ratios
-//	    margin_ms    <ms>|off     # smallest time difference that counts
+//	    alpha        <fraction>   # bound on a false worse, and on a false not worse, over all looks
+//	    margin       <fraction>   # typical ratios (TTFT, ITL, request latency, output tokens)
+//	    tail_margin  <fraction>   # slow shares above the pooled p99 (1: twice as many)
+//	    margin_ms    <ms>|off     # constant offset forgiven on TTFT and request latency
 //	    error_margin <fraction>   # error rates' difference
 //	    first_look   <pairs>
 //	    looks        <n>

@@ -95,7 +95,7 @@ func TestCanaryPairsByRequestID(t *testing.T) {
 			attain = &rows[0].Comparisons[i]
 		}
 	}
-	if attain == nil || attain.Live != 1 || attain.Mirror != 0 || attain.Count != 40 || attain.Verdict != mirror.VerdictWorse {
+	if attain == nil || attain.Base != 1 || attain.Other != 0 || attain.Count != 40 || attain.Outcome != mirror.VerdictWorse {
 		t.Errorf("SLO attainment %+v: want live 1, mirror 0 over 40 pairs, worse", attain)
 	}
 	if rows := Canary(&Run{Records: recs[:2]}, mirror.VerdictOptions{}, nil); len(rows) != 1 || rows[0].Outcome != mirror.VerdictNotEnough {

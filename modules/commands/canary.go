@@ -26,12 +26,13 @@ func init() {
 		"Waits for the mirror's canary verdict and exits non-zero when the mirror upstream is worse",
 		`Polls GET /llmtap/mirror on a running llmtap's admin listener until every model (or the
 one --model names) has a canary verdict, prints it, and exits: 0 when the mirror upstream
-is the same or better, 1 when it is worse for any model, 3 when --timeout passed first
+is not worse than live by more than the margins for every model (the verdict not worse,
+same or better), 1 when it is worse for any model, 3 when --timeout passed first
 (not enough pairs yet) or a verdict is inconclusive (undecided at the last look, which is
 final), 2 on a usage or connection error. A verdict is taken only at looks
 (when a model's pairs reach 200, 400, 800 … by default) and spends a share of the false-alarm
-budget at each, so polling as often as you like does not raise the false-alarm rate above
-the configured alpha (5 % by default). Beside each verdict it prints the share of live
+budget at each, so polling as often as you like raises neither the chance of a false worse
+nor that of a false not worse above the configured alpha (5 % by default). Beside each verdict it prints the share of live
 requests the mirror skipped (sampling aside), since a verdict only speaks for the requests
 that were copied. --protocol connect (or grpc, grpcweb: the wire protocols of llmtap top) reads
 the Connect API's MirrorStatus instead of the JSON route, on the admin listener or a site with
@@ -206,9 +207,9 @@ func printCanary(w io.Writer, vs []mirror.ModelVerdict, c mirror.Counters) {
 			if m.Count == 0 {
 				continue
 			}
-			fmt.Fprintf(w, "  %-24s live %10.3f  mirror %10.3f  estimate %7.3f  [%.3f, %.3f]  margin %.3g  %s", m.Name, m.Live, m.Mirror, m.Estimate, m.Low, m.High, m.Margin, m.Verdict)
-			if m.Verdict == mirror.VerdictNotEnough && m.PairsNeeded > 0 {
-				fmt.Fprintf(w, " (about %d pairs needed)", m.PairsNeeded)
+			fmt.Fprintf(w, "  %-24s live %10.3f  mirror %10.3f  estimate %7.3f  [%.3f, %.3f]  margin %.3g  %s", m.Name, m.Base, m.Other, m.Estimate, m.Low, m.High, m.Margin, m.Outcome)
+			if m.Outcome == mirror.VerdictNotEnough && m.Needed > 0 {
+				fmt.Fprintf(w, " (about %d pairs needed)", m.Needed)
 			}
 			fmt.Fprintln(w)
 		}

@@ -90,7 +90,7 @@ http://%s {
 			attain = &vs[0].Comparisons[i]
 		}
 	}
-	if attain == nil || attain.Live < 0.9 || attain.Mirror < 0.9 || attain.Count != 20 || attain.Verdict == mirror.VerdictWorse {
+	if attain == nil || attain.Base < 0.9 || attain.Other < 0.9 || attain.Count != 20 || attain.Outcome == mirror.VerdictWorse {
 		t.Errorf("SLO attainment %+v: want live and mirror ≥ 0.9 over 20 pairs, not worse", attain)
 	}
 	_, wantText := run()

@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 // between the live first token (500 ms) and the mirror's (550 ms).
 const canarySLOTTFT = 525
 
-// TestReportCanaryAndSLO records live traffic mirrored to a mock 10 % slower through real
+// TestReportCanaryAndSLO records live traffic mirrored to a mock 20 % slower through real
 // Caddy (recorder and mirror on, two tenants), reads the canary verdict from GET
 // /llmtap/mirror, then runs `llmtap report` over the records: its offline verdict is the one
 // the proxy gave (worse; the same pairs, comparisons and intervals, the SLO attainment of each
@@ -35,11 +36,11 @@ const canarySLOTTFT = 525
 func TestReportCanaryAndSLO(t *testing.T) {
 	const n = 400
 	// A first token long against a busy machine's stalls: they add to both sides and bring
-	// the ratio of a 10 % slower mirror towards 1 (with 200 ms, 32 streams and the race
-	// detector on two busy cores, to 1.06, within reach of the 5 % margin).
+	// the ratio of a slower mirror towards 1 (with 200 ms, 32 streams and the race detector on
+	// two busy cores, 10 % slower came to 1.06); 20 % stays clear of the 10 % margin.
 	base := mockllm.Config{Model: "canary-model", TTFT: 500 * time.Millisecond, ITL: 10 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slower := base
-	slower.TTFT, slower.ITL = 550*time.Millisecond, 11*time.Millisecond
+	slower.TTFT, slower.ITL = 600*time.Millisecond, 12*time.Millisecond
 	_, liveURL := testkit.StartMock(t, base)
 	_, mirrorURL := testkit.StartMock(t, slower)
 	recDir := t.TempDir()
@@ -131,8 +132,25 @@ func TestReportCanaryAndSLO(t *testing.T) {
 	if c := got.Comparisons[len(got.Comparisons)-1]; c.Name != mirror.SLOAttainment || c.Count != n {
 		t.Errorf("the report's last comparison %+v: want the SLO attainment over %d pairs", c, n)
 	}
-	if !reflect.DeepEqual(got.ModelVerdict, live) {
-		t.Errorf("report's verdict differs from GET /llmtap/mirror's:\nreport %+v\nproxy  %+v", got.ModelVerdict, live)
+	// The intervals' variance is by batches over the order the pairs were made in, which the
+	// records give up to exchanges that ended in the same instant: the ends may differ by a
+	// swap of neighbours across a batch boundary, everything else is equal.
+	near := func(a, b float64) bool { return a == b || math.Abs(a-b) <= 0.01*math.Max(math.Abs(a), math.Abs(b)) }
+	strip := func(v mirror.ModelVerdict) mirror.ModelVerdict {
+		v.Comparisons = slices.Clone(v.Comparisons)
+		for i := range v.Comparisons {
+			v.Comparisons[i].Low, v.Comparisons[i].High = 0, 0
+		}
+		return v
+	}
+	if !reflect.DeepEqual(strip(got.ModelVerdict), strip(live)) || len(got.Comparisons) != len(live.Comparisons) {
+		t.Errorf("report's verdict differs from GET /llmtap/mirror's:\nreport %+v %+v\nproxy  %+v %+v", got.ModelVerdict, got.Comparisons, live, live.Comparisons)
+	} else {
+		for i, c := range got.Comparisons {
+			if l := live.Comparisons[i]; !near(c.Low, l.Low) || !near(c.High, l.High) {
+				t.Errorf("%s: report's interval [%v, %v], the proxy's [%v, %v]", c.Name, c.Low, c.High, l.Low, l.High)
+			}
+		}
 	}
 	if got.Live != n || got.Paired != n {
 		t.Errorf("report: %d of %d live requests paired, want %d of %d", got.Paired, got.Live, n, n)

@@ -363,9 +363,9 @@ func mirrorDocFromProto(p *llmtapv1.MirrorStatusResponse) api.MirrorDoc {
 		mv := mirror.ModelVerdict{Model: v.Model, Verdict: mirror.Verdict{Outcome: v.Verdict, Pairs: int(v.Pairs), Look: int(v.Look),
 			NextLookAt: int(v.NextLookAt), Level: v.Level, Diverged: v.Diverged, Comparisons: []mirror.MetricVerdict{}}}
 		for _, m := range v.Comparisons {
-			mv.Comparisons = append(mv.Comparisons, mirror.MetricVerdict{Name: m.Name, Live: m.Live, Mirror: m.Mirror,
+			mv.Comparisons = append(mv.Comparisons, mirror.MetricVerdict{Name: m.Name, Base: m.Live, Other: m.Mirror,
 				Estimate: orInf(m.Estimate, 1), Low: orInf(m.Low, -1), High: orInf(m.High, 1), Margin: m.Margin,
-				Count: int(m.Count), Verdict: m.Verdict, PairsNeeded: int(m.PairsNeeded)})
+				Count: int(m.Count), Outcome: m.Verdict, Needed: int(m.PairsNeeded)})
 		}
 		doc.Verdicts = append(doc.Verdicts, mv)
 	}

@@ -80,10 +80,11 @@ type MirrorConfig struct {
 
 	// Verdict sets the equivalence margins and the look schedule of the canary verdict that
 	// GET /llmtap/mirror, the Connect API and `llmtap canary` give per model (better, same,
-	// worse, not enough pairs yet, or inconclusive at the last look). Default: the margins and
-	// looks of docs/canary.md. The verdict state is process-wide like the pairs: a config whose
-	// verdict settings or mirror upstream differ from the running ones starts every model's
-	// verdict afresh.
+	// not worse, worse, not enough pairs yet, or inconclusive at the last look). Default: the
+	// margins and looks of docs/canary.md. The verdict state is process-wide like the pairs: a
+	// config whose verdict settings or mirror upstream differ from the running ones starts
+	// every model's verdict afresh, and a new mirror upstream also empties the window of pairs
+	// the summary is over.
 	Verdict *mirror.VerdictOptions `json:"verdict,omitempty"`
 }
 

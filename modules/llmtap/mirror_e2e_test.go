@@ -291,7 +291,7 @@ func TestMirrorFailuresLeaveLiveAlone(t *testing.T) {
 		// error rate counts it (the default first look is 200 pairs).
 		if vs := mirrorState(t, p).Verdicts; len(vs) != 1 || vs[0].Pairs != n || vs[0].Outcome != mirror.VerdictWorse || vs[0].Diverged != "error_rate" {
 			t.Errorf("verdicts %+v: want worse by error_rate over %d pairs", vs, n)
-		} else if e := vs[0].Comparisons[len(vs[0].Comparisons)-1]; e.Name != "error_rate" || e.Mirror != 1 || e.Live != 0 || e.Count != n {
+		} else if e := vs[0].Comparisons[len(vs[0].Comparisons)-1]; e.Name != "error_rate" || e.Other != 1 || e.Base != 0 || e.Count != n {
 			t.Errorf("error rate %+v: want live 0, mirror 1 over %d pairs", e, n)
 		}
 		groups, _, _ := p.summary(t)

@@ -57,7 +57,7 @@ func TestVerdictSLOAttainment(t *testing.T) {
 	if got == nil {
 		t.Fatalf("no %s comparison in %+v", SLOAttainment, vs[0].Comparisons)
 	}
-	if got.Live != 1 || got.Mirror != 0.7 || got.Count != n || got.Verdict != VerdictWorse || !(got.High < 0) || !(got.Estimate < -0.29 && got.Estimate > -0.31) {
+	if got.Base != 1 || got.Other != 0.7 || got.Count != n || got.Outcome != VerdictWorse || !(got.High < 0) || !(got.Estimate < -0.29 && got.Estimate > -0.31) {
 		t.Errorf("slo attainment %+v: want live 1, mirror 0.7 over %d pairs, worse", *got, n)
 	}
 	if vs[0].Outcome != VerdictWorse {
@@ -108,7 +108,7 @@ func TestVerdictOwnSLO(t *testing.T) {
 			got = &vs[0].Comparisons[i]
 		}
 	}
-	if got == nil || got.Live != 1 || got.Mirror != 0 || got.Count != 20 {
+	if got == nil || got.Base != 1 || got.Other != 0 || got.Count != 20 {
 		t.Errorf("slo attainment %+v: want live 1, mirror 0 over 20 pairs by the verdict's TTFT ≤ 100 ms", got)
 	}
 	if ps := p.Pairs(); ps[0].SLO != "verdict" {

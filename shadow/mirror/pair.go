@@ -125,13 +125,18 @@ func NewPairer(window, maxPending int) *Pairer {
 }
 
 // SetVerdict sets the verdict's margins and looks and names what is being judged (the mirror
-// upstream): a change of either starts every model's verdict afresh, while the same settings
-// again (a config reload that keeps the mirror) keep the pairs gathered so far.
+// upstream): a change of either starts every model's verdict afresh, and a change of what is
+// judged also empties the window of pairs the summary is over (its figures would mix the old
+// mirror with the new), while the same settings again (a config reload that keeps the mirror)
+// keep the pairs gathered so far.
 func (p *Pairer) SetVerdict(key string, o VerdictOptions) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if o.withDefaults() != p.verdict.withDefaults() || key != p.verdictKey {
 		clear(p.canary)
+	}
+	if key != p.verdictKey {
+		p.ring, p.next = p.ring[:0], 0
 	}
 	p.verdict, p.verdictKey = o, key
 	p.verdictJudge = nil
@@ -367,9 +372,9 @@ func (p *Pairer) Summary() Summary {
 			}
 		}
 		ms.BothOK = len(ok)
-		ms.TTFT = compare(ok, func(s Side) *float64 { return s.TTFTMs })
-		ms.ITL = compare(ok, func(s Side) *float64 { return s.ITLMs })
-		ms.Latency = compare(ok, func(s Side) *float64 { return s.LatencyMs })
+		ms.TTFT = summarize(ok, func(s Side) *float64 { return s.TTFTMs })
+		ms.ITL = summarize(ok, func(s Side) *float64 { return s.ITLMs })
+		ms.Latency = summarize(ok, func(s Side) *float64 { return s.LatencyMs })
 		s.Models = append(s.Models, ms)
 	}
 	slices.SortFunc(s.Models, func(a, b ModelSummary) int {
@@ -384,8 +389,8 @@ func (p *Pairer) Summary() Summary {
 	return s
 }
 
-// compare computes one metric's comparison over the pairs where both sides have it.
-func compare(pairs []Pair, metric func(Side) *float64) Comparison {
+// summarize computes one metric's comparison over the pairs where both sides have it.
+func summarize(pairs []Pair, metric func(Side) *float64) Comparison {
 	var live, mirror, diff []float64
 	for _, pr := range pairs {
 		l, m := metric(pr.Live), metric(pr.Mirror)

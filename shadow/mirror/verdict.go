@@ -1,22 +1,25 @@
 package mirror
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
-	two "github.com/llmtap/llmtap/telemetry/compare"
+	"github.com/llmtap/llmtap/telemetry/compare"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// Verdicts of a canary comparison.
+// Verdicts of a canary comparison. A verdict other than "not enough pairs yet" is a decision;
+// better, same and not worse let a rollout go ahead, worse stops it.
 const (
-	VerdictBetter    = "better"
-	VerdictSame      = "same"
-	VerdictWorse     = "worse"
+	VerdictBetter = compare.Better
+	VerdictSame   = compare.Same
+	// VerdictNotWorse is the gate's answer when every comparison's upper bound is inside its
+	// margin but the two-sided question (same, better) is not settled yet: the mirror is no
+	// worse than live by more than the margins.
+	VerdictNotWorse  = compare.NotWorse
+	VerdictWorse     = compare.Worse
 	VerdictNotEnough = "not enough pairs yet"
 	// VerdictInconclusive is the last look's verdict when a comparison was still undecided:
 	// pairs past the last look are not used, so it is final (more looks or wider margins
@@ -24,46 +27,54 @@ const (
 	VerdictInconclusive = "inconclusive"
 )
 
-// Defaults of VerdictOptions.
+// Defaults of VerdictOptions, chosen by the calibration in docs/canary.md
+// (telemetry/compare/calibrate).
 const (
 	DefaultVerdictAlpha       = 0.05
-	DefaultVerdictMargin      = 0.05
-	DefaultVerdictTailMargin  = 0.20
-	DefaultVerdictMarginMs    = 2.0
-	DefaultVerdictErrorMargin = 0.01
+	DefaultVerdictMargin      = 0.10
+	DefaultVerdictTailMargin  = 1.0
+	DefaultVerdictErrorMargin = 0.02
 	DefaultVerdictFirstLook   = 200
 	DefaultVerdictLooks       = 7
 )
 
 // VerdictOptions are the equivalence margins and the look schedule of a canary verdict.
 //
-// The method: the verdict is taken only at looks, when a model's pairs reach FirstLook,
-// 2·FirstLook, 4·FirstLook … (Looks of them); between looks the last look's verdict stands,
-// so however often a gate polls, it reads at most Looks verdicts. Look k (from 0) spends
-// Alpha/2^(k+1) of the false-alarm budget, split evenly over the comparisons of the look
-// (Bonferroni), so the chance that any look of a model declares a difference that is not there
-// is at most Alpha in all (a union bound, whatever the dependence between looks and metrics).
+// The method: each pair is one request measured on both sides, so the comparisons are paired
+// (telemetry/compare): the typical ratio mirror/live of a metric is the mean of the per-pair
+// log ratios, the error rates are compared pair by pair, and the tail by the share of each
+// side's requests above the pooled 99th percentile (an alarm: it can make a verdict worse but
+// never holds one back). Their variance is estimated by batch means over the order the pairs
+// were made in, so slow drift and bursts are counted.
 //
-// Each quantile comparison is a confidence interval for the ratio mirror/live of that quantile,
-// from exact distribution-free (binomial order-statistic) intervals of each side's quantile,
-// each at half the comparison's level; the error rates are compared by the difference of their
-// Wilson intervals. Pairing is not used (the intervals are marginal): the method gives up some
-// power for exactness and sees a worse tail at an equal median, since the tail quantiles are
-// compared directly.
+// The verdict is taken only at looks, when a model's pairs reach FirstLook, 2·FirstLook,
+// 4·FirstLook … (Looks of them); between looks the last look's verdict stands, so however
+// often a gate polls it reads at most Looks verdicts. Each look spends Alpha/Looks of two
+// budgets: the false-worse budget split evenly over the lower ends of every comparison, the
+// false-not-worse budget over the upper ends of the gating ones (Bonferroni). The chance that
+// any look of a model says worse when the truth is within every margin is at most Alpha, and
+// so is the chance that it says not worse (or same, better) when a gating metric's truth is
+// past its margin (union bounds, whatever the dependence between looks and metrics).
 type VerdictOptions struct {
-	// Alpha bounds the chance of a false "better" or "worse" over all looks. Default 0.05.
+	// Alpha bounds the chance of a false "worse", and of a false "not worse", over all looks.
+	// Default 0.05.
 	Alpha float64 `json:"alpha,omitempty"`
-	// Margin is the equivalence margin of the median and 90th percentile ratios: within
-	// 1±Margin they count as the same. Default 0.05.
+	// Margin is the equivalence margin of the typical ratios mirror/live of TTFT, ITL, request
+	// latency and output tokens, each in its own unit: within 1±Margin they count as the same,
+	// and a mirror 1+Margin times slower is as slow as the gate lets through. Default 0.10.
 	Margin float64 `json:"margin,omitempty"`
-	// TailMargin is the equivalence margin of the 99th percentile ratios. Default 0.20.
+	// TailMargin is the margin of the tail alarms: the mirror's share of requests above the
+	// 99th percentile of both sides together, over live's share, may exceed 1 by this much
+	// before it counts as worse. Default 1.0 (twice as many slow requests).
 	TailMargin float64 `json:"tail_margin,omitempty"`
-	// MarginMs is the smallest difference of a time metric, in ms, that counts at all, so a
-	// constant offset between where the two sides are measured is not a verdict. Default 2; a
-	// negative value means none.
+	// MarginMs, when positive, is a constant offset in ms between where the two sides are
+	// measured (the live request through Caddy's proxy, the copy from llmtap's own client)
+	// that is forgiven: it is taken off the mirror's TTFT and request latency of every pair
+	// before the ratio. It never applies to ITL, which is per token. Default 0: none.
 	MarginMs float64 `json:"margin_ms,omitempty"`
-	// ErrorMargin is the equivalence margin of the error rates' difference (0.01 is one
-	// percentage point). Default 0.01.
+	// ErrorMargin is the equivalence margin of the error rates' difference (0.02 is two
+	// percentage points), and of the SLO attainments'. Default 0.02: at 0.5 % errors on each
+	// side, one point takes about 1,500 pairs to tell, two points about 400.
 	ErrorMargin float64 `json:"error_margin,omitempty"`
 	// FirstLook is the number of a model's pairs at the first look. Default 200.
 	FirstLook int `json:"first_look,omitempty"`
@@ -89,8 +100,6 @@ func (o VerdictOptions) withDefaults() VerdictOptions {
 	}
 	if o.MarginMs < 0 {
 		o.MarginMs = 0
-	} else if o.MarginMs == 0 {
-		o.MarginMs = DefaultVerdictMarginMs
 	}
 	if o.ErrorMargin <= 0 {
 		o.ErrorMargin = DefaultVerdictErrorMargin
@@ -115,10 +124,13 @@ func (o VerdictOptions) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"alpha", o.Alpha}, {"margin", o.Margin}, {"tail_margin", o.TailMargin}, {"error_margin", o.ErrorMargin}} {
+	}{{"alpha", o.Alpha}, {"margin", o.Margin}, {"error_margin", o.ErrorMargin}} {
 		if !(f.v >= 0 && f.v < 1) {
 			errs = append(errs, fmt.Errorf("%s %v: must be in (0, 1) (0 means the default)", f.name, f.v))
 		}
+	}
+	if !(o.TailMargin >= 0 && o.TailMargin <= 100) {
+		errs = append(errs, fmt.Errorf("tail_margin %v: must be in (0, 100] (0 means the default)", o.TailMargin))
 	}
 	if math.IsNaN(o.MarginMs) || math.IsInf(o.MarginMs, 0) {
 		errs = append(errs, fmt.Errorf("margin_ms %v: must be a number", o.MarginMs))
@@ -157,8 +169,8 @@ func (o VerdictOptions) MaxPairs() int {
 
 // Verdict is one model's canary verdict, taken at its last look.
 type Verdict struct {
-	// Outcome is better, same, worse, "not enough pairs yet", or inconclusive (undecided at the
-	// last look: final).
+	// Outcome is better, same, not worse, worse, "not enough pairs yet", or inconclusive
+	// (undecided at the last look: final).
 	Outcome string `json:"verdict"`
 	// Pairs is the number of pairs the verdict was taken over (the last look's).
 	Pairs int `json:"pairs"`
@@ -166,7 +178,9 @@ type Verdict struct {
 	// count of the next look, 0 after the last.
 	Look       int `json:"look"`
 	NextLookAt int `json:"next_look_at"`
-	// Level is the confidence level of each comparison at that look.
+	// Level is the confidence level of each comparison's interval at that look (its lower
+	// end at the share of the false-worse budget, its upper end at the share of the
+	// false-not-worse budget).
 	Level float64 `json:"level"`
 	// Diverged names the comparison furthest from equal (by its point estimate against its
 	// margin); empty before the first look.
@@ -175,45 +189,26 @@ type Verdict struct {
 	Comparisons []MetricVerdict `json:"comparisons"`
 }
 
-// MetricVerdict is one comparison of a verdict.
-type MetricVerdict struct {
-	// Name is the metric and quantile ("ttft_ms p99") or "error_rate".
-	Name string `json:"name"`
-	// Live and Mirror are the point estimates (a quantile in the metric's unit, or a rate).
-	Live   float64 `json:"live"`
-	Mirror float64 `json:"mirror"`
-	// Estimate is mirror/live for a quantile, mirror−live for the error rate; Low and High
-	// bound it at the look's level (±Inf where the pairs cannot bound it yet; null in JSON).
-	Estimate float64 `json:"estimate"`
-	Low      float64 `json:"low"`
-	High     float64 `json:"high"`
-	// Margin is the equivalence margin it was judged by.
-	Margin float64 `json:"margin"`
-	// Count is the number of pairs the comparison is over (both sides had the metric).
-	Count int `json:"count"`
-	// Verdict is better, same, worse or "not enough pairs yet".
-	Verdict string `json:"verdict"`
-	// PairsNeeded estimates the pairs at which the interval would be narrow enough to tell a
-	// change of twice the margin from the margin (from the interval's width now, which
-	// shrinks as 1/√n); 0 when it cannot be estimated yet.
-	PairsNeeded int `json:"pairs_needed"`
-}
+// MetricVerdict is one comparison of a verdict: the engine's result, Base the live side and
+// Other the mirror (in JSON "live" and "mirror").
+type MetricVerdict = compare.Result
 
-// verdictQuantiles are the quantiles compared per metric, with whether the tail margin applies.
-var verdictQuantiles = []struct {
+// verdictMetrics are the metrics compared: the typical ratio of each (paired, gating) and, for
+// the time metrics, the tail alarm at the 99th percentile.
+var verdictMetrics = []struct {
 	metric string
-	q      float64
-	tail   bool
+	tail   bool // a "p99" tail alarm too
+	offset bool // MarginMs applies
+	alarm  bool // the typical ratio is an alarm, not a gate
 	get    func(Side) *float64
 }{
-	{"ttft_ms p50", 0.50, false, func(s Side) *float64 { return s.TTFTMs }},
-	{"ttft_ms p90", 0.90, false, func(s Side) *float64 { return s.TTFTMs }},
-	{"ttft_ms p99", 0.99, true, func(s Side) *float64 { return s.TTFTMs }},
-	{"itl_ms p50", 0.50, false, func(s Side) *float64 { return s.ITLMs }},
-	{"itl_ms p99", 0.99, true, func(s Side) *float64 { return s.ITLMs }},
-	{"request_latency_ms p50", 0.50, false, func(s Side) *float64 { return s.LatencyMs }},
-	{"request_latency_ms p99", 0.99, true, func(s Side) *float64 { return s.LatencyMs }},
-	{"output_tokens p50", 0.50, false, func(s Side) *float64 { return s.OutputTokens }},
+	{"ttft_ms", true, true, false, func(s Side) *float64 { return s.TTFTMs }},
+	{"itl_ms", true, false, false, func(s Side) *float64 { return s.ITLMs }},
+	// Request latency and the output tokens follow how many tokens each side chose to
+	// generate, which differs between two answers to the same prompt: they can make a verdict
+	// worse, and do not hold it back (TTFT and ITL are what the upstream's speed is).
+	{"request_latency_ms", true, true, true, func(s Side) *float64 { return s.LatencyMs }},
+	{"output_tokens", false, false, true, func(s Side) *float64 { return s.OutputTokens }},
 }
 
 // Judge takes the verdict over one model's pairs (oldest first) at the last look their count
@@ -230,142 +225,102 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	}
 	pairs = pairs[:o.LookAt(look)]
 	v.Pairs = len(pairs)
-	tests := len(verdictQuantiles) + 1
+	// A false worse comes from the lower end of any comparison, a false not worse (same,
+	// better) from the upper end of a gating one: each look spends Alpha/Looks of each
+	// budget, split evenly over the comparisons that can make that mistake.
+	tests, gates := 1, 1 // error_rate
+	for _, vm := range verdictMetrics {
+		tests++
+		if !vm.alarm {
+			gates++
+		}
+		if vm.tail {
+			tests++
+		}
+	}
 	judged := slices.ContainsFunc(pairs, func(p Pair) bool { return p.Live.SLOMet != nil })
 	if judged {
 		tests++ // the SLO attainment is one comparison more
+		gates++
 	}
-	alpha := o.Alpha / math.Exp2(float64(look+1)) / float64(tests) // per comparison
-	v.Level = 1 - alpha
-	worst := 0.0
-	for _, vq := range verdictQuantiles {
+	look1 := o.Alpha / float64(o.Looks)
+	ends := compare.Ends{Low: look1 / float64(tests), High: look1 / float64(gates)}
+	v.Level = 1 - ends.Low - ends.High
+	for _, vm := range verdictMetrics {
 		var live, mirror []float64
 		for _, p := range pairs {
-			// A quantile of a metric is over the requests that succeeded on both sides.
+			// A metric is compared over the requests that succeeded on both sides.
 			if !p.Live.OK || !p.Mirror.OK {
 				continue
 			}
-			if l, m := vq.get(p.Live), vq.get(p.Mirror); l != nil && m != nil {
-				live, mirror = append(live, *l), append(mirror, *m)
+			if l, m := vm.get(p.Live), vm.get(p.Mirror); l != nil && m != nil {
+				mv := *m
+				if vm.offset {
+					mv = max(0, mv-o.MarginMs)
+				}
+				live, mirror = append(live, *l), append(mirror, mv)
 			}
 		}
-		margin := o.Margin
-		if vq.tail {
-			margin = o.TailMargin
-		}
-		mv := compareQuantile(vq.metric, live, mirror, vq.q, alpha, margin, o.MarginMs)
-		v.Comparisons = append(v.Comparisons, mv)
-		if d := divergence(mv, false); d > worst {
-			worst, v.Diverged = d, mv.Name
+		r := compare.PairedRatio(vm.metric+" p50", live, mirror, ends, o.Margin)
+		r.Alarm = vm.alarm
+		v.Comparisons = append(v.Comparisons, r)
+		if vm.tail {
+			v.Comparisons = append(v.Comparisons, compare.SlowShare(vm.metric+" p99", live, mirror, 0.99, ends, o.TailMargin))
 		}
 	}
-	ev := compareErrors(pairs, alpha, o.ErrorMargin)
-	v.Comparisons = append(v.Comparisons, ev)
-	if d := divergence(ev, true); d > worst {
-		worst, v.Diverged = d, ev.Name
-	}
+	v.Comparisons = append(v.Comparisons, compareErrors(pairs, ends, o.ErrorMargin))
 	if judged {
-		sv := compareAttainment(pairs, alpha, o.ErrorMargin)
-		v.Comparisons = append(v.Comparisons, sv)
-		if d := divergence(sv, true); d > worst {
-			v.Diverged = sv.Name
+		v.Comparisons = append(v.Comparisons, compareAttainment(pairs, ends, o.ErrorMargin))
+	}
+	var outcome string
+	outcome, v.Diverged = compare.Combine(compare.WorseDominates, v.Comparisons)
+	v.Outcome = outcome
+	for i := range v.Comparisons {
+		if v.Comparisons[i].Outcome == compare.NotEnough {
+			v.Comparisons[i].Outcome = VerdictNotEnough
 		}
 	}
-	v.Outcome = combine(v.Comparisons)
-	if v.Outcome == VerdictNotEnough && look == o.Looks-1 {
-		v.Outcome = VerdictInconclusive // no later look will decide
+	if outcome == compare.NotEnough {
+		v.Outcome = VerdictNotEnough
+		if look == o.Looks-1 {
+			v.Outcome = VerdictInconclusive // no later look will decide
+		}
 	}
 	return v
 }
 
-// divergence is how far a comparison's estimate lies from equal, in margins.
-func divergence(m MetricVerdict, difference bool) float64 {
-	return two.Result{Estimate: m.Estimate, Margin: m.Margin, Count: max(1, m.Count), Difference: difference}.Divergence()
-}
-
-// combine is worse when any comparison is worse, better when none is worse and every one is
-// better or the same with one better at least, same when all are the same, and not enough
-// pairs yet otherwise.
-func combine(cs []MetricVerdict) string {
-	counts := map[string]int{}
-	for _, c := range cs {
-		if c.Count == 0 {
-			continue // a metric neither side has (ITL of single-token answers) is not compared
-		}
-		counts[c.Verdict]++
+// compareErrors compares the error rates, mirror minus live, pair by pair.
+func compareErrors(pairs []Pair, e compare.Ends, margin float64) MetricVerdict {
+	live, mirror := make([]bool, len(pairs)), make([]bool, len(pairs))
+	for i, p := range pairs {
+		live[i], mirror[i] = !p.Live.OK, !p.Mirror.OK
 	}
-	switch {
-	case counts[VerdictWorse] > 0:
-		return VerdictWorse
-	case counts[VerdictNotEnough] > 0:
-		return VerdictNotEnough
-	case counts[VerdictBetter] > 0:
-		return VerdictBetter
-	case counts[VerdictSame] > 0:
-		return VerdictSame
-	}
-	return VerdictNotEnough
-}
-
-// compareQuantile compares the q-quantile of mirror with live's (two.Quantile).
-func compareQuantile(name string, live, mirror []float64, q, alpha, margin, marginAbs float64) MetricVerdict {
-	if strings.HasPrefix(name, "output_tokens") {
-		marginAbs = 0.5 // a token: counts differ by whole tokens
-	}
-	return fromResult(two.Quantile(name, live, mirror, q, alpha, margin, marginAbs))
-}
-
-// compareErrors compares the error rates, mirror minus live, by their Wilson intervals.
-func compareErrors(pairs []Pair, alpha, margin float64) MetricVerdict {
-	var le, me int
-	for _, p := range pairs {
-		if !p.Live.OK {
-			le++
-		}
-		if !p.Mirror.OK {
-			me++
-		}
-	}
-	return fromResult(two.Rates("error_rate", le, len(pairs), me, len(pairs), alpha, margin))
+	return compare.PairedRate("error_rate", live, mirror, e, margin)
 }
 
 // SLOAttainment is the name of the comparison of the SLO attainments.
 const SLOAttainment = "slo_attainment"
 
 // compareAttainment compares the share of the pairs judged by an SLO (Pair.SLO) that met it,
-// live beside mirror, by the Wilson intervals of the shares that missed it (as the error rates
-// are compared), written as attainments: Live and Mirror the attainments, the estimate and
-// its interval mirror − live (a lower attainment is worse).
-func compareAttainment(pairs []Pair, alpha, margin float64) MetricVerdict {
-	var n, lm, mm int
+// live beside mirror, pair by pair by the shares that missed it (as the error rates are
+// compared), written as attainments: Live and Mirror the attainments, the estimate and its
+// interval mirror − live (a lower attainment is worse).
+func compareAttainment(pairs []Pair, e compare.Ends, margin float64) MetricVerdict {
+	var live, mirror []bool
 	for _, p := range pairs {
 		if p.Live.SLOMet == nil || p.Mirror.SLOMet == nil {
 			continue
 		}
-		n++
-		if !*p.Live.SLOMet {
-			lm++
-		}
-		if !*p.Mirror.SLOMet {
-			mm++
-		}
+		live, mirror = append(live, !*p.Live.SLOMet), append(mirror, !*p.Mirror.SLOMet)
 	}
-	r := two.Rates(SLOAttainment, lm, n, mm, n, alpha, margin)
-	if n > 0 {
+	r := compare.PairedRate(SLOAttainment, live, mirror, e, margin)
+	if r.Count > 0 {
 		r.Base, r.Other = 1-r.Base, 1-r.Other
 	}
+	// The misses' difference is the attainments' with the sign turned; the outcome, judged on
+	// the misses (more misses is worse), stands.
 	r.Estimate, r.Low, r.High = -r.Estimate, -r.High, -r.Low
-	return fromResult(r)
-}
-
-// fromResult is a comparison of the engine as the canary verdict names it.
-func fromResult(r two.Result) MetricVerdict {
-	v := r.Outcome
-	if v == two.NotEnough {
-		v = VerdictNotEnough
-	}
-	return MetricVerdict{Name: r.Name, Live: r.Base, Mirror: r.Other, Estimate: r.Estimate,
-		Low: r.Low, High: r.High, Margin: r.Margin, Count: r.Count, Verdict: v, PairsNeeded: r.Needed}
+	return r
 }
 
 // String is a one-line form for logs and the CLI.
@@ -375,52 +330,4 @@ func (v Verdict) String() string {
 	}
 	return fmt.Sprintf("%s over %d pairs (look %d, each comparison at %.4f%%; furthest from equal: %s)",
 		v.Outcome, v.Pairs, v.Look+1, 100*v.Level, v.Diverged)
-}
-
-// metricVerdictJSON is MetricVerdict on the wire: an interval end the pairs cannot bound yet
-// (±Inf, which JSON cannot hold) is null.
-type metricVerdictJSON struct {
-	Name        string   `json:"name"`
-	Live        float64  `json:"live"`
-	Mirror      float64  `json:"mirror"`
-	Estimate    *float64 `json:"estimate"`
-	Low         *float64 `json:"low"`
-	High        *float64 `json:"high"`
-	Margin      float64  `json:"margin"`
-	Count       int      `json:"count"`
-	Verdict     string   `json:"verdict"`
-	PairsNeeded int      `json:"pairs_needed"`
-}
-
-func finite(x float64) *float64 {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return nil
-	}
-	return &x
-}
-
-func orInf(p *float64, sign int) float64 {
-	if p == nil {
-		return math.Inf(sign)
-	}
-	return *p
-}
-
-// MarshalJSON writes unbounded interval ends (and an unbounded estimate) as null.
-func (m MetricVerdict) MarshalJSON() ([]byte, error) {
-	return json.Marshal(metricVerdictJSON{Name: m.Name, Live: m.Live, Mirror: m.Mirror,
-		Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High), Margin: m.Margin,
-		Count: m.Count, Verdict: m.Verdict, PairsNeeded: m.PairsNeeded})
-}
-
-// UnmarshalJSON reads null interval ends as −Inf (low) and +Inf (high, estimate).
-func (m *MetricVerdict) UnmarshalJSON(b []byte) error {
-	var w metricVerdictJSON
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*m = MetricVerdict{Name: w.Name, Live: w.Live, Mirror: w.Mirror, Estimate: orInf(w.Estimate, 1),
-		Low: orInf(w.Low, -1), High: orInf(w.High, 1), Margin: w.Margin, Count: w.Count,
-		Verdict: w.Verdict, PairsNeeded: w.PairsNeeded}
-	return nil
 }

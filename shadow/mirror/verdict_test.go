@@ -64,7 +64,7 @@ func TestVerdictFalseAlarms(t *testing.T) {
 		switch v.Outcome {
 		case VerdictWorse, VerdictBetter:
 			alarms++
-		case VerdictSame:
+		case VerdictSame, VerdictNotWorse:
 			same++
 		}
 	}
@@ -73,49 +73,58 @@ func TestVerdictFalseAlarms(t *testing.T) {
 	if float64(alarms) > bound {
 		t.Errorf("%d false alarms in %d runs, more than alpha allows (%.1f)", alarms, runs, bound)
 	}
-	if same < runs/2 {
-		t.Errorf("only %d of %d runs of identical upstreams reached \"same\" within 3,200 pairs", same, runs)
+	if same < runs*9/10 {
+		t.Errorf("only %d of %d runs of identical upstreams reached \"same\" or \"not worse\" within 3,200 pairs", same, runs)
 	}
 }
 
-// TestVerdictFalseAlarmsAtTheMargin: the hardest case for the false-alarm bound is a mirror
-// exactly at the margin (every time 5 % longer, no absolute margin): "worse" is then false,
-// and a gate looking at every look declares it in at most Alpha of the runs.
+// TestVerdictFalseAlarmsAtTheMargin: the hardest case for the gate's bound is a mirror exactly
+// at the margin (every time 10 % longer): "not worse" (or same, better) is then false, and a
+// gate looking at every look declares it in at most Alpha of the runs. Seen failing with the
+// upper ends at 4 × their level (no correction for looks): 21 of 200.
 func TestVerdictFalseAlarmsAtTheMargin(t *testing.T) {
 	t.Parallel()
-	o := VerdictOptions{Looks: 5, MarginMs: -1}
+	o := VerdictOptions{Looks: 5}
 	rng := rand.New(rand.NewPCG(2, 2))
 	const runs = 200
 	alarms := 0
 	for range runs {
 		pairs := stream(rng, o.MaxPairs(), func(rng *rand.Rand, m Side) Side {
-			t, i, l := *m.TTFTMs*1.05, *m.ITLMs*1.05, *m.LatencyMs*1.05
+			t, i, l := *m.TTFTMs*1.10, *m.ITLMs*1.10, *m.LatencyMs*1.10
 			m.TTFTMs, m.ITLMs, m.LatencyMs = &t, &i, &l
 			return m
 		})
-		if v, _ := sequential(pairs, o); v.Outcome == VerdictWorse {
-			alarms++
+		for k := range o.Looks {
+			if v := Judge(pairs[:o.LookAt(k)], o).Outcome; v == VerdictNotWorse || v == VerdictSame || v == VerdictBetter {
+				alarms++
+				break
+			}
 		}
 	}
 	bound := DefaultVerdictAlpha*runs + 3*math.Sqrt(DefaultVerdictAlpha*(1-DefaultVerdictAlpha)*runs)
-	t.Logf("a mirror exactly at the margin: %d of %d runs declared it worse (bound %.1f)", alarms, runs, bound)
+	t.Logf("a mirror exactly at the margin: %d of %d runs let it through (bound %.1f)", alarms, runs, bound)
 	if float64(alarms) > bound {
 		t.Errorf("%d false alarms in %d runs, more than alpha allows (%.1f)", alarms, runs, bound)
 	}
 }
 
-// TestVerdictSees: a mirror 10 % slower, one equal in median with a worse tail, one with more
-// errors and one offset by a constant 0.2 ms each get the verdict they should, naming the
-// metric that diverged.
+// TestVerdictSees: a mirror 20 % slower, one 20 % slower in ITL alone, one equal in median with
+// a worse tail, one with more errors and one offset by a constant 0.2 ms each get the verdict
+// they should, naming the metric that diverged.
 func TestVerdictSees(t *testing.T) {
 	o := VerdictOptions{Looks: 5}
 	for _, tc := range []struct {
 		name, want, diverged string
 		f                    func(rng *rand.Rand, m Side) Side
 	}{
-		{"10% slower", VerdictWorse, "", func(rng *rand.Rand, m Side) Side {
-			t, l := *m.TTFTMs*1.1, *m.LatencyMs*1.1
+		{"20% slower", VerdictWorse, "", func(rng *rand.Rand, m Side) Side {
+			t, l := *m.TTFTMs*1.2, *m.LatencyMs*1.2
 			m.TTFTMs, m.LatencyMs = &t, &l
+			return m
+		}},
+		{"ITL 5 to 6 ms", VerdictWorse, "itl_ms", func(rng *rand.Rand, m Side) Side {
+			i := *m.ITLMs * 1.2
+			m.ITLMs = &i
 			return m
 		}},
 		{"worse tail", VerdictWorse, "p99", func(rng *rand.Rand, m Side) Side {
@@ -144,11 +153,17 @@ func TestVerdictSees(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(7, 7))
-			v, look := sequential(stream(rng, o.MaxPairs(), tc.f), o)
+			pairs := stream(rng, o.MaxPairs(), tc.f)
+			v, look := sequential(pairs, o)
+			if strings.Contains(tc.diverged, "p99") {
+				// A tail alarm makes a verdict worse but never holds one back: the gate may
+				// pass before the tail is bounded; the last look sees it.
+				v, look = Judge(pairs, o), o.Looks-1
+			}
 			t.Logf("%s: %s at look %d", tc.name, v, look)
 			if v.Outcome != tc.want {
 				for _, c := range v.Comparisons {
-					t.Logf("  %s: live %.3f mirror %.3f estimate %.3f [%.3f, %.3f] %s", c.Name, c.Live, c.Mirror, c.Estimate, c.Low, c.High, c.Verdict)
+					t.Logf("  %s: live %.3f mirror %.3f estimate %.3f [%.3f, %.3f] %s", c.Name, c.Base, c.Other, c.Estimate, c.Low, c.High, c.Outcome)
 				}
 				t.Fatalf("verdict %q, want %q", v.Outcome, tc.want)
 			}
@@ -199,7 +214,7 @@ func TestVerdictsTakenAtLooks(t *testing.T) {
 
 // TestVerdictJSON: unbounded interval ends travel as null and come back infinite.
 func TestVerdictJSON(t *testing.T) {
-	in := MetricVerdict{Name: "ttft_ms p99", Live: 1, Mirror: 2, Estimate: 2, Low: 1.5, High: math.Inf(1), Count: 9, Verdict: VerdictNotEnough}
+	in := MetricVerdict{Name: "ttft_ms p99", Base: 1, Other: 2, Estimate: 2, Low: 1.5, High: math.Inf(1), Count: 9, Outcome: VerdictNotEnough}
 	b, err := json.Marshal(in)
 	if err != nil || !strings.Contains(string(b), `"high":null`) {
 		t.Fatalf("%s %v", b, err)
@@ -212,24 +227,47 @@ func TestVerdictJSON(t *testing.T) {
 
 // TestVerdictInconclusiveAtTheLastLook: a verdict still undecided at the last look is
 // inconclusive (final: later pairs are not used), while the same pairs at an earlier look are
-// "not enough pairs yet". 40 pairs cannot bound a p99 at the verdict's level, so its comparison
-// stays undecided whatever the data.
+// "not enough pairs yet". 10 pairs cannot bound the error rates' difference within the margin
+// (its variance is at least that of one error more on each side), so it stays undecided
+// whatever the data.
 func TestVerdictInconclusiveAtTheLastLook(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	pairs := stream(rng, 40, func(_ *rand.Rand, s Side) Side { return s })
-	last := Judge(pairs, VerdictOptions{FirstLook: 40, Looks: 1})
+	pairs := stream(rng, 10, func(_ *rand.Rand, s Side) Side { return s })
+	last := Judge(pairs, VerdictOptions{FirstLook: 10, Looks: 1})
 	if last.Outcome != VerdictInconclusive || last.Look != 0 || last.NextLookAt != 0 {
-		t.Errorf("40 pairs at the only look: %s (look %d, next at %d), want inconclusive", last.Outcome, last.Look, last.NextLookAt)
+		t.Errorf("10 pairs at the only look: %s (look %d, next at %d), want inconclusive", last.Outcome, last.Look, last.NextLookAt)
 	}
-	early := Judge(pairs, VerdictOptions{FirstLook: 40, Looks: 3})
-	if early.Outcome != VerdictNotEnough || early.NextLookAt != 80 {
-		t.Errorf("40 pairs at the first of three looks: %s (next at %d), want not enough pairs yet, next at 80", early.Outcome, early.NextLookAt)
+	early := Judge(pairs, VerdictOptions{FirstLook: 10, Looks: 3})
+	if early.Outcome != VerdictNotEnough || early.NextLookAt != 20 {
+		t.Errorf("10 pairs at the first of three looks: %s (next at %d), want not enough pairs yet, next at 20", early.Outcome, early.NextLookAt)
 	}
 	undecided := false
 	for _, m := range last.Comparisons {
-		undecided = undecided || (strings.HasSuffix(m.Name, "p99") && m.Verdict == VerdictNotEnough)
+		undecided = undecided || (m.Name == "error_rate" && m.Outcome == VerdictNotEnough)
 	}
 	if !undecided {
-		t.Errorf("no p99 comparison undecided at 40 pairs: %+v", last.Comparisons)
+		t.Errorf("the error rates decided at 10 pairs: %+v", last.Comparisons)
+	}
+}
+
+// TestReloadStartsPairsAfresh: a new mirror upstream empties the window of pairs the summary
+// is over, so its figures never mix the old mirror with the new; the same upstream again
+// keeps them. Seen failing before SetVerdict emptied the window (pairs 5 after the change).
+func TestReloadStartsPairsAfresh(t *testing.T) {
+	p := NewPairer(0, 0)
+	p.SetVerdict("http://a", VerdictOptions{})
+	for i := range 5 {
+		id := strings.Repeat("y", i+1)
+		p.Expect(id)
+		p.Consume(rec(id, record.ClassLive, "m", 10, 1, 20, ""))
+		p.Consume(rec(id, record.ClassMirror, "m", 10, 1, 20, ""))
+	}
+	p.SetVerdict("http://a", VerdictOptions{})
+	if n := len(p.Pairs()); n != 5 {
+		t.Fatalf("the same upstream again: %d pairs in the window, want 5", n)
+	}
+	p.SetVerdict("http://b", VerdictOptions{})
+	if n := len(p.Pairs()); n != 0 || len(p.Summary().Models) != 0 {
+		t.Fatalf("a new upstream: %d pairs in the window, want none", n)
 	}
 }

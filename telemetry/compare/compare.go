@@ -1,8 +1,23 @@
-// Package compare holds the two-sample statistics of llmtap's verdicts: exact
-// distribution-free confidence intervals of quantiles and of their ratio between two samples,
-// Wilson intervals of rates and of their difference, each judged against an equivalence margin,
-// and the Kolmogorov–Smirnov distance reported beside. The canary verdict (shadow/mirror) and
-// the replay fidelity verdict (report/fidelity) are built on it.
+// Package compare is llmtap's one statistical engine for its verdicts: the canary verdict
+// (shadow/mirror) and the replay fidelity verdict (report/fidelity) judge a panel of
+// comparisons, each a Result, and combine them by a Policy.
+//
+// A comparison is of an "other" side (the mirror, the replay) against a "base" side (live, the
+// recording), judged against an equivalence margin. Two kinds of sample are compared:
+//
+//   - paired (PairedRatio, PairedRate, SlowShare): both sides measured the same requests, in
+//     order. Each pair gives one statistic (a log ratio, a difference of outcomes) and its
+//     variance is estimated by batch means over the pair order (Batches batches, Student's t
+//     with Batches−1 degrees of freedom), which stays valid when the requests are not
+//     independent (slow drift, bursts), as long as a batch is long against their memory;
+//   - independent (Quantile, Rates): exact distribution-free intervals of each side's quantile,
+//     Wilson intervals of rates, for two samples that are not pairs.
+//
+// The interval of a comparison is two-sided at 1−alpha (alpha/2 on each side). A ratio is
+// judged on the log scale: worse when its lower bound is above 1+margin, better when its upper
+// bound is below 1/(1+margin), same when it lies within both, "not worse" when only its upper
+// bound is inside (the one-sided question of a rollout gate). A difference is judged the same
+// way against ±margin.
 package compare
 
 import (
@@ -12,34 +27,42 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Outcomes of one comparison of an "other" sample against a "base" sample.
+// Outcomes of one comparison of an "other" sample against a "base" sample, and of a panel.
 const (
 	Better    = "better"     // the other side is lower beyond the margin
 	Same      = "same"       // the interval lies inside the margin
+	NotWorse  = "not worse"  // the interval's upper end lies inside the margin
 	Worse     = "worse"      // the other side is higher beyond the margin
 	NotEnough = "not enough" // the interval is too wide to tell
+	// Different is an AnyDifference panel's outcome when a comparison is better or worse.
+	Different = "different"
 )
 
-// Result is one comparison.
+// Result is one comparison. Its JSON is the canary API's (GET /llmtap/mirror's comparisons):
+// base is "live", other "mirror", the outcome "verdict", Needed "pairs_needed"; an interval
+// end that cannot be bounded (±Inf) is null.
 type Result struct {
 	// Name is the metric and quantile ("ttft_ms p99") or the rate's name.
 	Name string
-	// Base and Other are the point estimates (a quantile in the metric's unit, or a rate).
+	// Base and Other are each side's point value (a quantile in the metric's unit, or a rate).
 	Base, Other float64
-	// Estimate is Other/Base for a quantile and Other−Base for a rate; Low and High bound it at
-	// the comparison's level (±Inf where the samples cannot bound it).
+	// Estimate is the comparison's estimate (a ratio other/base, or for a Difference the
+	// difference other−base); Low and High bound it at the comparison's level (±Inf where the
+	// samples cannot bound it).
 	Estimate, Low, High float64
 	// Difference is set when Estimate is a difference (a rate) rather than a ratio.
 	Difference bool
+	// Alarm is set on comparisons that can only make a panel worse: an alarm that is not
+	// worse never holds a panel's decision (a tail too noisy to bound yet).
+	Alarm bool
 	// Margin is the equivalence margin it was judged by.
 	Margin float64
 	// Count is the size of the base sample (of both, for paired samples).
 	Count int
-	// Outcome is Better, Same, Worse or NotEnough.
+	// Outcome is Better, Same, NotWorse, Worse or NotEnough.
 	Outcome string
-	// Needed estimates the sample size at which the interval would be narrow enough to tell a
-	// change of twice the margin from the margin (it shrinks as 1/√n); 0 when it cannot be
-	// estimated.
+	// Needed estimates the sample size at which the interval would be narrow enough to
+	// decide (it shrinks as 1/√n); 0 when it cannot be estimated.
 	Needed int
 }
 
