@@ -41,7 +41,7 @@ func smoothWindows(ws []window, d []float64) {
 // windows either side), or +Inf when no window's fit reaches it, 0 when the lowest rate's
 // already does; the mean concurrency fitted there; the highest rate seen.
 type rateFit struct {
-	rate, concurrency        float64
+	rate, concurrency       float64
 	maxRate, maxConcurrency float64 // the highest rate seen, and the concurrency fitted there
 }
 
@@ -95,7 +95,10 @@ func fitRate(ws []window, objective float64) rateFit {
 // isotonic replaces y by its weighted least-squares non-decreasing fit (pool adjacent
 // violators), in place. O(n).
 func isotonic(y, w []float64) {
-	type block struct{ v, w float64; n int }
+	type block struct {
+		v, w float64
+		n    int
+	}
 	bs := make([]block, 0, len(y))
 	for i := range y {
 		bs = append(bs, block{y[i], w[i], 1})

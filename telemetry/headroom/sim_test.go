@@ -91,7 +91,7 @@ func simulate(tr traffic, c int, svc service, seed uint64) []simRequest {
 	var ev eventHeap
 	var reqs []simRequest
 	var svcs []float64 // per request: its service time
-	var queue []int // waiting requests
+	var queue []int    // waiting requests
 	busy := 0
 	var ended []int
 	var clientOf []int // request → client
