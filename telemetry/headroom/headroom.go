@@ -522,11 +522,12 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 	cs := make([]float64, 0, o.Resamples)
 	xs := make([]float64, 0, o.Resamples)
 	rs := make([]window, len(ws))
+	var sc scratch
 	for range o.Resamples {
 		for i := range rs {
 			rs[i] = ws[e.rng.IntN(len(ws))]
 		}
-		g := fitRate(rs, obj)
+		g := sc.fitRate(rs, obj)
 		cs = append(cs, g.concurrency)
 		xs = append(xs, g.rate)
 	}

@@ -54,6 +54,23 @@ type rateFit struct {
 // is small where TTFT is steep. It never extrapolates: the objective is read between two
 // windows seen.
 func fitRate(ws []window, objective float64) rateFit {
+	var sc scratch
+	return sc.fitRate(ws, objective)
+}
+
+// scratch is fitRate's working memory, kept across a bootstrap's resamples.
+type scratch struct {
+	xs, cs, w []float64
+	bs        []block
+}
+
+// block is a run of pooled values in isotonic: their mean v, total weight w, count n.
+type block struct {
+	v, w float64
+	n    int
+}
+
+func (sc *scratch) fitRate(ws []window, objective float64) rateFit {
 	f := rateFit{rate: math.Inf(1), concurrency: math.Inf(1)}
 	if len(ws) == 0 {
 		return f
@@ -67,14 +84,13 @@ func fitRate(ws []window, objective float64) rateFit {
 		}
 		return 0
 	})
-	xs := make([]float64, len(ws))
-	cs := make([]float64, len(ws))
-	w := make([]float64, len(ws))
-	for i, v := range ws {
-		xs[i], cs[i], w[i] = v.x, v.c, v.n
+	xs, cs, w := sc.xs[:0], sc.cs[:0], sc.w[:0]
+	for _, v := range ws {
+		xs, cs, w = append(xs, v.x), append(cs, v.c), append(w, v.n)
 	}
-	isotonic(xs, w)
-	isotonic(cs, w)
+	sc.xs, sc.cs, sc.w = xs, cs, w
+	sc.bs = isotonic(xs, w, sc.bs)
+	sc.bs = isotonic(cs, w, sc.bs)
 	f.maxRate, f.maxConcurrency = xs[len(xs)-1], cs[len(cs)-1]
 	for j := range ws {
 		if ws[j].y < objective {
@@ -93,13 +109,9 @@ func fitRate(ws []window, objective float64) rateFit {
 }
 
 // isotonic replaces y by its weighted least-squares non-decreasing fit (pool adjacent
-// violators), in place. O(n).
-func isotonic(y, w []float64) {
-	type block struct {
-		v, w float64
-		n    int
-	}
-	bs := make([]block, 0, len(y))
+// violators), in place, and returns bs (its working memory, reused when given). O(n).
+func isotonic(y, w []float64, bs []block) []block {
+	bs = bs[:0]
 	for i := range y {
 		bs = append(bs, block{y[i], w[i], 1})
 		for len(bs) > 1 && bs[len(bs)-2].v > bs[len(bs)-1].v {
@@ -116,4 +128,5 @@ func isotonic(y, w []float64) {
 			i++
 		}
 	}
+	return bs
 }

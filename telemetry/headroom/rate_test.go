@@ -8,7 +8,7 @@ import (
 func TestIsotonic(t *testing.T) {
 	t.Parallel()
 	y := []float64{1, 3, 2, 4, 0, 5}
-	isotonic(y, []float64{1, 1, 1, 1, 3, 1})
+	isotonic(y, []float64{1, 1, 1, 1, 3, 1}, nil)
 	// 3 and 2 pool to 2.5; then 4 (w 1) and 0 (w 3) pool to 1, below 2.5, so 3, 2, 4, 0 pool
 	// to (3+2+4+0)/6 = 1.5, above 1: the first point stays.
 	want := []float64{1, 1.5, 1.5, 1.5, 1.5, 5}
