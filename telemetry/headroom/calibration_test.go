@@ -12,8 +12,10 @@ import (
 	"time"
 )
 
-// calibrate runs the long calibration (more seeds, longer truth runs) and prints the table of
-// docs/headroom.md: go test -run TestHeadroomCalibration -calibrate ./telemetry/headroom/
+// calibrate runs the long calibration (300 seeds a scenario, truth runs ten times longer) and
+// prints the table of docs/headroom.md:
+//
+//	go test -count=1 -run TestHeadroomCalibration -calibrate -timeout 30m ./telemetry/headroom/
 var (
 	calibrate = flag.Bool("calibrate", false, "run the long headroom calibration and print the docs table")
 	simSeeds  = flag.Int("headroom.seeds", 100, "seeds per headroom calibration scenario")
@@ -229,6 +231,9 @@ func wilson(k, n int) (lo, hi float64) {
 // in 92 % of the steady M/D runs).
 func TestHeadroomCalibration(t *testing.T) {
 	seeds := *simSeeds
+	if *calibrate && seeds == 100 {
+		seeds = 300
+	}
 	scs := scenarios(*calibrate)
 	var b strings.Builder
 	b.WriteString(calibrationHeader + "\n")

@@ -2,26 +2,26 @@
 // before its time to first token (TTFT) breaks an objective: the passive counterpart of the
 // active headroom probe (shadow/inproc), which finds the same figure by adding load.
 //
-// Each live request that streamed is observed once, when it ends, with the number of requests
-// its handler was measuring when it arrived (itself included: its concurrency), its TTFT and
-// its latency, and the last scrape of its upstream's metrics page (KV-cache usage, waiting
-// requests) when there is one. An observation adds into a fixed array of concurrency levels of
-// the current time window: O(1), no allocation. A ticker goroutine (Run) rotates the windows
-// and fits, per upstream and objective, a hockey stick to mean TTFT against concurrency — flat
-// up to a knee, then rising linearly — by weighted least squares. That is the shape of a
-// closed queueing system's asymptotic bounds (response time flat while a server has idle
-// capacity, then growing by one service time per slot for each request beyond it: Lazowska et
-// al., Quantitative System Performance, ch. 5), which an inference server with a fixed number
-// of batch slots follows. From the fit:
+// Each live request that streamed is observed once, when it ends, with the mean number of
+// requests its handler was measuring over its lifetime (itself included: its concurrency), its
+// TTFT and its latency, and the last scrape of its upstream's metrics page (KV-cache usage,
+// waiting requests) when there is one. An observation adds into a fixed array of concurrency
+// levels of the current time window: O(1), no allocation. A ticker goroutine (Run) rotates
+// the windows and fits, per upstream and objective:
 //
-//   - the SLO concurrency: where the fitted TTFT reaches the objective;
-//   - the SLO rate: by Little's law, that concurrency over the latency fitted at it;
+//   - the SLO rate and concurrency: each window's rate (pooled with its neighbours), mean
+//     TTFT and mean concurrency; the rate and the concurrency fitted non-decreasing in TTFT
+//     and read where TTFT is the objective, between two windows seen (never extrapolated:
+//     when no window reached the objective, the estimate is unbounded and the lower bound at
+//     most the load seen);
 //   - the remaining capacity: both less the current figures (the last window's mean
 //     concurrency and arrival rate);
-//   - their uncertainty: a bootstrap over the time windows (windows drawn with replacement,
-//     their levels summed, refitted), reported as a central interval.
+//   - their uncertainty: a bootstrap over the windows, its central interval widened three
+//     times about the estimate (calibrated by the simulations of calibration_test.go);
+//   - a hockey stick of TTFT against concurrency (flat up to a knee, then rising), as a
+//     description of the server.
 //
-// See docs/headroom.md for the method's limits.
+// See docs/headroom.md for the calibration and the method's limits.
 package headroom
 
 import (
@@ -330,9 +330,10 @@ type Level struct {
 type Estimate struct {
 	Upstream        string  `json:"upstream"`
 	TTFTObjectiveMs float64 `json:"ttft_objective_ms"`
-	// State is "ok", "collecting" (fewer than three levels with enough requests), "no knee
-	// yet" (TTFT has not risen with concurrency in what was seen: the SLO figures are
-	// unbounded) or "objective broken" (the fitted TTFT is above the objective at any load).
+	// State is "ok", "collecting" (fewer than three windows with enough requests), "no knee
+	// yet" (no window reached the objective: the estimates and high bounds are unbounded, the
+	// low bounds at most the highest load seen) or "objective broken" (the windows of the
+	// lowest TTFT are at or above the objective already).
 	State string `json:"state"`
 	// Requests and Windows are what the estimate is over; WindowSeconds is a window's length
 	// and Confidence the central probability of the intervals.
@@ -340,13 +341,15 @@ type Estimate struct {
 	Windows       int     `json:"windows"`
 	WindowSeconds float64 `json:"window_seconds"`
 	Confidence    float64 `json:"confidence"`
-	// KneeConcurrency, BaseTTFTMs and SlopeMsPerRequest are the fitted hockey stick: TTFT
-	// BaseTTFTMs up to KneeConcurrency, then rising SlopeMsPerRequest per request.
+	// KneeConcurrency, BaseTTFTMs and SlopeMsPerRequest are the hockey stick fitted to TTFT
+	// against concurrency: TTFT BaseTTFTMs up to KneeConcurrency, then rising
+	// SlopeMsPerRequest per request. They describe the server; the SLO figures come from the
+	// rate model.
 	KneeConcurrency   float64 `json:"knee_concurrency"`
 	BaseTTFTMs        float64 `json:"base_ttft_ms"`
 	SlopeMsPerRequest float64 `json:"slope_ms_per_request"`
-	// SLOConcurrency is the concurrency at which the fitted TTFT reaches the objective;
-	// SLORequestsPerSec the arrival rate there (Little's law).
+	// SLORequestsPerSec is the arrival rate at which the windows' mean TTFT reaches the
+	// objective; SLOConcurrency the mean concurrency there.
 	SLOConcurrency    Interval `json:"slo_concurrency"`
 	SLORequestsPerSec Interval `json:"slo_requests_per_sec"`
 	// CurrentConcurrency and CurrentRequestsPerSec are the last window's mean concurrency
@@ -357,7 +360,8 @@ type Estimate struct {
 	// objective breaks: the SLO figures less the current ones.
 	RemainingConcurrency    Interval `json:"remaining_concurrency"`
 	RemainingRequestsPerSec Interval `json:"remaining_requests_per_sec"`
-	// Extrapolated says the SLO concurrency lies beyond the highest concurrency seen.
+	// Extrapolated is always false: the objective is read between windows seen. Kept so
+	// that the JSON and the Connect message keep their fields.
 	Extrapolated bool `json:"extrapolated"`
 	// QueueOnsetConcurrency is the lowest level from which on the upstream's scrapes showed a
 	// request waiting on average (at least 0.5) at every level above (a scrape is up to its
@@ -495,7 +499,7 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 		durs[i] = max(0, end.Sub(starts[i]).Seconds())
 		all[i] = window{n: l.n}
 		if l.n > 0 {
-			all[i].y, all[i].c, all[i].lat = l.sumTTFT/l.n, l.sumC/l.n, l.sumLat/l.n
+			all[i].y, all[i].c = l.sumTTFT/l.n, l.sumC/l.n
 		}
 	}
 	smoothWindows(all, durs)

@@ -6,10 +6,10 @@ import (
 )
 
 // A window is one time window's requests as the rate model sees them: its arrival rate x
-// (requests/s, pooled with its neighbours: see smoothWindows), its mean TTFT y, mean
-// concurrency c and mean latency lat (ms), over n requests.
+// (requests/s, pooled with its neighbours: see smoothWindows), its mean TTFT y (ms) and mean
+// concurrency c, over n requests.
 type window struct {
-	x, y, c, lat, n float64
+	x, y, c, n float64
 }
 
 // smoothHalfWidth is how many windows on each side pool into a window's rate. A window's own
