@@ -66,10 +66,26 @@ func scenarios(long bool) []scenario {
 		if long {
 			truthDur = 100000.0
 		}
-		obj := map[service]float64{}
-		for _, s := range []service{expService, detService, lognormalService} {
-			obj[s], _ = steadyTTFT(traffic{Open: true, Rate0: 0.8 * simCapacity, Rate1: 0.8 * simCapacity, Duration: truthDur}, s, 99)
+		// The five long runs are independent: two at a time.
+		var obj [3]float64
+		var closed [2]float64
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		do := func(f func()) {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() { defer wg.Done(); defer func() { <-sem }(); f() }()
 		}
+		for _, s := range []service{expService, detService, lognormalService} {
+			do(func() {
+				obj[s], _ = steadyTTFT(traffic{Open: true, Rate0: 0.8 * simCapacity, Rate1: 0.8 * simCapacity, Duration: truthDur}, s, 99)
+			})
+		}
+		wg.Wait()
+		for i, think := range []float64{0, 1} {
+			do(func() { closed[i] = closedTruth(think, obj[expService], truthDur) })
+		}
+		wg.Wait()
 		d := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 		for _, s := range []service{expService, detService, lognormalService} {
 			scenariosAll = append(scenariosAll, scenario{
@@ -78,12 +94,12 @@ func scenarios(long bool) []scenario {
 				svc:  s, objective: d(obj[s]), truth: 0.8 * simCapacity,
 			})
 		}
-		for _, think := range []float64{0, 1} {
+		for i, think := range []float64{0, 1} {
 			c0, c1 := 3, 22
 			if think > 0 {
 				c0, c1 = 7, 40
 			}
-			truth := closedTruth(think, obj[expService], truthDur)
+			truth := closed[i]
 			scenariosAll = append(scenariosAll, scenario{
 				name: fmt.Sprintf("closed M/M/16, %d→%d clients, think %g s", c0, c1, think),
 				tr:   traffic{Clients0: c0, Clients1: c1, Think: think, Duration: simDuration},
@@ -104,10 +120,11 @@ func scenarios(long bool) []scenario {
 // closedTruth is the throughput of a closed loop of exponential servers with the given think
 // time at the (interpolated) number of clients where its mean TTFT reaches objective.
 func closedTruth(think, objective, dur float64) float64 {
+	// Below half the slots no request waits, with or without think time: start there.
 	prevT, prevX := 0.0, 0.0
-	for k := 1; k < 200; k++ {
+	for k := simSlots / 2; k < 200; k++ {
 		t, x := steadyTTFT(traffic{Clients0: k, Clients1: k, Think: think, Duration: dur / 5}, expService, uint64(1000+k))
-		if t >= objective && k > 1 {
+		if t >= objective && k > simSlots/2 {
 			f := (objective - prevT) / (t - prevT)
 			return prevX + f*(x-prevX)
 		}
@@ -234,7 +251,9 @@ func TestHeadroomCalibration(t *testing.T) {
 	if *calibrate && seeds == 100 {
 		seeds = 300
 	}
+	t0 := time.Now()
 	scs := scenarios(*calibrate)
+	t.Logf("truths computed in %v", time.Since(t0).Round(time.Millisecond))
 	var b strings.Builder
 	b.WriteString(calibrationHeader + "\n")
 	for _, sc := range scs {

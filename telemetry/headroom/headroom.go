@@ -283,15 +283,7 @@ func (e *Estimator) Estimates() []Estimate { return *e.latest.Load() }
 func (s *series) snapshot(now time.Time, o Options) ([][]level, []time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for n := 0; now.Sub(s.starts[s.cur]) >= o.Window; n++ {
-		next := s.starts[s.cur].Add(o.Window)
-		if n >= o.Windows { // idle for longer than the whole ring: start afresh
-			next = now
-		}
-		s.cur = (s.cur + 1) % o.Windows
-		clear(s.levels[s.cur])
-		s.starts[s.cur] = next
-	}
+	s.rotateLocked(now, o)
 	var wins [][]level
 	var starts []time.Time
 	for i := 1; i <= o.Windows; i++ {
@@ -305,8 +297,21 @@ func (s *series) snapshot(now time.Time, o Options) ([][]level, []time.Time) {
 	return wins, starts
 }
 
+// rotateLocked opens the windows that have begun up to now, under s.mu.
+func (s *series) rotateLocked(now time.Time, o Options) {
+	for n := 0; now.Sub(s.starts[s.cur]) >= o.Window; n++ {
+		next := s.starts[s.cur].Add(o.Window)
+		if n >= o.Windows { // idle for longer than the whole ring: start afresh
+			next = now
+		}
+		s.cur = (s.cur + 1) % o.Windows
+		clear(s.levels[s.cur])
+		s.starts[s.cur] = next
+	}
+}
+
 // Interval is a figure with its bootstrap interval. A bound is nil where it is unbounded
-// (the fit saw no rise in TTFT, so the objective is not reached within the model).
+// (no window reached the objective, or too few in the resamples).
 type Interval struct {
 	Estimate *float64 `json:"estimate"`
 	Low      *float64 `json:"low"`

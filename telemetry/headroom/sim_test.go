@@ -161,7 +161,9 @@ func simulate(tr traffic, c int, svc service, seed uint64) []simRequest {
 }
 
 // feedSim feeds the requests to e as the handler would, on a simulated clock starting at
-// start, ticking twice a window, and ticks once more at the end of the run.
+// start, rotating the windows twice a window as Tick does (without Tick's fit: only the last
+// estimate is read, and the fits were most of the calibration's time), and ticks at the end
+// of the run.
 func feedSim(e *Estimator, clk *clock, start time.Time, reqs []simRequest, duration float64, objective time.Duration) {
 	type edge struct {
 		t   float64
@@ -193,7 +195,7 @@ func feedSim(e *Estimator, clk *clock, start time.Time, reqs []simRequest, durat
 	for _, g := range edges {
 		for g.t >= next {
 			clk.t = at(next)
-			e.Tick()
+			rotate(e)
 			next += half
 		}
 		clk.t = at(g.t)
@@ -208,4 +210,16 @@ func feedSim(e *Estimator, clk *clock, start time.Time, reqs []simRequest, durat
 	}
 	clk.t = at(duration)
 	e.Tick()
+}
+
+// rotate opens the windows that have begun, as Tick does before it fits.
+func rotate(e *Estimator) {
+	now := e.opts.Now()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, s := range e.series {
+		s.mu.Lock()
+		s.rotateLocked(now, e.opts)
+		s.mu.Unlock()
+	}
 }
