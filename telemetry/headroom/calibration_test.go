@@ -135,9 +135,8 @@ func closedTruth(think, objective, dur float64) float64 {
 
 // runOutcome is one seed's published figure.
 type runOutcome struct {
-	state           string
-	est, low, high  float64 // requests/s; NaN where null (est, low), +Inf for high
-	maxObservedRate float64
+	state          string
+	est, low, high float64 // requests/s; NaN where null (est, low), +Inf for high
 }
 
 func runScenario(sc scenario, seed uint64) runOutcome {
@@ -163,11 +162,11 @@ func runScenario(sc scenario, seed uint64) runOutcome {
 
 // calibrationRow is one scenario's figures over its seeds.
 type calibrationRow struct {
-	sc                                   scenario
-	runs                                 int
-	knee, covered, aboveCap, aboveTruth  int
-	lowAboveTruth, bounded               int
-	sumRelErr, sumAbsRelErr, sumWidthRel float64
+	sc                                  scenario
+	runs                                int
+	knee, covered, aboveCap, aboveTruth int
+	lowAboveTruth, bounded              int
+	sumRelErr, sumWidthRel              float64
 }
 
 func (r calibrationRow) String() string {
