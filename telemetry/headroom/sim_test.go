@@ -1,7 +1,6 @@
 package headroom
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -66,22 +65,53 @@ type simEvent struct {
 	req    int // end: the request
 }
 
+// eventHeap is a binary min-heap of events by time (ends before arrivals at the same
+// instant), typed so that a push does not box the event (container/heap would, and the
+// calibration pushes millions).
 type eventHeap []simEvent
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
+func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
 		return h[i].t < h[j].t
 	}
-	return h[i].kind > h[j].kind // ends before arrivals at the same instant
+	return h[i].kind > h[j].kind
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(simEvent)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *eventHeap) push(e simEvent) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() simEvent {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r := l + 1; r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
 }
 
 // simulate runs the traffic against c slots and returns the requests that ended within the
@@ -104,7 +134,7 @@ func simulate(tr traffic, c int, svc service, seed uint64) []simRequest {
 			busy++
 			reqs[i].ttft = s / 10
 			reqs[i].latency = s
-			heap.Push(&ev, simEvent{t: t + s, kind: 1, client: client, req: i})
+			ev.push(simEvent{t: t + s, kind: 1, client: client, req: i})
 		} else {
 			queue = append(queue, i)
 		}
@@ -115,7 +145,7 @@ func simulate(tr traffic, c int, svc service, seed uint64) []simRequest {
 		hi := max(tr.Rate0, tr.Rate1)
 		for t := r.ExpFloat64() / hi; t < tr.Duration; t += r.ExpFloat64() / hi {
 			if r.Float64()*hi <= tr.Rate0+(tr.Rate1-tr.Rate0)*t/tr.Duration {
-				heap.Push(&ev, simEvent{t: t, kind: 0, client: -1})
+				ev.push(simEvent{t: t, kind: 0, client: -1})
 			}
 		}
 	} else {
@@ -125,11 +155,11 @@ func simulate(tr traffic, c int, svc service, seed uint64) []simRequest {
 			if k >= tr.Clients0 {
 				join = tr.Duration * float64(k+1-tr.Clients0) / float64(tr.Clients1-tr.Clients0+1)
 			}
-			heap.Push(&ev, simEvent{t: join + tr.Think*r.ExpFloat64(), kind: 0, client: k})
+			ev.push(simEvent{t: join + tr.Think*r.ExpFloat64(), kind: 0, client: k})
 		}
 	}
-	for ev.Len() > 0 {
-		e := heap.Pop(&ev).(simEvent)
+	for len(ev) > 0 {
+		e := ev.pop()
 		if e.t >= tr.Duration {
 			break
 		}
@@ -145,12 +175,12 @@ func simulate(tr traffic, c int, svc service, seed uint64) []simRequest {
 			wait := e.t - reqs[i].arrival
 			reqs[i].ttft = wait + s/10
 			reqs[i].latency = wait + s
-			heap.Push(&ev, simEvent{t: e.t + s, kind: 1, client: clientOf[i], req: i})
+			ev.push(simEvent{t: e.t + s, kind: 1, client: clientOf[i], req: i})
 		} else {
 			busy--
 		}
 		if e.client >= 0 {
-			heap.Push(&ev, simEvent{t: e.t + tr.Think*r.ExpFloat64(), kind: 0, client: e.client})
+			ev.push(simEvent{t: e.t + tr.Think*r.ExpFloat64(), kind: 0, client: e.client})
 		}
 	}
 	out := make([]simRequest, len(ended))
