@@ -138,6 +138,9 @@ func fmtNum(v *float64) string {
 
 func fmtIv(i headroom.Interval) string {
 	if i.Estimate == nil {
+		if i.Low != nil {
+			return "≥ " + num3(*i.Low)
+		}
 		return "∞"
 	}
 	high := "∞"

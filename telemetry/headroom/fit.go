@@ -32,18 +32,6 @@ type stick struct {
 // at evaluates the stick at x.
 func (s stick) at(x float64) float64 { return s.Base + s.Slope*max(0, x-s.Knee) }
 
-// reach is the concurrency at which the stick reaches y: +Inf when it never does (no slope),
-// 0 when it is at or above y everywhere.
-func (s stick) reach(y float64) float64 {
-	switch {
-	case y <= s.Base:
-		return 0
-	case s.Slope <= 0:
-		return math.Inf(1)
-	}
-	return s.Knee + (y-s.Base)/s.Slope
-}
-
 // fitStick fits a hockey stick to pts (sorted by x) by weighted least squares: for a given
 // knee k the model y = a + b·max(0, x − k) is linear in a and b and solved in closed form, so
 // the knee is searched: first at every point's x and midway between neighbours, then on a grid
@@ -121,17 +109,6 @@ func solve(pts []point, k float64) (stick, float64, bool) {
 		return stick{}, 0, false
 	}
 	return stick{Knee: k, Base: a, Slope: b}, max(0, syy-a*sy-b*suy), true
-}
-
-// fitAtKnee fits only the slope and base of y at a given knee (latency beside a TTFT knee).
-func fitAtKnee(pts []point, k float64) stick {
-	if s, _, ok := solve(pts, k); ok {
-		s.ok = true
-		return s
-	}
-	s := flat(pts)
-	s.Knee, s.ok = k, len(pts) > 0
-	return s
 }
 
 func sse(pts []point, s stick) float64 {

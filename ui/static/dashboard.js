@@ -385,7 +385,8 @@ function drawPassive(ests) {
   table.hidden = !ests.length;
   note.textContent = ests.length ? "passive headroom, from live traffic alone (estimate [low, high])" : "";
   const num = (v) => v == null ? "–" : Number(v.toPrecision(3)).toString();
-  const iv = (i) => i.estimate == null ? "∞" : `${num(i.estimate)} [${num(i.low)}, ${i.high == null ? "∞" : num(i.high)}]`;
+  // Out of sight (no estimate), the low bound is the load seen: "≥ low".
+  const iv = (i) => i.estimate == null ? (i.low == null ? "∞" : `≥ ${num(i.low)}`) : `${num(i.estimate)} [${num(i.low)}, ${i.high == null ? "∞" : num(i.high)}]`;
   const tbody = table.tBodies[0];
   tbody.textContent = "";
   for (const e of ests) {
