@@ -523,7 +523,7 @@ func arrivals(rec, rep []*record.Record, o Options, lv compare.Levels) []Compari
 	if df > 0 && m+m2 > 0 {
 		// The dispersion is estimated: the statistic over its degrees of freedom, over the
 		// dispersion, is F-distributed.
-		p = 1 - distuv.F{D1: float64(df), D2: float64(m + m2)}.CDF(x / float64(df) / max(1, disp))
+		p = 1 - distuv.F{D1: float64(df), D2: float64(m + m2)}.CDF(x/float64(df)/max(1, disp))
 	}
 	if r >= o.MinRateCorr || p >= lv.Differ {
 		corr.Outcome = compare.Same
