@@ -147,7 +147,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	// as the trace says).
 	var fit *workload.TokenFit
 	var sent []atomic.Int32
-	if *fitTokens && r.tokens == nil && hasSynthetic(reqs) {
+	if *fitTokens && cf.tokenizer == "" && hasSynthetic(reqs) {
 		fit, sent = new(workload.TokenFit), make([]atomic.Int32, len(reqs))
 	}
 	build := func(i int) (loadtest.Request, error) {
