@@ -103,11 +103,16 @@ func PairedQuantileRatio(name string, base, other Sample, q float64, lv Levels, 
 		}
 		return float64(k) / n
 	}
-	bp, op := share(bv, bq), share(ov, oq)
-	if bp <= 0 || bp >= 1 || op <= 0 || op >= 1 {
-		return r
+	// A side whose values all tie at its quantile (a fixed prompt length) has no spread there:
+	// it adds nothing to the error.
+	weight := func(se, p float64) float64 {
+		if se == 0 || p <= 0 || p >= 1 {
+			return 0
+		}
+		return se / math.Sqrt(p*(1-p)/n)
 	}
-	bw, ow := bse/math.Sqrt(bp*(1-bp)/n), ose/math.Sqrt(op*(1-op)/n)
+	bp, op := share(bv, bq), share(ov, oq)
+	bw, ow := weight(bse, bp), weight(ose, op)
 	psi := make([]float64, len(bv))
 	for i := range psi {
 		var ib, io float64
