@@ -209,6 +209,8 @@ type collector struct {
 
 	// slices, when set, summarizes the records by timeslice as agg does the whole run.
 	slices *slicer
+	// onRecord is Spec.OnRecord.
+	onRecord func(n int, r *record.Record)
 
 	// keep, in tests, remembers every request's id and intended time.
 	keep bool
@@ -278,6 +280,9 @@ func (c *collector) Consume(r *record.Record) {
 	// taken now, without the body (which it does not need).
 	kept := *r
 	kept.RequestBody = nil
+	if c.onRecord != nil {
+		c.onRecord(n, &kept)
+	}
 	var line *exportLine
 	c.mu.Lock()
 	j := c.entry(n)

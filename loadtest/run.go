@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmtap/llmtap/internal/h1client"
 	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/tokens"
@@ -87,6 +88,11 @@ type Spec struct {
 	// the engine decodes it, from at most MaxReply bytes) before the request's outcome is
 	// reported, so that Next and Build see it: a conversation appends it to its next turn.
 	Reply func(n int, text string)
+	// OnRecord, when set, is given the record of every request of the profiling phase as the
+	// meter finalized it (its usage figures included), with the request's Build number, on
+	// the tap's pipeline goroutine: it must not block. A replay fits its prompt sizes to the
+	// server's token counts with it.
+	OnRecord func(n int, r *record.Record)
 
 	// Warmup is sent first and left out of the results; nil: no warmup.
 	Warmup *loadgen.Config
@@ -230,6 +236,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	api.setTap(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
 	col.keep = s.Keep
+	col.onRecord = s.OnRecord
 	if s.SliceDuration > 0 {
 		col.slices = newSlicer(s.SliceDuration, s.SLOs)
 	}

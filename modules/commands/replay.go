@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,6 +73,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	ff.register(fs, false)
 	var sel traceSelect
 	sel.register(fs)
+	fitTokens := fs.Bool("fit-input-tokens", true, "without --tokenizer, size synthetic prompts by the input tokens the server reports: fit server tokens per prompt token from the first responses' usage")
 	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after the trace's last request is due (inf: wait for all); requests still open then are left out of the results")
 	var timeoutS float64
 	registerRequestTimeout(fs, &timeoutS)
@@ -139,6 +141,15 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if err != nil {
 		return 1, err
 	}
+	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
+	// otherwise: fit is learned from the usage of the first responses, and every prompt built
+	// after it is sized so that the server counts the trace's input length (fit == nil: sized
+	// as the trace says).
+	var fit *workload.TokenFit
+	var sent []atomic.Int32
+	if *fitTokens && cf.tokenizer == "" && hasSynthetic(reqs) {
+		fit, sent = new(workload.TokenFit), make([]atomic.Int32, len(reqs))
+	}
 	build := func(i int) (loadtest.Request, error) {
 		q := &reqs[i]
 		b := loadtest.Request{Path: r.path, Session: q.SessionID}
@@ -149,17 +160,23 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 			}
 			return b, nil
 		}
-		body, err := r.spec.TraceBody(corpus, q.InputLength, q.OutputLength, q.HashIDs, i)
+		n := q.InputLength
+		if fit != nil {
+			n = fit.Size(n)
+			sent[i].Store(int32(min(n, math.MaxInt32)))
+		}
+		body, err := r.spec.TraceBody(corpus, n, q.OutputLength, q.HashIDs, i)
 		b.Body = body
 		return b, err
 	}
 	// Bodies are built before the run when they fit in memory comfortably, so that the send
-	// path does no prompt building or JSON encoding and the schedule is kept to the millisecond.
+	// path does no prompt building or JSON encoding and the schedule is kept to the millisecond;
+	// not when their sizes are fitted to the server's counts as the responses come.
 	total := 0
 	for i := range reqs {
 		total += reqs[i].InputLength
 	}
-	if total <= prebuildTokens {
+	if fit == nil && total <= prebuildTokens {
 		bodies := make([]loadtest.Request, len(reqs))
 		for i := range reqs {
 			if bodies[i], err = build(i); err != nil {
@@ -205,6 +222,13 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt, RequestTimeout: timeout,
 	}
+	if fit != nil {
+		spec.OnRecord = func(n int, rec *record.Record) {
+			if n >= 0 && n < len(sent) && rec.InputTokensSource == "usage" {
+				fit.Observe(int(sent[n].Load()), rec.InputTokens)
+			}
+		}
+	}
 	if plan.hasSessions {
 		spec.Next = func(i int) (int, time.Duration, bool) {
 			nx := plan.next[i]
@@ -228,6 +252,9 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		}
 	}
 	code, err := executeMain(ctx, spec, stdout, hook)
+	if fit != nil {
+		fmt.Fprintf(stderr, "input tokens: %s (--tokenizer names the server's tokenizer instead)\n", fit)
+	}
 	if rec == nil || code != 0 {
 		return code, err
 	}
@@ -318,4 +345,15 @@ func planReplay(reqs []trace.Request) replayPlan {
 		p.headTimes = append(p.headTimes, reqs[i].Timestamp)
 	}
 	return p
+}
+
+// hasSynthetic reports whether any request of the trace is replayed with a synthetic prompt
+// (sized by its input length) rather than its recorded body.
+func hasSynthetic(reqs []trace.Request) bool {
+	for i := range reqs {
+		if reqs[i].Payload == nil {
+			return true
+		}
+	}
+	return false
 }

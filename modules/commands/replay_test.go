@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -213,5 +215,71 @@ func TestReplayTokenizer(t *testing.T) {
 		if l["tokenizer"] != "hf:stories260k-legacy" || l["input_tokens_source"] != "tokenizer" || l["output_tokens_source"] != "tokenizer" {
 			t.Errorf("line counted by %v (sources %v, %v), want hf:stories260k-legacy", l["tokenizer"], l["input_tokens_source"], l["output_tokens_source"])
 		}
+	}
+}
+
+// TestReplayFitsInputTokens replays a trace against a server that counts prompts with another
+// tokenizer (the mock's approx counter: bytes/4, not o200k), without --tokenizer: the replay
+// fits the server's tokens per prompt token from the first responses' usage and sizes the
+// rest by it, so the input tokens the server reports reproduce the trace's p50 and p90 within
+// 3 %, and it says the ratio it used. With --fit-input-tokens=false the same replay is off by
+// more than 3 % (the server's count is not o200k's).
+func TestReplayFitsInputTokens(t *testing.T) {
+	t.Parallel()
+	cfg := fastMock()
+	cfg.PromptCounter = mockllm.PromptApprox
+	_, url := testkit.StartMock(t, cfg)
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	var b strings.Builder
+	var want []float64
+	for i := range 400 {
+		n := 60 + (i*7919)%1500 // 60 … 1559 tokens, spread over the run
+		want = append(want, float64(n))
+		fmt.Fprintf(&b, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 2}\n", 3*i, n)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	quantiles := func(xs []float64) (p50, p90 float64) {
+		s := slices.Clone(xs)
+		slices.Sort(s)
+		return s[len(s)/2], s[len(s)*9/10]
+	}
+	w50, w90 := quantiles(want)
+	replay := func(extra ...string) (p50, p90 float64, stderr string) {
+		dir := t.TempDir()
+		var out, errOut bytes.Buffer
+		fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+		fs.SetOutput(&errOut)
+		args := append([]string{"--url", url, "--model", "m", "--artifact-dir", dir}, extra...)
+		code, err := replayMain(context.Background(), &out, &errOut, false, fs, append(args, path), nil)
+		if code != 0 {
+			t.Fatalf("exit %d: %v\n%s", code, err, errOut.String())
+		}
+		var got []float64
+		for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
+			if l["input_tokens_source"] != "usage" {
+				t.Fatalf("input tokens from %v, want the server's usage", l["input_tokens_source"])
+			}
+			got = append(got, l["input_tokens"].(float64))
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d export lines, want %d", len(got), len(want))
+		}
+		p50, p90 = quantiles(got)
+		return p50, p90, errOut.String()
+	}
+	off := func(got, want float64) float64 { return math.Abs(got/want - 1) }
+
+	p50, p90, stderr := replay()
+	if off(p50, w50) > 0.03 || off(p90, w90) > 0.03 {
+		t.Errorf("fitted: input tokens p50 %v p90 %v, trace %v %v: more than 3 %% off\n%s", p50, p90, w50, w90, stderr)
+	}
+	if !strings.Contains(stderr, "server tokens per prompt token") {
+		t.Errorf("the replay does not say the ratio it used:\n%s", stderr)
+	}
+	p50, p90, _ = replay("--fit-input-tokens=false")
+	if off(p50, w50) <= 0.03 && off(p90, w90) <= 0.03 {
+		t.Errorf("not fitted: input tokens p50 %v p90 %v within 3 %% of the trace's %v %v: the server's count is not o200k's, the test proves nothing", p50, p90, w50, w90)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/llmtap/llmtap/telemetry/compare"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -158,8 +160,17 @@ type Verdict struct {
 	Outcome string
 	// Diverged names the comparison furthest from equal, in margins.
 	Diverged string
-	// Level is the confidence level of each interval comparison.
+	// Level is the confidence level of each interval, at which a difference is declared
+	// (Alpha divided over Tests comparisons).
 	Level float64
+	// SameLevel is the level of the intervals that must lie within the margin for a
+	// comparison to be the same (1 − 2·Alpha: one-sided Alpha on each side of the margin).
+	SameLevel float64
+	// Tests is the number of comparisons that can declare a difference.
+	Tests int
+	// Paired is set when the two sides are the same requests in the same order, compared
+	// request by request.
+	Paired bool
 	// Recorded and Replayed count the requests of each side.
 	Recorded, Replayed int
 	// Measured says where each side was measured and how a difference of place is allowed for.
@@ -174,12 +185,19 @@ type Verdict struct {
 }
 
 // Judge compares the replayed side with the recorded one.
+//
+// Each comparison ends better/worse (a difference), same, or not enough, at two levels: a
+// difference is declared at Alpha divided over every comparison that can declare one
+// (Bonferroni: a false "not reproduced" has a chance of at most Alpha), sameness at Alpha each,
+// one-sided on each side of the margin (the verdict is "reproduced" only when every comparison
+// is the same, so a false "reproduced" of a replay that differs in any one has a chance of at
+// most Alpha without dividing it: an intersection–union test). The intervals allow for
+// requests that are not independent (compare.Inflation).
 func Judge(recorded, replayed Side, o Options) Verdict {
 	o = o.withDefaults()
-	v := Verdict{Recorded: len(recorded.Records), Replayed: len(replayed.Records)}
+	recs, reps := byStart(recorded.Records), byStart(replayed.Records)
+	v := Verdict{Recorded: len(recs), Replayed: len(reps)}
 	v.Measured = measured(recorded.Where, replayed.Where, o.MarginMs)
-	var cs []Comparison
-	cs = append(cs, arrivals(recorded.Records, replayed.Records, o)...)
 	metrics := []struct {
 		name   string
 		tokens bool
@@ -196,61 +214,66 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 		name string
 	}{{0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}}
 	prefix := recorded.HashIDs != nil && replayed.HashIDs != nil
-	ta, tb := thinkTimes(recorded.Records, 1), thinkTimes(replayed.Records, o.Speedup)
+	ta, tb := thinkTimes(recs, 1), thinkTimes(reps, o.Speedup)
 	think := len(ta) > 0 && len(tb) > 0
-	tests := len(metrics)*len(qs) + 1
-	if prefix {
-		tests++
-	}
+	// The comparisons that can declare a difference: the quantiles, the error rate, the two
+	// arrival comparisons and think time's two quantiles. Prefix reuse is a property of the
+	// prompts sent, judged by its value, and takes no share.
+	tests := len(metrics)*len(qs) + 1 + 2
 	if think {
-		tests += 2 // its median and 90th percentile
+		tests += 2
 	}
-	alpha := o.Alpha / float64(tests)
-	v.Level = 1 - alpha
+	lv := compare.Levels{Differ: o.Alpha / float64(tests), Same: o.Alpha}
+	v.Level, v.SameLevel, v.Tests = 1-lv.Differ, 1-2*lv.Same, tests
+	var cs []Comparison
+	cs = append(cs, arrivals(recs, reps, o, lv)...)
+	if v.Paired = paired(recs, reps); v.Paired {
+		reps = align(recs, reps)
+	}
 	for _, m := range metrics {
-		a, b := values(recorded.Records, m.get), values(replayed.Records, m.get)
+		a, b := compare.NewSample(values(recs, m.get)), compare.NewSample(values(reps, m.get))
+		var pa, pb compare.Sample
+		if v.Paired {
+			x, y := pairs(recs, reps, m.get)
+			pa, pb = compare.NewSample(x), compare.NewSample(y)
+		}
 		abs := o.MarginMs
 		if m.tokens {
 			abs = 0.5 // counts differ by whole tokens
 		}
-		ks := math.NaN()
+		ks := compare.KS(a.Sorted, b.Sorted)
 		for _, q := range qs {
 			margin := o.Margin
 			if q.q == 0.99 {
 				margin = o.TailMargin
 			}
-			r := compare.Quantile(m.name+" "+q.name, a, b, q.q, alpha, margin, abs)
-			if math.IsNaN(ks) { // a and b are sorted now
-				ks = compare.KS(a, b)
+			var r compare.Result
+			if v.Paired {
+				r = compare.PairedQuantileRatio(m.name+" "+q.name, pa, pb, q.q, lv, margin, abs)
+			} else {
+				r = compare.QuantileRatio(m.name+" "+q.name, a, b, q.q, lv, margin, abs)
 			}
 			cs = append(cs, Comparison{Result: r, KS: ks, Interval: true, Tail: q.q == 0.99})
 		}
 	}
-	errs := func(rs []*record.Record) int {
-		n := 0
-		for _, r := range rs {
-			if r.Error != "" {
-				n++
-			}
+	failed := func(rs []*record.Record) []bool {
+		out := make([]bool, len(rs))
+		for i, r := range rs {
+			out[i] = r.Error != ""
 		}
-		return n
+		return out
 	}
-	cs = append(cs, Comparison{Result: compare.Rates("error_rate", errs(recorded.Records), len(recorded.Records),
-		errs(replayed.Records), len(replayed.Records), alpha, o.ErrorMargin), KS: math.NaN(), Interval: true})
+	cs = append(cs, Comparison{Result: compare.RateDifference("error_rate", failed(recs), failed(reps), lv, o.ErrorMargin), KS: math.NaN(), Interval: true})
 	if prefix {
-		sa, na := reuse(recorded.HashIDs)
-		sb, nb := reuse(replayed.HashIDs)
-		cs = append(cs, Comparison{Result: compare.Rates("prefix_reuse", sa, na, sb, nb, alpha, o.PrefixMargin), KS: math.NaN(), Interval: true})
+		cs = append(cs, prefixReuse(recorded.HashIDs, replayed.HashIDs, o.PrefixMargin))
 	} else {
 		v.NotCompared = append(v.NotCompared, "prefix reuse (give both sides' trace files with hash_ids: --compare-traces)")
 	}
 	if think {
-		ks := math.NaN()
+		sa, sb := compare.NewSample(ta), compare.NewSample(tb)
+		ks := compare.KS(sa.Sorted, sb.Sorted)
 		for _, q := range qs[:2] {
-			r := compare.Quantile("think_time_ms "+q.name, ta, tb, q.q, alpha, o.Margin, o.MarginMs)
-			if math.IsNaN(ks) {
-				ks = compare.KS(ta, tb)
-			}
+			r := compare.QuantileRatio("think_time_ms "+q.name, sa, sb, q.q, lv, o.Margin, o.MarginMs)
 			cs = append(cs, Comparison{Result: r, KS: ks, Interval: true})
 		}
 	} else {
@@ -268,38 +291,137 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 	return v
 }
 
+// paired reports whether the two sides are the same requests in the same order, as a replay
+// of the recording sends them: as many records a side, and the input lengths of the i-th
+// records correlated at 0.9 or more (on the log scale, so prompts sized by another tokenizer
+// still pair). Paired sides are compared request by request (compare.PairedQuantileRatio).
+func paired(rec, rep []*record.Record) bool {
+	if len(rec) != len(rep) || len(rec) < MinArrivals {
+		return false
+	}
+	a, b := make([]float64, len(rec)), make([]float64, len(rep))
+	for i := range rec {
+		if rec[i].InputTokens <= 0 || rep[i].InputTokens <= 0 {
+			return false
+		}
+		a[i], b[i] = math.Log(float64(rec[i].InputTokens)), math.Log(float64(rep[i].InputTokens))
+	}
+	r, ok := pearson(a, b)
+	return ok && r >= 0.9
+}
+
+// align undoes the swaps of neighbouring requests that a replay's sending lag makes (two
+// requests due within a few milliseconds can reach the server in either order): where the
+// i-th and (i+1)-th replayed requests fit the recorded ones better swapped — their input
+// lengths' log ratios nearer the median ratio — they are swapped. It returns a copy.
+func align(rec, rep []*record.Record) []*record.Record {
+	out := slices.Clone(rep)
+	lr := func(a, b *record.Record) float64 {
+		return math.Log(float64(b.InputTokens) / float64(a.InputTokens))
+	}
+	ratios := make([]float64, len(rec))
+	for i := range rec {
+		ratios[i] = lr(rec[i], out[i])
+	}
+	slices.Sort(ratios)
+	m := ratios[len(ratios)/2]
+	for i := 0; i+1 < len(out); i++ {
+		kept := math.Abs(lr(rec[i], out[i])-m) + math.Abs(lr(rec[i+1], out[i+1])-m)
+		swapped := math.Abs(lr(rec[i], out[i+1])-m) + math.Abs(lr(rec[i+1], out[i])-m)
+		if swapped < kept {
+			out[i], out[i+1] = out[i+1], out[i]
+		}
+	}
+	return out
+}
+
+// pairs returns the values of the requests that have one on both sides, pair by pair.
+func pairs(rec, rep []*record.Record, get func(*record.Record) (float64, bool)) (a, b []float64) {
+	for i := range rec {
+		x, okx := get(rec[i])
+		y, oky := get(rep[i])
+		if okx && oky {
+			a, b = append(a, x), append(b, y)
+		}
+	}
+	return a, b
+}
+
+// byStart returns the records in order of arrival (a copy; the recorder writes a record when
+// its request ends).
+func byStart(rs []*record.Record) []*record.Record {
+	out := slices.Clone(rs)
+	slices.SortStableFunc(out, func(a, b *record.Record) int { return a.Start.Compare(b.Start) })
+	return out
+}
+
+// prefixReuse compares the share of prompt blocks seen in an earlier request. The share is a
+// property of the prompts sent, not a sample's chance: a replay of the recorded trace sends the
+// same blocks and has the same share exactly. It is judged by its value against the margin,
+// so giving the traces never makes a verdict less decisive.
+func prefixReuse(rec, rep [][]int64, margin float64) Comparison {
+	sa, na := reuse(rec)
+	sb, nb := reuse(rep)
+	c := Comparison{Result: compare.Result{Name: "prefix_reuse", Margin: margin, Difference: true, Count: na,
+		Outcome: compare.NotEnough, Low: math.Inf(-1), High: math.Inf(1)}, KS: math.NaN()}
+	if na == 0 || nb == 0 {
+		return c
+	}
+	c.Base, c.Other = float64(sa)/float64(na), float64(sb)/float64(nb)
+	c.Estimate = c.Other - c.Base
+	c.Low, c.High = c.Estimate, c.Estimate
+	switch {
+	case c.Estimate > margin:
+		c.Outcome = compare.Worse
+	case c.Estimate < -margin:
+		c.Outcome = compare.Better
+	default:
+		c.Outcome = compare.Same
+	}
+	return c
+}
+
 // combine is not reproduced when any comparison found a difference (either way), not enough
 // requests when any could not tell (a tail only when tails are required), and reproduced when
 // every other one is the same. The metric that diverged most is the one furthest from equal,
-// in margins.
+// in margins, among the comparisons that decided the verdict.
 func combine(cs []Comparison, tails bool) (outcome, diverged string) {
-	worst := -1.0
 	var differ, unsure, same int
+	// The comparison named is the furthest from equal among those that differ, or else among
+	// those that cannot tell, or else among all.
+	var worst [3]float64
+	var names [3]string
 	for _, c := range cs {
 		if c.Count == 0 {
 			continue
 		}
+		rank := 2
 		switch c.Outcome {
 		case compare.Better, compare.Worse:
 			differ++
+			rank = 0
 		case compare.NotEnough:
 			if tails || !c.Tail {
 				unsure++
+				rank = 1
 			}
 		default:
 			same++
 		}
-		if d := c.Divergence(); d > worst {
-			worst, diverged = d, c.Name
+		if d := c.Divergence(); names[rank] == "" || d > worst[rank] {
+			worst[rank], names[rank] = d, c.Name
 		}
 	}
 	switch {
 	case differ > 0:
-		return NotReproduced, diverged
+		return NotReproduced, names[0]
 	case unsure > 0 || same == 0:
-		return NotEnough, diverged
+		if names[1] != "" {
+			return NotEnough, names[1]
+		}
+		return NotEnough, names[2]
 	}
-	return Reproduced, diverged
+	return Reproduced, names[2]
 }
 
 func deref(p *float64) (float64, bool) {
@@ -350,59 +472,112 @@ func measured(rec, rep string, marginMs float64) string {
 }
 
 // arrivals compares the arrival processes: the coefficient of variation of the inter-arrival
-// gaps (a ratio, by its point estimate) and the correlation of the per-window request counts.
-// The schedule of a replay is the recording's own, so what differs is the sender's and the
-// meter's lag, not sampling: these two are judged by their point estimates.
-func arrivals(rec, rep []*record.Record, o Options) []Comparison {
+// gaps (burstiness), as a ratio with a jackknife interval over batches of consecutive gaps, and
+// the shape of the rate over time: the per-window request counts of the two sides, by a χ²
+// test of homogeneity whose counting noise is scaled by the arrival process's own dispersion
+// (the gaps' squared CV: 1 for Poisson arrivals, more for bursts), and their correlation. Both
+// declare a difference at lv.Differ only, so a replay whose arrivals are another draw of the
+// recording's process is not called different by chance more often than the verdict allows.
+func arrivals(rec, rep []*record.Record, o Options, lv compare.Levels) []Comparison {
 	a, b := starts(rec, 1), starts(rep, o.Speedup)
-	cv := Comparison{Result: compare.Result{Name: "arrival_gap_cv", Margin: o.ArrivalMargin, Outcome: compare.NotEnough,
-		Low: math.Inf(-1), High: math.Inf(1)}, KS: math.NaN()}
 	enough := len(a) >= MinArrivals && len(b) >= MinArrivals
+	cv := Comparison{Result: compare.Result{Name: "arrival_gap_cv", Margin: o.ArrivalMargin, Outcome: compare.NotEnough,
+		Low: math.Inf(-1), High: math.Inf(1)}, KS: math.NaN(), Interval: true}
 	if enough {
-		ca, cb := gapCV(a), gapCV(b)
-		cv.Count, cv.Base, cv.Other = len(a)-1, ca, cb
-		if ca > 0 {
-			cv.Estimate = cb / ca
-			cv.Low, cv.High = cv.Estimate, cv.Estimate
-			switch {
-			case cv.Estimate > 1+o.ArrivalMargin:
-				cv.Outcome = compare.Worse
-			case cv.Estimate < 1/(1+o.ArrivalMargin):
-				cv.Outcome = compare.Better
-			default:
-				cv.Outcome = compare.Same
-			}
-		}
+		cva, sa := gapCV(a)
+		cvb, sb := gapCV(b)
+		cv.Result = compare.LogRatio("arrival_gap_cv", cva, sa, cvb, sb, len(a)-1, lv, o.ArrivalMargin)
 	}
 	corr := Comparison{Result: compare.Result{Name: "arrival_rate_corr", Margin: 1 - o.MinRateCorr, Difference: true,
 		Outcome: compare.NotEnough, Low: math.Inf(-1), High: math.Inf(1)}, KS: math.NaN()}
-	if enough {
-		w := o.Window
-		if w <= 0 {
-			w = (a[len(a)-1] - a[0]) / DefaultWindows
-		}
-		if w > 0 {
-			ca, cb := counts(a, w), counts(b, w)
-			n := max(len(ca), len(cb))
-			ca, cb = pad(ca, n), pad(cb, n)
-			if n >= 3 {
-				// A constant series has no correlation: it counts as none.
-				r, ok := pearson(ca, cb)
-				// Estimate is the correlation's shortfall from 1, judged against 1 − MinRateCorr.
-				corr.Count, corr.Base, corr.Other = n, 1, r
-				corr.Estimate = r - 1
-				corr.Low, corr.High = corr.Estimate, corr.Estimate
-				// A flat rate has nothing to correlate: windows whose counts differ by no more
-				// than counting noise are the same shape whatever r says.
-				if (ok && r >= o.MinRateCorr) || noise(ca, cb) <= 2 {
-					corr.Outcome = compare.Same
-				} else {
-					corr.Outcome = compare.Better // lower than the least that counts
-				}
-			}
-		}
+	if !enough {
+		return []Comparison{cv, corr}
+	}
+	w := o.Window
+	if w <= 0 {
+		w = (a[len(a)-1] - a[0]) / DefaultWindows
+	}
+	if w <= 0 {
+		return []Comparison{cv, corr}
+	}
+	// The windows both sides span in full: a side that sent its last request earlier (another
+	// draw of the same process ends at another time) is not counted as a change of rate.
+	n := int(min(a[len(a)-1], b[len(b)-1]) / w)
+	ca, cb := counts(a, w, n), counts(b, w, n)
+	if n < 3 {
+		return []Comparison{cv, corr}
+	}
+	// A constant series has no correlation: it counts as none.
+	r, _ := pearson(ca, cb)
+	// Estimate is the correlation's shortfall from 1, judged against 1 − MinRateCorr.
+	corr.Count, corr.Base, corr.Other = n, 1, r
+	corr.Estimate = r - 1
+	corr.Low, corr.High = corr.Estimate, corr.Estimate
+	x, df := homogeneity(ca, cb)
+	disp, m := dispersion(a, w, n)
+	d2, m2 := dispersion(b, w, n)
+	if m+m2 > 0 {
+		disp = (disp*float64(m) + d2*float64(m2)) / float64(m+m2)
+	}
+	p := 1.0
+	if df > 0 && m+m2 > 0 {
+		// The dispersion is estimated: the statistic over its degrees of freedom, over the
+		// dispersion, is F-distributed.
+		p = 1 - distuv.F{D1: float64(df), D2: float64(m + m2)}.CDF(x/float64(df)/max(1, disp))
+	}
+	if r >= o.MinRateCorr || p >= lv.Differ {
+		corr.Outcome = compare.Same
+	} else {
+		corr.Outcome = compare.Better // lower than the least that counts
 	}
 	return []Comparison{cv, corr}
+}
+
+// dispersion estimates the index of dispersion of the arrival counts (variance over mean: 1
+// for Poisson arrivals, more for bursts or sessions whose turns come together) from the first n
+// windows of width w, each split in halves: where the rate is about constant over a window,
+// (h₁−h₂)²/(h₁+h₂) has the dispersion for its mean. It returns the mean over the windows that
+// have arrivals, and their number.
+func dispersion(ts []time.Duration, w time.Duration, n int) (float64, int) {
+	half := counts(ts, w/2, 2*n)
+	var sum float64
+	m := 0
+	for j := range n {
+		h1, h2 := half[2*j], half[2*j+1]
+		if h1+h2 == 0 {
+			continue
+		}
+		sum += (h1 - h2) * (h1 - h2) / (h1 + h2)
+		m++
+	}
+	if m == 0 {
+		return 1, 0
+	}
+	return sum / float64(m), m
+}
+
+// homogeneity is the χ² statistic of homogeneity of two rows of counts (windows where both are
+// 0 left out) and its degrees of freedom: about df when the two are draws of one Poisson
+// process scaled to their totals.
+func homogeneity(a, b []float64) (x float64, df int) {
+	var na, nb float64
+	for i := range a {
+		na, nb = na+a[i], nb+b[i]
+	}
+	if na == 0 || nb == 0 {
+		return 0, 0
+	}
+	k := 0
+	for i := range a {
+		t := a[i] + b[i]
+		if t == 0 {
+			continue
+		}
+		k++
+		ea, eb := t*na/(na+nb), t*nb/(na+nb)
+		x += (a[i]-ea)*(a[i]-ea)/ea + (b[i]-eb)*(b[i]-eb)/eb
+	}
+	return x, k - 1
 }
 
 // starts are the records' start times from the first, in order, on the recording's clock.
@@ -424,48 +599,66 @@ func starts(rs []*record.Record, speedup float64) []time.Duration {
 	return out
 }
 
-func gapCV(ts []time.Duration) float64 {
-	n := float64(len(ts) - 1)
-	var sum, sq float64
-	for i := 1; i < len(ts); i++ {
-		g := float64(ts[i] - ts[i-1])
+// gapCV returns the coefficient of variation of the gaps between sorted times and the
+// standard error of its logarithm, by the jackknife over batches of consecutive gaps (bursts
+// make neighbouring gaps alike, so gaps are not independent); the error is +Inf when there are
+// too few gaps for ten batches.
+func gapCV(ts []time.Duration) (cv, se float64) {
+	gaps := make([]float64, len(ts)-1)
+	for i := range gaps {
+		gaps[i] = float64(ts[i+1] - ts[i])
+	}
+	cv = cvOf(gaps, -1, 0)
+	nb := min(50, len(gaps)/20)
+	if nb < 10 || !(cv > 0) {
+		return cv, math.Inf(1)
+	}
+	m := len(gaps) / nb
+	theta := make([]float64, nb)
+	var mean float64
+	for j := range theta {
+		c := cvOf(gaps[:nb*m], j*m, (j+1)*m)
+		if !(c > 0) {
+			return cv, math.Inf(1)
+		}
+		theta[j] = math.Log(c)
+		mean += theta[j]
+	}
+	mean /= float64(nb)
+	var ss float64
+	for _, t := range theta {
+		ss += (t - mean) * (t - mean)
+	}
+	return cv, math.Sqrt(float64(nb-1) / float64(nb) * ss)
+}
+
+// cvOf is the coefficient of variation of xs without xs[skipFrom:skipTo].
+func cvOf(xs []float64, skipFrom, skipTo int) float64 {
+	var n, sum, sq float64
+	for i, g := range xs {
+		if i >= skipFrom && i < skipTo {
+			continue
+		}
+		n++
 		sum += g
 		sq += g * g
 	}
 	mean := sum / n
-	if mean <= 0 {
+	if !(mean > 0) {
 		return 0
 	}
 	return math.Sqrt(max(0, sq/n-mean*mean)) / mean
 }
 
-func counts(ts []time.Duration, w time.Duration) []float64 {
-	out := make([]float64, int(ts[len(ts)-1]/w)+1)
+// counts are the numbers of times in each of the first n windows of width w.
+func counts(ts []time.Duration, w time.Duration, n int) []float64 {
+	out := make([]float64, n)
 	for _, t := range ts {
-		out[int(t/w)]++
+		if i := int(t / w); i < n {
+			out[i]++
+		}
 	}
 	return out
-}
-
-// noise is Σ(a−b)²/Σ(a+b) over the windows: about 1 when the counts differ as two Poisson
-// counts of one rate do, much more when the replay's rate over time has another shape.
-func noise(a, b []float64) float64 {
-	var d, s float64
-	for i := range a {
-		d += (a[i] - b[i]) * (a[i] - b[i])
-		s += a[i] + b[i]
-	}
-	if s == 0 {
-		return 0
-	}
-	return d / s
-}
-
-func pad(xs []float64, n int) []float64 {
-	for len(xs) < n {
-		xs = append(xs, 0)
-	}
-	return xs
 }
 
 func pearson(a, b []float64) (float64, bool) {
@@ -517,7 +710,7 @@ func (v Verdict) Write(w io.Writer) error {
 	if len(v.Unbounded) > 0 {
 		fmt.Fprintf(&b, "not bounded at this size, not held against the verdict (--require-tails holds it): %s\n", strings.Join(v.Unbounded, ", "))
 	}
-	fmt.Fprintf(&b, "verdict: %s (each interval at %.4f%%; diverged most: %s)\n", v.Outcome, 100*v.Level, v.Diverged)
+	fmt.Fprintf(&b, "verdict: %s (a difference at %.4f%% each, over %d comparisons; the same at %.4g%% each; diverged most: %s)\n", v.Outcome, 100*v.Level, v.Tests, 100*v.SameLevel, v.Diverged)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
