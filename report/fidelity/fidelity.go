@@ -381,47 +381,24 @@ func prefixReuse(rec, rep [][]int64, margin float64) Comparison {
 	return c
 }
 
-// combine is not reproduced when any comparison found a difference (either way), not enough
-// requests when any could not tell (a tail only when tails are required), and reproduced when
-// every other one is the same. The metric that diverged most is the one furthest from equal,
-// in margins, among the comparisons that decided the verdict.
+// combine is the panel's AnyDifference decision (telemetry/compare): not reproduced when any
+// comparison found a difference (either way), not enough requests when any could not tell (a
+// tail only when tails are required: otherwise it is an alarm, which can only find a
+// difference), and reproduced when every other one is the same. The metric that diverged most
+// is the one furthest from equal, in margins, among the comparisons that decided the verdict.
 func combine(cs []Comparison, tails bool) (outcome, diverged string) {
-	var differ, unsure, same int
-	// The comparison named is the furthest from equal among those that differ, or else among
-	// those that cannot tell, or else among all.
-	var worst [3]float64
-	var names [3]string
-	for _, c := range cs {
-		if c.Count == 0 {
-			continue
-		}
-		rank := 2
-		switch c.Outcome {
-		case compare.Better, compare.Worse:
-			differ++
-			rank = 0
-		case compare.NotEnough:
-			if tails || !c.Tail {
-				unsure++
-				rank = 1
-			}
-		default:
-			same++
-		}
-		if d := c.Divergence(); names[rank] == "" || d > worst[rank] {
-			worst[rank], names[rank] = d, c.Name
-		}
+	rs := make([]compare.Result, len(cs))
+	for i, c := range cs {
+		rs[i] = c.Result
+		rs[i].Alarm = c.Tail && !tails
 	}
-	switch {
-	case differ > 0:
-		return NotReproduced, names[0]
-	case unsure > 0 || same == 0:
-		if names[1] != "" {
-			return NotEnough, names[1]
-		}
-		return NotEnough, names[2]
+	switch outcome, diverged = compare.Combine(compare.AnyDifference, rs); outcome {
+	case compare.Different:
+		return NotReproduced, diverged
+	case compare.Same:
+		return Reproduced, diverged
 	}
-	return Reproduced, names[2]
+	return NotEnough, diverged
 }
 
 func deref(p *float64) (float64, bool) {

@@ -22,7 +22,6 @@ package compare
 
 import (
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -85,38 +84,6 @@ func nonzero(x float64) float64 {
 	return x
 }
 
-// Quantile compares the q-quantile of other with base's: a confidence interval at level
-// 1−alpha of the ratio other/base, from exact order-statistic intervals of each side's quantile
-// at alpha/2 each. Within 1±margin the two are the same; a difference of at most marginAbs (in
-// the metric's unit) never counts, so a constant offset between where the two sides were
-// measured is not a verdict. base and other are sorted in place.
-func Quantile(name string, base, other []float64, q, alpha, margin, marginAbs float64) Result {
-	r := Result{Name: name, Margin: margin, Count: len(base), Outcome: NotEnough,
-		Low: math.Inf(-1), High: math.Inf(1)}
-	if len(base) == 0 || len(other) == 0 {
-		return r
-	}
-	slices.Sort(base)
-	slices.Sort(other)
-	bq, blo, bhi := QuantileCI(base, q, alpha/2)
-	oq, olo, ohi := QuantileCI(other, q, alpha/2)
-	r.Base, r.Other = bq, oq
-	r.Estimate = ratio(oq, bq)
-	r.Low, r.High = ratio(olo, bhi), ratio(ohi, blo)
-	switch {
-	case r.Low > 1+margin && olo-bhi > marginAbs:
-		r.Outcome = Worse
-	case r.High < 1/(1+margin) && blo-ohi > marginAbs:
-		r.Outcome = Better
-	case r.Low >= 1/(1+margin) && r.High <= 1+margin,
-		// Both intervals inside the absolute margin of each other: equal for every purpose.
-		ohi-blo <= marginAbs && bhi-olo <= marginAbs:
-		r.Outcome = Same
-	}
-	r.Needed = needed(len(base), r.Low, r.High, margin)
-	return r
-}
-
 // ratio is a/b for positive quantities, with 0 and Inf where an interval end is unbounded.
 func ratio(a, b float64) float64 {
 	switch {
@@ -162,55 +129,14 @@ func QuantileCI(xs []float64, q, alpha float64) (est, lo, hi float64) {
 	return est, lo, hi
 }
 
-// Rates compares the rate otherK/otherN with baseK/baseN, other minus base, by the difference
-// of their Wilson intervals at level 1−alpha/2 each; within ±margin the two are the same.
-func Rates(name string, baseK, baseN, otherK, otherN int, alpha, margin float64) Result {
-	r := Result{Name: name, Count: baseN, Margin: margin, Difference: true, Outcome: NotEnough,
-		Low: math.Inf(-1), High: math.Inf(1)}
-	if baseN == 0 || otherN == 0 {
-		return r
-	}
-	z := distuv.UnitNormal.Quantile(1 - alpha/4)
-	blo, bhi := Wilson(baseK, baseN, z)
-	olo, ohi := Wilson(otherK, otherN, z)
-	r.Base, r.Other = float64(baseK)/float64(baseN), float64(otherK)/float64(otherN)
-	r.Estimate = r.Other - r.Base
-	r.Low, r.High = olo-bhi, ohi-blo
-	switch {
-	case r.Low > margin:
-		r.Outcome = Worse
-	case r.High < -margin:
-		r.Outcome = Better
-	case r.Low >= -margin && r.High <= margin:
-		r.Outcome = Same
-	}
-	if w := (r.High - r.Low) / 2; w > margin {
-		r.Needed = int(math.Ceil(float64(baseN) * (w / margin) * (w / margin)))
-	}
-	return r
-}
-
-// Wilson is the Wilson score interval of k successes in n at the normal quantile z.
-func Wilson(k, n int, z float64) (lo, hi float64) {
-	p, nn := float64(k)/float64(n), float64(n)
-	c := p + z*z/(2*nn)
-	h := z * math.Sqrt(p*(1-p)/nn+z*z/(4*nn*nn))
-	d := 1 + z*z/nn
+// Wilson is the Wilson score interval of k events in n at the normal quantile z (both may be
+// fractional: an effective size, when events come in bursts).
+func Wilson(k, n, z float64) (lo, hi float64) {
+	p := k / n
+	c := p + z*z/(2*n)
+	h := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
+	d := 1 + z*z/n
 	return max(0, (c-h)/d), min(1, (c+h)/d)
-}
-
-// needed scales n by the square of the interval's half-width on the log scale against the
-// room between the margin and a change of twice the margin.
-func needed(n int, lo, hi, margin float64) int {
-	if lo <= 0 || math.IsInf(hi, 1) {
-		return 0
-	}
-	w := (math.Log(hi) - math.Log(lo)) / 2
-	room := math.Log1p(2*margin) - math.Log1p(margin)
-	if w <= room {
-		return n
-	}
-	return int(math.Ceil(float64(n) * (w / room) * (w / room)))
 }
 
 // KS is the two-sample Kolmogorov–Smirnov distance of sorted a and b: the largest difference

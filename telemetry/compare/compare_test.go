@@ -83,12 +83,12 @@ func TestQuantileVerdicts(t *testing.T) {
 		{"offset inside marginAbs", scaled(1, 3), 4, Same},
 		{"offset outside marginAbs", scaled(1, 3), 1, Worse},
 	} {
-		r := Quantile("x p50", slices.Clone(base), tc.other, 0.5, 0.01, 0.05, tc.abs)
+		r := QuantileRatio("x p50", NewSample(base), NewSample(tc.other), 0.5, Levels{Differ: 0.01, Same: 0.01}, 0.05, tc.abs)
 		if r.Outcome != tc.want {
 			t.Errorf("%s: %s (estimate %.3f in [%.3f, %.3f]), want %s", tc.name, r.Outcome, r.Estimate, r.Low, r.High, tc.want)
 		}
 	}
-	if r := Quantile("x p99", []float64{1, 2, 3}, []float64{1, 2, 3}, 0.99, 0.01, 0.05, 0); r.Outcome != NotEnough || !math.IsInf(r.High, 1) {
+	if r := QuantileRatio("x p99", NewSample([]float64{1, 2, 3}), NewSample([]float64{1, 2, 3}), 0.99, Levels{Differ: 0.01, Same: 0.01}, 0.05, 0); r.Outcome != NotEnough || !math.IsInf(r.High, 1) {
 		t.Errorf("three values bound a p99: %+v", r)
 	}
 }

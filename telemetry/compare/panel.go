@@ -21,11 +21,12 @@ const (
 )
 
 // Combine is the panel's decision by policy p and the comparison furthest from equal (by its
-// point estimate against its margin, Divergence; among the worse ones when one is worse);
-// comparisons over no values are left out.
+// point estimate against its margin, Divergence) among those that decided it: the worse ones
+// when the panel is worse, the differing ones when it is different, the undecided ones when an
+// AnyDifference panel cannot tell; comparisons over no values are left out.
 func Combine(p Policy, rs []Result) (outcome, diverged string) {
-	worst, worstBad := -1.0, -1.0
-	var bad string
+	worst, worstBad, worstDiff, worstOpen := -1.0, -1.0, -1.0, -1.0
+	var bad, differs, open string
 	counts := map[string]int{}
 	compared := 0
 	for _, r := range rs {
@@ -39,6 +40,12 @@ func Combine(p Policy, rs []Result) (outcome, diverged string) {
 		}
 		if r.Outcome == Worse && d > worstBad {
 			worstBad, bad = d, r.Name
+		}
+		if (r.Outcome == Worse || r.Outcome == Better) && d > worstDiff {
+			worstDiff, differs = d, r.Name
+		}
+		if !r.Alarm && (r.Outcome == NotEnough || r.Outcome == NotWorse) && d > worstOpen {
+			worstOpen, open = d, r.Name
 		}
 		if r.Alarm && r.Outcome != Worse && r.Outcome != Better {
 			continue
@@ -55,8 +62,11 @@ func Combine(p Policy, rs []Result) (outcome, diverged string) {
 	case AnyDifference:
 		switch {
 		case counts[Worse]+counts[Better] > 0:
-			return Different, diverged
+			return Different, differs
 		case counts[NotEnough]+counts[NotWorse] > 0 || counts[Same] == 0:
+			if open != "" {
+				return NotEnough, open
+			}
 			return NotEnough, diverged
 		}
 		return Same, diverged

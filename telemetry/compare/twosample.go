@@ -251,8 +251,8 @@ func RateDifference(name string, base, other []bool, lv Levels, margin float64) 
 	r.Estimate = r.Other - r.Base
 	zd, zs := lv.z()
 	interval := func(z float64) (lo, hi float64) {
-		bl, bh := wilson(bk, bn, z)
-		ol, oh := wilson(ok, on, z)
+		bl, bh := Wilson(bk, bn, z)
+		ol, oh := Wilson(ok, on, z)
 		d := r.Estimate
 		return d - math.Hypot(r.Other-ol, bh-r.Base), d + math.Hypot(oh-r.Other, r.Base-bl)
 	}
@@ -284,15 +284,6 @@ func effective(xs []bool) (k, n float64) {
 	}
 	f := Inflation(v, 0.5)
 	return k / f, float64(len(xs)) / f
-}
-
-// wilson is the Wilson score interval of k events in n (both may be fractional).
-func wilson(k, n, z float64) (lo, hi float64) {
-	p := k / n
-	c := p + z*z/(2*n)
-	h := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
-	d := 1 + z*z/n
-	return max(0, (c-h)/d), min(1, (c+h)/d)
 }
 
 // neededSE scales n by the square of the log-ratio standard error against what a decision at
