@@ -121,6 +121,11 @@ type Request struct {
 	// Turn is the request's place in its session, from 1; 0 when not known. The export's
 	// turn_index is Turn − 1.
 	Turn int
+	// SessionNum, when set, is the index of the request's session among the run's sessions,
+	// from 0, the same for all its turns: AIPerf's session_num. Unset, a request of a session
+	// gets its session's place in the order sessions were first sent, and a request without a
+	// session its request number.
+	SessionNum *int
 }
 
 // Result is what a run produced.
@@ -330,6 +335,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	res.Export = Export{Group: stats.Combine(others, len(s.SLOs) > 0), Others: others, Generator: res.Generator,
 		Info: s.Info, Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.SLOs,
 		Errors: errs, Unfinished: unfinished}
+	_, res.Export.ErrorISL = col.errISL.Snapshot(time.Now())
 	files, err := WriteExports(s.Dir, res.Export)
 	if err != nil {
 		return res, err

@@ -690,6 +690,12 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 					t.Errorf("CSV has no row %q", want)
 				}
 			}
+			t.Run("AIPerf's own code", func(t *testing.T) {
+				j := judgeAIPerf(t, dir)
+				if j.Lines == 0 || j.Errors == 0 || j.CSVIdentical == nil || !*j.CSVIdentical {
+					t.Errorf("judged %d lines, %d errors, CSV identical %v: the run must have lines, the mock's errors and a CSV", j.Lines, j.Errors, j.CSVIdentical)
+				}
+			})
 		})
 	}
 }

@@ -139,9 +139,17 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if err != nil {
 		return 1, err
 	}
+	// AIPerf's session_num: a session's index, in the order the trace first names it.
+	sessionNums := map[string]*int{}
+	for i := range reqs {
+		if id := reqs[i].SessionID; id != "" && sessionNums[id] == nil {
+			k := len(sessionNums)
+			sessionNums[id] = &k
+		}
+	}
 	build := func(i int) (loadtest.Request, error) {
 		q := &reqs[i]
-		b := loadtest.Request{Path: r.path, Session: q.SessionID}
+		b := loadtest.Request{Path: r.path, Session: q.SessionID, SessionNum: sessionNums[q.SessionID]}
 		if q.Payload != nil {
 			b.Body = q.Payload
 			if q.Path != "" {
