@@ -359,14 +359,15 @@ func (c *collector) write(line *exportLine) {
 	}
 }
 
-// sessionNum is AIPerf's session_num of request n: its session's index (the same for every
-// turn), or the request's number when it belongs to no session.
+// sessionNum is AIPerf's session_num of request n: its conversation's index (the same for
+// every turn) as the request gives it (Request.SessionNum), else its session's place in the
+// order sessions were first sent, else, without a session, the request's number.
 func (c *collector) sessionNum(n int, si *sendInfo) int {
 	switch {
+	case si != nil && si.sessionNum >= 0:
+		return si.sessionNum
 	case si == nil || si.session == "":
 		return n
-	case si.sessionNum >= 0:
-		return si.sessionNum
 	}
 	return c.sessions[si.session]
 }
