@@ -216,6 +216,9 @@ type collector struct {
 	// session_num of requests whose session has no index of its own.
 	sessions map[string]int
 
+	// in collects the bodies sent for inputs.json; nil in warmup.
+	in *inputs
+
 	// slices, when set, summarizes the records by timeslice as agg does the whole run.
 	slices *slicer
 
@@ -254,6 +257,7 @@ func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collecto
 		c.w = bufio.NewWriterSize(w, 64<<10)
 		c.enc = json.NewEncoder(c.w)
 		c.agg = stats.New(stats.Options{SLOs: slos})
+		c.in = &inputs{}
 	}
 	return c
 }
@@ -269,8 +273,8 @@ func (c *collector) entry(n int) *joined {
 	return j
 }
 
-// begin registers a request about to be sent.
-func (c *collector) begin(si *sendInfo) {
+// begin registers a request about to be sent, whose body is body.
+func (c *collector) begin(si *sendInfo, body []byte) {
 	c.mu.Lock()
 	c.entry(si.n).si = si
 	if si.session != "" && si.sessionNum < 0 {
@@ -281,8 +285,16 @@ func (c *collector) begin(si *sendInfo) {
 			c.sessions[si.session] = len(c.sessions)
 		}
 	}
+	num := c.sessionNum(si.n, si)
 	c.slices.begin()
 	c.mu.Unlock()
+	if c.in != nil { // outside c.mu: validating and copying the body takes a while
+		id := si.session
+		if id == "" {
+			id = si.id
+		}
+		c.in.add(id, num, si.turn, body)
+	}
 }
 
 // Consume takes a finalized record from the tap's pipeline.

@@ -349,6 +349,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	res.Files = append(files, jp, sp)
+	ip, err := col.in.write(s.Dir)
+	if err != nil {
+		return res, err
+	}
+	res.Files = append(res.Files, ip)
 	if col.slices != nil {
 		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.Log)
 		if err != nil {

@@ -62,7 +62,7 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	if b.SessionNum != nil {
 		si.sessionNum = *b.SessionNum
 	}
-	s.col.begin(si)
+	s.col.begin(si, b.Body)
 	x := &si.x
 	*x = tap.Exchange{ID: si.id, Class: s.class, Body: b.Body, Canceled: &si.canceled}
 	if s.cancels(n) {
