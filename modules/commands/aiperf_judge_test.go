@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // aiperfJudge is testdata/aiperf/judge.py: AIPerf's own export models and CsvExporter, vendored
@@ -63,4 +69,65 @@ func judgeAIPerf(t *testing.T, dir string) judgement {
 		t.Errorf("AIPerf's code on %s: %s", filepath.Base(dir), p)
 	}
 	return j
+}
+
+// TestAIPerfRecordsPassAIPerf feeds loadtest.AIPerfRecords (the demo's AIPerf export) records
+// of every kind AIPerf and llmtap count differently, writes the exports and has AIPerf's own
+// code judge them: the counts follow AIPerf's rules (a 204 and a no-content 200 are errors, a
+// stream with content before its error event is valid), and the failed requests' prompt sizes
+// are error_isl and total_error_isl, rows AIPerf's CsvExporter writes the same.
+func TestAIPerfRecordsPassAIPerf(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ms := func(v float64) *float64 { return &v }
+	rec := func(i, status int, errClass string, content int, isl int64) *record.Record {
+		r := &record.Record{RequestID: fmt.Sprint("r", i), Class: record.ClassBench, Model: "m", Start: start.Add(time.Duration(i) * time.Millisecond),
+			Status: status, Error: errClass, Stream: true, DurationMs: 50, UsageOutputTokens: -1,
+			InputTokens: isl, InputTokensSource: record.SourceTokenizer}
+		if content > 0 {
+			r.ContentEvents, r.OutputTokens, r.OutputTokensSource = content, int64(content), record.SourceTokenizer
+			r.TTFTMs, r.RequestLatencyMs, r.ITLMs = ms(10+float64(i)), ms(40+float64(i)), ms(1.5)
+		}
+		return r
+	}
+	a := loadtest.NewAIPerfRecords(record.ClassBench, nil)
+	for _, r := range []*record.Record{
+		rec(0, 200, "", 8, 100), rec(1, 200, "", 8, 110), rec(2, 200, "", 8, 120),
+		rec(3, 500, record.ErrHTTP, 0, 130),   // an error for both
+		rec(4, 204, "", 0, 140),               // an error for AIPerf only
+		rec(5, 200, record.ErrStream, 5, 150), // valid for AIPerf only
+		rec(6, 200, "", 0, 160),               // no content: AIPerf's error without details
+		rec(7, 200, record.ErrUpstream, 3, 0), // reset: an error, prompt not counted
+		{RequestID: "other", Class: record.ClassLive, Start: start, Status: 500, Error: record.ErrHTTP}, // another class
+	} {
+		a.Consume(r)
+	}
+	dir := t.TempDir()
+	var info loadtest.RunInfo
+	info.Input.Endpoint.ModelNames = []string{"m"}
+	if _, err := loadtest.WriteExports(dir, a.Export(info, start, start.Add(time.Second), false)); err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]struct {
+		Avg   float64
+		Count int
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(b, &sum)
+	if sum["request_count"].Avg != 4 || sum["error_request_count"].Avg != 4 || sum["error_isl"].Count != 3 || sum["total_error_isl"].Avg != 130+140+160 {
+		t.Errorf("request_count %v, error_request_count %v, error_isl count %d, total_error_isl %v; want 4, 4, 3, 430",
+			sum["request_count"].Avg, sum["error_request_count"].Avg, sum["error_isl"].Count, sum["total_error_isl"].Avg)
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
+	if !bytes.Contains(csv, []byte("Total Error Input Sequence Length (tokens),430.00\r\n")) {
+		t.Errorf("the CSV has no total_error_isl row:\n%s", csv)
+	}
+	t.Run("AIPerf's own code", func(t *testing.T) {
+		if j := judgeAIPerf(t, dir); j.CSVIdentical == nil || !*j.CSVIdentical {
+			t.Errorf("CSV identical %v", j.CSVIdentical)
+		}
+	})
 }
