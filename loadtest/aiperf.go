@@ -32,7 +32,7 @@ const maxErrorMessage = 512
 // request").
 const cancelledCode = 499
 
-// newErrorDetails is AIPerf's error member of a record r as AIPerf sees it (aiperfRecord);
+// newErrorDetails is AIPerf's error member of a record r as AIPerf sees it (AIPerfRecord);
 // sendErr is the client's own error, if any. It is nil for a valid record and also for a
 // response without content: AIPerf counts that one as an error, but its record carries no
 // error details (AIPerfCommit's inference_result_parser.py returns it with no responses and
@@ -150,7 +150,7 @@ func (l *errorLog) summary() []ErrorCount {
 // response only when it has text, reasoning or a tool call's text.
 func hasContent(r *record.Record) bool { return r.ContentEvents > 0 || r.OutputTokens > 0 }
 
-// aiperfRecord returns record r as AIPerf's files count it, which is not always as llmtap's
+// AIPerfRecord returns record r as AIPerf's files count it, which is not always as llmtap's
 // records do (docs/metrics.md, "Which requests count"). At AIPerfCommit (aiohttp_client.py,
 // inference_result_parser.py, openai_parsers.py, record_models.py's valid):
 //
@@ -164,7 +164,7 @@ func hasContent(r *record.Record) bool { return r.ContentEvents > 0 || r.OutputT
 //
 // r itself is never changed: the result is r or a copy, and the record written beside AIPerf's
 // members keeps llmtap's own verdict.
-func aiperfRecord(r *record.Record) *record.Record {
+func AIPerfRecord(r *record.Record) *record.Record {
 	switch {
 	case r.Error == record.ErrCanceled || r.Error == record.ErrUpstream:
 		return r

@@ -9,7 +9,7 @@ import (
 )
 
 // AIPerfRecords summarizes the records of one traffic class as AIPerf's files count them
-// (aiperfRecord: any status but 200 an error, a partial stream with content valid, a response
+// (AIPerfRecord: any status but 200 an error, a partial stream with content valid, a response
 // without content an error), for a surface that has records but not llmtap's load generator:
 // llmtap demo. Its Export is what WriteExports writes, so the demo's AIPerf-named files are the
 // bench's. It is a record sink; safe for concurrent use.
@@ -34,7 +34,7 @@ func (a *AIPerfRecords) Consume(r *record.Record) {
 	if r.Class != a.class {
 		return
 	}
-	av := aiperfRecord(r)
+	av := AIPerfRecord(r)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.agg.Add(av)

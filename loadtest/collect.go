@@ -418,7 +418,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	// av is the request as AIPerf counts it: it decides the line's AIPerf members and the
 	// summary. The record written beside them keeps llmtap's verdict, except that a response
 	// without content says so (no_content).
-	av := aiperfRecord(rec)
+	av := AIPerfRecord(rec)
 	if av.Error == stats.ErrNoContent {
 		rec = av
 	}
