@@ -32,28 +32,38 @@ const maxErrorMessage = 512
 // request").
 const cancelledCode = 499
 
-// newErrorDetails describes a failed record; sendErr is the client's own error, if any.
+// newErrorDetails is AIPerf's error member of a record r as AIPerf sees it (AIPerfRecord);
+// sendErr is the client's own error, if any. It is nil for a valid record and also for a
+// response without content: AIPerf counts that one as an error, but its record carries no
+// error details (AIPerfCommit's inference_result_parser.py returns it with no responses and
+// no error), so it is in error_request_count and not in error_summary.
 func newErrorDetails(r *record.Record, cancelled bool, sendErr string) *ErrorDetails {
-	if r.OK() {
+	if r.OK() || r.Error == stats.ErrNoContent {
 		return nil
 	}
 	class := r.Error
 	d := &ErrorDetails{Type: &class, Message: r.ErrorMsg}
 	code := r.Status
-	if cancelled {
+	switch {
+	case cancelled:
 		// As AIPerf reports a request it cancelled on purpose; the transport's own words
 		// (a deadline) say nothing more.
 		code, d.Message = cancelledCode, "Request was cancelled by --request-cancellation-rate"
-	}
-	if code >= 400 {
 		d.Code = &code
+	case statusError(r):
+		// AIPerf's aiohttp client: any status but 200 is an error, with the status as its code
+		// and the reason phrase as its type.
+		d.Code = &code
+		if reason := http.StatusText(code); reason != "" {
+			d.Type = &reason
+		}
 	}
 	if d.Message == "" {
 		d.Message = sendErr
 	}
 	if d.Message == "" {
 		switch {
-		case r.Status >= 400:
+		case statusError(r):
 			d.Message = "HTTP " + strconv.Itoa(r.Status) + " " + http.StatusText(r.Status)
 		default:
 			d.Message = class
@@ -68,6 +78,10 @@ func newErrorDetails(r *record.Record, cancelled bool, sendErr string) *ErrorDet
 	}
 	return d
 }
+
+// statusError reports whether AIPerf's client fails r on its status: a status was received and
+// it is not 200.
+func statusError(r *record.Record) bool { return r.Status != 0 && r.Status != http.StatusOK }
 
 // ErrorCount is AIPerf's ErrorDetailsCount, an entry of error_summary.
 type ErrorCount struct {
@@ -132,15 +146,46 @@ func (l *errorLog) summary() []ErrorCount {
 	return out
 }
 
-// noContent reports whether a record succeeded at the HTTP level yet carried no generated
-// content, which AIPerf does not count as a valid request (its record has no responses).
-func noContent(r *record.Record) bool {
-	return r.OK() && r.ContentEvents == 0 && r.OutputTokens <= 0
-}
+// hasContent reports whether a record carried generated content: AIPerf's parser keeps a
+// response only when it has text, reasoning or a tool call's text.
+func hasContent(r *record.Record) bool { return r.ContentEvents > 0 || r.OutputTokens > 0 }
 
-// asInvalid returns a copy of a no-content record marked as the error AIPerf makes of it.
-func asInvalid(r *record.Record) *record.Record {
-	c := *r
-	c.Error, c.ErrorMsg = stats.ErrNoContent, "the response carried no generated content"
-	return &c
+// AIPerfRecord returns record r as AIPerf's files count it, which is not always as llmtap's
+// records do (docs/metrics.md, "Which requests count"). At AIPerfCommit (aiohttp_client.py,
+// inference_result_parser.py, openai_parsers.py, record_models.py's valid):
+//
+//   - any status but 200 is an error, 2xx and 3xx included (llmtap: 400 and above);
+//   - a 200 whose body was read to its end is valid when it carried content, whatever else the
+//     stream held: an error event, an event that is not JSON and a stream that stops before
+//     [DONE] are skipped by the parser, and the content before them counts (llmtap: errors of
+//     class stream_error, malformed, truncated);
+//   - a 200 without content is an error (no responses), with no error details;
+//   - a transport failure (reset, timeout) or a cancellation is an error, as in llmtap.
+//
+// r itself is never changed: the result is r or a copy, and the record written beside AIPerf's
+// members keeps llmtap's own verdict.
+func AIPerfRecord(r *record.Record) *record.Record {
+	switch {
+	case r.Error == record.ErrCanceled || r.Error == record.ErrUpstream:
+		return r
+	case statusError(r):
+		if r.OK() {
+			c := *r
+			c.Error = record.ErrHTTP
+			return &c
+		}
+		return r
+	case !hasContent(r):
+		if r.Error != "" && r.Error != record.ErrStream && r.Error != record.ErrMalformed && r.Error != record.ErrTruncated {
+			return r
+		}
+		c := *r
+		c.Error, c.ErrorMsg = stats.ErrNoContent, "the response carried no generated content"
+		return &c
+	case r.Error == record.ErrStream || r.Error == record.ErrMalformed || r.Error == record.ErrTruncated:
+		c := *r
+		c.Error, c.ErrorMsg = "", ""
+		return &c
+	}
+	return r
 }

@@ -93,6 +93,7 @@ type exportMetric struct {
 	DecodeDuration       *valueUnit `json:"decode_duration,omitempty"`
 	E2EThroughput        *valueUnit `json:"e2e_output_token_throughput,omitempty"`
 	EffectiveLatency     *valueUnit `json:"effective_latency,omitempty"`
+	ErrorISL             *valueUnit `json:"error_isl,omitempty"`
 	ErrorRequestCount    *valueUnit `json:"error_request_count,omitempty"`
 	InputSequenceLength  *valueUnit `json:"input_sequence_length,omitempty"`
 	InterChunkLatency    *listUnit  `json:"inter_chunk_latency,omitempty"`
@@ -129,6 +130,9 @@ func (m *exportMetric) fill(r *record.Record, effectiveMs float64, startNs, endN
 	m.EffectiveLatency = m.put(effectiveMs, "ms")
 	if !r.OK() {
 		m.ErrorRequestCount = m.put(1, "requests")
+		if isl, ok := errorISL(r); ok {
+			m.ErrorISL = m.put(isl, "tokens")
+		}
 		return
 	}
 	m.RequestCount = m.put(1, "requests")
@@ -206,6 +210,14 @@ type collector struct {
 	cut        atomic.Bool
 	unfinished int64
 	errs       errorLog
+	// errISL holds the input sequence lengths of the failed requests (AIPerf's error_isl).
+	errISL *stats.Hist
+	// sessions numbers the sessions in the order their first request was sent, for the
+	// session_num of requests whose session has no index of its own.
+	sessions map[string]int
+
+	// in collects the bodies sent for inputs.json; nil in warmup.
+	in *inputs
 
 	// slices, when set, summarizes the records by timeslice as agg does the whole run.
 	slices *slicer
@@ -241,11 +253,13 @@ func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collecto
 		effective: stats.NewHist(stats.HistOptions{}),
 		lag:       stats.NewHist(stats.HistOptions{}),
 		wait:      stats.NewHist(stats.HistOptions{}),
+		errISL:    stats.NewHist(islHistOptions),
 	}
 	if w != nil {
 		c.w = bufio.NewWriterSize(w, 64<<10)
 		c.enc = json.NewEncoder(c.w)
 		c.agg = stats.New(stats.Options{SLOs: slos})
+		c.in = &inputs{}
 	}
 	return c
 }
@@ -261,12 +275,28 @@ func (c *collector) entry(n int) *joined {
 	return j
 }
 
-// begin registers a request about to be sent.
-func (c *collector) begin(si *sendInfo) {
+// begin registers a request about to be sent, whose body is body.
+func (c *collector) begin(si *sendInfo, body []byte) {
 	c.mu.Lock()
 	c.entry(si.n).si = si
+	if si.session != "" && si.sessionNum < 0 {
+		if _, ok := c.sessions[si.session]; !ok {
+			if c.sessions == nil {
+				c.sessions = map[string]int{}
+			}
+			c.sessions[si.session] = len(c.sessions)
+		}
+	}
+	num := c.sessionNum(si.n, si)
 	c.slices.begin()
 	c.mu.Unlock()
+	if c.in != nil { // outside c.mu: validating and copying the body takes a while
+		id := si.session
+		if id == "" {
+			id = si.id
+		}
+		c.in.add(id, num, si.turn, body)
+	}
 }
 
 // Consume takes a finalized record from the tap's pipeline.
@@ -346,6 +376,30 @@ func (c *collector) write(line *exportLine) {
 	}
 }
 
+// sessionNum is AIPerf's session_num of request n: its conversation's index (the same for
+// every turn) as the request gives it (Request.SessionNum), else its session's place in the
+// order sessions were first sent, else, without a session, the request's number.
+func (c *collector) sessionNum(n int, si *sendInfo) int {
+	switch {
+	case si != nil && si.sessionNum >= 0:
+		return si.sessionNum
+	case si == nil || si.session == "":
+		return n
+	}
+	return c.sessions[si.session]
+}
+
+// islHistOptions hold input sequence lengths, in tokens.
+var islHistOptions = stats.HistOptions{Unit: "tokens", Scale: 1, Max: 1<<24 - 1}
+
+// errorISL is AIPerf's error_isl of a failed request: its input sequence length, when known.
+func errorISL(r *record.Record) (float64, bool) {
+	if r.InputTokens <= 0 || r.InputTokensSource == "" {
+		return 0, false
+	}
+	return float64(r.InputTokens), true
+}
+
 // emit accounts for one finished request and returns its export line, nil when lines are
 // not written or the request is left out; c.mu is held.
 func (c *collector) emit(n int, j *joined) *exportLine {
@@ -366,8 +420,12 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		c.unfinished++
 		return nil
 	}
-	if noContent(rec) {
-		rec = asInvalid(rec)
+	// av is the request as AIPerf counts it: it decides the line's AIPerf members and the
+	// summary. The record written beside them keeps llmtap's verdict, except that a response
+	// without content says so (no_content).
+	av := AIPerfRecord(rec)
+	if av.Error == stats.ErrNoContent {
+		rec = av
 	}
 	eff := record.Ms(out.EffectiveLatency())
 	c.lag.Record(now, record.Ms(out.Lag()))
@@ -375,15 +433,18 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if out.Lag() > LateThreshold {
 		c.late++
 	}
-	if rec.OK() {
+	if av.OK() {
 		c.ok++
 		c.effective.Record(now, eff)
 	} else {
 		c.failed++
+		if isl, ok := errorISL(av); ok {
+			c.errISL.Record(now, isl)
+		}
 	}
 	if c.agg != nil {
-		c.agg.Add(rec)
-		c.slices.add(rec, now)
+		c.agg.Add(av)
+		c.slices.add(av, now)
 	}
 	line := &exportLine{
 		Record: rec, N: n, ScheduleLagMs: record.Ms(out.Lag()), QueueWaitMs: record.Ms(out.QueueWait()),
@@ -403,7 +464,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if out.Err != nil {
 		line.SendError = out.Err.Error()
 	}
-	line.Error = newErrorDetails(rec, cancelled, line.SendError)
+	line.Error = newErrorDetails(av, cancelled, line.SendError)
 	if timedOut {
 		line.Error = timeoutDetails()
 	}
@@ -412,7 +473,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		return nil
 	}
 	line.Metadata = exportMeta{
-		SessionNum: n, XRequestID: rec.RequestID, WorkerID: c.worker, RecordProcessorID: c.worker,
+		SessionNum: c.sessionNum(n, j.si), XRequestID: rec.RequestID, WorkerID: c.worker, RecordProcessorID: c.worker,
 		BenchmarkPhase: c.phase, WasCancelled: cancelled,
 	}
 	if line.SessionID != "" {
@@ -435,6 +496,6 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if cancelled {
 		line.Metadata.CancellationTimeNs = &line.Metadata.RequestEndNs
 	}
-	line.Metrics.fill(rec, eff, startNs, endNs)
+	line.Metrics.fill(av, eff, startNs, endNs)
 	return line
 }

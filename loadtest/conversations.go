@@ -109,7 +109,7 @@ func (c *Conversations) build(n int) (Request, error) {
 	replies := st.replies
 	c.mu.Unlock()
 	body, err := c.Body.TurnBody(st.conv, k, replies)
-	return Request{Path: c.Path, Body: body, Session: c.Label + "-" + strconv.Itoa(s), Turn: k + 1}, err
+	return Request{Path: c.Path, Body: body, Session: c.Label + "-" + strconv.Itoa(s), Turn: k + 1, SessionNum: &s}, err
 }
 
 func (c *Conversations) reply(n int, text string) {

@@ -2,11 +2,16 @@ package loadtest
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -95,6 +100,9 @@ type Export struct {
 	SLOs       []stats.SLO
 	Errors     []ErrorCount
 	Unfinished int64
+	// ErrorISL is the distribution of the failed requests' input sequence lengths (AIPerf's
+	// error_isl; its sum is total_error_isl); Count 0 when no failed request had one.
+	ErrorISL stats.Stat
 }
 
 // aiperfTime writes a time as AIPerf's datetime.isoformat() does, in UTC: no zone, microseconds.
@@ -103,7 +111,7 @@ func aiperfTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05
 // summaryMembers lists the members of profile_export_aiperf.json in order.
 func (e Export) summaryMembers() []jsonMember {
 	g := e.Group
-	m := metricMembers(g)
+	m := e.metrics()
 	errs := e.Errors
 	if errs == nil {
 		errs = []ErrorCount{}
@@ -145,6 +153,16 @@ func metricMembers(g stats.GroupSummary) []jsonMember {
 		m = append(m,
 			jsonMember{"min_request_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.Start.UnixNano())}},
 			jsonMember{"max_response_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.End.UnixNano())}})
+	}
+	return m
+}
+
+// metrics lists the run's metrics, AIPerf's and llmtap's, as members of JsonExportData.
+func (e Export) metrics() []jsonMember {
+	m := metricMembers(e.Group)
+	if e.ErrorISL.Count > 0 {
+		m = append(m, jsonMember{"error_isl", e.ErrorISL},
+			jsonMember{"total_error_isl", stats.Scalar{Unit: e.ErrorISL.Unit, Value: e.ErrorISL.Sum}})
 	}
 	return m
 }
@@ -230,13 +248,113 @@ func WriteExports(dir string, e Export) ([]string, error) {
 	return append(files, cp), nil
 }
 
-// writeCSV writes profile_export_aiperf.csv as AIPerf's CsvExporter does (AIPerfCommit):
-// a section "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std" with a row per
+// writeCSV writes profile_export_aiperf.csv as AIPerf's CsvExporter does at AIPerfCommit
+// (aiperf/exporters/csv_exporter.py): the metrics AIPerf's registry has, nothing else (its
+// exporter cannot write a tag it does not know; llmtap's further figures are in the JSON file).
+// A section "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std" with a row per
 // distribution, a blank line, then "Metric,Value" with a row per single value; rows sorted by
-// tag, named "Header (unit)" (no unit for counts of requests), numbers with two decimals.
-// Only AIPerf's metrics are written: llmtap's own figures are in the JSON file.
+// tag within a section, named "Header (unit)" with AIPerf's header (no unit for "requests"),
+// every number as Python's f"{float(v):.2f}" writes it (AIPerf's aggregation holds values as
+// float64), rows ended by \r\n (Python's csv.writer).
 func writeCSV(w io.Writer, e Export) error {
-	return stats.WriteAIPerfCSV(w, e.Group, aiperfTag)
+	type row struct {
+		tag   string
+		cells []string
+	}
+	var dists, singles []row
+	for _, m := range e.metrics() {
+		header, ok := aiperfHeaders[m.k]
+		if !ok {
+			continue
+		}
+		switch v := m.v.(type) {
+		case stats.Stat:
+			cells := []string{csvName(header, v.Unit)}
+			for _, k := range stats.AIPerfStatKeys() {
+				cells = append(cells, pyFloat2(v.Get(k)))
+			}
+			dists = append(dists, row{m.k, cells})
+		case stats.Scalar:
+			singles = append(singles, row{m.k, []string{csvName(header, v.Unit), pyFloat2(v.Value)}})
+		}
+	}
+	byTag := func(a, b row) int { return strings.Compare(a.tag, b.tag) }
+	slices.SortFunc(dists, byTag)
+	slices.SortFunc(singles, byTag)
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	if len(dists) > 0 {
+		cw.Write(append([]string{"Metric"}, stats.AIPerfStatKeys()...))
+		for _, r := range dists {
+			cw.Write(r.cells)
+		}
+		if len(singles) > 0 {
+			cw.Write(nil) // csv.writer.writerow([]): an empty line
+		}
+	}
+	if len(singles) > 0 {
+		cw.Write([]string{"Metric", "Value"})
+		for _, r := range singles {
+			cw.Write(r.cells)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvName is CsvExporter._format_metric_name: the header, and the unit in parentheses unless
+// it is "count" or "requests".
+func csvName(header, unit string) string {
+	if unit != "" && !strings.EqualFold(unit, "count") && !strings.EqualFold(unit, "requests") {
+		return header + " (" + unit + ")"
+	}
+	return header
+}
+
+// pyFloat2 is Python's f"{v:.2f}" of a float: correctly rounded like strconv's, with Python's
+// words for what is not a number.
+func pyFloat2(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "nan"
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// aiperfHeaders are the metrics of AIPerf's MetricRegistry at AIPerfCommit that its
+// CsvExporter writes (those not flagged EXPERIMENTAL or INTERNAL), by tag, with their headers
+// (aiperf/metrics/types/*.py). AIPerf's own code checks this table: the export test has AIPerf's
+// CsvExporter write the CSV again from the JSON summary and compares the bytes.
+var aiperfHeaders = map[string]string{
+	"benchmark_duration":               "Benchmark Duration",
+	"error_isl":                        "Error Input Sequence Length",
+	"error_request_count":              "Error Request Count",
+	"good_request_count":               "GoodRequestCount",
+	"goodput":                          "Goodput",
+	"input_sequence_length":            "Input Sequence Length",
+	"inter_chunk_latency":              "Inter Chunk Latency",
+	"inter_token_latency":              "Inter Token Latency",
+	"max_response_timestamp":           "Maximum Response Timestamp",
+	"min_request_timestamp":            "Minimum Request Timestamp",
+	"output_sequence_length":           "Output Sequence Length",
+	"output_token_count":               "Output Token Count",
+	"output_token_throughput":          "Output Token Throughput",
+	"output_token_throughput_per_user": "Output Token Throughput Per User",
+	"reasoning_token_count":            "Reasoning Token Count",
+	"request_count":                    "Request Count",
+	"request_latency":                  "Request Latency",
+	"request_throughput":               "Request Throughput",
+	"time_to_first_token":              "Time to First Token",
+	"time_to_second_token":             "Time to Second Token",
+	"total_error_isl":                  "Total Error Input Sequence Length",
+	"total_isl":                        "Total Input Sequence Length",
+	"total_osl":                        "Total Output Sequence Length",
+	"total_output_tokens":              "Total Output Tokens",
+	"total_reasoning_tokens":           "Total Reasoning Tokens",
 }
 
 // aiperfTag reports whether a tag is one of AIPerf's metrics (of AIPerfCommit or later

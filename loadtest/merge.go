@@ -44,6 +44,9 @@ type Snapshot struct {
 	Cancelled  bool            `json:"cancelled"`
 	Info       RunInfo         `json:"run_info"`
 	Input      InputConfig     `json:"input_config"`
+	// ErrorISL is the failed requests' input sequence lengths (Export.ErrorISL); absent from
+	// snapshots written before llmtap exported error_isl.
+	ErrorISL *stats.DistSnapshot `json:"error_isl,omitempty"`
 }
 
 // GeneratorDists are the distributions of a GeneratorReport as mergeable snapshots.
@@ -66,6 +69,11 @@ func (s *Spec) snapshot(e Export, col *collector) (Snapshot, error) {
 		return snap, err
 	}
 	snap.Generator = e.Generator
+	eisl, err := col.errISL.Dist()
+	if err != nil {
+		return snap, err
+	}
+	snap.ErrorISL = &eisl
 	for _, d := range []struct {
 		h   *stats.Hist
 		dst *stats.DistSnapshot
@@ -136,7 +144,7 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 	agg := stats.New(stats.Options{SLOs: first.SLOs})
 	var errs errorLog
 	seen := map[Worker]bool{}
-	var lag, wait, eff []stats.DistSnapshot
+	var lag, wait, eff, eisl []stats.DistSnapshot
 	for i, s := range snaps {
 		switch {
 		case s.Class != first.Class:
@@ -169,6 +177,9 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 		o.Cancelled += g.Cancelled
 		o.RecordsDropped += g.RecordsDropped
 		o.CPUUtilization = max(o.CPUUtilization, g.CPUUtilization)
+		if s.ErrorISL != nil {
+			eisl = append(eisl, *s.ErrorISL)
+		}
 		d := s.GenDists
 		lag, wait, eff = append(lag, d.ScheduleLag), append(wait, d.QueueWait), append(eff, d.EffectiveLatency)
 	}
@@ -189,11 +200,16 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 			return Export{}, out, fmt.Errorf("generator: %w", err)
 		}
 	}
+	errISL, errISLSnap, err := stats.MergeDists(islHistOptions, eisl...)
+	if err != nil {
+		return Export{}, out, fmt.Errorf("error_isl: %w", err)
+	}
+	out.ErrorISL = &errISLSnap
 	out.Info.Input = out.Input
 	others := ClassGroups(agg.Summary(), out.Class)
 	e := Export{Group: stats.Combine(others, len(out.SLOs) > 0), Others: others, Generator: *gen, Info: out.Info,
 		Start: out.Start, End: out.End, Cancelled: out.Cancelled, SLOs: out.SLOs, Errors: out.Errors,
-		Unfinished: out.Unfinished}
+		Unfinished: out.Unfinished, ErrorISL: errISL}
 	return e, out, nil
 }
 

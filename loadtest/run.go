@@ -127,6 +127,11 @@ type Request struct {
 	// Turn is the request's place in its session, from 1; 0 when not known. The export's
 	// turn_index is Turn − 1.
 	Turn int
+	// SessionNum, when set, is the index of the request's session among the run's sessions,
+	// from 0, the same for all its turns: AIPerf's session_num. Unset, a request of a session
+	// gets its session's place in the order sessions were first sent, and a request without a
+	// session its request number.
+	SessionNum *int
 }
 
 // Result is what a run produced.
@@ -337,6 +342,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	res.Export = Export{Group: stats.Combine(others, len(s.SLOs) > 0), Others: others, Generator: res.Generator,
 		Info: s.Info, Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.SLOs,
 		Errors: errs, Unfinished: unfinished}
+	_, res.Export.ErrorISL = col.errISL.Snapshot(time.Now())
 	files, err := WriteExports(s.Dir, res.Export)
 	if err != nil {
 		return res, err
@@ -350,6 +356,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	res.Files = append(files, jp, sp)
+	ip, err := col.in.write(s.Dir)
+	if err != nil {
+		return res, err
+	}
+	res.Files = append(res.Files, ip)
 	if col.slices != nil {
 		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.Log)
 		if err != nil {

@@ -88,7 +88,7 @@ func TestRunClosedLoop(t *testing.T) {
 	if st := res.Export.Group.Metrics["time_to_first_token"]; st.Count != 24 || st.Min < 2 {
 		t.Errorf("TTFT %+v: want 24 values of at least the mock's 2 ms", st)
 	}
-	if len(res.Files) != 4 {
+	if len(res.Files) != 5 { // the JSON and CSV summaries, the lines, the snapshot, inputs.json
 		t.Errorf("files %v", res.Files)
 	}
 	for _, f := range res.Files {

@@ -58,8 +58,11 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 	if s.reply {
 		ctx = withReply(ctx, n)
 	}
-	si := &sendInfo{n: n, id: s.col.id(n), session: b.Session, turn: b.Turn, intended: intended}
-	s.col.begin(si)
+	si := &sendInfo{n: n, id: s.col.id(n), session: b.Session, sessionNum: -1, turn: b.Turn, intended: intended}
+	if b.SessionNum != nil {
+		si.sessionNum = *b.SessionNum
+	}
+	s.col.begin(si, b.Body)
 	x := &si.x
 	*x = tap.Exchange{ID: si.id, Class: s.class, Body: b.Body, Canceled: &si.canceled}
 	if s.cancels(n) {
@@ -240,14 +243,16 @@ func cpuWarning(cpu float64) string {
 
 // sendInfo is what the collector knows of one request before its record arrives.
 type sendInfo struct {
-	n        int
-	id       string
-	session  string
-	turn     int         // Request.Turn
-	intended time.Time   // the schedule's time for the request (monotonic)
-	canceled atomic.Bool // the cancellation fired
-	timedOut atomic.Bool // the request timeout fired
-	x        tap.Exchange
+	n       int
+	id      string
+	session string
+	// sessionNum is Request.SessionNum, -1 when not given.
+	sessionNum int
+	turn       int         // Request.Turn
+	intended   time.Time   // the schedule's time for the request (monotonic)
+	canceled   atomic.Bool // the cancellation fired
+	timedOut   atomic.Bool // the request timeout fired
+	x          tap.Exchange
 }
 
 // cancelAfterWrite returns ctx cancelled delay after the request is fully written (AIPerf's

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // This file reads the files NVIDIA AIPerf writes (github.com/ai-dynamo/aiperf): the
@@ -106,6 +107,11 @@ func (l *aiperfLine) toRecord(model string) (*record.Record, string) {
 		r.DurationMs = *r.RequestLatencyMs
 	case md.RequestEndNs > start:
 		r.DurationMs = float64(md.RequestEndNs-start) / 1e6
+	}
+	if _, failed := l.Metrics["error_request_count"]; failed && l.Error == nil {
+		// AIPerf's error without details: a 200 whose response carried no content (its parser
+		// kept no response), counted in error_request_count and not in error_summary.
+		r.Error, r.ErrorMsg = stats.ErrNoContent, "AIPerf counted the request as an error (no content)"
 	}
 	if e := l.Error; e != nil {
 		r.ErrorMsg = e.Message

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
@@ -181,6 +182,9 @@ type recordLine struct {
 	*record.Record
 	Error      json.RawMessage `json:"error"` // a class (llmtap before AIPerf's layout), AIPerf's object, or null
 	ErrorClass *string         `json:"error_class"`
+	// Metrics are AIPerf's members of a bench export line: request_count or
+	// error_request_count say how the run's own summary counted the request.
+	Metrics map[string]json.RawMessage `json:"metrics"`
 }
 
 func (run *Run) readRecords(file string) error {
@@ -216,6 +220,7 @@ func parseRecordLine(line []byte, model string) (r *record.Record, aiperf bool, 
 		} else if len(l.Error) > 0 && l.Error[0] == '"' {
 			json.Unmarshal(l.Error, &r.Error)
 		}
+		aiperfVerdict(r, l.Metrics)
 	default:
 		var a aiperfLine
 		if json.Unmarshal(line, &a) != nil || a.Metadata == nil {
@@ -230,6 +235,25 @@ func parseRecordLine(line []byte, model string) (r *record.Record, aiperf bool, 
 		r.Class = record.ClassLive
 	}
 	return r, aiperf, ""
+}
+
+// aiperfVerdict makes a bench export line's record count as the run's own summary counted it:
+// the line's AIPerf members follow AIPerf's rules (docs/metrics.md, "Which requests count"),
+// under which a stream with content before an error event is valid and a status other than
+// 200 an error, so that a report of the run shows the counts its profile_export_aiperf.json
+// and console table show. Records without AIPerf's members (the proxy's) keep their own.
+func aiperfVerdict(r *record.Record, metrics map[string]json.RawMessage) {
+	_, valid := metrics["request_count"]
+	_, failed := metrics["error_request_count"]
+	switch {
+	case valid && !r.OK():
+		r.Error, r.ErrorMsg = "", ""
+	case failed && r.OK():
+		r.Error = record.ErrHTTP // a status AIPerf fails and llmtap does not: 2xx other than 200, 3xx
+		if r.Status == 0 || r.Status == 200 {
+			r.Error = stats.ErrNoContent
+		}
+	}
 }
 
 // readTimeline reads the windows of a timeline file the proxy wrote beside its records

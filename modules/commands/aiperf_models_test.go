@@ -690,6 +690,17 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 					t.Errorf("CSV has no row %q", want)
 				}
 			}
+			t.Run("AIPerf's own code", func(t *testing.T) {
+				j := judgeAIPerf(t, dir)
+				if j.Lines == 0 || j.Errors == 0 || j.CSVIdentical == nil || !*j.CSVIdentical {
+					t.Errorf("judged %d lines, %d errors, CSV identical %v: the run must have lines, the mock's errors and a CSV", j.Lines, j.Errors, j.CSVIdentical)
+				}
+				// inputs.json: a payload per request sent (a request cut by the grace period has
+				// one and no line), a session per conversation.
+				if j.InputPayloads == nil || *j.InputPayloads < j.Lines || *j.InputSessions < j.Conversations {
+					t.Errorf("inputs.json: %v payloads in %v sessions for %d lines of %d conversations", j.InputPayloads, j.InputSessions, j.Lines, j.Conversations)
+				}
+			})
 		})
 	}
 }

@@ -119,5 +119,10 @@ func TestBenchSweepExportsPassAIPerfModels(t *testing.T) {
 		if err != nil || len(ts["timeslices"].([]any)) == 0 {
 			t.Errorf("%s timeslices: %v", dir, err)
 		}
+		t.Run("AIPerf's own code on "+filepath.Base(dir), func(t *testing.T) {
+			if j := judgeAIPerf(t, dir); j.Lines == 0 || j.CSVIdentical == nil || !*j.CSVIdentical {
+				t.Errorf("judged %d lines, CSV identical %v", j.Lines, j.CSVIdentical)
+			}
+		})
 	}
 }

@@ -116,6 +116,11 @@ func TestBenchWorkersSplitAndMerge(t *testing.T) {
 	if _, err := checkCSV(csvb, aiperfStatKeys); err != nil {
 		t.Errorf("merged CSV: %v", err)
 	}
+	t.Run("AIPerf's own code", func(t *testing.T) {
+		if j := judgeAIPerf(t, out); j.Lines != 45 || j.Errors != failed || j.CSVIdentical == nil || !*j.CSVIdentical {
+			t.Errorf("judged %d lines, %d errors, CSV identical %v; want 45 lines, %d errors, AIPerf's CSV", j.Lines, j.Errors, j.CSVIdentical, failed)
+		}
+	})
 	count := func(tag string) string { return fmt.Sprint(sum[tag].(map[string]any)["avg"]) }
 	if count("request_count") != strconv.Itoa(45-failed) || count("error_request_count") != strconv.Itoa(failed) {
 		t.Errorf("merged counts %s ok, %s failed; the mock answered %d ok, %d failed",

@@ -26,6 +26,7 @@ import (
 	_ "github.com/llmtap/llmtap/caddyfile"
 
 	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -106,17 +107,24 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	defer recs.file.Close()
 	tp.AddSink(recs)
+	// AIPerf's files count the same records by AIPerf's rules (loadtest.AIPerfRecords).
+	aiperf := loadtest.NewAIPerfRecords(record.ClassLive, nil)
+	tp.AddSink(aiperf)
 
 	fmt.Fprintf(os.Stderr, "mock server  %s (TTFT %v, ITL %v)\nllmtap proxy http://%s  (admin API http://%s/llmtap/summary)\n",
 		mockURL, o.mock.TTFT, o.mock.ITL, proxyAddr, adminAddr)
 	fmt.Fprintf(os.Stderr, "load         %.1f req/s Poisson for %v, %d-token streaming chat completions\n\n", o.rate, o.duration, o.maxTokens)
 
 	// 3. Load.
-	counters := runDemoLoad(ctx, o, "http://"+proxyAddr+"/v1/chat/completions")
+	url := "http://" + proxyAddr + "/v1/chat/completions"
+	start := time.Now()
+	counters := runDemoLoad(ctx, o, url)
+	end := time.Now()
 
 	// 4. Results: wait for the pipeline, then read the summary from the admin API, as a user would.
 	tp.Flush()
-	files, err := writeDemoResults(tp, adminAddr, o.out)
+	export := aiperf.Export(demoRunInfo(o, url, args), start, end, ctx.Err() != nil)
+	files, err := writeDemoResults(tp, adminAddr, o.out, export)
 	if err != nil {
 		return 1, err
 	}
@@ -257,10 +265,28 @@ func runDemoLoad(ctx context.Context, o demoOptions, url string) loadgen.Counter
 	return counters
 }
 
+// demoRunInfo describes the demo's load for the input_config of AIPerf's JSON file: streaming
+// chat completions of mock-model at a Poisson rate for a duration.
+func demoRunInfo(o demoOptions, url string, args []string) loadtest.RunInfo {
+	info := loadtest.RunInfo{Seed: o.seed, CLICommand: strings.Join(append([]string{"llmtap", "demo"}, args...), " "),
+		Mode: "request_rate", Flags: map[string]any{"rate": o.rate, "duration": o.duration.Seconds(), "max_tokens": o.maxTokens}}
+	in := &info.Input
+	in.Endpoint.ModelNames, in.Endpoint.Type, in.Endpoint.Streaming, in.Endpoint.URL = []string{"mock-model"}, "chat", true, url
+	in.Input.RandomSeed = o.seed
+	rate := o.rate
+	in.Loadgen.RequestRate, in.Loadgen.RequestRateMode = &rate, "poisson"
+	if d := o.duration.Seconds(); d >= 1 { // AIPerf's minimum
+		in.Loadgen.BenchmarkDuration = &d
+	}
+	in.Output.ArtifactDirectory = o.out
+	in.CLICommand = info.CLICommand
+	return info
+}
+
 // writeDemoResults prints the cumulative summary table and writes the admin API's summary and,
-// when there was successful live traffic, AIPerf's exports into the folder out; it returns the
+// when there was live traffic, AIPerf's exports (export) into the folder out; it returns the
 // paths it wrote.
-func writeDemoResults(tp *tap.Tap, adminAddr, out string) (files []string, err error) {
+func writeDemoResults(tp *tap.Tap, adminAddr, out string, export loadtest.Export) (files []string, err error) {
 	summaryJSON, err := get("http://" + adminAddr + "/llmtap/summary")
 	if err != nil {
 		return nil, err
@@ -292,17 +318,12 @@ func writeDemoResults(tp *tap.Tap, adminAddr, out string) (files []string, err e
 	if err := write("summary.json", func(w io.Writer) error { _, err := w.Write(summaryJSON); return err }); err != nil {
 		return nil, err
 	}
-	if g, ok := liveGroup(cumulative); ok {
-		if err := write("profile_export_aiperf.json", func(w io.Writer) error {
-			e := json.NewEncoder(w)
-			e.SetIndent("", "  ")
-			return e.Encode(g)
-		}); err != nil {
+	if len(export.Others) > 0 { // live traffic came
+		exported, err := loadtest.WriteExports(out, export)
+		if err != nil {
 			return nil, err
 		}
-		if err := write("profile_export_aiperf.csv", func(w io.Writer) error { return stats.WriteCSV(w, g) }); err != nil {
-			return nil, err
-		}
+		files = append(files, exported...)
 	}
 	return files, nil
 }
@@ -311,17 +332,6 @@ func writeDemoResults(tp *tap.Tap, adminAddr, out string) (files []string, err e
 func progressLine(c loadgen.Counters, total time.Duration) string {
 	return fmt.Sprintf("[%5.1fs / %v] sent %d  completed %d  in flight %d  errors %d  dropped %d",
 		c.Elapsed.Seconds(), total, c.Sent, c.Completed, c.InFlight, c.Errors, c.Dropped)
-}
-
-// liveGroup picks the cumulative group of successful live traffic, the one AIPerf's export
-// describes.
-func liveGroup(s stats.Summary) (stats.GroupSummary, bool) {
-	for _, g := range s.Groups {
-		if g.Key.Class == record.ClassLive && g.Key.StatusClass == "2xx" {
-			return g, true
-		}
-	}
-	return stats.GroupSummary{}, false
 }
 
 func chatBody(maxTokens int, includeUsage bool) []byte {

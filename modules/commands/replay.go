@@ -150,9 +150,26 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if *fitTokens && cf.tokenizer == "" && hasSynthetic(reqs) {
 		fit, sent = new(workload.TokenFit), make([]atomic.Int32, len(reqs))
 	}
+	// AIPerf's session_num: the index of a request's conversation, in the order the trace first
+	// names it; a request without a session is a conversation of its own.
+	sessionNums := make([]int, len(reqs))
+	bySession := map[string]int{}
+	next := 0
+	for i := range reqs {
+		id := reqs[i].SessionID
+		if k, ok := bySession[id]; ok && id != "" {
+			sessionNums[i] = k
+			continue
+		}
+		sessionNums[i] = next
+		if id != "" {
+			bySession[id] = next
+		}
+		next++
+	}
 	build := func(i int) (loadtest.Request, error) {
 		q := &reqs[i]
-		b := loadtest.Request{Path: r.path, Session: q.SessionID}
+		b := loadtest.Request{Path: r.path, Session: q.SessionID, SessionNum: &sessionNums[i]}
 		if q.Payload != nil {
 			b.Body = q.Payload
 			if q.Path != "" {

@@ -110,10 +110,17 @@ func TestReplaySessionsInOrder(t *testing.T) {
 `
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(path, []byte(trace), 0o600)
-	code, out, res := runReplayArgs(t, "--url", url, "--model", "m", "--artifact-dir", t.TempDir(), path)
+	dir := t.TempDir()
+	code, out, res := runReplayArgs(t, "--url", url, "--model", "m", "--artifact-dir", dir, path)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
+	t.Run("AIPerf's own code", func(t *testing.T) {
+		// session_num: a, b and the sessionless request are three conversations.
+		if j := judgeAIPerf(t, dir); j.Lines != 6 || j.Conversations != 3 {
+			t.Errorf("judged %d lines of %d conversations, want 6 of 3", j.Lines, j.Conversations)
+		}
+	})
 	bySession := map[string][]loadtest.SentRequest{}
 	for _, s := range res.Sent {
 		bySession[s.Session] = append(bySession[s.Session], s)

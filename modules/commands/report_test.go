@@ -1,11 +1,14 @@
 package commands
 
 import (
+	"encoding/json"
 	"flag"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,5 +132,68 @@ func TestReportComparesAIPerfWithLlmtap(t *testing.T) {
 		if !strings.Contains(string(page), row) {
 			t.Errorf("the report lacks %q", row)
 		}
+	}
+}
+
+// TestReportCompareCountsErrorsAsEachToolDoes: `llmtap report AIPERF_RUN --compare BENCH_RUN`
+// shows each run's error count as the tool that ran it counted it in its own summary. The
+// bench meets HTTP 500s and streams that fail mid-way after content: the 500s are errors for
+// both tools, the partial streams valid requests in the bench's AIPerf-named summary (AIPerf's
+// parser skips the error event), so the report must count them as valid too.
+func TestReportCompareCountsErrorsAsEachToolDoes(t *testing.T) {
+	cfg := fastMock()
+	cfg.ErrorRate, cfg.StreamErrorRate, cfg.Seed = 0.2, 0.3, 3
+	_, url := testkit.StartMock(t, cfg)
+	dir := filepath.Join(t.TempDir(), "llmtap-run")
+	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "openai/gpt-oss-20b", "--concurrency", "2",
+		"--request-count", "40", "--osl", "16", "--extra-inputs", "ignore_eos:true", "--artifact-dir", dir)
+	if code != 0 {
+		t.Fatalf("bench exited %d: %s", code, out)
+	}
+	// The bench's own summary, and how many of its records llmtap itself calls stream errors.
+	raw, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]struct{ Avg float64 }
+	json.Unmarshal(raw, &sum) // non-metric members do not fit and are dropped
+	valid, failed := int(sum["request_count"].Avg), int(sum["error_request_count"].Avg)
+	streamErrs := 0
+	for _, l := range readLines(t, filepath.Join(dir, "profile_export.jsonl")) {
+		if l["error_class"] == "stream_error" {
+			streamErrs++
+		}
+	}
+	if failed == 0 || streamErrs == 0 {
+		t.Fatalf("bench summary: %d valid, %d errors; %d stream errors: the run must have both kinds", valid, failed, streamErrs)
+	}
+
+	html := filepath.Join(t.TempDir(), "r.html")
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if code, err := runReport(fs, []string{aiperfExamples, "--compare", dir, "-o", html}); code != 0 || err != nil {
+		t.Fatalf("report exited %d: %v", code, err)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The report's group rows: run, model, class, status class, requests, errors.
+	row := regexp.MustCompile(`<td>(aiperf-run1|llmtap-run)</td><td>[^<]*</td><td>bench</td><td>[0-9x]+</td><td>([0-9]+)</td><td>([0-9]+)</td>`)
+	counts := map[string][2]int{}
+	for _, m := range row.FindAllStringSubmatch(string(page), -1) {
+		ok, _ := strconv.Atoi(m[2])
+		bad, _ := strconv.Atoi(m[3])
+		c := counts[m[1]]
+		counts[m[1]] = [2]int{c[0] + ok, c[1] + bad}
+	}
+	// AIPerf's example run: the 40 lines kept hold 29 valid requests and its 11 cancelled ones,
+	// as AIPerf's error_summary says (11 RequestCancellationError).
+	if got := counts["aiperf-run1"]; got != [2]int{29, 11} {
+		t.Errorf("AIPerf's run: the report shows %d valid, %d errors; AIPerf counted 29 and 11", got[0], got[1])
+	}
+	if got := counts["llmtap-run"]; got != [2]int{valid, failed} {
+		t.Errorf("the bench: the report shows %d valid, %d errors; the bench's summary %d and %d (%d stream errors with content are valid there)",
+			got[0], got[1], valid, failed, streamErrs)
 	}
 }
