@@ -203,7 +203,16 @@ func RecordingProto(r *recorder.Recorder, origin string, started time.Time) *llm
 		// Dropped: records not written in full (a shed record lost its trace and payload lines).
 		Written: st.Written, Dropped: st.Dropped + st.Failed + st.Shed, Filtered: st.Filtered, Errors: st.Errors,
 		SessionsUntracked: st.SessionsUntracked, SessionsExpired: st.SessionsExpired,
+		PayloadsSkipped: payloadsSkipped(r.Options().Payloads, st),
 	}
+}
+
+// payloadsSkipped is a recorder's payload skips by reason, nil when it writes no payloads.
+func payloadsSkipped(payloads bool, st recorder.Stats) map[string]uint64 {
+	if !payloads {
+		return nil
+	}
+	return map[string]uint64{recorder.SkipTooLarge: st.SkippedTooLarge, recorder.SkipNotObject: st.SkippedNotObject}
 }
 
 // timelineWindowProto converts one window of the timeline; recordsDropped is the engine's

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -49,12 +50,26 @@ type Options struct {
 	// ReadOnly refuses every control RPC (PermissionDenied), for endpoints outside the admin
 	// listener.
 	ReadOnly bool
+	// MaxStreams bounds the StreamTimeline streams open at once on this service; one more is
+	// refused with ResourceExhausted (each stream holds a goroutine, a connection and its
+	// buffers until the client leaves). 0 means DefaultMaxStreams.
+	MaxStreams int
+	// StreamRefused is called for each stream refused for MaxStreams (nil: none), for a
+	// host's metrics.
+	StreamRefused func()
 }
+
+// DefaultMaxStreams is the default of Options.MaxStreams: far more than the terminals and
+// dashboards that watch one instance (llmtap top opens one stream each).
+const DefaultMaxStreams = 64
 
 // Service implements llmtap.v1.TapService.
 type Service struct {
 	opts  Options
 	stats Timeline
+
+	streams atomic.Int64  // StreamTimeline streams open now
+	refused atomic.Uint64 // streams refused for MaxStreams
 }
 
 // New returns a service over opts.
@@ -68,6 +83,9 @@ func New(opts Options) *Service {
 	if opts.NoRecording == "" {
 		opts.NoRecording = "recording cannot be controlled here"
 	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
 	return &Service{opts: opts, stats: &StatsTimeline{Tap: opts.Tap}}
 }
 
@@ -80,6 +98,12 @@ const MaxRequestBytes = 64 << 10
 // MaxRequestBytes; opts come after that limit and may change it.
 func (s *Service) Handler(opts ...connect.HandlerOption) (string, http.Handler) {
 	return llmtapv1connect.NewTapServiceHandler(s, append([]connect.HandlerOption{connect.WithReadMaxBytes(MaxRequestBytes)}, opts...)...)
+}
+
+// Streams returns the StreamTimeline streams open now and those refused so far for
+// Options.MaxStreams.
+func (s *Service) Streams() (open int64, refused uint64) {
+	return s.streams.Load(), s.refused.Load()
 }
 
 // StreamProcedure is the path of the streaming RPC, which hosts may need to treat apart (no
@@ -177,7 +201,19 @@ const maxProvisional = 1000
 // StreamTimeline sends timeline windows until the client goes away: each window once when it
 // closes, and a window that was not final then once more when it becomes final (the same Seq),
 // so that a client that keeps the latest version of each window adds up final figures.
+//
+// At most Options.MaxStreams streams are open at once; one more is refused with
+// ResourceExhausted before anything is sent, and counted (StreamsRefused).
 func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmtapv1.StreamTimelineRequest], stream *connect.ServerStream[llmtapv1.StreamTimelineResponse]) error {
+	if n := s.streams.Add(1); n > int64(s.opts.MaxStreams) {
+		s.streams.Add(-1)
+		s.refused.Add(1)
+		if s.opts.StreamRefused != nil {
+			s.opts.StreamRefused()
+		}
+		return connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("%d timeline streams are open here, the most allowed (max_streams); close one, or raise max_streams", s.opts.MaxStreams))
+	}
+	defer s.streams.Add(-1)
 	tl := s.stats
 	if s.opts.Timeline != nil {
 		if t := s.opts.Timeline(); t != nil {

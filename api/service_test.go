@@ -402,3 +402,69 @@ func TestControlErrors(t *testing.T) {
 		t.Errorf("ShadowStatus without shadow: %v, want Unimplemented with the host's reason", err)
 	}
 }
+
+// TestStreamTimelineCap checks that at most MaxStreams timeline streams are open at once: one
+// more is refused with ResourceExhausted, before anything is sent, and counted; a stream that
+// ends frees its place (issue 35: 8,000 streams on an unauthenticated site).
+func TestStreamTimelineCap(t *testing.T) {
+	t.Parallel()
+	tl := &fakeTimeline{period: 20 * time.Millisecond, start: time.Now().Add(-time.Second), models: []string{"a"}}
+	refused := 0
+	var mu sync.Mutex
+	opts := api.Options{Timeline: func() api.Timeline { return tl }, MaxStreams: 3, StreamRefused: func() { mu.Lock(); refused++; mu.Unlock() }}
+	svc := api.New(opts)
+	path, h := svc.Handler()
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := llmtapv1connect.NewTapServiceClient(srv.Client(), srv.URL)
+	open := func(ctx context.Context) error {
+		st, err := c.StreamTimeline(ctx, connect.NewRequest(&llmtapv1.StreamTimelineRequest{}))
+		if err != nil {
+			return err
+		}
+		if !st.Receive() {
+			return st.Err()
+		}
+		return nil
+	}
+	var cancels []context.CancelFunc
+	t.Cleanup(func() {
+		for _, c := range cancels {
+			c()
+		}
+	})
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancels = append(cancels, cancel)
+		if err := open(ctx); err != nil {
+			t.Fatalf("stream %d of 3: %v", i+1, err)
+		}
+	}
+	for range 2 {
+		if err := open(t.Context()); connect.CodeOf(err) != connect.CodeResourceExhausted {
+			t.Fatalf("a stream past the cap: %v, want resource_exhausted", err)
+		}
+	}
+	if o, r := svc.Streams(); o != 3 || r != 2 {
+		t.Errorf("Streams() = %d open, %d refused; want 3 and 2", o, r)
+	}
+	mu.Lock()
+	if refused != 2 {
+		t.Errorf("StreamRefused called %d times, want 2", refused)
+	}
+	mu.Unlock()
+	cancels[0]()
+	for {
+		if o, _ := svc.Streams(); o == 2 {
+			break
+		}
+		time.Sleep(time.Millisecond) // the server sees the client leave
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancels = append(cancels, cancel)
+	if err := open(ctx); err != nil {
+		t.Errorf("a stream after one ended: %v", err)
+	}
+}

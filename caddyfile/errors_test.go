@@ -170,6 +170,8 @@ var errorCases = []errorCase{
 	// The llmtap_api directive.
 	{":8080 {\n\tllmtap_api {\n\t\tcontrol yes\n\t}\n}\n", `control takes no value, got "yes"`, 3},
 	{":8080 {\n\tllmtap_api on\n}\n", `llmtap_api takes no arguments on its line (got "on")`, 2},
+	{":8080 {\n\tllmtap_api {\n\t\tmax_streams 0\n\t}\n}\n", `max_streams: "0" is not a number of streams from 1 to 10000`, 3},
+	{":8080 {\n\tllmtap_api {\n\t\tmax_streams 1e9\n\t}\n}\n", `max_streams: "1e9" is not a number of streams from 1 to 10000`, 3},
 }
 
 // TestOptionErrors adapts every case of errorCases: each must fail with its sentence and its

@@ -2,11 +2,13 @@ package llmtap
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/api"
 )
@@ -19,9 +21,12 @@ func init() {
 // newService returns the TapService of this process: the running measurement engine, the
 // recorders, the mirror and SLOs of the JSON routes (admin.go) and, when the llmtap app runs
 // them, the timeline and shadow load (without the app's timeline, windows come from the
-// engine's rolling statistics). readOnly refuses the control RPCs.
-func newService(readOnly bool) *api.Service {
+// engine's rolling statistics). readOnly refuses the control RPCs; maxStreams bounds the
+// timeline streams open at once (0: api.DefaultMaxStreams).
+func newService(readOnly bool, maxStreams int) *api.Service {
 	return api.New(api.Options{
+		MaxStreams:      maxStreams,
+		StreamRefused:   metricStreamsRefused.Inc,
 		Tap:             activeTap,
 		RecorderDropped: RecorderDropped,
 		Recording:       runtimeRecording{},
@@ -33,6 +38,13 @@ func newService(readOnly bool) *api.Service {
 		ReadOnly:        readOnly,
 	})
 }
+
+// metricStreamsRefused counts the timeline streams refused for max_streams, on every
+// endpoint of the Connect API (the admin listener's and each llmtap_api handler's).
+var metricStreamsRefused = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "llmtap_api_streams_refused_total",
+	Help: "StreamTimeline streams of the Connect API refused with resource_exhausted because as many as max_streams were open on their endpoint.",
+})
 
 // SourceTimeline names windows that come from the app's timeline.
 const SourceTimeline = api.SourceTimeline
@@ -72,7 +84,7 @@ func (connectAdmin) CaddyModule() caddy.ModuleInfo {
 
 // Routes returns the admin route of the service.
 func (connectAdmin) Routes() []caddy.AdminRoute {
-	path, h := newService(false).Handler()
+	path, h := newService(false, 0).Handler()
 	return guardRoutes([]caddy.AdminRoute{{Pattern: path, Handler: caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
 		serveConnect(h, w, r, caddy.ActiveContext())
 		return nil
@@ -105,6 +117,13 @@ type APIHandler struct {
 	// Default: false (read-only).
 	Control bool `json:"control,omitempty"`
 
+	// MaxStreams bounds the StreamTimeline streams (llmtap top, dashboards) open at once on
+	// this handler: each holds a goroutine and a connection for as long as its client stays,
+	// and anyone who reaches the site can open them. One more is refused with the Connect
+	// code resource_exhausted and counted in llmtap_api_streams_refused_total. Default: 64
+	// (api.DefaultMaxStreams).
+	MaxStreams int `json:"max_streams,omitempty"`
+
 	prefix  string
 	handler http.Handler
 	ctx     caddy.Context
@@ -121,7 +140,10 @@ func (APIHandler) CaddyModule() caddy.ModuleInfo {
 // Provision builds the service handler.
 func (h *APIHandler) Provision(ctx caddy.Context) error {
 	h.ctx = ctx
-	h.prefix, h.handler = newService(!h.Control).Handler()
+	if h.MaxStreams < 0 {
+		return fmt.Errorf("max_streams %d: want a positive number (0 means the default, %d)", h.MaxStreams, api.DefaultMaxStreams)
+	}
+	h.prefix, h.handler = newService(!h.Control, h.MaxStreams).Handler()
 	return nil
 }
 

@@ -72,7 +72,10 @@ type Handler struct {
 	// HTTP/2 or HTTP/3 request, or an HTTP/1.1 request that sent "TE: trailers" and got a
 	// chunked response): "ttft;dur=…, itl;dur=…, total;dur=…", the time split's queue, prefill,
 	// decode and network, and "llmtap;desc=…", with the figures known when the response ends.
-	// Any other response is left exactly as it was. Default: off.
+	// Any other response is left exactly as it was. On a response that gets the trailer, the
+	// upstream's own Server-Timing entries named llmtap (in its headers or trailers) are
+	// removed, so that no entry beside llmtap's can pass for it; its other entries are kept.
+	// Default: off.
 	ServerTiming bool `json:"server_timing,omitempty"`
 
 	// InjectUsage makes streaming OpenAI chat completions report the server's token count
@@ -90,7 +93,14 @@ type Handler struct {
 	// accepts compression (most SDKs send Accept-Encoding: gzip) is forwarded with
 	// Accept-Encoding: identity, and one whose client refuses identity is not injected. A
 	// server that compresses all the same has its response passed unfiltered, never held. The
-	// record's usage_injection says which of these happened. Default: off.
+	// record's usage_injection says which of these happened. A response framed by a
+	// Content-Length keeps it: the usage chunk is replaced by an SSE comment of its length,
+	// which SSE clients skip. Deliberate limit: whether to rewrite depends on members anywhere
+	// in the body and decides the request's headers (its Content-Length, Accept-Encoding), so
+	// the body of a POST to a chat path is read whole (up to max_request_body bytes) before the
+	// upstream is dialled: a body the client sends slowly reaches the upstream when it is
+	// complete, which an LLM server needs before it can start anyway; a longer one is passed
+	// on, uninjected, as soon as more than max_request_body bytes of it came. Default: off.
 	InjectUsage bool `json:"inject_usage,omitempty"`
 
 	// Record writes the measured requests to files (records, an AIPerf/Mooncake trace and,
@@ -314,6 +324,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	defer mq.Abandon()
 
 	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0), late: installVars(r, rec.Tenant)}
+	if h.ServerTiming {
+		tw.timing = r
+	}
 	ut := new(meter.UpstreamTrace) // the upstream moments of the time split
 	ended := false
 	defer func() {

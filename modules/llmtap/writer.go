@@ -25,6 +25,29 @@ type tapWriter struct {
 	// (a WebSocket); nil unless the connection was hijacked.
 	upgraded *countedConn
 	late     *expose.Late // the request's placeholders, filled when the response ends
+	// timing is the request when the handler adds a Server-Timing trailer (server_timing),
+	// else nil: the upstream's own llmtap entries are then taken out of the response's
+	// Server-Timing header before it is sent (see ownTiming).
+	timing *http.Request
+}
+
+// ownTiming removes the upstream's Server-Timing entries named llmtap from the headers about
+// to be sent with status code, when llmtap will add its own entry as a trailer (the rule of
+// Handler.expose: not on a 101, only where expose.TrailerOK), so that the client never gets
+// an upstream's entry beside llmtap's. Every other entry, and every other response, passes
+// unchanged.
+func (w *tapWriter) ownTiming(code int) {
+	if w.timing == nil || code == http.StatusSwitchingProtocols {
+		return
+	}
+	h := w.Header()
+	if vs, ok := h["Server-Timing"]; ok && expose.TrailerOK(w.timing, h) {
+		if kept := expose.WithoutOwnTiming(vs); len(kept) == 0 {
+			delete(h, "Server-Timing")
+		} else {
+			h["Server-Timing"] = kept
+		}
+	}
 }
 
 // WriteHeader records the response headers' time and status, then sends them.
@@ -33,6 +56,7 @@ func (w *tapWriter) WriteHeader(code int) {
 		// Other 1xx responses (103 Early Hints) are informational: the real headers follow.
 		// 101 is final: the connection then carries another protocol (see Hijack).
 		w.wroteHeader = true
+		w.ownTiming(code)
 		w.m.Headers(code, w.Header(), w.m.Now())
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -44,6 +68,7 @@ func (w *tapWriter) Write(p []byte) (int, error) {
 	at := w.m.Now()
 	if !w.wroteHeader {
 		w.wroteHeader = true
+		w.ownTiming(http.StatusOK)
 		w.m.Headers(http.StatusOK, w.Header(), at)
 	}
 	n, err := w.ResponseWriter.Write(p)

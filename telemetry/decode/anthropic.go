@@ -81,10 +81,10 @@ func (d *anthropic) Event(typ, data []byte) Kind {
 	case "message_start":
 		m := v.Get("message")
 		d.setModel(m.GetStringBytes("model"))
-		d.usage(m.Get("usage"), false)
+		d.usage(last(m, "usage"), false)
 	case "message_delta":
 		d.stop(v.Get("delta", "stop_reason"))
-		d.usage(v.Get("usage"), true)
+		d.usage(last(v, "usage"), true)
 	case "message_stop":
 		d.res.Ended = true
 		return Done
@@ -119,7 +119,7 @@ func (d *anthropic) Body(body []byte) Kind {
 		return Error
 	}
 	d.setModel(v.GetStringBytes("model"))
-	d.usage(v.Get("usage"), true)
+	d.usage(last(v, "usage"), true)
 	d.stop(v.Get("stop_reason"))
 	var content, reasoning bool
 	for _, b := range v.GetArray("content") {
@@ -252,8 +252,8 @@ func (d *anthropic) usage(u *fastjson.Value, output bool) {
 // cache read, cache write and output tokens, -1 for a count it does not hold.
 func usageCounts(u *fastjson.Value) [4]int64 {
 	return [4]int64{
-		count(u.Get("input_tokens")), count(u.Get("cache_read_input_tokens")),
-		count(u.Get("cache_creation_input_tokens")), count(u.Get("output_tokens")),
+		count(last(u, "input_tokens")), count(last(u, "cache_read_input_tokens")),
+		count(last(u, "cache_creation_input_tokens")), count(last(u, "output_tokens")),
 	}
 }
 

@@ -77,8 +77,8 @@ func (d *scoring) Body(body []byte) Kind {
 	}
 	d.setModel(v.GetStringBytes("model"))
 	in := int64(-1)
-	if u := v.Get("usage"); u != nil && u.Type() == fastjson.TypeObject {
-		in = countOr(count(u.Get("prompt_tokens")), count(u.Get("total_tokens")))
+	if u := last(v, "usage"); u != nil && u.Type() == fastjson.TypeObject {
+		in = countOr(count(last(u, "prompt_tokens")), count(last(u, "total_tokens")))
 	}
 	pc := count(v.Get("prompt_eval_count"))
 	in = countOr(in, pc)

@@ -71,6 +71,26 @@ func count(v *fastjson.Value) int64 {
 	return int64(f)
 }
 
+// last returns the value at the path keys inside v, taking at each level the last member of a
+// key that an object repeats, as Go's encoding/json (into a map) and Python's json read it:
+// fastjson's Get takes the first. Usage counts are read with it, so that a usage object with
+// duplicate keys gives the count the server's own clients read (FuzzUsageLastKeyWins).
+func last(v *fastjson.Value, keys ...string) *fastjson.Value {
+	for _, k := range keys {
+		if v == nil || v.Type() != fastjson.TypeObject {
+			return nil
+		}
+		var found *fastjson.Value
+		v.GetObject().Visit(func(key []byte, x *fastjson.Value) {
+			if string(key) == k {
+				found = x
+			}
+		})
+		v = found
+	}
+	return v
+}
+
 // openAIUsage reads an OpenAI usage object (chat and completions share it). ok is false for a
 // missing or null usage, and for a usage whose counts are all zero: Ollama's /v1/completions
 // sends such a placeholder on every chunk before the real one, and a response that never
@@ -81,12 +101,12 @@ func openAIUsage(u *fastjson.Value) (Usage, bool) {
 		return NoUsage, false
 	}
 	us := Usage{
-		InputTokens:     count(u.Get("prompt_tokens")),
-		OutputTokens:    count(u.Get("completion_tokens")),
-		ReasoningTokens: count(u.Get("completion_tokens_details", "reasoning_tokens")),
-		CachedTokens:    count(u.Get("prompt_tokens_details", "cached_tokens")),
+		InputTokens:     count(last(u, "prompt_tokens")),
+		OutputTokens:    count(last(u, "completion_tokens")),
+		ReasoningTokens: count(last(u, "completion_tokens_details", "reasoning_tokens")),
+		CachedTokens:    count(last(u, "prompt_tokens_details", "cached_tokens")),
 	}
-	if us.InputTokens <= 0 && us.OutputTokens <= 0 && count(u.Get("total_tokens")) <= 0 {
+	if us.InputTokens <= 0 && us.OutputTokens <= 0 && count(last(u, "total_tokens")) <= 0 {
 		return NoUsage, false
 	}
 	return us, true

@@ -190,7 +190,7 @@ func (d *responses) response(r *fastjson.Value) {
 		return
 	}
 	d.setModel(r.GetStringBytes("model"))
-	if u, ok := responsesUsage(r.Get("usage")); ok {
+	if u, ok := responsesUsage(last(r, "usage")); ok {
 		d.res.Usage, d.res.HasUsage = u, true
 	}
 	switch st := r.GetStringBytes("status"); string(st) {
@@ -267,12 +267,12 @@ func responsesUsage(u *fastjson.Value) (Usage, bool) {
 		return NoUsage, false
 	}
 	us := Usage{
-		InputTokens:     count(u.Get("input_tokens")),
-		OutputTokens:    count(u.Get("output_tokens")),
-		ReasoningTokens: count(u.Get("output_tokens_details", "reasoning_tokens")),
-		CachedTokens:    count(u.Get("input_tokens_details", "cached_tokens")),
+		InputTokens:     count(last(u, "input_tokens")),
+		OutputTokens:    count(last(u, "output_tokens")),
+		ReasoningTokens: count(last(u, "output_tokens_details", "reasoning_tokens")),
+		CachedTokens:    count(last(u, "input_tokens_details", "cached_tokens")),
 	}
-	if us.InputTokens <= 0 && us.OutputTokens <= 0 && count(u.Get("total_tokens")) <= 0 {
+	if us.InputTokens <= 0 && us.OutputTokens <= 0 && count(last(u, "total_tokens")) <= 0 {
 		return NoUsage, false
 	}
 	return us, true

@@ -115,3 +115,68 @@ func ServerTiming(rec *record.Record) string {
 	b = append(b, ", llmtap;desc="...)
 	return string(strconv.AppendQuote(b, desc))
 }
+
+// TimingName is the name of llmtap's own Server-Timing entry (the one with the output count
+// as its description).
+const TimingName = "llmtap"
+
+// WithoutOwnTiming returns the Server-Timing field values vs less their entries named llmtap
+// (any case), so that an upstream cannot put an entry that looks like llmtap's beside the one
+// llmtap adds; every other entry is kept as written. Entries are split on the commas outside
+// quoted strings (RFC 9110's list syntax; a desc may be a quoted string holding commas). A
+// value left with no entry is dropped. vs itself is returned when no entry is removed.
+func WithoutOwnTiming(vs []string) []string {
+	var out []string
+	changed := false
+	for i, v := range vs {
+		kept, removed := withoutOwn(v)
+		if removed && !changed {
+			changed = true
+			out = append(make([]string, 0, len(vs)), vs[:i]...)
+		}
+		if changed && strings.TrimSpace(kept) != "" {
+			out = append(out, kept)
+		}
+	}
+	if !changed {
+		return vs
+	}
+	return out
+}
+
+// withoutOwn is WithoutOwnTiming for one field value.
+func withoutOwn(v string) (string, bool) {
+	if !strings.Contains(strings.ToLower(v), TimingName) {
+		return v, false
+	}
+	var kept []string
+	removed := false
+	for _, e := range splitList(v) {
+		name, _, _ := strings.Cut(e, ";")
+		if strings.EqualFold(strings.TrimSpace(name), TimingName) {
+			removed = true
+			continue
+		}
+		kept = append(kept, strings.TrimSpace(e))
+	}
+	return strings.Join(kept, ", "), removed
+}
+
+// splitList splits a field value on the commas outside quoted strings (a backslash escapes
+// the next character inside one).
+func splitList(v string) []string {
+	var parts []string
+	start, quoted := 0, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			parts = append(parts, v[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, v[start:])
+}

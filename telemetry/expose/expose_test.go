@@ -2,6 +2,7 @@ package expose
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -62,4 +63,46 @@ func TestServerTiming(t *testing.T) {
 	if Count(3, record.SourceTokenizer) != "" || Count(3, record.SourceUsage) != int64(3) || Ms(nil) != "" {
 		t.Error("placeholder values: a count the tokenizer has yet to make or an unknown time must be empty")
 	}
+}
+
+// TestWithoutOwnTiming: an upstream's entries named llmtap are taken out of Server-Timing
+// values, whatever their case, parameters or quoted commas; every other entry is kept.
+func TestWithoutOwnTiming(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"db;dur=5"}, []string{"db;dur=5"}},
+		{[]string{`llmtap;desc="out=999 (usage)"`}, nil},
+		{[]string{`llmtap;desc="out=999 (usage)", db;dur=5`}, []string{"db;dur=5"}},
+		{[]string{`db;desc="a, llmtap;desc=x", LLMTAP;dur=1, cache`}, []string{`db;desc="a, llmtap;desc=x", cache`}},
+		{[]string{"db;dur=5", `Llmtap ; desc="x\", y"`, "edge"}, []string{"db;dur=5", "edge"}},
+		{[]string{"llmtapx;dur=1", "llmtap-upstream"}, []string{"llmtapx;dur=1", "llmtap-upstream"}},
+	}
+	for _, tt := range tests {
+		got := WithoutOwnTiming(tt.in)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+			t.Errorf("WithoutOwnTiming(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzWithoutOwnTiming: no entry named llmtap survives, and removing is idempotent.
+func FuzzWithoutOwnTiming(f *testing.F) {
+	f.Add(`llmtap;desc="out=9", db;dur=5`, "x")
+	f.Add(`a;desc="q\"", llmtap`, `llmtap;desc=","`)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		got := WithoutOwnTiming([]string{a, b})
+		for _, v := range got {
+			for _, e := range splitList(v) {
+				name, _, _ := strings.Cut(e, ";")
+				if strings.EqualFold(strings.TrimSpace(name), TimingName) {
+					t.Fatalf("WithoutOwnTiming(%q, %q) = %q keeps an llmtap entry", a, b, got)
+				}
+			}
+		}
+		if again := WithoutOwnTiming(got); strings.Join(again, "\n") != strings.Join(got, "\n") {
+			t.Fatalf("not idempotent: %q then %q", got, again)
+		}
+	})
 }

@@ -29,6 +29,7 @@ type Filter struct {
 	scratch []byte // kept bytes, when an event was removed from a write
 	data    []byte // an event's data lines joined, when it has several
 	off     bool   // an oversized event passed: everything passes unchanged
+	keepLen bool   // a removed event is replaced by a comment of its length (KeepLength)
 	removed int
 	p       fastjson.Parser
 }
@@ -41,6 +42,13 @@ func NewFilter(w io.Writer, max int) *Filter {
 	}
 	return &Filter{w: w, max: max}
 }
+
+// KeepLength makes the filter replace each usage-only chunk by an SSE comment of the same
+// length (":" and spaces, ended by a blank line) instead of removing it, so that a response
+// framed by a Content-Length keeps its length: an SSE client ignores comments (WHATWG HTML,
+// server-sent events: a line starting with a colon), so it reads the same events as without
+// the chunk. Call it before the first Write.
+func (f *Filter) KeepLength() { f.keepLen = true }
 
 // Held is the number of bytes of an incomplete event the filter holds, which Close writes.
 func (f *Filter) Held() int { return len(f.pending) }
@@ -110,6 +118,9 @@ func (f *Filter) complete(buf []byte) (kept []byte, end int) {
 			if !copied {
 				f.scratch = append(f.scratch[:0], buf[:end]...)
 				copied = true
+			}
+			if f.keepLen {
+				f.scratch = appendComment(f.scratch, len(ev))
 			}
 		} else if copied {
 			f.scratch = append(f.scratch, ev...)
@@ -185,4 +196,14 @@ func eventEnd(b []byte) int {
 		}
 	}
 	return -1
+}
+
+// appendComment appends an SSE comment of exactly n bytes (n >= 3; a usage-only event is
+// always longer): ":", spaces, then a line end and a blank line, which dispatch no event.
+func appendComment(b []byte, n int) []byte {
+	b = append(b, ':')
+	for range n - 3 {
+		b = append(b, ' ')
+	}
+	return append(b, '\n', '\n')
 }

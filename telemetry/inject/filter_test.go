@@ -150,3 +150,62 @@ func TestFilterOllamaFixtures(t *testing.T) {
 		})
 	}
 }
+
+// sseData parses an SSE stream as a client does (WHATWG HTML: comments skipped, data lines
+// joined, an event dispatched at a blank line when it has data) and returns the data of
+// each event.
+func sseData(s string) []string {
+	var out, data []string
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	for line := range strings.SplitSeq(s, "\n") {
+		switch {
+		case line == "":
+			if len(data) > 0 {
+				out = append(out, strings.Join(data, "\n"))
+			}
+			data = nil
+		case strings.HasPrefix(line, ":"):
+		case strings.HasPrefix(line, "data:"):
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	return out
+}
+
+// TestFilterKeepLength: with KeepLength the usage-only chunk becomes a comment of its length,
+// so a response framed by a Content-Length keeps it, and an SSE client reads the same events
+// as from a filter that removes the chunk (issue 35: such a response reached the client
+// chunked).
+func TestFilterKeepLength(t *testing.T) {
+	t.Parallel()
+	crlf := strings.ReplaceAll(usageOnly, "\n", "\r\n")
+	for _, in := range []string{
+		content + finish + usageOnly + done,
+		content + finish + crlf + done,
+		content + usageOnly + usageOnly + done,
+	} {
+		for _, split := range []int{1, 7, len(in)} {
+			var kept, removed bytes.Buffer
+			fk, fr := NewFilter(&kept, 0), NewFilter(&removed, 0)
+			fk.KeepLength()
+			for i := 0; i < len(in); i += split {
+				p := []byte(in[i:min(i+split, len(in))])
+				if _, err := fk.Write(p); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := fr.Write(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if kept.Len() != len(in) {
+				t.Errorf("split %d: %d bytes out of %d in: the length changed", split, kept.Len(), len(in))
+			}
+			if got, want := sseData(kept.String()), sseData(removed.String()); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != 3 && len(got) != 2 {
+				t.Errorf("split %d: events %q, want those without the usage chunk %q", split, got, want)
+			}
+			if fk.Removed() == 0 || strings.Contains(kept.String(), `"usage"`) {
+				t.Errorf("split %d: the usage chunk was not replaced: %q", split, kept.String())
+			}
+		}
+	}
+}

@@ -94,8 +94,11 @@ func (w *usageFilterWriter) WriteHeader(code int) {
 				return
 			}
 			w.f = NewFilter(writerOnly{w.ResponseWriter}, w.max)
-			// Removing a chunk changes the length; an event stream rarely has one anyway.
-			w.Header().Del("Content-Length")
+			if w.Header().Get("Content-Length") != "" {
+				// The response keeps its framing: the usage chunk becomes a comment of its
+				// length, which an SSE client skips.
+				w.f.KeepLength()
+			}
 		}
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -23,3 +23,21 @@ func (RecorderSessions) Collect(ch chan<- prometheus.Metric) {
 }
 
 var _ prometheus.Collector = RecorderSessions{}
+
+var descPayloadsSkipped = prometheus.NewDesc("llmtap_recorder_payloads_skipped_total",
+	"Request bodies the recorders left out of their payload files, by reason: too_large (over max_payload), not_object (not one complete JSON object: empty, an array or another value, invalid JSON, or cut when captured).",
+	[]string{"reason"}, nil)
+
+// RecorderPayloadsSkipped serves llmtap_recorder_payloads_skipped_total from the process's
+// recorders (recorder.ProcessPayloadsSkipped), both reasons always present.
+type RecorderPayloadsSkipped struct{}
+
+func (RecorderPayloadsSkipped) Describe(ch chan<- *prometheus.Desc) { ch <- descPayloadsSkipped }
+
+func (RecorderPayloadsSkipped) Collect(ch chan<- prometheus.Metric) {
+	tooLarge, notObject := recorder.ProcessPayloadsSkipped()
+	ch <- prometheus.MustNewConstMetric(descPayloadsSkipped, prometheus.CounterValue, float64(tooLarge), recorder.SkipTooLarge)
+	ch <- prometheus.MustNewConstMetric(descPayloadsSkipped, prometheus.CounterValue, float64(notObject), recorder.SkipNotObject)
+}
+
+var _ prometheus.Collector = RecorderPayloadsSkipped{}

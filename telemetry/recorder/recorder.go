@@ -33,6 +33,10 @@ type Stats struct {
 	// SkippedPayloads counts bodies not written to the payload file: over the cap, or not a
 	// complete JSON object (cut at capture, or not JSON).
 	SkippedPayloads uint64 `json:"skipped_payloads"`
+	// SkippedTooLarge and SkippedNotObject split SkippedPayloads by reason (SkipTooLarge,
+	// SkipNotObject).
+	SkippedTooLarge  uint64 `json:"skipped_payloads_too_large"`
+	SkippedNotObject uint64 `json:"skipped_payloads_not_object"`
 	// Errors counts failed file operations (the record's lines may be missing).
 	Errors uint64 `json:"errors"`
 	// SessionsUntracked counts sessions that started while Options.MaxSessions sessions were
@@ -40,6 +44,29 @@ type Stats struct {
 	SessionsUntracked uint64 `json:"sessions_untracked"`
 	// SessionsExpired counts sessions forgotten after Options.SessionIdle without a turn.
 	SessionsExpired uint64 `json:"sessions_expired"`
+}
+
+// skip counts a body left out of the payload file for reason (SkipTooLarge, SkipNotObject),
+// here and in the process's totals (ProcessPayloadsSkipped).
+func (r *Recorder) skip(reason string) {
+	r.skipped.Add(1)
+	if reason == SkipTooLarge {
+		r.skippedTooLarge.Add(1)
+		processSkipped.tooLarge.Add(1)
+	} else {
+		r.skippedNotObject.Add(1)
+		processSkipped.notObject.Add(1)
+	}
+}
+
+// processSkipped are the payload skips of every recorder of the process, closed ones
+// included, so that the counter served to Prometheus never goes down on a config reload.
+var processSkipped struct{ tooLarge, notObject atomic.Uint64 }
+
+// ProcessPayloadsSkipped returns the request bodies every recorder of the process left out
+// of its payload file since the process started, by reason.
+func ProcessPayloadsSkipped() (tooLarge, notObject uint64) {
+	return processSkipped.tooLarge.Load(), processSkipped.notObject.Load()
 }
 
 // job is one record for the writer, with the request body it needs (the pipeline drops the
@@ -70,6 +97,7 @@ type Recorder struct {
 	bodyBytes atomic.Int64
 
 	written, dropped, shed, failed, filtered, skipped, errs atomic.Uint64
+	skippedTooLarge, skippedNotObject                       atomic.Uint64
 
 	closeOnce sync.Once
 	closing   chan struct{}
@@ -187,13 +215,15 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // Stats returns the counters so far.
 func (r *Recorder) Stats() Stats {
 	return Stats{
-		Written:         r.written.Load(),
-		Dropped:         r.dropped.Load(),
-		Shed:            r.shed.Load(),
-		Failed:          r.failed.Load(),
-		Filtered:        r.filtered.Load(),
-		SkippedPayloads: r.skipped.Load(),
-		Errors:          r.errs.Load(),
+		Written:          r.written.Load(),
+		Dropped:          r.dropped.Load(),
+		Shed:             r.shed.Load(),
+		Failed:           r.failed.Load(),
+		Filtered:         r.filtered.Load(),
+		SkippedPayloads:  r.skipped.Load(),
+		SkippedTooLarge:  r.skippedTooLarge.Load(),
+		SkippedNotObject: r.skippedNotObject.Load(),
+		Errors:           r.errs.Load(),
 
 		SessionsUntracked: r.sess.untracked.Load(),
 		SessionsExpired:   r.sess.expired.Load(),

@@ -28,6 +28,24 @@ var (
 	errTooLarge  = errors.New("the body is larger than the payload cap")
 )
 
+// Reasons a request body is left out of the payload file (Stats.SkippedPayloadsByReason,
+// llmtap_recorder_payloads_skipped_total{reason}).
+const (
+	// SkipTooLarge: the body is over Options.MaxBodyBytes.
+	SkipTooLarge = "too_large"
+	// SkipNotObject: the body is not one complete JSON object (empty, an array or another
+	// value, invalid JSON, or cut when it was captured).
+	SkipNotObject = "not_object"
+)
+
+// skipReason names the reason of a payload error.
+func skipReason(err error) string {
+	if errors.Is(err, errTooLarge) {
+		return SkipTooLarge
+	}
+	return SkipNotObject
+}
+
 // redactor rewrites request bodies for the payload file. It keeps a parser and buffers
 // between bodies; the writer goroutine owns it.
 //

@@ -201,7 +201,7 @@ func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
 	if w.on[2] {
 		p, err := w.red.payload(body)
 		if err != nil {
-			w.rec.skipped.Add(1)
+			w.rec.skip(skipReason(err))
 			return ok
 		}
 		ok = w.put(2, now, func(f *file) []byte {

@@ -4121,6 +4121,11 @@ type Recording struct {
 	SessionsUntracked uint64 `protobuf:"varint,9,opt,name=sessions_untracked,json=sessionsUntracked,proto3" json:"sessions_untracked,omitempty"`
 	// SessionsExpired counts sessions the recorder forgot after session_idle without a turn.
 	SessionsExpired uint64 `protobuf:"varint,10,opt,name=sessions_expired,json=sessionsExpired,proto3" json:"sessions_expired,omitempty"`
+	// PayloadsSkipped counts request bodies left out of the payload file, by reason:
+	// "too_large" (over max_payload) and "not_object" (not one complete JSON object: empty, an
+	// array or another value, invalid JSON, or cut when captured). Both reasons are always
+	// present while the recorder writes payloads.
+	PayloadsSkipped map[string]uint64 `protobuf:"bytes,11,rep,name=payloads_skipped,json=payloadsSkipped,proto3" json:"payloads_skipped,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -4223,6 +4228,13 @@ func (x *Recording) GetSessionsExpired() uint64 {
 		return x.SessionsExpired
 	}
 	return 0
+}
+
+func (x *Recording) GetPayloadsSkipped() map[string]uint64 {
+	if x != nil {
+		return x.PayloadsSkipped
+	}
+	return nil
 }
 
 type RecordingStatusResponse struct {
@@ -5825,7 +5837,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x14RecordingStopRequest\"G\n" +
 	"\x15RecordingStopResponse\x12.\n" +
 	"\astopped\x18\x01 \x01(\v2\x14.llmtap.v1.RecordingR\astopped\"\x18\n" +
-	"\x16RecordingStatusRequest\"\xc3\x02\n" +
+	"\x16RecordingStatusRequest\"\xdd\x03\n" +
 	"\tRecording\x12\x10\n" +
 	"\x03dir\x18\x01 \x01(\tR\x03dir\x12\x16\n" +
 	"\x06origin\x18\x02 \x01(\tR\x06origin\x12\x14\n" +
@@ -5837,7 +5849,11 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\astarted\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\astarted\x12-\n" +
 	"\x12sessions_untracked\x18\t \x01(\x04R\x11sessionsUntracked\x12)\n" +
 	"\x10sessions_expired\x18\n" +
-	" \x01(\x04R\x0fsessionsExpired\"O\n" +
+	" \x01(\x04R\x0fsessionsExpired\x12T\n" +
+	"\x10payloads_skipped\x18\v \x03(\v2).llmtap.v1.Recording.PayloadsSkippedEntryR\x0fpayloadsSkipped\x1aB\n" +
+	"\x14PayloadsSkippedEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"O\n" +
 	"\x17RecordingStatusResponse\x124\n" +
 	"\n" +
 	"recordings\x18\x01 \x03(\v2\x14.llmtap.v1.RecordingR\n" +
@@ -5974,7 +5990,7 @@ func file_llmtap_v1_llmtap_proto_rawDescGZIP() []byte {
 	return file_llmtap_v1_llmtap_proto_rawDescData
 }
 
-var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_llmtap_v1_llmtap_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	(*Stat)(nil),                    // 0: llmtap.v1.Stat
 	(*Scalar)(nil),                  // 1: llmtap.v1.Scalar
@@ -6039,35 +6055,36 @@ var file_llmtap_v1_llmtap_proto_goTypes = []any{
 	nil,                             // 60: llmtap.v1.Group.ErrorsEntry
 	nil,                             // 61: llmtap.v1.Series.ErrorsByClassEntry
 	nil,                             // 62: llmtap.v1.ShadowGuard.TripsByReasonEntry
-	nil,                             // 63: llmtap.v1.MirrorCounters.SkippedEntry
-	nil,                             // 64: llmtap.v1.SLOWindow.AttainmentEntry
-	(*timestamppb.Timestamp)(nil),   // 65: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),     // 66: google.protobuf.Duration
+	nil,                             // 63: llmtap.v1.Recording.PayloadsSkippedEntry
+	nil,                             // 64: llmtap.v1.MirrorCounters.SkippedEntry
+	nil,                             // 65: llmtap.v1.SLOWindow.AttainmentEntry
+	(*timestamppb.Timestamp)(nil),   // 66: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),     // 67: google.protobuf.Duration
 }
 var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
-	65, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
-	65, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
+	66, // 0: llmtap.v1.Group.start:type_name -> google.protobuf.Timestamp
+	66, // 1: llmtap.v1.Group.end:type_name -> google.protobuf.Timestamp
 	56, // 2: llmtap.v1.Group.metrics:type_name -> llmtap.v1.Group.MetricsEntry
 	57, // 3: llmtap.v1.Group.scalars:type_name -> llmtap.v1.Group.ScalarsEntry
 	58, // 4: llmtap.v1.Group.output_token_sources:type_name -> llmtap.v1.Group.OutputTokenSourcesEntry
 	59, // 5: llmtap.v1.Group.input_token_sources:type_name -> llmtap.v1.Group.InputTokenSourcesEntry
 	60, // 6: llmtap.v1.Group.errors:type_name -> llmtap.v1.Group.ErrorsEntry
-	65, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
+	66, // 7: llmtap.v1.SummaryResponse.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: llmtap.v1.SummaryResponse.groups:type_name -> llmtap.v1.Group
 	5,  // 9: llmtap.v1.SummaryResponse.usage:type_name -> llmtap.v1.Usage
 	6,  // 10: llmtap.v1.SummaryResponse.goodput_objectives:type_name -> llmtap.v1.GoodputObjective
 	9,  // 11: llmtap.v1.RecentRecordsResponse.records:type_name -> llmtap.v1.Record
-	65, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
+	66, // 12: llmtap.v1.Record.start:type_name -> google.protobuf.Timestamp
 	10, // 13: llmtap.v1.Record.gpu:type_name -> llmtap.v1.GPUUsage
 	11, // 14: llmtap.v1.Record.cost:type_name -> llmtap.v1.Cost
 	12, // 15: llmtap.v1.Record.server_timings:type_name -> llmtap.v1.ServerTimings
 	13, // 16: llmtap.v1.Record.time_split:type_name -> llmtap.v1.TimeSplit
 	11, // 17: llmtap.v1.Record.list_cost:type_name -> llmtap.v1.Cost
-	66, // 18: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
+	67, // 18: llmtap.v1.StreamTimelineRequest.interval:type_name -> google.protobuf.Duration
 	16, // 19: llmtap.v1.StreamTimelineResponse.window:type_name -> llmtap.v1.TimelineWindow
-	65, // 20: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
-	66, // 21: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
-	66, // 22: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
+	66, // 20: llmtap.v1.TimelineWindow.start:type_name -> google.protobuf.Timestamp
+	67, // 21: llmtap.v1.TimelineWindow.duration:type_name -> google.protobuf.Duration
+	67, // 22: llmtap.v1.TimelineWindow.span:type_name -> google.protobuf.Duration
 	17, // 23: llmtap.v1.TimelineWindow.series:type_name -> llmtap.v1.Series
 	19, // 24: llmtap.v1.TimelineWindow.gpus:type_name -> llmtap.v1.GPU
 	20, // 25: llmtap.v1.TimelineWindow.servers:type_name -> llmtap.v1.ServerModel
@@ -6093,61 +6110,62 @@ var file_llmtap_v1_llmtap_proto_depIdxs = []int32{
 	32, // 45: llmtap.v1.PassiveHeadroom.remaining_concurrency:type_name -> llmtap.v1.HeadroomInterval
 	32, // 46: llmtap.v1.PassiveHeadroom.remaining_requests_per_sec:type_name -> llmtap.v1.HeadroomInterval
 	33, // 47: llmtap.v1.PassiveHeadroom.levels:type_name -> llmtap.v1.HeadroomLevel
-	65, // 48: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
-	65, // 49: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
+	66, // 48: llmtap.v1.ShadowGuard.since:type_name -> google.protobuf.Timestamp
+	66, // 49: llmtap.v1.ShadowGuard.clears_at:type_name -> google.protobuf.Timestamp
 	62, // 50: llmtap.v1.ShadowGuard.trips_by_reason:type_name -> llmtap.v1.ShadowGuard.TripsByReasonEntry
 	41, // 51: llmtap.v1.RecordingStartResponse.recording:type_name -> llmtap.v1.Recording
 	41, // 52: llmtap.v1.RecordingStopResponse.stopped:type_name -> llmtap.v1.Recording
-	65, // 53: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
-	41, // 54: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
-	45, // 55: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
-	46, // 56: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
-	47, // 57: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
-	50, // 58: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
-	63, // 59: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
-	65, // 60: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
-	48, // 61: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
-	49, // 62: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
-	49, // 63: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
-	49, // 64: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
-	18, // 65: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
-	18, // 66: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
-	51, // 67: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
-	54, // 68: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
-	55, // 69: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
-	55, // 70: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
-	64, // 71: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
-	0,  // 72: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
-	1,  // 73: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
-	3,  // 74: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
-	7,  // 75: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
-	14, // 76: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
-	22, // 77: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
-	24, // 78: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
-	26, // 79: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
-	28, // 80: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
-	36, // 81: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
-	38, // 82: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
-	40, // 83: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
-	43, // 84: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
-	52, // 85: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
-	4,  // 86: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
-	8,  // 87: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
-	15, // 88: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
-	23, // 89: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
-	25, // 90: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
-	27, // 91: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
-	29, // 92: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
-	37, // 93: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
-	39, // 94: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
-	42, // 95: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
-	44, // 96: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
-	53, // 97: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
-	86, // [86:98] is the sub-list for method output_type
-	74, // [74:86] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	66, // 53: llmtap.v1.Recording.started:type_name -> google.protobuf.Timestamp
+	63, // 54: llmtap.v1.Recording.payloads_skipped:type_name -> llmtap.v1.Recording.PayloadsSkippedEntry
+	41, // 55: llmtap.v1.RecordingStatusResponse.recordings:type_name -> llmtap.v1.Recording
+	45, // 56: llmtap.v1.MirrorStatusResponse.counters:type_name -> llmtap.v1.MirrorCounters
+	46, // 57: llmtap.v1.MirrorStatusResponse.gate:type_name -> llmtap.v1.MirrorGate
+	47, // 58: llmtap.v1.MirrorStatusResponse.pairs:type_name -> llmtap.v1.MirrorPairs
+	50, // 59: llmtap.v1.MirrorStatusResponse.verdicts:type_name -> llmtap.v1.MirrorVerdict
+	64, // 60: llmtap.v1.MirrorCounters.skipped:type_name -> llmtap.v1.MirrorCounters.SkippedEntry
+	66, // 61: llmtap.v1.MirrorGate.since:type_name -> google.protobuf.Timestamp
+	48, // 62: llmtap.v1.MirrorPairs.models:type_name -> llmtap.v1.MirrorModelPairs
+	49, // 63: llmtap.v1.MirrorModelPairs.ttft_ms:type_name -> llmtap.v1.MirrorComparison
+	49, // 64: llmtap.v1.MirrorModelPairs.itl_ms:type_name -> llmtap.v1.MirrorComparison
+	49, // 65: llmtap.v1.MirrorModelPairs.request_latency_ms:type_name -> llmtap.v1.MirrorComparison
+	18, // 66: llmtap.v1.MirrorComparison.live:type_name -> llmtap.v1.Quantiles
+	18, // 67: llmtap.v1.MirrorComparison.mirror:type_name -> llmtap.v1.Quantiles
+	51, // 68: llmtap.v1.MirrorVerdict.comparisons:type_name -> llmtap.v1.MirrorMetricVerdict
+	54, // 69: llmtap.v1.SLOStatusResponse.reports:type_name -> llmtap.v1.SLOReport
+	55, // 70: llmtap.v1.SLOReport.total:type_name -> llmtap.v1.SLOWindow
+	55, // 71: llmtap.v1.SLOReport.windows:type_name -> llmtap.v1.SLOWindow
+	65, // 72: llmtap.v1.SLOWindow.attainment:type_name -> llmtap.v1.SLOWindow.AttainmentEntry
+	0,  // 73: llmtap.v1.Group.MetricsEntry.value:type_name -> llmtap.v1.Stat
+	1,  // 74: llmtap.v1.Group.ScalarsEntry.value:type_name -> llmtap.v1.Scalar
+	3,  // 75: llmtap.v1.TapService.Summary:input_type -> llmtap.v1.SummaryRequest
+	7,  // 76: llmtap.v1.TapService.RecentRecords:input_type -> llmtap.v1.RecentRecordsRequest
+	14, // 77: llmtap.v1.TapService.StreamTimeline:input_type -> llmtap.v1.StreamTimelineRequest
+	22, // 78: llmtap.v1.TapService.ShadowStart:input_type -> llmtap.v1.ShadowStartRequest
+	24, // 79: llmtap.v1.TapService.ShadowStop:input_type -> llmtap.v1.ShadowStopRequest
+	26, // 80: llmtap.v1.TapService.ShadowSetRate:input_type -> llmtap.v1.ShadowSetRateRequest
+	28, // 81: llmtap.v1.TapService.ShadowStatus:input_type -> llmtap.v1.ShadowStatusRequest
+	36, // 82: llmtap.v1.TapService.RecordingStart:input_type -> llmtap.v1.RecordingStartRequest
+	38, // 83: llmtap.v1.TapService.RecordingStop:input_type -> llmtap.v1.RecordingStopRequest
+	40, // 84: llmtap.v1.TapService.RecordingStatus:input_type -> llmtap.v1.RecordingStatusRequest
+	43, // 85: llmtap.v1.TapService.MirrorStatus:input_type -> llmtap.v1.MirrorStatusRequest
+	52, // 86: llmtap.v1.TapService.SLOStatus:input_type -> llmtap.v1.SLOStatusRequest
+	4,  // 87: llmtap.v1.TapService.Summary:output_type -> llmtap.v1.SummaryResponse
+	8,  // 88: llmtap.v1.TapService.RecentRecords:output_type -> llmtap.v1.RecentRecordsResponse
+	15, // 89: llmtap.v1.TapService.StreamTimeline:output_type -> llmtap.v1.StreamTimelineResponse
+	23, // 90: llmtap.v1.TapService.ShadowStart:output_type -> llmtap.v1.ShadowStartResponse
+	25, // 91: llmtap.v1.TapService.ShadowStop:output_type -> llmtap.v1.ShadowStopResponse
+	27, // 92: llmtap.v1.TapService.ShadowSetRate:output_type -> llmtap.v1.ShadowSetRateResponse
+	29, // 93: llmtap.v1.TapService.ShadowStatus:output_type -> llmtap.v1.ShadowStatusResponse
+	37, // 94: llmtap.v1.TapService.RecordingStart:output_type -> llmtap.v1.RecordingStartResponse
+	39, // 95: llmtap.v1.TapService.RecordingStop:output_type -> llmtap.v1.RecordingStopResponse
+	42, // 96: llmtap.v1.TapService.RecordingStatus:output_type -> llmtap.v1.RecordingStatusResponse
+	44, // 97: llmtap.v1.TapService.MirrorStatus:output_type -> llmtap.v1.MirrorStatusResponse
+	53, // 98: llmtap.v1.TapService.SLOStatus:output_type -> llmtap.v1.SLOStatusResponse
+	87, // [87:99] is the sub-list for method output_type
+	75, // [75:87] is the sub-list for method input_type
+	75, // [75:75] is the sub-list for extension type_name
+	75, // [75:75] is the sub-list for extension extendee
+	0,  // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_llmtap_v1_llmtap_proto_init() }
@@ -6174,7 +6192,7 @@ func file_llmtap_v1_llmtap_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_llmtap_v1_llmtap_proto_rawDesc), len(file_llmtap_v1_llmtap_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   65,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,12 @@ const (
 	MaxTokens = 1 << 20
 	// MaxComponents bounds the normalizers and pre-tokenizers, nested sequences included.
 	MaxComponents = 64
+	// MaxPatternBytes bounds one Regex pattern (of a Split or Replace). Compiling a pattern
+	// costs time that grows with its length: a 200,000-alternative pattern took 34 s to load,
+	// one of 8 KiB takes at most tens of milliseconds, so a file's patterns (at most
+	// MaxComponents of them) load in about a second at worst. The patterns of the tokenizers in
+	// use are under 1 KiB (o200k's, the longest known, about 700 bytes).
+	MaxPatternBytes = 8 << 10
 	// MatchTimeout bounds one pattern match, so that a pattern that backtracks badly on some
 	// text fails that text's count instead of stalling the counter.
 	MatchTimeout = time.Second
@@ -341,6 +347,9 @@ func buildPreTokenizer(raw json.RawMessage, budget *int) (preTokenizer, error) {
 }
 
 func compile(expr string) (*regexp2.Regexp, error) {
+	if len(expr) > MaxPatternBytes {
+		return nil, fmt.Errorf("a Regex pattern of %d bytes: longer than the %d bytes a pattern may have (hf.MaxPatternBytes)", len(expr), MaxPatternBytes)
+	}
 	re, err := regexp2.Compile(expr, regexp2.None)
 	if err != nil {
 		return nil, fmt.Errorf("pattern %q: %w", expr, err)

@@ -1,8 +1,10 @@
 package hf
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -86,6 +88,58 @@ func TestLoadBounds(t *testing.T) {
 			t.Fatalf("LoadFile error = %v", err)
 		}
 	})
+}
+
+// alternatives returns a pattern of n bytes or a few more: "a0|a1|a2|…", the shape of the
+// 200,000-alternative pattern that took 34 s to compile (issue 35).
+func alternatives(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString("a" + strconv.Itoa(i))
+	}
+	return b.String()
+}
+
+// TestLoadPatternBound checks that a Regex pattern longer than MaxPatternBytes is refused
+// before it is compiled, in a Split pre-tokenizer and in a Replace normalizer, with an error
+// naming the bound, and that one at the bound loads.
+func TestLoadPatternBound(t *testing.T) {
+	t.Parallel()
+	long := alternatives(MaxPatternBytes + 1)
+	atBound := alternatives(MaxPatternBytes - 8)
+	atBound = atBound[:strings.LastIndexByte(atBound[:MaxPatternBytes-8], '|')]
+	split := func(p string) string {
+		return tiny("null", `{"type":"Split","pattern":{"Regex":"`+p+`"},"behavior":"Isolated"}`, "")
+	}
+	replace := func(p string) string {
+		return tiny(`{"type":"Replace","pattern":{"Regex":"`+p+`"},"content":" "}`, "null", "")
+	}
+	want := fmt.Sprintf("longer than the %d bytes a pattern may have (hf.MaxPatternBytes)", MaxPatternBytes)
+	for name, file := range map[string]string{"Split": split(long), "Replace": replace(long)} {
+		if _, err := Load([]byte(file)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s with a %d-byte pattern: error %v, want one containing %q", name, len(long), err, want)
+		}
+	}
+	for name, file := range map[string]string{"Split": split(atBound), "Replace": replace(atBound)} {
+		if _, err := Load([]byte(file)); err != nil {
+			t.Errorf("%s with a %d-byte pattern: %v", name, len(atBound), err)
+		}
+	}
+}
+
+// BenchmarkLoadLongestPattern is the load time of a tokenizer whose pattern is at the bound.
+func BenchmarkLoadLongestPattern(b *testing.B) {
+	p := alternatives(MaxPatternBytes - 8)
+	p = p[:strings.LastIndexByte(p, '|')]
+	file := []byte(tiny("null", `{"type":"Split","pattern":{"Regex":"`+p+`"},"behavior":"Isolated"}`, ""))
+	for b.Loop() {
+		if _, err := Load(file); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // TestMergeFormats checks that both ways a file writes its merges ("a b" and ["a", "b"], or a mix) give
