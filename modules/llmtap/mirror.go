@@ -30,14 +30,17 @@ import (
 // named in forward_sensitive, and query parameters that may carry credentials (?key=,
 // ?api_key=, ?access_token=, ?sig=, X-Amz-* and X-Goog-* signed-URL parameters, …), which are
 // always removed.
-// It carries the live request id as X-Request-Id, and X-Llmtap-Mirror-Of; a request that
-// arrives with X-Llmtap-Mirror-Of is never copied, so a mirror pointed back at this proxy
-// cannot multiply traffic. When inject_usage rewrote the live body, the copy carries the
+// It carries the live request id as X-Request-Id, and X-Llmtap-Mirror-Of (the id and a
+// signature keyed with a secret of this process); a request that arrives with an
+// X-Llmtap-Mirror-Of this process signed is never copied, so a mirror pointed back at this
+// proxy cannot multiply traffic, while a client sending the header does not opt out. When inject_usage rewrote the live body, the copy carries the
 // body the client sent.
 //
 // Mirroring pauses while the guard rails hold it paused (see MirrorGate). A config reload
-// stops the copies the old config started (their records end as upstream_failure, "the
-// mirror was stopped"); counts and pairs survive reloads.
+// stops the copies the old config started: they are counted as cut (llmtap_mirror_cut_total),
+// not failed, their records end as client_canceled ("cut: the mirror was stopped …") and they
+// are never paired, so reloads do not weigh on the canary verdict; counts and pairs survive
+// reloads.
 type MirrorConfig struct {
 	// Upstream is where the copies go: a URL with scheme http or https, a host and port, and
 	// optionally a path prefix that is put before the live request's path
@@ -170,11 +173,11 @@ func (h *Handler) provisionMirror() error {
 }
 
 // releaseMirror stops the handler's copies; it runs before the engine is released, so their
-// records still reach it.
+// records still reach it. It leaves h.mirror set: the unloaded config's requests still running
+// read it (offerMirror) without a lock, and a closed Mirror skips their copies (reason stopped).
 func (h *Handler) releaseMirror() {
 	if h.mirror != nil {
-		_ = h.mirror.Close()
-		h.mirror = nil
+		_ = h.mirror.Close() // idempotent
 	}
 }
 

@@ -223,7 +223,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 				t.Errorf("%s: the mirror upstream got %s", id, name)
 			}
 		}
-		if h.Get("X-Tenant") != "acme" || h.Get(mirror.MarkerHeader) != id {
+		if h.Get("X-Tenant") != "acme" || mirror.MirrorOf(h.Get(mirror.MarkerHeader)) != id {
 			t.Errorf("%s: the mirror upstream got headers %v; want X-Tenant and the marker kept", id, h)
 		}
 	}
