@@ -48,12 +48,27 @@ type MirrorConfig struct {
 	// Required.
 	Upstream string `json:"upstream"`
 
-	// Sample is the fraction of live requests copied, in (0, 1]. The choice is a hash of the
-	// request id and SampleSeed, so the same request ids are copied on every run. Default: 0.1.
+	// Sample is the fraction of live requests copied, in (0, 1]. Each request is a draw of its
+	// own, keyed by a secret of this process and a counter, so a client can neither force nor
+	// avoid the copy of its request (not with a reused X-Request-Id either); with SampleHeader
+	// the choice is a hash of that header and SampleSeed instead. Default: 0.1.
 	Sample float64 `json:"sample,omitempty"`
 
 	// SampleSeed changes which requests the sample chooses. Default: 0.
 	SampleSeed uint64 `json:"sample_seed,omitempty"`
+
+	// SampleHeader names a request header whose value the sample is a hash of (with
+	// SampleSeed), so that the same requests are copied on every run: a request id that a
+	// trusted front (a gateway) sets. Whoever can set the header chooses whether a request is
+	// copied, so name only a header clients cannot set. A request without it is sampled as by
+	// default. Default: none.
+	SampleHeader string `json:"sample_header,omitempty"`
+
+	// TrustMirrorOf honours any X-Llmtap-Mirror-Of on an incoming request (it is then not
+	// copied), not only one signed by this process: for proxies that mirror to one another
+	// without sharing a process. A client can then opt its own requests out of the canary.
+	// Default: false.
+	TrustMirrorOf bool `json:"trust_mirror_of,omitempty"`
 
 	// MaxBody is the largest request body, in bytes, that is copied; a sampled request with a
 	// larger body is skipped and counted (reason body_too_large). It may not exceed the
@@ -104,6 +119,8 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 		Upstream:         c.Upstream,
 		Sample:           c.Sample,
 		Seed:             c.SampleSeed,
+		SampleHeader:     c.SampleHeader,
+		TrustMirrorOf:    c.TrustMirrorOf,
 		MaxBody:          c.MaxBody,
 		MaxInFlight:      c.MaxInFlight,
 		Timeout:          time.Duration(c.Timeout),
