@@ -165,7 +165,7 @@ func TestAdaptErrors(t *testing.T) {
 			`mirror header_up: Connection is a hop-by-hop header`, 4},
 		{"an unknown mirror option names the valid ones",
 			":8080 {\n\tllmtap {\n\t\tmirror http://10.0.0.2:8000 {\n\t\t\tretries 3\n\t\t}\n\t}\n}\n",
-			`unknown mirror option "retries"; expected sample, max_body, max_in_flight, timeout, header_up, forward_sensitive or verdict`, 4},
+			`unknown mirror option "retries"; expected sample, sample_header, trust_mirror_of, max_body, max_in_flight, timeout, header_up, forward_sensitive or verdict`, 4},
 		{"a tenant header that carries credentials is refused",
 			":8080 {\n\tllmtap {\n\t\ttenant header Authorization\n\t}\n}\n",
 			`tenant header "Authorization" may carry credentials, which never become labels; use tenant api_key`, 3},

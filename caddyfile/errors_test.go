@@ -96,6 +96,8 @@ var errorCases = []errorCase{
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\ttimeout 0s\n\t\t}"), `mirror timeout: "0s" is not a positive duration, such as 250ms or 1s`, 4},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\theader_up Transfer-Encoding chunked\n\t\t}"), `mirror header_up: Transfer-Encoding is a hop-by-hop header`, 4},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tforward_sensitive\n\t\t}"), `mirror forward_sensitive needs at least one header name, such as Authorization`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tsample_header\n\t\t}"), `mirror sample_header needs a header name`, 4},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\ttrust_mirror_of yes\n\t\t}"), `mirror trust_mirror_of`, 4},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict strict\n\t\t}"), `verdict takes no arguments on its line`, 4},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\talpha 2\n\t\t\t}\n\t\t}"), `verdict alpha: "2" is not a fraction in (0, 1] (0.1 or 10%)`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tmargin 0\n\t\t\t}\n\t\t}"), `verdict margin: "0" is not a fraction in (0, 1]`, 5},

@@ -201,6 +201,8 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 //
 //	mirror <upstream> {
 //	    sample            <fraction|percent> [<seed>]   # default 0.1
+//	    sample_header     <header>                      # default: a key no client steers
+//	    trust_mirror_of                                 # honour any X-Llmtap-Mirror-Of
 //	    max_body          <size>                        # default 1MiB
 //	    max_in_flight     <n>                           # default 64
 //	    timeout           <duration>                    # default 60s
@@ -216,10 +218,14 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 	if err := mirror.CheckUpstream(c.Upstream); err != nil {
 		return nil, d.Errf("%v", err)
 	}
-	err = options(d, "mirror", false, "sample, max_body, max_in_flight, timeout, header_up, forward_sensitive or verdict", func(o *option) (err error) {
+	err = options(d, "mirror", false, "sample, sample_header, trust_mirror_of, max_body, max_in_flight, timeout, header_up, forward_sensitive or verdict", func(o *option) (err error) {
 		switch o.word {
 		case "sample":
 			c.Sample, c.SampleSeed, err = sample(o)
+		case "sample_header":
+			c.SampleHeader, err = one(o, text("a header name"))
+		case "trust_mirror_of":
+			c.TrustMirrorOf, err = o.flag()
 		case "max_body":
 			c.MaxBody, err = toInt(one(o, handlerSize))
 		case "max_in_flight":

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
 )
 
@@ -26,7 +27,7 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, stdout io.Writer, hoo
 	}
 	res, err := loadtest.Run(ctx, *spec)
 	if err == nil {
-		err = writeConsole(stdout, res.Export, res.Duration, res.Files)
+		err = writeConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
 	}
 	if hook != nil {
 		hook(spec, &res)

@@ -18,6 +18,7 @@ import (
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/shadow/mirror"
 )
 
@@ -52,6 +53,7 @@ func runCanary(fs *flag.FlagSet, args []string) (int, error) {
 
 // canaryMain is runCanary with its output and context as parameters, for in-process tests.
 func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []string) (int, error) {
+	stdout = termsafe.Writer(stdout) // model names are the clients' (JSON keeps its meaning)
 	admin := fs.String("admin", "127.0.0.1:2019", "Caddy's admin listener (host:port or URL)")
 	model := fs.String("model", "", "judge only this model (default: every model with pairs)")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up (exit 3) when no verdict came within this time")

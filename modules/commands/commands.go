@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"os"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
@@ -61,7 +62,7 @@ func register(name, usage, short, long string, run func(fs *flag.FlagSet, args [
 					return nil
 				}
 				if err != nil {
-					fmt.Fprintf(os.Stderr, "llmtap %s: %v\n", name, err)
+					fmt.Fprintf(termsafe.Writer(os.Stderr), "llmtap %s: %v\n", name, err) // errors may quote a server or a file
 				}
 				if code != 0 {
 					os.Exit(code)

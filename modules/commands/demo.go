@@ -26,6 +26,7 @@ import (
 	_ "github.com/llmtap/llmtap/caddyfile"
 
 	"github.com/llmtap/llmtap/internal/loopback"
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -298,7 +299,7 @@ func writeDemoResults(tp *tap.Tap, adminAddr, out string, export loadtest.Export
 			cumulative.Groups = append(cumulative.Groups, g)
 		}
 	}
-	if err := stats.WriteTable(os.Stdout, cumulative); err != nil {
+	if err := stats.WriteTable(termsafe.Writer(os.Stdout), cumulative); err != nil {
 		return nil, err
 	}
 

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/report"
 )
 
@@ -133,15 +134,16 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 		return 1, fmt.Errorf("writing %s: %w", *out, err)
 	}
 	abs, _ := filepath.Abs(*out)
+	stdout := termsafe.Writer(os.Stdout) // model and tenant names in the decisions are the clients'
 	for _, run := range runs {
-		fmt.Printf("%s: %d requests\n", run.Name, len(run.Records))
+		fmt.Fprintf(stdout, "%s: %d requests\n", run.Name, len(run.Records))
 	}
-	fmt.Printf("Report: %s\n", abs)
-	if err := df.writeDecisions(os.Stdout, rep.Decisions); err != nil {
+	fmt.Fprintf(stdout, "Report: %s\n", abs)
+	if err := df.writeDecisions(stdout, rep.Decisions); err != nil {
 		return 1, err
 	}
 	if len(runs) == 2 {
-		if err := writeFidelity(os.Stdout, side(runs[0]), side(runs[1]), &ff); err != nil {
+		if err := writeFidelity(stdout, side(runs[0]), side(runs[1]), &ff); err != nil {
 			return 1, err
 		}
 	}

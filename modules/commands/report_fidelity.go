@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/report/fidelity"
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -81,7 +82,7 @@ func loadRuns(paths []string, class string) (*report.Run, error) {
 			}
 		}
 		if run.Skipped > 0 {
-			fmt.Fprintf(os.Stderr, "%s: %d lines skipped: %s\n", p, run.Skipped, strings.Join(run.Warnings, "; "))
+			fmt.Fprintf(termsafe.Writer(os.Stderr), "%s: %d lines skipped: %s\n", p, run.Skipped, strings.Join(run.Warnings, "; "))
 		}
 		if all == nil {
 			all = run

@@ -20,6 +20,7 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/internal/termsafe"
 )
 
 func init() {
@@ -151,7 +152,7 @@ func (v *topView) once(ctx context.Context, api llmtapv1connect.TapServiceClient
 		}
 		return 1, fmt.Errorf("no timeline window from %s within %v: %v", v.cfg.base, v.cfg.timeout, err)
 	}
-	_, err = io.WriteString(w, v.frame(last, 0)+v.tenantsPart(ctx)) // top_tenants.go
+	_, err = io.WriteString(w, termsafe.Text(v.frame(last, 0)+v.tenantsPart(ctx))) // top_tenants.go; no control from a request reaches the terminal
 	return 0, err
 }
 
@@ -176,7 +177,7 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 						width = cols
 					}
 				}
-				frame := v.frame(win, width) + v.tenantsPart(ctx) // top_tenants.go
+				frame := termsafe.Text(v.frame(win, width) + v.tenantsPart(ctx)) // top_tenants.go; escaped before top's own ESC codes are added
 				if ansi {
 					// Home, each line cleared to its end, then the rest of the screen: no flicker.
 					fmt.Fprint(w, "\x1b[H", strings.ReplaceAll(frame, "\n", "\x1b[K\n"), "\x1b[J")
@@ -197,6 +198,7 @@ func (v *topView) live(ctx context.Context, api llmtapv1connect.TapServiceClient
 			msg, wait = fmt.Sprintf("llmtap top: %s ended the stream (a config reload); reconnecting", v.cfg.base), 100*time.Millisecond
 			v.client.CloseIdleConnections() // the replaced server closes them
 		}
+		msg = termsafe.Text(msg) // the error may quote the server
 		if ansi {
 			fmt.Fprint(w, "\x1b[H\x1b[2J", msg)
 		} else {

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"net/http"
 	"slices"
 	"strings"
@@ -126,7 +127,7 @@ func (v *topView) frame(w *llmtapv1.TimelineWindow, width int) string {
 	for _, k := range keys {
 		r := v.rows[k]
 		if r.last != w.GetSeq() { // idle in this window
-			fmt.Fprintf(tw, "%s\t%s\t0.0\t-\t-\t-\t-\t0.0\t0\t-\t\n", k[0], k[1])
+			fmt.Fprintf(tw, "%s\t%s\t0.0\t-\t-\t-\t-\t0.0\t0\t-\t\n", termsafe.String(k[0]), termsafe.String(k[1]))
 			continue
 		}
 		s := r.s
@@ -134,7 +135,7 @@ func (v *topView) frame(w *llmtapv1.TimelineWindow, width int) string {
 		if s.InFlight != nil {
 			inFlight = fmt.Sprint(s.GetInFlight())
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t\n", k[0], k[1], s.GetRequestRate(),
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t\n", termsafe.String(k[0]), termsafe.String(k[1]), s.GetRequestRate(),
 			topMs(s.GetTtftMs(), false), topMs(s.GetTtftMs(), true), topMs(s.GetItlMs(), false), topMs(s.GetItlMs(), true),
 			s.GetOutputTokenRate(), topErrors(s), inFlight)
 	}

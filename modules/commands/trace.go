@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/shadow/trace"
 )
 
@@ -109,6 +110,7 @@ type fileStats struct {
 }
 
 func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
+	stdout = termsafe.Writer(stdout) // a trace file's text is anyone's
 	fs := flag.NewFlagSet("llmtap trace stats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var format trace.Format

@@ -30,14 +30,17 @@ import (
 // named in forward_sensitive, and query parameters that may carry credentials (?key=,
 // ?api_key=, ?access_token=, ?sig=, X-Amz-* and X-Goog-* signed-URL parameters, …), which are
 // always removed.
-// It carries the live request id as X-Request-Id, and X-Llmtap-Mirror-Of; a request that
-// arrives with X-Llmtap-Mirror-Of is never copied, so a mirror pointed back at this proxy
-// cannot multiply traffic. When inject_usage rewrote the live body, the copy carries the
+// It carries the live request id as X-Request-Id, and X-Llmtap-Mirror-Of (the id and a
+// signature keyed with a secret of this process); a request that arrives with an
+// X-Llmtap-Mirror-Of this process signed is never copied, so a mirror pointed back at this
+// proxy cannot multiply traffic, while a client sending the header does not opt out. When inject_usage rewrote the live body, the copy carries the
 // body the client sent.
 //
 // Mirroring pauses while the guard rails hold it paused (see MirrorGate). A config reload
-// stops the copies the old config started (their records end as upstream_failure, "the
-// mirror was stopped"); counts and pairs survive reloads.
+// stops the copies the old config started: they are counted as cut (llmtap_mirror_cut_total),
+// not failed, their records end as client_canceled ("cut: the mirror was stopped …") and they
+// are never paired, so reloads do not weigh on the canary verdict; counts and pairs survive
+// reloads.
 type MirrorConfig struct {
 	// Upstream is where the copies go: a URL with scheme http or https, a host and port, and
 	// optionally a path prefix that is put before the live request's path
@@ -45,12 +48,27 @@ type MirrorConfig struct {
 	// Required.
 	Upstream string `json:"upstream"`
 
-	// Sample is the fraction of live requests copied, in (0, 1]. The choice is a hash of the
-	// request id and SampleSeed, so the same request ids are copied on every run. Default: 0.1.
+	// Sample is the fraction of live requests copied, in (0, 1]. Each request is a draw of its
+	// own, keyed by a secret of this process and a counter, so a client can neither force nor
+	// avoid the copy of its request (not with a reused X-Request-Id either); with SampleHeader
+	// the choice is a hash of that header and SampleSeed instead. Default: 0.1.
 	Sample float64 `json:"sample,omitempty"`
 
 	// SampleSeed changes which requests the sample chooses. Default: 0.
 	SampleSeed uint64 `json:"sample_seed,omitempty"`
+
+	// SampleHeader names a request header whose value the sample is a hash of (with
+	// SampleSeed), so that the same requests are copied on every run: a request id that a
+	// trusted front (a gateway) sets. Whoever can set the header chooses whether a request is
+	// copied, so name only a header clients cannot set. A request without it is sampled as by
+	// default. Default: none.
+	SampleHeader string `json:"sample_header,omitempty"`
+
+	// TrustMirrorOf honours any X-Llmtap-Mirror-Of on an incoming request (it is then not
+	// copied), not only one signed by this process: for proxies that mirror to one another
+	// without sharing a process. A client can then opt its own requests out of the canary.
+	// Default: false.
+	TrustMirrorOf bool `json:"trust_mirror_of,omitempty"`
 
 	// MaxBody is the largest request body, in bytes, that is copied; a sampled request with a
 	// larger body is skipped and counted (reason body_too_large). It may not exceed the
@@ -102,6 +120,8 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 		Upstream:         c.Upstream,
 		Sample:           c.Sample,
 		Seed:             c.SampleSeed,
+		SampleHeader:     c.SampleHeader,
+		TrustMirrorOf:    c.TrustMirrorOf,
 		MaxBody:          c.MaxBody,
 		MaxInFlight:      c.MaxInFlight,
 		Timeout:          time.Duration(c.Timeout),
@@ -171,11 +191,11 @@ func (h *Handler) provisionMirror() error {
 }
 
 // releaseMirror stops the handler's copies; it runs before the engine is released, so their
-// records still reach it.
+// records still reach it. It leaves h.mirror set: the unloaded config's requests still running
+// read it (offerMirror) without a lock, and a closed Mirror skips their copies (reason stopped).
 func (h *Handler) releaseMirror() {
 	if h.mirror != nil {
-		_ = h.mirror.Close()
-		h.mirror = nil
+		_ = h.mirror.Close() // idempotent
 	}
 }
 

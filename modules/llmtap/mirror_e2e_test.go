@@ -160,7 +160,8 @@ func promValue(t *testing.T, p *proxy, series string) float64 {
 // and with a 10% mirror to a second mock, and checks that:
 //   - the client received exactly the bytes the live mock wrote, and the same bytes as without
 //     mirroring (the mocks share a seed; only the "created" second differs between runs);
-//   - the mirror mock saw exactly the requests the hash sample chooses (so also within 4
+//   - the mirror mock saw exactly the requests the hash sample of sample_header (here the
+//     client's X-Request-Id, which this test trusts) chooses (so also within 4
 //     standard deviations of the binomial), with no credential header and the others kept;
 //   - /llmtap/mirror paired exactly those ids, and its counters and the Prometheus counters
 //     agree.
@@ -180,7 +181,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 	}
 	headers := &headerLog{next: mock, seen: make(map[string]http.Header)}
 	mirrorAddr := testkit.Serve(t, headers)
-	p, _ = loadProxy(t, "", mirrorSite(live.addr, fmt.Sprintf("\t\tmirror http://%s {\n\t\t\tsample %v %d\n\t\t}", mirrorAddr, fraction, seed)))
+	p, _ = loadProxy(t, "", mirrorSite(live.addr, fmt.Sprintf("\t\tmirror http://%s {\n\t\t\tsample %v %d\n\t\t\tsample_header X-Request-Id\n\t\t}", mirrorAddr, fraction, seed)))
 	mirrored := sendSequential(t, p, prefix, n)
 	waitMirrorIdle(t, p)
 
@@ -223,7 +224,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 				t.Errorf("%s: the mirror upstream got %s", id, name)
 			}
 		}
-		if h.Get("X-Tenant") != "acme" || h.Get(mirror.MarkerHeader) != id {
+		if h.Get("X-Tenant") != "acme" || mirror.MirrorOf(h.Get(mirror.MarkerHeader)) != id {
 			t.Errorf("%s: the mirror upstream got headers %v; want X-Tenant and the marker kept", id, h)
 		}
 	}

@@ -30,6 +30,8 @@ const tick = 50 * time.Millisecond
 
 // Runner is one named shadow load. Its methods are safe for concurrent use.
 type Runner struct {
+	name string // cfg.Name, fixed at New: requests read it without the lock (Name)
+
 	mu  sync.Mutex
 	cfg Config
 	src atomic.Pointer[Source]
@@ -91,7 +93,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	r := &Runner{cfg: cfg, stopped: true}
+	r := &Runner{name: cfg.Name, cfg: cfg, stopped: true}
 	r.client = cfg.Client
 	if r.client == nil {
 		r.client = &http.Client{Transport: &http.Transport{
@@ -109,8 +111,9 @@ func New(cfg Config) (*Runner, error) {
 	return r, nil
 }
 
-// Name returns the runner's name.
-func (r *Runner) Name() string { return r.cfg.Name }
+// Name returns the runner's name. It takes no lock (requests ask it while the proxy classifies
+// them, also during a reload's Reconfigure): the name is fixed when the runner is made.
+func (r *Runner) Name() string { return r.name }
 
 // Start starts (or restarts) the load: the schedule begins after start_after. Starting a
 // running load does nothing; starting one whose last schedule still has requests in flight is
@@ -224,6 +227,9 @@ func (r *Runner) SetRate(rate float64) error {
 func (r *Runner) Reconfigure(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
+	}
+	if cfg.Name != r.name {
+		return fmt.Errorf("shadow load %q: a runner keeps its name (got %q); add a new load instead", r.name, cfg.Name)
 	}
 	cfg = cfg.withDefaults()
 	r.mu.Lock()

@@ -179,3 +179,48 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerNameDuringReconfigure: the proxy asks a runner's name for every marked request
+// (classify → loadRunning) without the runner's lock while a reload reconfigures it; under
+// -race this fails when Name reads the config Reconfigure writes (issue 35). A runner also keeps
+// its name: a config of another name is refused.
+func TestRunnerNameDuringReconfigure(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Name: "n", Arrival: loadgen.ArrivalSpec{Pattern: "constant", Rate: 1}, MaxRate: 10,
+		Source: &Source{URL: "http://127.0.0.1:1", Bodies: [][]byte{[]byte(`{}`)}}}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				if r.Name() != "n" {
+					t.Error("the name changed")
+					return
+				}
+			}
+		}
+	}()
+	for i := range 200 {
+		c := cfg
+		c.Arrival.Rate = float64(1 + i%5)
+		if err := r.Reconfigure(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	<-done
+	c := cfg
+	c.Name = "other"
+	if err := r.Reconfigure(c); err == nil || r.Name() != "n" {
+		t.Fatalf("reconfiguring runner n as %q: err %v, name %q; want refused, name n", c.Name, err, r.Name())
+	}
+}

@@ -2,8 +2,9 @@
 // forget, and measures the copies with the same engine as the live requests (class mirror),
 // so that the two servers' TTFT and ITL can be compared on the same requests.
 //
-// A Mirror never delays or fails the live request: the decision is a hash of the request id
-// (see internal/sample), the copy starts only once the live request's body has been read in
+// A Mirror never delays or fails the live request: the decision is a hash of a key no client
+// can steer (a process-secret salt and a counter; or a header named in the options, see
+// internal/sample), the copy starts only once the live request's body has been read in
 // full (from the bytes the proxy already captured), it runs on its own goroutine with its own
 // deadline, and when max_in_flight copies are already running a new one is skipped and
 // counted, never queued. Its response is read to the end, measured and discarded.
@@ -33,10 +34,12 @@ import (
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
-// MarkerHeader is set on every mirror request to the live request's id. A request that
-// arrives with it is not mirrored again (skip reason "loop"), so a mirror upstream that leads
-// back to the same proxy cannot multiply traffic. A client sending it only opts its own
-// request out of mirroring.
+// MarkerHeader is set on every mirror request to the live request's id and a signature
+// ("<id>;sig=<mac>", the MAC keyed with a secret of this process). A request that arrives with
+// it is not mirrored again (skip reason "loop"), so a mirror upstream that leads back to the
+// same proxy cannot multiply traffic — but only when the signature is this process's own, or
+// Options.TrustMirrorOf says to honour any value: a client cannot opt its request out of the
+// canary by sending the header.
 const MarkerHeader = "X-Llmtap-Mirror-Of"
 
 // Defaults of the Options.
@@ -62,6 +65,18 @@ type Options struct {
 	Sample float64
 	// Seed changes which requests the sample chooses. Default 0.
 	Seed uint64
+	// SampleHeader, when set, names the request header whose value the sample is a hash of
+	// (with Seed): a request id a trusted front sets, so that the same requests are copied on
+	// every run. Whoever can set that header chooses whether a request is copied, so name only
+	// a header clients cannot set. A request without it is sampled as by default. Default:
+	// none: each request is sampled by a key of its own that no client can steer (a secret of
+	// this process and a counter), whatever its X-Request-Id.
+	SampleHeader string
+	// TrustMirrorOf honours MarkerHeader whatever its value (the behaviour before the header
+	// was signed): for proxies that mirror to one another, whose copies carry each other's
+	// signatures. A client can then opt its own request out of mirroring. Default: false, only
+	// a copy signed by this process is refused as a loop.
+	TrustMirrorOf bool
 	// MaxBody is the largest request body copied, in bytes. Default 1 MiB.
 	MaxBody int
 	// MaxInFlight is the most copies running at once. Default 64.
@@ -208,6 +223,7 @@ type Mirror struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	inFlight atomic.Int64
+	sampleH  string       // Options.SampleHeader, canonical
 	mu       sync.RWMutex // guards closed against wg.Add
 	closed   bool
 	wg       sync.WaitGroup
@@ -227,6 +243,9 @@ func New(o Options) (*Mirror, error) {
 		sensitive: make(map[string]bool)}
 	for _, h := range o.ForwardSensitive {
 		m.sensitive[textproto.CanonicalMIMEHeaderKey(h)] = true
+	}
+	if o.SampleHeader != "" {
+		m.sampleH = textproto.CanonicalMIMEHeaderKey(o.SampleHeader)
 	}
 	rt := o.Transport
 	if rt == nil {
@@ -258,8 +277,26 @@ func New(o Options) (*Mirror, error) {
 // Stats returns the counters this Mirror adds to.
 func (m *Mirror) Stats() *Stats { return m.stats }
 
-// Sampled reports whether the request with this id is chosen for mirroring.
-func (m *Mirror) Sampled(id string) bool { return m.coin.Keep(id) }
+// Sampled reports whether a request whose sample key (see Options.SampleHeader) is key is
+// chosen for mirroring.
+func (m *Mirror) Sampled(key string) bool { return m.coin.Keep(key) }
+
+// sampleKey is the key the sample of r is a hash of: the configured header's value, else a key
+// of its own (secret.key).
+func (m *Mirror) sampleKey(r *http.Request) string {
+	if m.sampleH != "" {
+		if v := r.Header.Get(m.sampleH); v != "" {
+			return v
+		}
+	}
+	return processSecret().key()
+}
+
+// loop reports whether r is a copy not to be mirrored again (MarkerHeader).
+func (m *Mirror) loop(r *http.Request) bool {
+	v := r.Header.Get(MarkerHeader)
+	return v != "" && (m.opts.TrustMirrorOf || processSecret().verify(v))
+}
 
 // Request is a live request chosen for mirroring, waiting for its body. Exactly one of Send
 // and Abandon takes effect; later calls do nothing.
@@ -278,11 +315,11 @@ type Request struct {
 // a body over max_body); otherwise the caller must call Send once the live body has been read
 // in full, or Abandon when it never is. Offer does not read the body.
 func (m *Mirror) Offer(r *http.Request, id string) *Request {
-	if !m.coin.Keep(id) {
+	if !m.coin.Keep(m.sampleKey(r)) {
 		return nil
 	}
 	m.stats.sampled.Add(1)
-	if r.Header.Get(MarkerHeader) != "" {
+	if m.loop(r) {
 		m.stats.skip(SkipLoop)
 		return nil
 	}
@@ -328,7 +365,7 @@ func (m *Mirror) headers(live http.Header, id string) http.Header {
 		}
 	}
 	h.Set("X-Request-Id", id)
-	h.Set(MarkerHeader, id)
+	h.Set(MarkerHeader, processSecret().sign(id))
 	for name, v := range m.opts.HeaderUp {
 		if v == "" {
 			h.Del(name)
@@ -412,8 +449,8 @@ func (q *Request) run(body []byte) {
 		Failure: func(err error, inBody bool) (string, string) {
 			msg := "sending the mirror request: " + err.Error()
 			switch {
-			case m.ctx.Err() != nil:
-				msg = "the mirror was stopped (config unloaded) before the response completed"
+			case m.ctx.Err() != nil: // llmtap, the copy's client, cancelled it
+				return record.ErrCanceled, CutMessage
 			case errors.Is(ctx.Err(), context.DeadlineExceeded):
 				msg = fmt.Sprintf("the mirror request took longer than its timeout of %v", m.opts.Timeout)
 			case inBody:
@@ -423,9 +460,18 @@ func (q *Request) run(body []byte) {
 		},
 		Ended: func(status int, failure string) {
 			ended = true
-			if failure != "" || status >= 400 {
+			switch {
+			case failure != "" && m.ctx.Err() != nil:
+				// Cut by this Mirror's Close (a config reload or shutdown), not the upstream's
+				// doing: counted apart and never paired, so it cannot weigh on the verdict. This
+				// runs before the record is submitted, so the Pairer forgets the id first.
+				m.stats.cut.Add(1)
+				if m.opts.Pairs != nil {
+					m.opts.Pairs.Forget(q.id)
+				}
+			case failure != "" || status >= 400:
 				m.stats.failed.Add(1)
-			} else {
+			default:
 				m.stats.completed.Add(1)
 			}
 		},
@@ -434,6 +480,9 @@ func (q *Request) run(body []byte) {
 		m.stats.failed.Add(1) // the request could not be built: nothing was sent or measured
 	}
 }
+
+// CutMessage is the error message of the record of a copy cut by Close.
+const CutMessage = "cut: the mirror was stopped (config reload or shutdown) before the response completed"
 
 // exchange sends the copy and reads its response to the end.
 func (q *Request) exchange(ctx context.Context, body []byte) error {
@@ -458,9 +507,9 @@ func (q *Request) exchange(ctx context.Context, body []byte) error {
 	return err
 }
 
-// Close stops the Mirror: copies still running are canceled (their records end with
-// upstream_failure, "the mirror was stopped"), Close waits for their goroutines, and later
-// Sends are skipped (reason stopped). It is idempotent.
+// Close stops the Mirror: copies still running are canceled (counted as cut, not failed; their
+// records end with client_canceled and CutMessage, and are not paired), Close waits for their
+// goroutines, and later Sends are skipped (reason stopped). It is idempotent.
 func (m *Mirror) Close() error {
 	m.mu.Lock()
 	m.closed = true

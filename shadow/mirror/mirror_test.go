@@ -2,7 +2,9 @@ package mirror
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -158,7 +160,7 @@ func TestCopyIsMeasuredAsMirror(t *testing.T) {
 			t.Errorf("%s forwarded (%q); credentials and hop-by-hop headers must not be", name, v)
 		}
 	}
-	if h.Get("X-Custom") != "kept" || h.Get("Content-Type") != "application/json" || h.Get(MarkerHeader) != "req-1" {
+	if h.Get("X-Custom") != "kept" || h.Get("Content-Type") != "application/json" || MirrorOf(h.Get(MarkerHeader)) != "req-1" || !processSecret().verify(h.Get(MarkerHeader)) {
 		t.Errorf("headers %v: want X-Custom, Content-Type and the marker", h)
 	}
 	r := recordOf(t, tp, "req-1")
@@ -215,9 +217,18 @@ func TestSkips(t *testing.T) {
 		t.Error("a request declaring a body over max_body was offered")
 	}
 	loop := liveRequest("b", chat)
-	loop.Header.Set(MarkerHeader, "x")
+	loop.Header.Set(MarkerHeader, processSecret().sign("x")) // a copy of this process's
 	if m.Offer(loop, "b") != nil {
 		t.Error("a mirror copy was offered for mirroring again")
+	}
+	for _, forged := range []string{"x", "x;sig=", "x;sig=AAAAAAAAAAAAAAAAAAAAAA", processSecret().sign("x") + "y"} {
+		r := liveRequest("b2", chat)
+		r.Header.Set(MarkerHeader, forged) // a client's: it does not opt its request out
+		q := m.Offer(r, "b2")
+		if q == nil {
+			t.Fatalf("a live request carrying %s %q was not offered for mirroring", MarkerHeader, forged)
+		}
+		q.Abandon()
 	}
 	chunked := liveRequest("c", "")
 	chunked.ContentLength = -1
@@ -235,18 +246,18 @@ func TestSkips(t *testing.T) {
 	q.Send([]byte(chat), false)
 
 	c := m.Stats().Snapshot()
-	want := map[string]uint64{SkipBodyTooLarge: 3, SkipLoop: 1, SkipBodyIncomplete: 1, SkipPaused: 1, SkipOverCap: 1, SkipStopped: 1}
+	want := map[string]uint64{SkipBodyTooLarge: 3, SkipLoop: 1, SkipBodyIncomplete: 5, SkipPaused: 1, SkipOverCap: 1, SkipStopped: 1}
 	for reason, n := range want {
 		if c.Skipped[reason] != n {
 			t.Errorf("skipped %s = %d, want %d", reason, c.Skipped[reason], n)
 		}
 	}
-	if c.Sampled != 10 || c.Sent != 2 || c.Failed != 2 || c.Completed != 0 || c.InFlight != 0 {
-		t.Errorf("counters %+v: want 10 sampled, 2 sent and both failed (stopped)", c)
+	if c.Sampled != 14 || c.Sent != 2 || c.Cut != 2 || c.Failed != 0 || c.Completed != 0 || c.InFlight != 0 {
+		t.Errorf("counters %+v: want 14 sampled, 2 sent and both cut (stopped by Close), none failed", c)
 	}
 	r := recordOf(t, tp, "g")
-	if r.Error != record.ErrUpstream || !strings.Contains(r.ErrorMsg, "stopped") {
-		t.Errorf("a copy canceled by Close: error %q %q, want upstream_failure, stopped", r.Error, r.ErrorMsg)
+	if r.Error != record.ErrCanceled || r.ErrorMsg != CutMessage {
+		t.Errorf("a copy canceled by Close: error %q %q, want client_canceled, %q", r.Error, r.ErrorMsg, CutMessage)
 	}
 }
 
@@ -293,24 +304,37 @@ func TestHTTPErrorIsFailed(t *testing.T) {
 	}
 }
 
+// TestOfferFollowsTheSample: with sample_header set, the sample is a hash of that header (Offer
+// agrees with Sampled); without it, each request is a draw of its own whatever its ids, so a
+// client reusing one X-Request-Id (here for every request) neither forces nor avoids the copy
+// (issue 35: 200/200 or 0/200 before).
 func TestOfferFollowsTheSample(t *testing.T) {
-	m, _ := newMirror(t, Options{Upstream: "http://127.0.0.1:9", Sample: 0.3, Seed: 5})
-	offered := 0
+	t.Parallel()
+	keyed, _ := newMirror(t, Options{Upstream: "http://127.0.0.1:9", Sample: 0.3, Seed: 5, SampleHeader: "x-trace-id"})
+	own, _ := newMirror(t, Options{Upstream: "http://127.0.0.1:9", Sample: 0.3, Seed: 5})
+	offered := map[*Mirror]int{}
 	for i := range 1000 {
 		id := "id-" + string(rune('a'+i%26)) + strings.Repeat("z", i/26)
-		r, _ := http.NewRequest(http.MethodGet, "http://x/v1/models", nil)
-		q := m.Offer(r, id)
-		if (q != nil) != m.Sampled(id) {
-			t.Fatalf("Offer and Sampled disagree on %s", id)
-		}
-		if q != nil {
-			offered++
-			q.Abandon()
+		for _, m := range []*Mirror{keyed, own} {
+			r, _ := http.NewRequest(http.MethodGet, "http://x/v1/models", nil)
+			r.Header.Set("X-Trace-Id", id)
+			r.Header.Set("X-Request-Id", "reused")
+			q := m.Offer(r, "reused")
+			if m == keyed && (q != nil) != m.Sampled(id) {
+				t.Fatalf("Offer and Sampled disagree on %s", id)
+			}
+			if q != nil {
+				offered[m]++
+				q.Abandon()
+			}
 		}
 	}
-	// 4 standard deviations of Binomial(1000, 0.3) is 58.
-	if offered < 300-58 || offered > 300+58 {
-		t.Errorf("offered %d of 1000 at sample 0.3", offered)
+	// 4 standard deviations of Binomial(1000, 0.3) is 58: a fair draw falls outside with
+	// probability < 1e-4; a reused id decides all or nothing (0 or 1000).
+	for m, name := range map[*Mirror]string{keyed: "sample_header", own: "own key"} {
+		if n := offered[m]; n < 300-58 || n > 300+58 {
+			t.Errorf("%s: offered %d of 1000 at sample 0.3", name, n)
+		}
 	}
 }
 
@@ -368,4 +392,49 @@ func TestSendNeverBlocks(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Close did not stop the copies held by a stalling upstream")
 	}
+}
+
+// TestReloadsCutCopiesAreNotPaired: a config reload or shutdown closes the Mirror with copies
+// in flight. Those copies are cut by llmtap, not failed by the upstream: counted as cut, never
+// failed, and never paired, so an identical mirror's error rate cannot turn worse from reloads (issue 35: 547 of 635 copies cut by 200 reloads became mirror errors and
+// the verdict worse). 60 reloads, each closing the mirror 0–20 ms after its 10 copies start
+// (a response takes ~10 ms), so some copies complete and most are cut.
+func TestReloadsCutCopiesAreNotPaired(t *testing.T) {
+	t.Parallel()
+	url, _ := serve(t, mock(t))
+	tp := tap.New(tap.Options{})
+	defer tp.Close()
+	stats, pairs := new(Stats), NewPairer(0, 0)
+	tp.AddSink(pairs)
+	rng := rand.New(rand.NewPCG(35, 1))
+	const reloads, copies = 60, 10
+	for i := range reloads {
+		m, err := New(Options{Upstream: url, Sample: 1, Measure: tp, Stats: stats, Pairs: pairs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range copies {
+			id := fmt.Sprintf("r%d-%d", i, j)
+			m.Offer(liveRequest(id, chat), id).Send([]byte(chat), false)
+			pairs.Consume(rec(id, record.ClassLive, "m", 2, 1, 10, "")) // the live side succeeded
+		}
+		time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+		_ = m.Close() // the reload
+	}
+	tp.Flush()
+	c := stats.Snapshot()
+	if c.Sent != reloads*copies || c.Failed != 0 || c.Cut == 0 || c.Completed+c.Cut != c.Sent {
+		t.Fatalf("counters %+v: want %d sent, each completed or cut, some cut, none failed", c, reloads*copies)
+	}
+	s := pairs.Summary()
+	if s.Pairs != c.Completed || s.Pending != 0 || s.Unpaired != 0 {
+		t.Errorf("pairer %d pairs, %d pending, %d unpaired: want one pair per completed copy (%d), the cut ones (%d) forgotten",
+			s.Pairs, s.Pending, s.Unpaired, c.Completed, c.Cut)
+	}
+	for _, pr := range pairs.Pairs() {
+		if !pr.Mirror.OK {
+			t.Fatalf("pair %s has a failed mirror side: a cut copy was paired", pr.RequestID)
+		}
+	}
+	t.Logf("%d reloads: %d copies sent, %d completed and paired, %d cut", reloads, c.Sent, c.Completed, c.Cut)
 }

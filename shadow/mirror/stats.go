@@ -21,12 +21,13 @@ var SkipReasons = [numSkipReasons]string{SkipOverCap, SkipBodyTooLarge, SkipBody
 // concurrent use.
 type Stats struct {
 	sampled, sent, completed, failed atomic.Uint64
+	cut                              atomic.Uint64
 	skipped                          [numSkipReasons]atomic.Uint64
 	inFlight                         atomic.Int64
 }
 
 // Counters is a snapshot of Stats. Sampled = Sent + the sum of Skipped; Sent = Completed +
-// Failed + InFlight.
+// Failed + Cut + InFlight.
 type Counters struct {
 	// Sampled counts live requests the sample chose for mirroring.
 	Sampled uint64 `json:"sampled"`
@@ -35,9 +36,13 @@ type Counters struct {
 	// Completed counts mirror requests whose response was read to its end with a status
 	// below 400.
 	Completed uint64 `json:"completed"`
-	// Failed counts mirror requests that got no response (refused, timed out, stopped), an
-	// HTTP status of 400 or more, or a response that broke off.
+	// Failed counts mirror requests that got no response (refused, timed out), an HTTP status
+	// of 400 or more, or a response that broke off.
 	Failed uint64 `json:"failed"`
+	// Cut counts mirror requests cut by llmtap itself before their response completed: the
+	// mirror was stopped by a config reload or shutdown. They are not failures of the mirror
+	// upstream and are never paired (the canary verdict does not see them).
+	Cut uint64 `json:"cut"`
 	// Skipped counts sampled requests not mirrored, by reason (over_cap, body_too_large,
 	// body_incomplete, paused, loop, stopped).
 	Skipped map[string]uint64 `json:"skipped"`
@@ -52,6 +57,7 @@ func (s *Stats) Snapshot() Counters {
 		Sent:      s.sent.Load(),
 		Completed: s.completed.Load(),
 		Failed:    s.failed.Load(),
+		Cut:       s.cut.Load(),
 		InFlight:  s.inFlight.Load(),
 		Skipped:   make(map[string]uint64, numSkipReasons),
 	}

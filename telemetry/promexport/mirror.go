@@ -24,6 +24,7 @@ var (
 	descMirrorSent      = prometheus.NewDesc("llmtap_mirror_sent_total", "Mirror requests started.", nil, nil)
 	descMirrorCompleted = prometheus.NewDesc("llmtap_mirror_completed_total", "Mirror requests whose response was read to its end with a status below 400.", nil, nil)
 	descMirrorFailed    = prometheus.NewDesc("llmtap_mirror_failed_total", "Mirror requests that got no response, an HTTP status of 400 or more, or a response that broke off.", nil, nil)
+	descMirrorCut       = prometheus.NewDesc("llmtap_mirror_cut_total", "Mirror requests cut by llmtap itself (a config reload or shutdown stopped the mirror) before their response completed; not failures, and never paired for the canary verdict.", nil, nil)
 	descMirrorSkipped   = prometheus.NewDesc("llmtap_mirror_skipped_total", "Sampled requests not mirrored, by reason (over_cap, body_too_large, body_incomplete, paused, loop, stopped).", []string{"reason"}, nil)
 	descMirrorInFlight  = prometheus.NewDesc("llmtap_mirror_in_flight", "Mirror requests running now.", nil, nil)
 	descMirrorPaused    = prometheus.NewDesc("llmtap_mirror_paused", "1 while the guard rails hold mirroring paused, else 0.", nil, nil)
@@ -33,7 +34,7 @@ var (
 
 // Describe sends the descriptors of the mirror's series.
 func (Mirror) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMirrorSampled, descMirrorSent, descMirrorCompleted, descMirrorFailed,
+	for _, d := range []*prometheus.Desc{descMirrorSampled, descMirrorSent, descMirrorCompleted, descMirrorFailed, descMirrorCut,
 		descMirrorSkipped, descMirrorInFlight, descMirrorPaused, descMirrorPauses, descMirrorPairs} {
 		ch <- d
 	}
@@ -50,6 +51,7 @@ func (read Mirror) Collect(ch chan<- prometheus.Metric) {
 	counter(descMirrorSent, c.Sent)
 	counter(descMirrorCompleted, c.Completed)
 	counter(descMirrorFailed, c.Failed)
+	counter(descMirrorCut, c.Cut)
 	for _, reason := range mirror.SkipReasons {
 		counter(descMirrorSkipped, c.Skipped[reason], reason)
 	}

@@ -111,7 +111,7 @@ func TestRecordsDroppedByReason(t *testing.T) {
 func TestMirrorAndShadow(t *testing.T) {
 	mc := Mirror(func() MirrorReading {
 		return MirrorReading{
-			Counters: mirror.Counters{Sampled: 9, Sent: 7, Completed: 5, Failed: 1, InFlight: 1, Skipped: map[string]uint64{mirror.SkipPaused: 2}},
+			Counters: mirror.Counters{Sampled: 9, Sent: 7, Completed: 5, Failed: 1, Cut: 3, InFlight: 1, Skipped: map[string]uint64{mirror.SkipPaused: 2}},
 			Gate:     mirror.GateState{Paused: true, Pauses: 4}, Pairs: 5,
 		}
 	})
@@ -121,7 +121,7 @@ func TestMirrorAndShadow(t *testing.T) {
 	got := gather(t, mc, sc)
 	check(t, got, map[string]float64{
 		"llmtap_mirror_sampled_total": 9, "llmtap_mirror_sent_total": 7, "llmtap_mirror_completed_total": 5,
-		"llmtap_mirror_failed_total": 1, "llmtap_mirror_in_flight": 1, "llmtap_mirror_paused": 1,
+		"llmtap_mirror_failed_total": 1, "llmtap_mirror_cut_total": 3, "llmtap_mirror_in_flight": 1, "llmtap_mirror_paused": 1,
 		"llmtap_mirror_pauses_total": 4, "llmtap_mirror_pairs_total": 5,
 		"llmtap_mirror_skipped_total{reason=paused}":          2,
 		"llmtap_shadow_requests_total{result=ok,shadow=s}":    3,
