@@ -157,7 +157,9 @@ func statsOf(path string, opt trace.Options) (fileStats, error) {
 		if err != nil {
 			return fileStats{}, err
 		}
-		c.Add(req)
+		if err := c.Add(req); err != nil {
+			return fileStats{}, fmt.Errorf("%s:%d: %w", path, rd.Info().Lines, err)
+		}
 	}
 	info := rd.Info()
 	st := fileStats{File: path, Format: info.Format.String(), TornLine: info.Torn, Skipped: info.Skipped, Summary: c.Summary()}
