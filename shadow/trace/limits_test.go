@@ -86,7 +86,7 @@ func TestCountValuesSkipsStrings(t *testing.T) {
 	t.Parallel()
 	for line, want := range map[string]int{
 		`{"a": "x,y,[z]{", "b": [1, 2]}`: 5,
-		`{"a": "q\",\\", "b": 1}`:       3,
+		`{"a": "q\",\\", "b": 1}`:        3,
 		`1`:                              1,
 	} {
 		if got := countValues([]byte(line), 100); got != want {
