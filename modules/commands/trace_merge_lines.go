@@ -27,4 +27,3 @@ func mergeKind(paths []string) (string, error) {
 	}
 	return kind, nil
 }
-
