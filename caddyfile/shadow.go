@@ -86,7 +86,7 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "max_in_flight":
 			sc.MaxInFlight, err = one(o, count)
 		case "entries":
-			sc.Entries, err = one(o, integer(1, limits.MaxEntries, "entries"))
+			sc.Entries, err = one(o, integer(0, limits.MaxEntries, "entries"))
 		case "seed":
 			sc.Seed, err = one(o, seed)
 		case "start_after":

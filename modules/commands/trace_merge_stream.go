@@ -40,12 +40,43 @@ const maxMergeHeld = 1 << 30
 // records or payloads line.
 type mergeRow struct {
 	at   time.Time
-	file int
-	seq  int // line in its file
-	req  trace.Request
+	file int32
+	seq  int32 // line in its file
+	ms   int32 // payloads: where the timestamp_ms number ends
+	size int32 // bytes held
+	tr   traceFields
 	line []byte // records and payloads: the line without its newline
-	ms   int    // payloads: where the timestamp_ms number ends
-	size int    // bytes held
+}
+
+// traceFields are what a merge keeps of a trace row: what the Mooncake writer writes, in less
+// than half a trace.Request (a merge holds a window of rows per file).
+type traceFields struct {
+	in, out        int32 // bounded by limits.MaxTokens
+	delay          time.Duration
+	hashIDs        []int64
+	session, model string
+}
+
+// request is the row as a trace.Request at timestamp ts.
+func (f *traceFields) request(ts time.Duration) trace.Request {
+	return trace.Request{Timestamp: ts, InputLength: int(f.in), OutputLength: int(f.out), Delay: f.delay,
+		HashIDs: f.hashIDs, SessionID: f.session, Model: f.model}
+}
+
+// maxInterned bounds the distinct model names a merge shares one copy of.
+const maxInterned = 1024
+
+// interner shares one copy of each of the first maxInterned distinct strings.
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	if len(in) < maxInterned {
+		in[s] = s
+	}
+	return s
 }
 
 // before orders rows by arrival, then file order, then line: the order of a stable sort of
@@ -130,7 +161,7 @@ func (m *streamMerge) fill(in *mergeInput) error {
 		if r.at.After(in.maxAt) {
 			in.maxAt = r.at
 		}
-		if m.held += r.size; m.held > m.maxHeld {
+		if m.held += int(r.size); m.held > m.maxHeld {
 			return fmt.Errorf("%s:%d: the rows within the reorder window of %d files take more than %d MiB (--window %v): merge fewer files at a time or with a shorter window",
 				in.path, r.seq, len(m.inputs), m.maxHeld>>20, m.window)
 		}
@@ -154,7 +185,7 @@ func (m *streamMerge) run(emit func(*mergeRow) error) error {
 	for len(ready) > 0 {
 		in := ready[0]
 		r := heap.Pop(&in.held).(*mergeRow)
-		m.held -= r.size
+		m.held -= int(r.size)
 		m.last = r
 		if err := emit(r); err != nil {
 			return err
@@ -184,13 +215,14 @@ func (m *streamMerge) close() {
 // time.Duration in milliseconds.
 const maxPayloadMs = math.MaxInt64 / int64(time.Millisecond)
 
-// requestSize is what a trace.Request holds apart from its variable parts.
-const requestSize = int(unsafe.Sizeof(mergeRow{}))
+// rowSize is what a held row takes apart from its variable parts (with its heap slot).
+const rowSize = int(unsafe.Sizeof(mergeRow{})) + 8
 
 // traceInputs opens llmtap trace files for a merge. Torn and skipped lines are added to info
 // as each file ends.
 func traceInputs(paths []string, skipBad bool, info *trace.Info) (*streamMerge, error) {
 	m := &streamMerge{window: DefaultMergeWindow, maxHeld: maxMergeHeld}
+	models := interner{}
 	for i, p := range paths {
 		start, err := traceFileStart(p)
 		if err != nil {
@@ -203,6 +235,7 @@ func traceInputs(paths []string, skipBad bool, info *trace.Info) (*streamMerge, 
 			return nil, err
 		}
 		in := &mergeInput{path: p, close: rd.Close}
+		file := int32(i)
 		in.read = func() (*mergeRow, error) {
 			q, err := rd.Next()
 			if errors.Is(err, io.EOF) {
@@ -213,8 +246,10 @@ func traceInputs(paths []string, skipBad bool, info *trace.Info) (*streamMerge, 
 			if err != nil {
 				return nil, err
 			}
-			return &mergeRow{at: start.Add(q.Timestamp), file: i, seq: rd.Info().Lines, req: q,
-				size: requestSize + 8*cap(q.HashIDs) + len(q.SessionID) + len(q.Model) + len(q.Path) + len(q.Class)}, nil
+			model := models.get(q.Model)
+			size := rowSize + 8*cap(q.HashIDs) + len(q.SessionID) + len(q.Model) // the model counted even when shared
+			return &mergeRow{at: start.Add(q.Timestamp), file: file, seq: int32(rd.Info().Lines), size: int32(size),
+				tr: traceFields{in: int32(q.InputLength), out: int32(q.OutputLength), delay: q.Delay, hashIDs: q.HashIDs, session: q.SessionID, model: model}}, nil
 		}
 		m.inputs = append(m.inputs, in)
 	}
@@ -232,9 +267,7 @@ func writeTraceMerge(m *streamMerge, w io.Writer, opt trace.WriterOptions) (int,
 			t0 = r.at
 		}
 		n++
-		q := r.req
-		q.Timestamp = r.at.Sub(t0)
-		return mw.Write(q)
+		return mw.Write(r.tr.request(r.at.Sub(t0)))
 	})
 	if err != nil {
 		return n, err
@@ -283,8 +316,8 @@ func lineInputs(kind string, paths []string, skipBad bool, info *trace.Info) (*s
 					info.Skipped++
 					continue
 				}
-				r.file, r.seq, r.line = i, n, bytes.Clone(line)
-				r.size = requestSize + len(line)
+				r.file, r.seq, r.line = int32(i), int32(n), bytes.Clone(line)
+				r.size = int32(rowSize + len(line))
 				return r, nil
 			}
 		}
@@ -319,8 +352,8 @@ func parseMergeLine(p *fastjson.Parser, kind string, start time.Time, line []byt
 			return nil, fmt.Errorf("timestamp_ms %v out of range", ms)
 		}
 		r.at = start.Add(time.Duration(ms * float64(time.Millisecond)))
-		r.ms = len(payloadPrefix) + bytes.IndexByte(line[len(payloadPrefix):], ',')
-		if r.ms < len(payloadPrefix) {
+		r.ms = int32(len(payloadPrefix) + bytes.IndexByte(line[len(payloadPrefix):], ','))
+		if int(r.ms) < len(payloadPrefix) {
 			return nil, errors.New("no field after timestamp_ms")
 		}
 	}

@@ -99,7 +99,7 @@ func refMergeLines(kind string, paths []string) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			all = append(all, refLine{at: r.at, line: line, ms: r.ms})
+			all = append(all, refLine{at: r.at, line: line, ms: int(r.ms)})
 		}
 	}
 	slices.SortStableFunc(all, func(a, b refLine) int { return a.at.Compare(b.at) })
@@ -294,7 +294,7 @@ func TestStreamMergeBounded(t *testing.T) {
 	if err != nil || n != 6000 {
 		t.Fatalf("%d rows, %v", n, err)
 	}
-	if all := 6000 * requestSize; m.peak > all/10 {
+	if all := 6000 * rowSize; m.peak > all/10 {
 		t.Errorf("held at most %d bytes of rows, a tenth of all of them is %d", m.peak, all/10)
 	}
 	m2, err := traceInputs(paths, false, &info)
@@ -302,7 +302,7 @@ func TestStreamMergeBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m2.close()
-	m2.window, m2.maxHeld = time.Hour, 100*requestSize
+	m2.window, m2.maxHeld = time.Hour, 100*rowSize
 	if _, err := writeTraceMerge(m2, io.Discard, trace.WriterOptions{}); err == nil || !strings.Contains(err.Error(), "MiB (--window 1h0m0s)") {
 		t.Fatalf("an hour's window over a bound of 100 rows: %v", err)
 	}

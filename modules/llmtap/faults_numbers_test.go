@@ -42,7 +42,7 @@ func TestFaultsHostileNumbers(t *testing.T) {
 		{"\t\tgpu {\n\t\t\tprice_per_gpu_hour 1e308\n\t\t}", "limits.MaxPrice"},
 		{fmt.Sprintf(shadow, "isl 1e12"), "limits.MaxTokens"},
 		{fmt.Sprintf(shadow, "osl 1e12"), "limits.MaxTokens"},
-		{fmt.Sprintf(shadow, "entries 100000000"), fmt.Sprint("from 1 to ", limits.MaxEntries)},
+		{fmt.Sprintf(shadow, "entries 100000000"), fmt.Sprint("from 0 to ", limits.MaxEntries)},
 	} {
 		if _, err := testkit.AdaptCaddyfile("Caddyfile", inGlobal(c.block)); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "Caddyfile:") {
 			t.Errorf("%q: %v; want an error at its line naming %s", c.block, err, c.want)
