@@ -38,11 +38,15 @@ func TestUsageSaturates(t *testing.T) {
 		u.add(r)
 	}
 	u.perMillion()
-	u.Merge(u)
 	if _, err := json.Marshal(u); err != nil {
-		t.Fatalf("the row does not encode: %v (%+v)", err, u)
+		t.Fatalf("the row of three records does not encode: %v (%+v)", err, u)
 	}
 	if u.ListCost != math.MaxFloat64 || u.Cost != math.MaxFloat64 {
 		t.Errorf("sums %v %v, want the largest float64", u.ListCost, u.Cost)
+	}
+	big := Usage{InputTokens: 1, Cost: math.MaxFloat64, ListCost: math.MaxFloat64, EnergyJ: math.MaxFloat64, GPUSeconds: math.MaxFloat64}
+	big.Merge(big)
+	if _, err := json.Marshal(big); err != nil {
+		t.Fatalf("two merged rows do not encode: %v (%+v)", err, big)
 	}
 }
