@@ -61,7 +61,7 @@ func parseGPU(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "interval":
 			a.GPU.Interval, err = one(o, duration)
 		case "price_per_gpu_hour":
-			if a.GPU.PricePerGPUHour, err = one(o, nonNegative); err == nil && a.GPU.PricePerGPUHour == 0 {
+			if a.GPU.PricePerGPUHour, err = one(o, money); err == nil && a.GPU.PricePerGPUHour == 0 {
 				err = o.d.Errf("gpu price_per_gpu_hour: %q is not a positive amount, such as 2.50", o.d.Val())
 			}
 		case "off":
@@ -114,7 +114,7 @@ func parseListPrice(a *llmtap.App, d *caddyfile.Dispenser) error {
 		default:
 			return errUnknown
 		}
-		*dst, err = one(o, nonNegative)
+		*dst, err = one(o, money)
 		return err
 	})
 	if err == nil && !(in && out) {

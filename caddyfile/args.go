@@ -10,6 +10,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 	"github.com/dustin/go-humanize"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // This file is the argument toolkit every parser of the package reads values with, so that the
@@ -274,6 +276,29 @@ var nonNegative = kind[float64]{noun: "a non-negative number", read: func(s stri
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
 		return 0, notA(s, "a non-negative number")
+	}
+	return f, ""
+}}
+
+// money is an amount (a list price per million tokens, a price per GPU-hour): a finite
+// number from 0 to limits.MaxPrice.
+var money = kind[float64]{noun: "a non-negative number", read: func(s string) (float64, string) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f >= 0) || math.IsInf(f, 0) {
+		return 0, notA(s, "a non-negative number")
+	}
+	if f > limits.MaxPrice {
+		return 0, notA(s, fmt.Sprintf("a price from 0 to %g (limits.MaxPrice)", float64(limits.MaxPrice)))
+	}
+	return f, ""
+}}
+
+// tokenLength is a token length: a finite number from 0 to limits.MaxTokens (fractions allowed: a
+// mean or a standard deviation).
+var tokenLength = kind[float64]{noun: fmt.Sprintf("a number of tokens from 0 to %d", limits.MaxTokens), read: func(s string) (float64, string) {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f >= 0 && f <= limits.MaxTokens) {
+		return 0, notA(s, fmt.Sprintf("a number of tokens from 0 to %d (limits.MaxTokens)", limits.MaxTokens))
 	}
 	return f, ""
 }}

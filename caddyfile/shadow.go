@@ -10,6 +10,8 @@ import (
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // count is a non-negative integer option of a shadow load (0: the default).
@@ -70,13 +72,13 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "smoothness":
 			sc.Smoothness, err = one(o, nonNegative)
 		case "isl":
-			sc.ISL, err = one(o, nonNegative)
+			sc.ISL, err = one(o, tokenLength)
 		case "isl_stddev":
-			sc.ISLStddev, err = one(o, nonNegative)
+			sc.ISLStddev, err = one(o, tokenLength)
 		case "osl":
-			sc.OSL, err = one(o, nonNegative)
+			sc.OSL, err = one(o, tokenLength)
 		case "osl_stddev":
-			sc.OSLStddev, err = one(o, nonNegative)
+			sc.OSLStddev, err = one(o, tokenLength)
 		case "max_rate":
 			sc.MaxRate, err = one(o, nonNegative)
 		case "share":
@@ -84,7 +86,7 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "max_in_flight":
 			sc.MaxInFlight, err = one(o, count)
 		case "entries":
-			sc.Entries, err = one(o, count)
+			sc.Entries, err = one(o, integer(0, limits.MaxEntries, "entries"))
 		case "seed":
 			sc.Seed, err = one(o, seed)
 		case "start_after":

@@ -16,6 +16,8 @@ import (
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // sweepFlags are bench's load shapes over time and over runs, with AIPerf's flag names
@@ -95,6 +97,9 @@ func (c *concurrencyList) Set(s string) error {
 		}
 		if len(parts) > 1 && v < 1 {
 			return fmt.Errorf("sweep value %d: every value must be at least 1", v)
+		}
+		if v > limits.MaxConcurrency {
+			return fmt.Errorf("%d: over the limit of %d requests in flight (limits.MaxConcurrency)", v, limits.MaxConcurrency)
 		}
 		if slices.Contains(vals[:i], v) {
 			return fmt.Errorf("sweep value %d is repeated: its runs would overwrite each other (use --num-profile-runs for repeats)", v)
@@ -336,8 +341,8 @@ func (s *sweepFlags) apply(spec *loadtest.Spec, arr loadgen.ArrivalSpec, level, 
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if s.warmupConcurrency < 0 {
-		errs = append(errs, fmt.Errorf("--warmup-concurrency %d: must not be negative", s.warmupConcurrency))
+	if s.warmupConcurrency < 0 || s.warmupConcurrency > limits.MaxConcurrency {
+		errs = append(errs, fmt.Errorf("--warmup-concurrency %d: want 0 to %d (limits.MaxConcurrency)", s.warmupConcurrency, limits.MaxConcurrency))
 	}
 	rate := arr.Rate > 0
 	if s.rateRamp > 0 && !rate {

@@ -19,6 +19,9 @@ import (
 	"fmt"
 	"github.com/llmtap/llmtap/internal/termsafe"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 	"github.com/spf13/cobra"
@@ -57,7 +60,16 @@ func register(name, usage, short, long string, run func(fs *flag.FlagSet, args [
 			cmd.RunE = func(cmd *cobra.Command, args []string) error {
 				fs := flag.NewFlagSet("llmtap "+name, flag.ContinueOnError)
 				fs.SetOutput(os.Stderr)
+				sigs := make(chan os.Signal, 2)
+				signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+				grace := time.Duration(0)
+				if graceful[name] {
+					grace = stopGrace
+				}
+				stop := exitAfterSignal(name, sigs, grace, os.Stderr, os.Exit)
 				code, err := run(fs, args)
+				stop()
+				signal.Stop(sigs)
 				if errors.Is(err, flag.ErrHelp) {
 					return nil
 				}

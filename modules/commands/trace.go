@@ -16,7 +16,7 @@ import (
 )
 
 func init() {
-	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT | merge [-o OUT] FILE…",
+	register("trace", "stats [--json] [--format F] FILE… | convert [--from F] --to mooncake IN OUT | merge [-o OUT] [--window D] FILE…",
 		"Summarises, converts and merges request traces (Mooncake, Azure, BurstGPT, llmtap records)",
 		`Works on request traces: published ones (Mooncake/AIPerf JSONL, Azure LLM inference CSV,
 BurstGPT CSV) and llmtap's own records and payload files. The format is detected from the file
@@ -31,13 +31,16 @@ unless --format/--from names it (auto, mooncake, records, payloads, azure, burst
       arrival, rebased to start at zero, with synthetic 512-token hash ids for requests that
       have none. The output file is created with mode 0600.
 
-  llmtap trace merge [-o OUT] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
+  llmtap trace merge [-o OUT] [--window 5m] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
       merges llmtap trace files (trace-<UTC start>.jsonl) of several instances and rotations
       into one Mooncake JSONL trace: each row's absolute arrival is its file's start (from the
       name) plus its timestamp; rows are ordered by it and rebased to the earliest; hash ids
-      are renumbered 0, 1, 2 … in order of first appearance, so two requests share a prefix in
-      the output exactly as far as their ids agree in the files (give every instance the same
-      LLMTAP_FLEET_KEY). Instances' clocks are trusted as they are: a skew of S between two
+      are kept as the files hold them, so two requests share a prefix in the output exactly as
+      far as their ids agree in the files (give every instance the same LLMTAP_FLEET_KEY). The
+      merge streams: a row is written when its request ends, so each file is read ahead only
+      --window (the longest request) and memory holds the rows of that window per file, not
+      the files; a row arriving more than --window before one already written stops the merge
+      with its file and line. Instances' clocks are trusted as they are: a skew of S between two
       instances moves their requests by S against each other, so keep them synchronised (NTP
       keeps skew within milliseconds). A request in flight across a rotation has timestamp 0
       in its file and lands at the file's start. Records files (records-<UTC start>.jsonl)
@@ -77,7 +80,7 @@ func traceUsage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   llmtap trace stats [--json] [--format auto|mooncake|records|payloads|azure|burstgpt] [--skip-bad] FILE…
   llmtap trace convert [--from FORMAT] --to mooncake [--round-ms] [--keep-sessions] IN OUT
-  llmtap trace merge [-o OUT] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
+  llmtap trace merge [-o OUT] [--window 5m] [--round-ms] [--keep-sessions] [--skip-bad] FILE…
 `)
 }
 
@@ -159,7 +162,9 @@ func statsOf(path string, opt trace.Options) (fileStats, error) {
 		if err != nil {
 			return fileStats{}, err
 		}
-		c.Add(req)
+		if err := c.Add(req); err != nil {
+			return fileStats{}, fmt.Errorf("%s:%d: %w", path, rd.Info().Lines, err)
+		}
 	}
 	info := rd.Info()
 	st := fileStats{File: path, Format: info.Format.String(), TornLine: info.Torn, Skipped: info.Skipped, Summary: c.Summary()}

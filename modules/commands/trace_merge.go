@@ -6,7 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"runtime/debug"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -38,55 +38,6 @@ func traceFileStart(path string) (time.Time, error) {
 	return start, err
 }
 
-// mergedRequest is one request of a merge, at its absolute arrival time.
-type mergedRequest struct {
-	at  time.Time
-	req trace.Request
-}
-
-// mergeTraces reads llmtap trace files of any number of instances and rotations and returns
-// their requests in order of absolute arrival (file order for equal times), rebased to the
-// earliest, with hash ids renumbered densely from 0 in order of first appearance: equal ids in
-// the files stay equal, different ids stay different.
-func mergeTraces(paths []string, skipBad bool) ([]trace.Request, trace.Info, error) {
-	var all []mergedRequest
-	var info trace.Info
-	for _, p := range paths {
-		start, err := traceFileStart(p)
-		if err != nil {
-			return nil, info, err
-		}
-		reqs, in, err := trace.ReadFile(p, trace.Options{Format: trace.FormatMooncake, SkipBad: skipBad})
-		if err != nil {
-			return nil, info, err
-		}
-		info.Torn += in.Torn
-		info.Skipped += in.Skipped
-		for _, r := range reqs {
-			all = append(all, mergedRequest{at: start.Add(r.Timestamp), req: r})
-		}
-	}
-	slices.SortStableFunc(all, func(a, b mergedRequest) int { return a.at.Compare(b.at) })
-	out := make([]trace.Request, len(all))
-	dense := make(map[int64]int64)
-	for i, m := range all {
-		r := m.req
-		r.Timestamp = m.at.Sub(all[0].at)
-		ids := make([]int64, len(r.HashIDs))
-		for j, id := range r.HashIDs {
-			d, ok := dense[id]
-			if !ok {
-				d = int64(len(dense))
-				dense[id] = d
-			}
-			ids[j] = d
-		}
-		r.HashIDs = ids
-		out[i] = r
-	}
-	return out, info, nil
-}
-
 func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	fs := flag.NewFlagSet("llmtap trace merge", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -94,31 +45,48 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	roundMs := fs.Bool("round-ms", false, "write whole milliseconds (for tools that want integer timestamps)")
 	keepSessions := fs.Bool("keep-sessions", false, "write session_id and delay (off by default: AIPerf would append earlier turns to prompts that may already hold them)")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed lines instead of stopping at the first")
+	window := fs.Duration("window", DefaultMergeWindow, "how much earlier than a file's latest row a later row of it may arrive: the longest request (rows are written when their request ends)")
 	if code, err := parseFiles(fs, args); err != nil { // trace.go
 		return code, err
+	}
+	if !(*window > 0) {
+		return 2, fmt.Errorf("--window %v: want a positive duration", *window)
 	}
 	kind, err := mergeKind(fs.Args())
 	if err != nil {
 		return 1, err
 	}
-	var n int
 	var info trace.Info
-	switch kind {
-	case "trace":
-		var reqs []trace.Request
-		if reqs, info, err = mergeTraces(fs.Args(), *skipBad); err != nil {
-			return 1, err
+	var m *streamMerge
+	if kind == "trace" {
+		m, err = traceInputs(fs.Args(), *skipBad, &info)
+	} else {
+		m, err = lineInputs(kind, fs.Args(), *skipBad, &info)
+	}
+	if err != nil {
+		return 1, err
+	}
+	defer m.close()
+	m.window = *window
+	// The rows held are the heap: collect at half the default growth, so the process holds
+	// ~1.5 times its rows instead of ~2 (the merge is CPU-light; docs/fleet.md measures it).
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	var n int
+	write := func(w io.Writer) (err error) {
+		if kind == "trace" {
+			n, err = writeTraceMerge(m, w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
+		} else {
+			n, err = writeLineMerge(m, kind, w)
 		}
-		err = writeMooncake(stdout, *out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
-		n = len(reqs)
+		return err
+	}
+	if *out == "-" {
+		err = write(stdout)
+	} else {
+		err = writeFile0600(*out, write)
+	}
+	if kind == "trace" {
 		kind = "mooncake"
-	default:
-		var lines []mergedLine
-		if lines, info, err = mergeLines(kind, fs.Args(), *skipBad); err != nil {
-			return 1, err
-		}
-		err = writeLines(stdout, *out, lines)
-		n = len(lines)
 	}
 	if err != nil {
 		return 1, err

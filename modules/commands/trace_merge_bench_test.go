@@ -57,19 +57,15 @@ func BenchmarkTraceMerge(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		reqs, _, err := mergeTraces(paths, false)
+		var info trace.Info
+		m, err := traceInputs(paths, false, &info)
 		if err != nil {
 			b.Fatal(err)
 		}
-		mw := trace.NewMooncakeWriter(io.Discard, trace.WriterOptions{})
-		for _, r := range reqs {
-			if err := mw.Write(r); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := mw.Flush(); err != nil {
+		if _, err := writeTraceMerge(m, io.Discard, trace.WriterOptions{}); err != nil {
 			b.Fatal(err)
 		}
+		m.close()
 	}
 	b.ReportMetric(float64(instances*rows*b.N)/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(size)/float64(instances*rows), "B/row")

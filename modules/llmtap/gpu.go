@@ -3,13 +3,14 @@ package llmtap
 import (
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/telemetry/gpu"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // GPUConfig configures GPU sampling through NVML (JSON `"gpu"` of the llmtap app, Caddyfile
@@ -62,8 +63,8 @@ func (c *GPUConfig) validate() error {
 	if c != nil && c.Interval < 0 {
 		return fmt.Errorf("interval must be positive, got %v", time.Duration(c.Interval))
 	}
-	if c != nil && (c.PricePerGPUHour < 0 || math.IsNaN(c.PricePerGPUHour) || math.IsInf(c.PricePerGPUHour, 0)) {
-		return fmt.Errorf("price_per_gpu_hour must be a positive number, got %v", c.PricePerGPUHour)
+	if c != nil && !(c.PricePerGPUHour >= 0 && c.PricePerGPUHour <= limits.MaxPrice) {
+		return fmt.Errorf("price_per_gpu_hour must be a number from 0 to %g (limits.MaxPrice), got %v", float64(limits.MaxPrice), c.PricePerGPUHour)
 	}
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // Spec is a shadow load as its user writes it (in the proxy, the llmtap app's ShadowConfig
@@ -178,6 +180,12 @@ func (s Spec) validate() (workload.BodySpec, error) {
 	if err := body.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if s.Entries > limits.MaxEntries {
+		errs = append(errs, fmt.Errorf("entries %d: over the limit of %d (limits.MaxEntries)", s.Entries, limits.MaxEntries))
+	}
+	if err := errors.Join(workload.Normal{Mean: s.ISL, Stddev: s.ISLStddev}.Validate(), workload.Normal{Mean: s.OSL, Stddev: s.OSLStddev}.Validate()); err != nil {
+		errs = append(errs, fmt.Errorf("isl/osl: %w", err))
+	}
 	if s.Window != "" {
 		if _, err := ParseWindow(s.Window); err != nil {
 			errs = append(errs, err)
@@ -270,6 +278,14 @@ func (t *TraceSpec) bodies(body workload.BodySpec, corpus *workload.Corpus) ([]t
 			if q.Model != "" {
 				body.Model = q.Model
 				break
+			}
+		}
+	}
+	tokens := 0
+	for i := range reqs {
+		if reqs[i].Payload == nil {
+			if tokens += reqs[i].InputLength; tokens > limits.MaxPoolTokens {
+				return nil, nil, fmt.Errorf("trace %s: the prompts of its first %d requests hold more than %d tokens, the limit built in memory (limits.MaxPoolTokens); use max_requests or a shorter trace", t.File, i+1, limits.MaxPoolTokens)
 			}
 		}
 	}

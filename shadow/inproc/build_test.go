@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
+	"github.com/llmtap/llmtap/internal/limits"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -209,5 +211,37 @@ func TestSpecShare(t *testing.T) {
 	s.Share = 1
 	if c := s.withDefaults().config(); c.Arrival.Rate != 240 || c.Seed != s.withDefaults().Seed {
 		t.Errorf("share 1 is the whole load: rate %v seed %d", c.Arrival.Rate, c.Seed)
+	}
+}
+
+// TestBuildRefusesHostileSizes: a trace whose prompts add up past limits.MaxPoolTokens (33
+// rows of 2 Mi tokens: the 1e8-token rows that held the proxy at 2.7 GB for 15–20 s are
+// refused by the reader already), entries past limits.MaxEntries and an isl past
+// limits.MaxTokens are refused before any body is built.
+func TestBuildRefusesHostileSizes(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "big.jsonl")
+	var b strings.Builder
+	for i := range limits.MaxPoolTokens/limits.MaxTokens + 1 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 1, "model": "m"}`+"\n", i, limits.MaxTokens)
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := validSpec()
+	s.Rate = 0
+	s.Trace = &TraceSpec{File: file}
+	if _, err := Build(s); err == nil || !strings.Contains(err.Error(), "limits.MaxPoolTokens") {
+		t.Errorf("trace: %v", err)
+	}
+	s = validSpec()
+	s.Entries = limits.MaxEntries + 1
+	if _, err := Build(s); err == nil || !strings.Contains(err.Error(), "limits.MaxEntries") {
+		t.Errorf("entries: %v", err)
+	}
+	s = validSpec()
+	s.ISL = 1e12
+	if _, err := Build(s); err == nil || !strings.Contains(err.Error(), "limits.MaxTokens") {
+		t.Errorf("isl: %v", err)
 	}
 }

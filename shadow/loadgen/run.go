@@ -258,10 +258,18 @@ func (r *runner) sendQueued(ctx context.Context, st Stamp) {
 }
 
 // closedLoop runs Concurrency workers, each sending its next request as soon as its last one
-// is done, until MaxRequests, Duration or ctx ends the run.
+// is done, until MaxRequests, Duration or ctx ends the run. No more workers start than there
+// are requests to send, and none once ctx is done.
 func (r *runner) closedLoop(ctx context.Context) {
 	var next atomic.Int64
-	for k := range r.cfg.Concurrency {
+	workers := r.cfg.Concurrency
+	if r.cfg.MaxRequests > 0 {
+		workers = min(workers, r.cfg.MaxRequests)
+	}
+	for k := range workers {
+		if ctx.Err() != nil {
+			break
+		}
 		r.wg.Go(func() {
 			if !r.waitSlot(ctx, k) {
 				return

@@ -7,10 +7,49 @@ import (
 	"time"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
+
+// maxLineValues bounds the JSON values of one line: a row's hash ids at their limit and room
+// for its other fields. The parser holds ~50 bytes a value, so a 64 MiB line of 30 M tiny
+// numbers would take GBs; it is refused before it is parsed.
+const maxLineValues = limits.MaxHashIDs + 4096
+
+// countValues returns an upper bound on the JSON values in line (one more than its commas,
+// brackets and braces outside strings), stopping as soon as it passes max.
+func countValues(line []byte, max int) int {
+	n, inStr, esc := 1, false, false
+	for _, c := range line {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			switch c {
+			case '\\':
+				esc = true
+			case '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ',' || c == '[' || c == '{':
+			if n++; n > max {
+				return n
+			}
+		}
+	}
+	return n
+}
+
+// errTooManyValues is the error of a line with more than maxLineValues values.
+var errTooManyValues = fmt.Errorf("more than %d JSON values on one line (%d hash ids at most, limits.MaxHashIDs)", maxLineValues, limits.MaxHashIDs)
 
 // jsonObject parses one JSONL line that must be an object. The returned value lives in p.
 func jsonObject(p *fastjson.Parser, line []byte) (*fastjson.Value, error) {
+	if countValues(line, maxLineValues) > maxLineValues {
+		return nil, errTooManyValues
+	}
 	v, err := p.ParseBytes(line)
 	if err != nil {
 		return nil, fmt.Errorf("not valid JSON: %v", err)
@@ -94,6 +133,9 @@ func jsonHashIDs(buf *[]byte, o *fastjson.Value, key string) ([]int64, error) {
 	arr, err := v.Array()
 	if err != nil {
 		return nil, errFieldf(key, "want an array, got %s", v.Type())
+	}
+	if len(arr) > limits.MaxHashIDs {
+		return nil, errFieldf(key, "%d ids: over the limit of %d a row (limits.MaxHashIDs)", len(arr), limits.MaxHashIDs)
 	}
 	ids := make([]int64, len(arr))
 	for i, e := range arr {

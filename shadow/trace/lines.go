@@ -94,3 +94,21 @@ func EachLine(r io.Reader, max int, fn func(n int, line []byte, terminated bool)
 		}
 	}
 }
+
+// Lines reads r line by line as EachLine does, one line per call of Next, for readers that
+// pull lines from several files in turn (a merge).
+type Lines struct{ lr *lineReader }
+
+// NewLines returns a Lines of r; a line longer than max bytes (DefaultMaxLineBytes when 0) is
+// an error.
+func NewLines(r io.Reader, max int) *Lines { return &Lines{lr: newLineReader(r, max)} }
+
+// Next returns the next line without its line end (valid until the next call), its number from
+// 1 and whether it ended in a newline; io.EOF after the last. Other errors name the line.
+func (l *Lines) Next() (n int, line []byte, terminated bool, err error) {
+	line, terminated, err = l.lr.next()
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("line %d: %w", l.lr.line, err)
+	}
+	return l.lr.line, line, terminated, err
+}

@@ -7,11 +7,19 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
-// maxCount bounds token counts: far above any context window, far below int overflow on 32-bit
-// platforms, so a corrupt value is an error rather than a wrapped number.
-const maxCount = 1 << 31
+// maxCount bounds token counts (limits.MaxTokens, the largest context window served): a
+// corrupt or hostile value is an error rather than a prompt that exhausts memory.
+const maxCount = limits.MaxTokens
+
+// errOverMax is wrapped by the error of a count over maxCount.
+var errOverMax = fmt.Errorf("over the limit of %d tokens (limits.MaxTokens)", maxCount)
+
+// errRange says a count is over maxCount, naming the limit.
+func errRange(b []byte) error { return fmt.Errorf("%q is %w", b, errOverMax) }
 
 var errEmpty = errors.New("empty value")
 
@@ -24,7 +32,7 @@ func parseCount(b []byte) (int, error) {
 	}
 	if n, ok := digits(b); ok {
 		if n > maxCount {
-			return 0, fmt.Errorf("%q is out of range", b)
+			return 0, errRange(b)
 		}
 		return int(n), nil
 	}
@@ -35,7 +43,7 @@ func parseCount(b []byte) (int, error) {
 	case f < 0:
 		return 0, fmt.Errorf("%q is negative", b)
 	case f > maxCount:
-		return 0, fmt.Errorf("%q is out of range", b)
+		return 0, errRange(b)
 	}
 	return int(f), nil
 }

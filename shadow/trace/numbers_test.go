@@ -45,7 +45,7 @@ func TestParseCount(t *testing.T) {
 	}{
 		{"4808", 4808, ""}, {"6758.0", 6758, ""}, {"0", 0, ""}, {" 12 ", 12, ""},
 		{"abc", 0, `"abc" is not an integer`}, {"1.5", 0, `"1.5" is not an integer`},
-		{"-3", 0, `"-3" is negative`}, {"1e12", 0, `"1e12" is out of range`}, {"", 0, "empty value"},
+		{"-3", 0, `"-3" is negative`}, {"1e12", 0, `"1e12" is over the limit of 2097152 tokens (limits.MaxTokens)`}, {"", 0, "empty value"},
 	}
 	for _, tc := range cases {
 		got, err := parseCount([]byte(tc.in))

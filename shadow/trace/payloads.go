@@ -85,7 +85,12 @@ func (payloadsDecoder) decode(line []byte, req *Request) error {
 	}
 	if out != nil {
 		if req.OutputLength, err = parseCount([]byte(out.String())); err != nil {
-			return errField(field, err)
+			// A body's output limit is the client's, sent verbatim; one above every context
+			// window (some clients send 2^31−1) limits nothing more than maxCount does.
+			if field == "output_tokens" || !errors.Is(err, errOverMax) {
+				return errField(field, err)
+			}
+			req.OutputLength = maxCount
 		}
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // Options configures a Reader.
@@ -23,6 +25,9 @@ type Options struct {
 	SkipBad bool
 	// MaxLineBytes bounds one line (default DefaultMaxLineBytes).
 	MaxLineBytes int
+	// MaxMemory bounds the memory of the requests ReadFile and ReadSorted hold (default
+	// limits.MaxTraceMemory); a trace that needs more is refused at the line that passes it.
+	MaxMemory int64
 }
 
 // Info describes what a Reader has read so far.
@@ -53,6 +58,7 @@ type Reader struct {
 	pendEnd bool   // whether pending ended with a newline
 	closer  io.Closer
 	done    bool
+	maxMem  int64 // Options.MaxMemory, defaulted
 }
 
 // NewReader returns a Reader of r. It reads the first line to detect the format (or to check
@@ -61,10 +67,14 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	if opt.Name == "" {
 		opt.Name = "trace"
 	}
+	if opt.MaxMemory <= 0 {
+		opt.MaxMemory = limits.MaxTraceMemory
+	}
 	rd := &Reader{
 		lr:      newLineReader(r, opt.MaxLineBytes),
 		info:    Info{Name: opt.Name, Format: opt.Format},
 		skipBad: opt.SkipBad,
+		maxMem:  opt.MaxMemory,
 	}
 	if err := rd.start(opt.Format); err != nil {
 		return nil, err
@@ -98,7 +108,11 @@ func ReadFile(path string, opt Options) ([]Request, Info, error) {
 	}
 	defer rd.Close()
 	var reqs []Request
+	var mem memBudget
 	for req, err := range rd.All() {
+		if err == nil {
+			err = mem.add(rd, &req)
+		}
 		if err != nil {
 			return reqs, rd.Info(), err
 		}
@@ -257,6 +271,9 @@ func json0(line []byte) bool { return bytes.HasPrefix(bytes.TrimLeft(line, " \t"
 // detect names the format of a file from its first non-blank line.
 func detect(line []byte) (Format, error) {
 	if json0(line) {
+		if countValues(line, maxLineValues) > maxLineValues {
+			return "", errTooManyValues
+		}
 		var p fastjson.Parser
 		v, err := p.ParseBytes(line)
 		if err != nil {

@@ -1,5 +1,10 @@
 package trace
 
+import (
+	"fmt"
+	"unsafe"
+)
+
 // ReadSorted reads up to maxN requests (0 = all) of the trace at path, in arrival order. It is
 // what `llmtap replay` and the proxy's trace shadow load share.
 func ReadSorted(path string, opt Options, maxN int) ([]Request, Info, error) {
@@ -9,7 +14,11 @@ func ReadSorted(path string, opt Options, maxN int) ([]Request, Info, error) {
 	}
 	defer rd.Close()
 	var reqs []Request
+	var mem memBudget
 	for q, err := range rd.All() {
+		if err == nil {
+			err = mem.add(rd, &q)
+		}
 		if err != nil {
 			return nil, rd.Info(), err
 		}
@@ -25,4 +34,26 @@ func ReadSorted(path string, opt Options, maxN int) ([]Request, Info, error) {
 		reqs = reqs[:maxN]
 	}
 	return reqs, rd.Info(), nil
+}
+
+// memBudget adds up the memory of the requests of a trace read whole, against
+// limits.MaxTraceMemory (Options.MaxMemory when set).
+type memBudget struct{ used int64 }
+
+// requestSize is what a Request holds apart from its variable parts.
+const requestSize = int64(unsafe.Sizeof(Request{}))
+
+// footprint is the memory one decoded request takes.
+func footprint(q *Request) int64 {
+	return requestSize + 8*int64(cap(q.HashIDs)) + int64(len(q.SessionID)+len(q.Model)+len(q.Path)+len(q.Class)+cap(q.Payload))
+}
+
+// add counts q and fails, naming the line and the limit, once the total passes it.
+func (m *memBudget) add(rd *Reader, q *Request) error {
+	limit := rd.maxMem
+	m.used += footprint(q)
+	if m.used > limit {
+		return at(rd.info.Name, rd.lr.line, fmt.Errorf("the trace's requests take more than %d MiB in memory up to here (limits.MaxTraceMemory): read fewer (--max-requests) or split the file", limit>>20))
+	}
+	return nil
 }

@@ -1,9 +1,12 @@
 package trace
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // Summary is the shape of a trace: how many requests arrived, how fast and how burstily, how
@@ -66,13 +69,25 @@ type Collector struct {
 	seen     map[int64]struct{}
 	blocks   int
 	reused   int
+	// maxRows and maxIDs are limits.MaxTraceRows and limits.MaxDistinctHashIDs (smaller in
+	// tests).
+	maxRows, maxIDs int
 }
 
 // NewCollector returns an empty Collector.
-func NewCollector() *Collector { return &Collector{seen: make(map[int64]struct{})} }
+func NewCollector() *Collector {
+	return &Collector{seen: make(map[int64]struct{}), maxRows: limits.MaxTraceRows, maxIDs: limits.MaxDistinctHashIDs}
+}
 
-// Add counts one request.
-func (c *Collector) Add(r Request) {
+// Add counts one request. It refuses the request that would pass limits.MaxTraceRows rows,
+// or limits.MaxDistinctHashIDs hash ids, so that the counts stay within memory.
+func (c *Collector) Add(r Request) error {
+	if len(c.times) >= c.maxRows {
+		return fmt.Errorf("more than %d requests: over the limit of trace stats (limits.MaxTraceRows); split the file", c.maxRows)
+	}
+	if len(c.seen)+len(r.HashIDs) > c.maxIDs {
+		return fmt.Errorf("more than %d distinct hash ids: over the limit of trace stats' prefix-reuse count (limits.MaxDistinctHashIDs); split the file", c.maxIDs)
+	}
 	c.times = append(c.times, r.Timestamp)
 	c.in = append(c.in, r.InputLength)
 	c.out = append(c.out, r.OutputLength)
@@ -90,6 +105,7 @@ func (c *Collector) Add(r Request) {
 	for _, id := range r.HashIDs {
 		c.seen[id] = struct{}{}
 	}
+	return nil
 }
 
 // Summary computes the statistics of everything added so far.

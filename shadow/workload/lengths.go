@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // Normal is a token-length distribution: normal with the given mean and standard deviation,
@@ -26,20 +28,21 @@ func (d Normal) Sample(rng *rand.Rand) int {
 	switch {
 	case !(v >= 1): // also NaN
 		return 1
-	case v > math.MaxInt32:
-		return math.MaxInt32
+	case v > limits.MaxTokens:
+		return limits.MaxTokens
 	}
 	return int(v)
 }
 
-// Validate reports a mean or standard deviation that is not a finite number, or is negative.
+// Validate reports a mean or standard deviation that is not a finite number, is negative, or
+// is over limits.MaxTokens (a draw is also clamped to it).
 func (d Normal) Validate() error {
 	var errs []error
-	if math.IsNaN(d.Mean) || math.IsInf(d.Mean, 0) || d.Mean < 0 {
-		errs = append(errs, fmt.Errorf("mean %v must be a finite number ≥ 0", d.Mean))
+	if math.IsNaN(d.Mean) || math.IsInf(d.Mean, 0) || d.Mean < 0 || d.Mean > limits.MaxTokens {
+		errs = append(errs, fmt.Errorf("mean %v must be a finite number from 0 to %d (limits.MaxTokens)", d.Mean, limits.MaxTokens))
 	}
-	if math.IsNaN(d.Stddev) || math.IsInf(d.Stddev, 0) || d.Stddev < 0 {
-		errs = append(errs, fmt.Errorf("standard deviation %v must be a finite number ≥ 0", d.Stddev))
+	if math.IsNaN(d.Stddev) || math.IsInf(d.Stddev, 0) || d.Stddev < 0 || d.Stddev > limits.MaxTokens {
+		errs = append(errs, fmt.Errorf("standard deviation %v must be a finite number from 0 to %d (limits.MaxTokens)", d.Stddev, limits.MaxTokens))
 	}
 	return errors.Join(errs...)
 }

@@ -1,7 +1,10 @@
 package workload
 
 import (
+	"fmt"
 	"math/rand/v2"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // Lengths draws a request's input and output lengths.
@@ -51,7 +54,22 @@ func (s *Synthetic) Request(n int) (Request, error) {
 
 // Bodies builds the bodies of requests 0 … n−1, the pool a benchmark or a shadow load sends
 // in turn.
+//
+// n is at most limits.MaxEntries, and the prompts at most limits.MaxPoolTokens tokens in all:
+// past either, Bodies stops with an error naming the limit rather than filling memory.
 func (s *Synthetic) Bodies(n int) ([][]byte, error) {
+	if n > limits.MaxEntries {
+		return nil, fmt.Errorf("%d dataset entries: over the limit of %d (limits.MaxEntries)", n, limits.MaxEntries)
+	}
+	// The lengths are drawn first (as Request draws them), so that a pool over the limit is
+	// refused before any of it is built.
+	tokens := 0
+	for i := range n {
+		isl, _ := s.Lengths.Sample(rand.New(rand.NewPCG(s.Seed, uint64(i))))
+		if tokens += isl; tokens > limits.MaxPoolTokens {
+			return nil, fmt.Errorf("the first %d of %d dataset entries hold %d prompt tokens: over the limit of %d built in memory (limits.MaxPoolTokens); use fewer entries or shorter prompts", i+1, n, tokens, limits.MaxPoolTokens)
+		}
+	}
 	pool := make([][]byte, n)
 	for i := range pool {
 		req, err := s.Request(i)

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/llmtap/llmtap/internal/limits"
 	"github.com/llmtap/llmtap/telemetry/decode"
+	"math/rand/v2"
+	"strings"
 )
 
 // TestSyntheticDeterministic checks that a request depends on the seed and its number only,
@@ -59,5 +62,27 @@ func BenchmarkSyntheticRequest(b *testing.B) {
 		if _, err := s.Request(i); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestBodiesBounded: a pool of more entries than limits.MaxEntries, or of prompts past
+// limits.MaxPoolTokens in all, is refused before a body is built (bench --isl 1e8 with 100
+// entries took 5.8 GB); a length is clamped to limits.MaxTokens and a mean past it refused.
+func TestBodiesBounded(t *testing.T) {
+	t.Parallel()
+	c := corpus(t)
+	syn := &Synthetic{Corpus: c, Lengths: Pair{ISL: Normal{Mean: limits.MaxTokens}}, Spec: BodySpec{Endpoint: EndpointChat, Model: "m"}}
+	if _, err := syn.Bodies(limits.MaxPoolTokens/limits.MaxTokens + 1); err == nil || !strings.Contains(err.Error(), "limits.MaxPoolTokens") {
+		t.Errorf("pool: %v", err)
+	}
+	syn.Lengths = Pair{ISL: Normal{Mean: 10}}
+	if _, err := syn.Bodies(limits.MaxEntries + 1); err == nil || !strings.Contains(err.Error(), "limits.MaxEntries") {
+		t.Errorf("entries: %v", err)
+	}
+	if err := (Normal{Mean: 1e12}).Validate(); err == nil || !strings.Contains(err.Error(), "limits.MaxTokens") {
+		t.Errorf("mean 1e12: %v", err)
+	}
+	if n := (Normal{Mean: limits.MaxTokens, Stddev: 1e6}).Sample(rand.New(rand.NewPCG(1, 1))); n > limits.MaxTokens {
+		t.Errorf("a draw of %d tokens", n)
 	}
 }

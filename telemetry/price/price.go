@@ -12,13 +12,14 @@ package price
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path"
 	"strings"
 	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // MaxEntries bounds a table: patterns are scanned for every record.
@@ -83,8 +84,8 @@ func (l *List) Check() error {
 		name string
 		v    *float64
 	}{{"input", &l.Input}, {"output", &l.Output}, {"cached_input", l.CachedInput}, {"cache_write", l.CacheWrite}} {
-		if p.v != nil && (!(*p.v >= 0) || math.IsInf(*p.v, 0)) {
-			errs = append(errs, fmt.Errorf("%s must be a non-negative number, got %v", p.name, *p.v))
+		if p.v != nil && !(*p.v >= 0 && *p.v <= limits.MaxPrice) {
+			errs = append(errs, fmt.Errorf("%s must be a number from 0 to %g (limits.MaxPrice), got %v", p.name, float64(limits.MaxPrice), *p.v))
 		}
 	}
 	return errors.Join(errs...)

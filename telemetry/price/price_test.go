@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 func ptr(v float64) *float64 { return &v }
@@ -78,10 +80,11 @@ func TestCompileErrors(t *testing.T) {
 		{[]List{{Model: ""}}, "empty"},
 		{[]List{{Model: "[x"}}, "malformed"},
 		{[]List{{Model: strings.Repeat("m", 129)}}, "longer than 128 bytes"},
-		{[]List{{Model: "m", Input: -1}}, "input must be a non-negative number"},
-		{[]List{{Model: "m", Output: math.Inf(1)}}, "output must be a non-negative number"},
-		{[]List{{Model: "m", CachedInput: ptr(math.NaN())}}, "cached_input must be a non-negative number"},
-		{[]List{{Model: "m", CacheWrite: ptr(-2)}}, "cache_write must be a non-negative number"},
+		{[]List{{Model: "m", Input: -1}}, "input must be a number from 0 to 1e+06 (limits.MaxPrice)"},
+		{[]List{{Model: "m", Output: math.Inf(1)}}, "output must be a number from 0 to 1e+06"},
+		{[]List{{Model: "m", CachedInput: ptr(math.NaN())}}, "cached_input must be a number from 0 to 1e+06"},
+		{[]List{{Model: "m", CacheWrite: ptr(-2)}}, "cache_write must be a number from 0 to 1e+06"},
+		{[]List{{Model: "m", Input: 1e308}}, "input must be a number from 0 to 1e+06 (limits.MaxPrice)"},
 		{[]List{{Model: "m"}, {Model: "m"}}, `list price 1 (model "m"): the model is given twice`},
 		{make([]List, MaxEntries+1), "at most 1024"},
 	} {
@@ -113,4 +116,19 @@ func FuzzCost(f *testing.F) {
 			t.Errorf("plain name %q, model %q: priced %v", pattern, model, c != nil)
 		}
 	})
+}
+
+// TestMaxPriceStaysFinite: at limits.MaxPrice for every kind of token and the largest counts
+// a record can carry, a request's cost is finite, and so is the sum of a billion of them.
+func TestMaxPriceStaysFinite(t *testing.T) {
+	t.Parallel()
+	top := float64(limits.MaxPrice)
+	tbl, err := Compile([]List{{Model: "m", Input: top, Output: top, CachedInput: ptr(top), CacheWrite: ptr(top)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tbl.Cost(&record.Record{Model: "m", InputTokens: math.MaxInt64, CachedTokens: math.MaxInt64 / 2, CacheWriteTokens: math.MaxInt64 / 4, OutputTokens: math.MaxInt64})
+	if c == nil || math.IsInf(c.Total*1e9, 0) || math.IsNaN(c.Total) {
+		t.Fatalf("cost %+v", c)
+	}
 }

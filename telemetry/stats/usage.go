@@ -7,6 +7,8 @@ import (
 
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/record"
+
+	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // UsageKey identifies the requests one usage row counts: a tenant (empty when the request had
@@ -53,8 +55,8 @@ type Usage struct {
 // perMillion sets the per-million-token figures from the sums.
 func (u *Usage) perMillion() {
 	if n := u.InputTokens + u.OutputTokens; n > 0 {
-		u.CostPerMillionTokens = u.Cost / float64(n) * 1e6
-		u.ListCostPerMillionTokens = u.ListCost / float64(n) * 1e6
+		u.CostPerMillionTokens = limits.Finite(u.Cost / float64(n) * 1e6)
+		u.ListCostPerMillionTokens = limits.Finite(u.ListCost / float64(n) * 1e6)
 	}
 }
 
@@ -68,10 +70,10 @@ func (u *Usage) Merge(o Usage) {
 	u.CachedInputTokens += o.CachedInputTokens
 	u.CacheWriteInputTokens += o.CacheWriteInputTokens
 	u.ReasoningOutputTokens += o.ReasoningOutputTokens
-	u.EnergyJ += o.EnergyJ
-	u.GPUSeconds += o.GPUSeconds
-	u.Cost += o.Cost
-	u.ListCost += o.ListCost
+	u.EnergyJ = limits.Finite(u.EnergyJ + o.EnergyJ)
+	u.GPUSeconds = limits.Finite(u.GPUSeconds + o.GPUSeconds)
+	u.Cost = limits.Finite(u.Cost + o.Cost)
+	u.ListCost = limits.Finite(u.ListCost + o.ListCost)
 	u.perMillion()
 }
 
@@ -86,15 +88,17 @@ func (u *Usage) add(r *record.Record) {
 	u.CachedInputTokens += max(r.CachedTokens, 0)
 	u.CacheWriteInputTokens += max(r.CacheWriteTokens, 0)
 	u.ReasoningOutputTokens += max(r.ReasoningTokens, 0)
+	// Float sums saturate at the largest finite value (limits.Finite): prices are bounded
+	// (limits.MaxPrice), so only a corrupt figure gets there, and every surface still encodes.
 	if r.GPU != nil {
-		u.EnergyJ += r.GPU.EnergyJ
-		u.GPUSeconds += r.GPU.GPUSeconds
+		u.EnergyJ = limits.Finite(u.EnergyJ + r.GPU.EnergyJ)
+		u.GPUSeconds = limits.Finite(u.GPUSeconds + r.GPU.GPUSeconds)
 	}
 	if r.Cost != nil {
-		u.Cost += r.Cost.Total
+		u.Cost = limits.Finite(u.Cost + r.Cost.Total)
 	}
 	if r.ListCost != nil {
-		u.ListCost += r.ListCost.Total
+		u.ListCost = limits.Finite(u.ListCost + r.ListCost.Total)
 	}
 }
 
