@@ -50,18 +50,11 @@ func NewSample(xs []float64) Sample {
 // margin or the difference's lies within ±marginAbs, and NotEnough otherwise. Low and High are
 // the interval at lv.Differ.
 func QuantileRatio(name string, base, other Sample, q float64, lv Levels, margin, marginAbs float64) Result {
-	r := Result{Name: name, Margin: margin, Count: len(base.Values), Outcome: NotEnough,
-		Low: math.Inf(-1), High: math.Inf(1)}
-	if len(base.Values) == 0 || len(other.Values) == 0 {
+	r, bse, ose, ok := quantiles(name, base, other, q, margin)
+	if !ok {
 		return r
 	}
-	bq, bse, bok := logQuantile(base.Sorted, q)
-	oq, ose, ook := logQuantile(other.Sorted, q)
-	r.Base, r.Other = bq, oq
-	r.Estimate = ratio(oq, bq)
-	if !bok || !ook || bq <= 0 || oq <= 0 {
-		return r
-	}
+	bq, oq := r.Base, r.Other
 	bse *= math.Sqrt(Inflation(base.Values, bq))
 	ose *= math.Sqrt(Inflation(other.Values, oq))
 	decideRatio(&r, math.Hypot(bse, ose), lv, marginAbs)
@@ -78,18 +71,11 @@ func PairedQuantileRatio(name string, base, other Sample, q float64, lv Levels, 
 	if len(base.Values) != len(other.Values) {
 		panic("compare: PairedQuantileRatio of samples of different sizes")
 	}
-	r := Result{Name: name, Margin: margin, Count: len(base.Values), Outcome: NotEnough,
-		Low: math.Inf(-1), High: math.Inf(1)}
-	if len(base.Values) == 0 {
+	r, bse, ose, ok := quantiles(name, base, other, q, margin)
+	if !ok {
 		return r
 	}
-	bq, bse, bok := logQuantile(base.Sorted, q)
-	oq, ose, ook := logQuantile(other.Sorted, q)
-	r.Base, r.Other = bq, oq
-	r.Estimate = ratio(oq, bq)
-	if !bok || !ook || bq <= 0 || oq <= 0 {
-		return r
-	}
+	bq, oq := r.Base, r.Other
 	// ψ_i is request i's share of ln(oq) − ln(bq): each side's indicator of lying at or below
 	// its quantile, scaled so that its variance over n is the side's squared standard error.
 	bv, ov := base.Values, other.Values
@@ -127,6 +113,22 @@ func PairedQuantileRatio(name string, base, other Sample, q float64, lv Levels, 
 	v := meanVariance(psi)
 	decideRatio(&r, math.Sqrt(v), lv, marginAbs)
 	return r
+}
+
+// quantiles starts a ratio comparison of the q-quantiles: each side's quantile and the standard
+// error of its logarithm were its values independent; ok is false (the result not enough) when
+// either side is empty or cannot bound its quantile.
+func quantiles(name string, base, other Sample, q, margin float64) (r Result, bse, ose float64, ok bool) {
+	r = Result{Name: name, Margin: margin, Count: len(base.Values), Outcome: NotEnough,
+		Low: math.Inf(-1), High: math.Inf(1)}
+	if len(base.Values) == 0 || len(other.Values) == 0 {
+		return r, 0, 0, false
+	}
+	bq, bse, bok := logQuantile(base.Sorted, q)
+	oq, ose, ook := logQuantile(other.Sorted, q)
+	r.Base, r.Other = bq, oq
+	r.Estimate = ratio(oq, bq)
+	return r, bse, ose, bok && ook && bq > 0 && oq > 0
 }
 
 // decideRatio sets the interval and outcome of a ratio comparison whose log ratio has standard
