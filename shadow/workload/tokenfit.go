@@ -18,7 +18,7 @@ import (
 type TokenFit struct {
 	mu                   sync.Mutex
 	n                    int
-	sx, sy, sxx, sxy, sw float64
+	sx, sy, sxx, sxy float64
 }
 
 // MinFit is the fewest responses TokenFit fits a ratio from.
