@@ -16,8 +16,8 @@ import (
 // Until it has seen MinFit responses of at least two lengths, Size asks for the target itself
 // (Ratio 1, Offset 0). It is safe for concurrent use.
 type TokenFit struct {
-	mu                   sync.Mutex
-	n                    int
+	mu               sync.Mutex
+	n                int
 	sx, sy, sxx, sxy float64
 }
 
