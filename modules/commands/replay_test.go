@@ -282,8 +282,10 @@ func TestReplayFitsInputTokens(t *testing.T) {
 	if off(p50, w50) > 0.03 || off(p90, w90) > 0.03 {
 		t.Errorf("fitted: input tokens p50 %v p90 %v, trace %v %v: more than 3 %% off\n%s", p50, p90, w50, w90, stderr)
 	}
-	if !strings.Contains(stderr, "server tokens per prompt token") {
+	if i := strings.Index(stderr, "input tokens: "); i < 0 || !strings.Contains(stderr[i:], "server tokens per prompt token") {
 		t.Errorf("the replay does not say the ratio it used:\n%s", stderr)
+	} else {
+		t.Log(strings.SplitN(stderr[i:], "\n", 2)[0])
 	}
 	p50, p90, _ = replay("--fit-input-tokens=false")
 	if off(p50, w50) <= 0.03 && off(p90, w90) <= 0.03 {
