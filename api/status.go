@@ -72,7 +72,7 @@ func MirrorStatusProto(doc MirrorDoc) *llmtapv1.MirrorStatusResponse {
 	c := doc.Counters
 	res := &llmtapv1.MirrorStatusResponse{
 		Counters: &llmtapv1.MirrorCounters{Sampled: c.Sampled, Sent: c.Sent, Completed: c.Completed,
-			Failed: c.Failed, Skipped: c.Skipped, InFlight: c.InFlight},
+			Failed: c.Failed, Cut: c.Cut, Skipped: c.Skipped, InFlight: c.InFlight},
 		Gate: &llmtapv1.MirrorGate{Paused: doc.Gate.Paused, Reason: doc.Gate.Reason,
 			Since: timeProto(doc.Gate.Since), Pauses: doc.Gate.Pauses},
 		Pairs: &llmtapv1.MirrorPairs{PairsTotal: doc.Pairs.Pairs, Pending: int64(doc.Pairs.Pending),
@@ -168,7 +168,7 @@ func sloWindowProto(w *slo.Window) *llmtapv1.SLOWindow {
 // (llmtap canary) that read the Connect API and print what the JSON route's readers print.
 func MirrorCountersFromProto(c *llmtapv1.MirrorCounters) mirror.Counters {
 	return mirror.Counters{Sampled: c.GetSampled(), Sent: c.GetSent(), Completed: c.GetCompleted(),
-		Failed: c.GetFailed(), Skipped: c.GetSkipped(), InFlight: c.GetInFlight()}
+		Failed: c.GetFailed(), Cut: c.GetCut(), Skipped: c.GetSkipped(), InFlight: c.GetInFlight()}
 }
 
 // MirrorVerdictFromProto is a MirrorStatus verdict as the mirror reports it: an interval end

@@ -4420,7 +4420,10 @@ type MirrorCounters struct {
 	// SkippedShare is the share of sampled live requests that were not mirrored (the sum of
 	// Skipped over Sampled, 0 to 1): a verdict speaks only for the requests that were copied.
 	// Absent before any request was sampled. (The JSON route gives the counts it is made of.)
-	SkippedShare  *float64 `protobuf:"fixed64,7,opt,name=skipped_share,json=skippedShare,proto3,oneof" json:"skipped_share,omitempty"`
+	SkippedShare *float64 `protobuf:"fixed64,7,opt,name=skipped_share,json=skippedShare,proto3,oneof" json:"skipped_share,omitempty"`
+	// Cut counts mirror requests cut by llmtap itself (a config reload or shutdown) before their
+	// response completed: neither completed nor failed, and left out of the verdict.
+	Cut           uint64 `protobuf:"varint,8,opt,name=cut,proto3" json:"cut,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4500,6 +4503,13 @@ func (x *MirrorCounters) GetInFlight() int64 {
 func (x *MirrorCounters) GetSkippedShare() float64 {
 	if x != nil && x.SkippedShare != nil {
 		return *x.SkippedShare
+	}
+	return 0
+}
+
+func (x *MirrorCounters) GetCut() uint64 {
+	if x != nil {
+		return x.Cut
 	}
 	return 0
 }
@@ -5864,7 +5874,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\bcounters\x18\x01 \x01(\v2\x19.llmtap.v1.MirrorCountersR\bcounters\x12)\n" +
 	"\x04gate\x18\x02 \x01(\v2\x15.llmtap.v1.MirrorGateR\x04gate\x12,\n" +
 	"\x05pairs\x18\x03 \x01(\v2\x16.llmtap.v1.MirrorPairsR\x05pairs\x124\n" +
-	"\bverdicts\x18\x04 \x03(\v2\x18.llmtap.v1.MirrorVerdictR\bverdicts\"\xcb\x02\n" +
+	"\bverdicts\x18\x04 \x03(\v2\x18.llmtap.v1.MirrorVerdictR\bverdicts\"\xdd\x02\n" +
 	"\x0eMirrorCounters\x12\x18\n" +
 	"\asampled\x18\x01 \x01(\x04R\asampled\x12\x12\n" +
 	"\x04sent\x18\x02 \x01(\x04R\x04sent\x12\x1c\n" +
@@ -5872,7 +5882,8 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x06failed\x18\x04 \x01(\x04R\x06failed\x12@\n" +
 	"\askipped\x18\x05 \x03(\v2&.llmtap.v1.MirrorCounters.SkippedEntryR\askipped\x12\x1b\n" +
 	"\tin_flight\x18\x06 \x01(\x03R\binFlight\x12(\n" +
-	"\rskipped_share\x18\a \x01(\x01H\x00R\fskippedShare\x88\x01\x01\x1a:\n" +
+	"\rskipped_share\x18\a \x01(\x01H\x00R\fskippedShare\x88\x01\x01\x12\x10\n" +
+	"\x03cut\x18\b \x01(\x04R\x03cut\x1a:\n" +
 	"\fSkippedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01B\x10\n" +
