@@ -23,7 +23,9 @@ import (
 // equal to the live one passes the gate (exit 0, "not worse", "same" or "better") by 1,600
 // live requests, one 20 % slower in ITL alone (20 → 24 ms per token) is worse (exit 1) by the
 // ITL comparison, and one equal in median with 5 % of requests four times slower is worse by
-// a tail alarm (p99) at a single look at 1,000 pairs. Issue 30 measured the verdict before the
+// a tail alarm (p99) at a single look at 2,000 pairs (at 1,000 the share above the pooled p99
+// is 20 requests, and one stall of a busy machine on the live side kept its bound inside the
+// margin). Issue 30 measured the verdict before the
 // paired one "not enough pairs yet" at 3,200 pairs of an identical mirror, and ITL +20 % of a
 // few ms "same" (its 2 ms absolute margin).
 func TestCanaryVerdicts(t *testing.T) {
@@ -43,15 +45,15 @@ func TestCanaryVerdicts(t *testing.T) {
 	}{
 		{"equal", base, map[string]any{}, 1600, 0, ""},
 		{"ITL 20% slower", slowerITL, map[string]any{}, 1600, 1, "itl_ms"},
-		{"worse tail", tail, map[string]any{"first_look": 1000, "looks": 1}, 1010, 1, "p99"},
+		{"worse tail", tail, map[string]any{"first_look": 2000, "looks": 1}, 2010, 1, "p99"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, liveURL := testkit.StartMock(t, base)
 			_, mirrorURL := testkit.StartMock(t, tc.mirror)
 			admin, site := mirrorProxy(t, liveURL, mirrorURL, tc.verdict, nil)
 			postMany(t, site, tc.send, 32, nil) // each is copied to the mirror
-			if tc.send < 1600 {
-				fillPairs(t, admin, site, 1000)
+			if look, ok := tc.verdict["first_look"].(int); ok {
+				fillPairs(t, admin, site, look)
 			}
 
 			var out bytes.Buffer
