@@ -52,7 +52,7 @@ var (
 		}),
 		promexport.SLO{Tracker: sloTracker}, // slo.go
 		promexport.PassiveHeadroom(passiveHeadroom.Estimates),
-		recorderCollector{}, promexport.RecorderSessions{}, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
+		recorderCollector{}, logsCollector{}, promexport.RecorderSessions{}, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
 	}
 )
 

@@ -94,6 +94,16 @@ type RecordConfig struct {
 	// Queue is how many measured requests may wait for the file writer before new ones are
 	// dropped (and counted). Default: 4096.
 	Queue int `json:"queue,omitempty"`
+
+	// OTLPLogs also exports every request this recording keeps (the same routes, models and
+	// sampling) as one OpenTelemetry log record over OTLP, with every field of the records
+	// file as an attribute (docs/logs.md) and never a request body, to where the standard
+	// OTEL_EXPORTER_OTLP_* variables say (OTLP over http/protobuf to localhost:4318 when they
+	// say nothing). The export is batched off the request path through a bounded queue of
+	// 2048 records: what does not fit, or fails to send, is dropped and counted
+	// (llmtap_otlp_logs_dropped_total), never waited for. OTEL_LOGS_EXPORTER=otlp (or
+	// console) turns it on for every recording. Default: off.
+	OTLPLogs bool `json:"otlp_logs,omitempty"`
 }
 
 // FleetKeyEnv names the environment variable that gives the key of the trace's prefix block
@@ -185,6 +195,9 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 type recording struct {
 	entry         *recorderEntry
 	sessionHeader string
+	// logRoute is the pool key of the recording's log route, empty when it exports no log
+	// records (otellogs.go).
+	logRoute string
 	// released makes releasing idempotent without touching Handler.recording, which requests
 	// still being served by the old config read.
 	released atomic.Bool
@@ -205,6 +218,11 @@ func (h *Handler) provisionRecording() error {
 		return fmt.Errorf("starting the recorder in %s: %w", opts.Dir, err)
 	}
 	h.recording = &recording{entry: e, sessionHeader: h.Record.SessionHeader}
+	if err := h.provisionLogs(h.recording, opts); err != nil {
+		releaseRecorder(e)
+		h.recording = nil
+		return err
+	}
 	if opts.Trace && opts.FleetKey == nil {
 		if !proc.keylessLogged.Swap(true) { // once per process
 			h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
@@ -217,6 +235,7 @@ func (h *Handler) provisionRecording() error {
 // releaseRecording drops the handler's hold; the recorder stops when no config uses it.
 func (h *Handler) releaseRecording() {
 	if rc := h.recording; rc != nil && rc.released.CompareAndSwap(false, true) {
+		releaseLogs(rc)
 		releaseRecorder(rc.entry)
 	}
 }

@@ -212,6 +212,6 @@ func FillLogRecord(lr *log.Record, r *record.Record) {
 		lr.SetSeverity(log.SeverityWarn)
 		lr.SetSeverityText("WARN")
 	}
-	var buf [64]attribute.KeyValue
+	var buf [96]attribute.KeyValue // a full record has 83
 	lr.AddAttributes(AppendLogAttributes(buf[:0], r)...)
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // semconvNames are the attribute names the OpenTelemetry semantic conventions give the records
-// file's fields (gen-ai-spans.md and the general HTTP, URL and error attributes), written out
+// file's fields (the GenAI attributes and the general HTTP, URL and error ones), written out
 // here from the conventions rather than taken from the package under test.
 var semconvNames = map[string]string{
 	"model":              "gen_ai.response.model",
