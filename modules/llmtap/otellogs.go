@@ -170,6 +170,10 @@ func logStats() otelexport.LogStats {
 	return st
 }
 
+// OTLPLogStats returns what the export of records as log records did since the process
+// started: records exported and dropped by reason (otelexport.LogDropReason).
+func OTLPLogStats() otelexport.LogStats { return logStats() }
+
 var (
 	descLogsExported = prometheus.NewDesc("llmtap_otlp_logs_exported_total",
 		"Request records the OTLP receiver accepted as log records (record otlp_logs or OTEL_LOGS_EXPORTER).", nil, nil)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -52,7 +53,9 @@ func LogsEnabled(getenv func(string) string) bool {
 type LogsOptions struct {
 	// MaxQueue bounds the log records emitted but not yet exported (queued or in an export
 	// request); a record that would exceed it is dropped and counted (LogQueueFull). It is the
-	// BatchProcessor's max queue size. Default DefaultLogsQueue.
+	// BatchProcessor's max queue size. Default OTEL_BLRP_MAX_QUEUE_SIZE, else DefaultLogsQueue
+	// (and likewise OTEL_BLRP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_SCHEDULE_DELAY and
+	// OTEL_BLRP_EXPORT_TIMEOUT for the fields below).
 	MaxQueue int
 	// MaxBatch is the most records in one export request. Default DefaultLogsBatch, at most
 	// MaxQueue.
@@ -70,6 +73,34 @@ type LogsOptions struct {
 	Exporter sdklog.Exporter
 	// Version is service.version on the resource; empty leaves it out.
 	Version string
+}
+
+// fromEnv fills the zero fields of o from the batch log record processor's standard
+// variables: OTEL_BLRP_MAX_QUEUE_SIZE, OTEL_BLRP_MAX_EXPORT_BATCH_SIZE, OTEL_BLRP_SCHEDULE_DELAY
+// and OTEL_BLRP_EXPORT_TIMEOUT (milliseconds). A value that is not a positive integer is
+// ignored. They are read here, not left to the SDK, because the queue bound is also the
+// in-flight bound RequestLogs keeps.
+func (o LogsOptions) fromEnv(getenv func(string) string) LogsOptions {
+	num := func(key string) int {
+		n, err := strconv.Atoi(strings.TrimSpace(getenv(key)))
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return n
+	}
+	if o.MaxQueue <= 0 {
+		o.MaxQueue = num("OTEL_BLRP_MAX_QUEUE_SIZE")
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = num("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE")
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Duration(num("OTEL_BLRP_SCHEDULE_DELAY")) * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = time.Duration(num("OTEL_BLRP_EXPORT_TIMEOUT")) * time.Millisecond
+	}
+	return o
 }
 
 // LogDropReason says why a request's log record was not delivered to the receiver.
@@ -128,6 +159,7 @@ type RequestLogs struct {
 // metrics and traces have (service.name llmtap, service.instance.id, OTEL_RESOURCE_ATTRIBUTES).
 // The caller calls Shutdown, which flushes what is queued.
 func NewLogs(ctx context.Context, o LogsOptions) (*RequestLogs, error) {
+	o = o.fromEnv(os.Getenv)
 	if o.MaxQueue <= 0 {
 		o.MaxQueue = DefaultLogsQueue
 	}
