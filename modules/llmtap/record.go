@@ -100,9 +100,9 @@ type RecordConfig struct {
 	// file as an attribute (docs/logs.md) and never a request body, to where the standard
 	// OTEL_EXPORTER_OTLP_* variables say (OTLP over http/protobuf to localhost:4318 when they
 	// say nothing). The export is batched off the request path through a bounded queue of
-	// 2048 records: what does not fit, or fails to send, is dropped and counted
-	// (llmtap_otlp_logs_dropped_total), never waited for. OTEL_LOGS_EXPORTER=otlp (or
-	// console) turns it on for every recording. Default: off.
+	// 2048 records (OTEL_BLRP_MAX_QUEUE_SIZE): what does not fit, or fails to send, is
+	// dropped and counted (llmtap_otlp_logs_dropped_total), never waited for.
+	// OTEL_LOGS_EXPORTER=otlp (or console) turns it on for every recording. Default: off.
 	OTLPLogs bool `json:"otlp_logs,omitempty"`
 }
 
