@@ -132,12 +132,12 @@ func checkLogEqualsFile(t *testing.T, attrs map[string]attribute.Value, file map
 			continue
 		}
 		if !sameValue(got, want) {
-			t.Errorf("field %s: attribute %s = %v (%s), file has %v", k, key, got.Emit(), got.Type(), want)
+			t.Errorf("field %s: attribute %s = %v (%s), file has %v", k, key, got.String(), got.Type(), want)
 		}
 	}
 	for k := range attrs {
 		if !seen[k] && !derived[k] {
-			t.Errorf("attribute %s = %v is no field of the records file", k, attrs[k].Emit())
+			t.Errorf("attribute %s = %v is no field of the records file", k, attrs[k].String())
 		}
 	}
 }
