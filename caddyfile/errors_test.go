@@ -77,6 +77,7 @@ var errorCases = []errorCase{
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tmax_payload huge\n\t\t}"), `record max_payload: "huge" is not a size; expected a number of bytes with an optional unit, such as 1MiB or 65536`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tredact_fields\n\t\t}"), `record redact_fields needs at least one value`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tredact_text all\n\t\t}"), `record redact_text takes no value, got "all"`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\totlp_logs on\n\t\t}"), `record otlp_logs takes no value, got "on"`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tsession_header\n\t\t}"), `record session_header needs a header name`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tsession_header X-Api-Key\n\t\t}"), `record session_header "X-Api-Key" may carry credentials, which are never recorded`, 5},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tsample\n\t\t}"), `record sample needs a fraction in (0, 1] (0.1 or 10%)`, 4},

@@ -129,6 +129,7 @@ func parseTenant(o *option) (*llmtap.TenantConfig, error) {
 //	    rotate_age     <duration>
 //	    flush_interval <duration>
 //	    queue          <records>
+//	    otlp_logs
 //	}
 func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 	c := new(llmtap.RecordConfig)
@@ -142,7 +143,7 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 	}
 	c.Dir = dir
 	payloads := false
-	err = options(d, "record", false, "dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval or queue", func(o *option) (err error) {
+	err = options(d, "record", false, "dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval, queue or otlp_logs", func(o *option) (err error) {
 		switch o.word {
 		case "dir":
 			c.Dir, err = one(o, text("a folder"))
@@ -174,6 +175,8 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 			c.FlushInterval, err = one(o, duration)
 		case "queue":
 			c.Queue, err = one(o, integer(1, maxInt, "records"))
+		case "otlp_logs":
+			c.OTLPLogs, err = o.flag()
 		default:
 			err = errUnknown
 		}

@@ -26,6 +26,7 @@ func acquireEngine() (*engine, error) {
 		e.tap.AddSink(requestMetrics)
 		e.tap.AddSink(usageMetrics)
 		e.tap.AddSink(recordSink{})
+		e.tap.AddSink(logSink{})           // before startOTel's span sink: a log record takes the request's span ids (otellogs.go)
 		e.tap.AddEnricher(proc.hub.Enrich) // GPU figures per record (timeline.Hub)
 		e.tap.AddSink(proc.hub)            // the timeline's request metrics (timeline.Hub)
 		e.tap.AddSink(proc.mirror.pairs)

@@ -50,6 +50,8 @@ type process struct {
 	recorders map[string]*recorderEntry
 	// recDropped counts records lost to recording over the process's life, by reason.
 	recDropped [numDropReasons]atomic.Uint64
+	// logs is the export of records as OpenTelemetry log records (otellogs.go).
+	logs logsState
 
 	// runtimeMu serializes starting and stopping the recording started through the API
 	// (connect_recording.go); runtimeRec is that recording.

@@ -58,7 +58,7 @@ var (
 		}),
 		promexport.SLO{Tracker: sloTracker}, // slo.go
 		promexport.PassiveHeadroom(passiveHeadroom.Estimates),
-		recorderCollector{}, promexport.RecorderSessions{}, promexport.RecorderPayloadsSkipped{}, metricStreamsRefused, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
+		recorderCollector{}, logsCollector{}, promexport.RecorderSessions{}, promexport.RecorderPayloadsSkipped{}, metricStreamsRefused, metricGuardPauses, metricGuardResumes, metricForged, metricMarkExpired, metricMarkReplayed,
 	}
 )
 

@@ -96,6 +96,16 @@ type RecordConfig struct {
 	// request bodies: a request whose body does not fit is written to the records file only,
 	// its trace and payload lines left out and counted (reason queue_bytes). Default: 4096.
 	Queue int `json:"queue,omitempty"`
+
+	// OTLPLogs also exports every request this recording keeps (the same routes, models and
+	// sampling) as one OpenTelemetry log record over OTLP, with every field of the records
+	// file as an attribute (docs/logs.md) and never a request body, to where the standard
+	// OTEL_EXPORTER_OTLP_* variables say (OTLP over http/protobuf to localhost:4318 when they
+	// say nothing). The export is batched off the request path through a bounded queue of
+	// 2048 records (OTEL_BLRP_MAX_QUEUE_SIZE): what does not fit, or fails to send, is
+	// dropped and counted (llmtap_otlp_logs_dropped_total), never waited for.
+	// OTEL_LOGS_EXPORTER=otlp (or console) turns it on for every recording. Default: off.
+	OTLPLogs bool `json:"otlp_logs,omitempty"`
 }
 
 // FleetKeyEnv names the environment variable that gives the key of the trace's prefix block
@@ -187,6 +197,9 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 type recording struct {
 	entry         *recorderEntry
 	sessionHeader string
+	// logRoute is the pool key of the recording's log route, empty when it exports no log
+	// records (otellogs.go).
+	logRoute string
 	// released makes releasing idempotent without touching Handler.recording, which requests
 	// still being served by the old config read.
 	released atomic.Bool
@@ -207,6 +220,11 @@ func (h *Handler) provisionRecording() error {
 		return fmt.Errorf("starting the recorder in %s: %w", opts.Dir, err)
 	}
 	h.recording = &recording{entry: e, sessionHeader: h.Record.SessionHeader}
+	if err := h.provisionLogs(h.recording, opts); err != nil {
+		releaseRecorder(e)
+		h.recording = nil
+		return err
+	}
 	if opts.Trace && opts.FleetKey == nil {
 		if !proc.keylessLogged.Swap(true) { // once per process
 			h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
@@ -219,6 +237,7 @@ func (h *Handler) provisionRecording() error {
 // releaseRecording drops the handler's hold; the recorder stops when no config uses it.
 func (h *Handler) releaseRecording() {
 	if rc := h.recording; rc != nil && rc.released.CompareAndSwap(false, true) {
+		releaseLogs(rc)
 		releaseRecorder(rc.entry)
 	}
 }
