@@ -194,7 +194,7 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 		u, ok = openAIUsage(usageV)
 	}
 	if ok {
-		d.res.Usage, d.res.HasUsage = reasoningApart(u, count(usageV.Get("total_tokens"))), true
+		d.res.Usage, d.res.HasUsage = reasoningApart(u, count(last(usageV, "total_tokens"))), true
 	}
 	if timingsV != nil {
 		llamaTimings(&d.res, timingsV) // timings.go

@@ -94,6 +94,11 @@ func usageByEncodingJSON(t *testing.T, chunk string) (Usage, bool) {
 	if us.InputTokens <= 0 && us.OutputTokens <= 0 && count(u["total_tokens"]) <= 0 {
 		return NoUsage, false
 	}
+	// xAI's convention (docs/metrics.md): a total that counts the reasoning tokens apart from
+	// completion_tokens means the output count is their sum.
+	if r := us.ReasoningTokens; r > 0 && us.InputTokens >= 0 && us.OutputTokens >= 0 && count(u["total_tokens"]) == us.InputTokens+us.OutputTokens+r {
+		us.OutputTokens += r
+	}
 	return us, true
 }
 
