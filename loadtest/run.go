@@ -106,8 +106,10 @@ type Spec struct {
 	Log io.Writer
 	// Terminal rewrites the progress line in place instead of printing a line a second.
 	Terminal bool
-	// APIListen is where to serve the Connect API during the run (api.go); empty: nowhere.
-	APIListen string
+	// Watch, when set, is given the engine of each phase as the phase starts (the warmup's, then
+	// the profiling's), so that a surface can show the run's figures live: the CLI serves the
+	// Connect API on --api-listen with it. The library itself serves nothing.
+	Watch func(*tap.Tap)
 
 	// Worker is this process's share of a workload split across processes (worker.go). Run
 	// only labels the exports with it (worker_id, the snapshot); the caller builds the share
@@ -205,15 +207,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	base := s.transport()
 	defer base.Close()
-	api, err := startBenchAPI(s.APIListen, s.Label, s.Log)
-	if err != nil {
-		return res, err
+	watch := func(tp *tap.Tap) {
+		if s.Watch != nil {
+			s.Watch(tp)
+		}
 	}
-	defer api.Close()
 
 	if s.Warmup != nil {
 		tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Tokens: s.Tokens})
-		api.setTap(tp)
+		watch(tp)
 		col := newCollector("warmup-", "warmup", nil, nil)
 		snd := s.sender(base, tp, col)
 		cfg := *s.Warmup
@@ -238,7 +240,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	defer jf.Close()
 	tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Stats: stats.Options{SLOs: s.SLOs}, Tokens: s.Tokens})
 	defer tp.Close()
-	api.setTap(tp)
+	watch(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
 	col.keep = s.Keep
 	col.onRecord = s.OnRecord

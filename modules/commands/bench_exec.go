@@ -12,12 +12,24 @@ import (
 	"github.com/llmtap/llmtap/loadtest"
 )
 
-// executeMain runs a prepared spec for a command, prints the console report and turns the
-// outcome into its exit code; hook (tests only) sees the spec before the run and the result
-// after it.
-func executeMain(ctx context.Context, spec *loadtest.Spec, stdout io.Writer, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
+// executeMain runs a prepared spec for a command, serving the Connect API on apiListen while
+// it runs (empty: nowhere), prints the console report and turns the outcome into its exit
+// code; hook (tests only) sees the spec before the run and the result after it.
+func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, stdout io.Writer, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
 	if hook != nil {
 		hook(spec, nil)
+	}
+	log := spec.Log
+	if log == nil {
+		log = io.Discard
+	}
+	api, err := startBenchAPI(apiListen, spec.Label, log)
+	if err != nil {
+		return 1, err
+	}
+	defer api.Close()
+	if api != nil {
+		spec.Watch = api.setTap
 	}
 	// The generator allocates per request (the client's buffers, the records) and keeps little:
 	// collecting four times less often costs a few MiB and leaves the cores to sending. GOGC in

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmtap/llmtap/export/prom"
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
@@ -45,10 +46,10 @@ var (
 	// collectors are the rest: GPU readings, mirror and shadow counters read at scrape time.
 	collectors = []prometheus.Collector{
 		promexport.NewGPU(func() []gpu.Sample { return latestGPUSamples(nil) }),
-		promexport.Mirror(func() promexport.MirrorReading {
-			return promexport.MirrorReading{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary().Pairs}
+		prom.Mirror(func() prom.MirrorReading {
+			return prom.MirrorReading{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary().Pairs}
 		}),
-		promexport.Shadow(func() []inproc.Status {
+		prom.Shadow(func() []inproc.Status {
 			rs := shadowRunners()
 			out := make([]inproc.Status, len(rs))
 			for i, r := range rs {

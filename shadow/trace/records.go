@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/valyala/fastjson"
+
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // recordsDecoder reads llmtap's per-request records (telemetry/record.Record, one JSON object
@@ -17,7 +19,7 @@ type recordsDecoder struct {
 	haveOrigin bool
 	// sessions gives a session's later turns their delay (from their start and the previous
 	// turn's start plus duration_ms); at most maxRecordSessions sessions.
-	sessions *Sessions
+	sessions *record.Sessions
 }
 
 // maxRecordSessions bounds the sessions a records reader remembers; the turns of sessions
@@ -72,7 +74,7 @@ func (d *recordsDecoder) decode(line []byte, req *Request) error {
 			return err
 		}
 		if d.sessions == nil {
-			d.sessions = NewSessions(maxRecordSessions)
+			d.sessions = record.NewSessions(maxRecordSessions)
 		}
 		req.Delay, _, _ = d.sessions.Turn(req.SessionID, start, start.Add(dur))
 	}

@@ -3,6 +3,7 @@ package promexport
 import (
 	"testing"
 
+	"github.com/llmtap/llmtap/internal/promtest"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 )
@@ -15,8 +16,8 @@ func TestSLO(t *testing.T) {
 	for _, ms := range []float64{50, 60, 500} {
 		tr.Consume(&record.Record{Class: record.ClassLive, Model: "m", TTFTMs: &ms, SLO: set})
 	}
-	got := gather(t, SLO{Tracker: tr})
-	check(t, got, map[string]float64{
+	got := promtest.Gather(t, SLO{Tracker: tr})
+	promtest.Check(t, got, map[string]float64{
 		"llmtap_slo_requests_total{model=m,objective=ttft,result=met,slo=chat}":    2,
 		"llmtap_slo_requests_total{model=m,objective=ttft,result=missed,slo=chat}": 1,
 		"llmtap_slo_requests_total{model=m,objective=all,result=met,slo=chat}":     2,

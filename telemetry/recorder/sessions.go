@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -27,7 +26,7 @@ const (
 // next turn is written without a delay, as a first turn would be, and the loss is counted.
 type sessions struct {
 	mu   sync.Mutex // guards t
-	t    *trace.Sessions
+	t    *record.Sessions
 	idle time.Duration
 	// untracked counts sessions turned away by a full table, expired those forgotten idle;
 	// Stats reads them from other goroutines.
@@ -35,12 +34,12 @@ type sessions struct {
 }
 
 func newSessions(max int, idle time.Duration) *sessions {
-	return &sessions{t: trace.NewSessions(max), idle: idle}
+	return &sessions{t: record.NewSessions(max), idle: idle}
 }
 
 // turn returns the think time of r's turn, the time between the end of the previous turn's
 // response in the same session (its start plus duration_ms) and r's arrival, and whether r
-// has one (see trace.Sessions.Turn).
+// has one (see record.Sessions.Turn).
 func (s *sessions) turn(r *record.Record) (time.Duration, bool) {
 	if r.SessionID == "" {
 		return 0, false

@@ -1,4 +1,4 @@
-package loadtest
+package commands
 
 import (
 	"context"

@@ -1,0 +1,60 @@
+// Package layers holds the import rules of the tree as a test: the engine (telemetry/) imports
+// no generator, surface, exporter or Caddy package; the generators (shadow/, loadtest/) import
+// no surface, exporter or Caddy package.
+package layers
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/llmtap/llmtap/"
+
+// deps lists the module's own packages that the packages matching pattern import, directly or
+// not, by importing package.
+func deps(t *testing.T, pattern string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, pattern).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pattern, err)
+	}
+	m := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, module) {
+				m[f[0]] = append(m[f[0]], strings.TrimPrefix(d, module))
+			}
+		}
+	}
+	return m
+}
+
+func TestLayers(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	forbidden := func(d string, prefixes ...string) bool {
+		for _, p := range prefixes {
+			if d == p || strings.HasPrefix(d, p+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	surfaces := []string{"api", "ui", "report", "modules", "caddyfile", "export", "cmd", "gen"}
+	for pattern, bad := range map[string][]string{
+		"./telemetry/...": append([]string{"shadow", "loadtest"}, surfaces...),
+		"./shadow/...":    surfaces,
+		"./loadtest/...":  surfaces,
+	} {
+		for pkg, ds := range deps(t, "../../"+strings.TrimPrefix(pattern, "./")) {
+			for _, d := range ds {
+				if forbidden(d, bad...) {
+					t.Errorf("%s imports %s", strings.TrimPrefix(pkg, module), d)
+				}
+			}
+		}
+	}
+}
