@@ -276,3 +276,22 @@ func TestCalibration(t *testing.T) {
 		}
 	}
 }
+
+// TestPairedSaysSo: a replay of the recording's own requests is compared request by request
+// and the output's first line says so; two runs of other requests are not paired.
+func TestPairedSaysSo(t *testing.T) {
+	t.Parallel()
+	rec, rep := simulate(1, scenario{name: "A/A", n: 500, cv: 0.3, arrivals: "poisson", ttft: 1, input: 1})
+	var b strings.Builder
+	v := Judge(Side{Where: "proxy", Records: rec}, Side{Where: "proxy", Records: rep}, Options{})
+	if err := v.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	if first, _, _ := strings.Cut(b.String(), "\n"); !v.Paired || !strings.Contains(first, "paired request by request") {
+		t.Errorf("the same requests: paired %v, first line %q", v.Paired, first)
+	}
+	other, _ := simulate(2, scenario{name: "A/A", n: 500, cv: 0.3, arrivals: "poisson", ttft: 1, input: 1})
+	if v := Judge(Side{Where: "proxy", Records: rec}, Side{Where: "proxy", Records: other}, Options{}); v.Paired {
+		t.Error("two runs of other requests are paired")
+	}
+}

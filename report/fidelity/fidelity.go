@@ -661,7 +661,11 @@ func pearson(a, b []float64) (float64, bool) {
 // Write prints the verdict as a table and a closing line.
 func (v Verdict) Write(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "fidelity: %d recorded requests, %d replayed; %s\n", v.Recorded, v.Replayed, v.Measured)
+	paired := ""
+	if v.Paired {
+		paired = "; paired request by request"
+	}
+	fmt.Fprintf(&b, "fidelity: %d recorded requests, %d replayed; %s%s\n", v.Recorded, v.Replayed, v.Measured, paired)
 	fmt.Fprintf(&b, "%-26s %12s %12s %9s %21s %7s %6s  %s\n", "metric", "recorded", "replayed", "ratio", "interval", "margin", "KS D", "verdict")
 	for _, c := range v.Comparisons {
 		est, iv := "-", "-"
