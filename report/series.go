@@ -164,7 +164,19 @@ func timeCharts(run *Run, groups []*group, multiModel bool, idSuffix, titleSuffi
 	type line struct{ ttft50, ttft99, itl50, itl99, req, tok, err, infl []Point }
 	lines := make([]line, len(groups))
 	nan := math.NaN()
-	for _, win := range windows {
+	// The timeline keeps only windows that saw something; every window between the first and
+	// the run's end is drawn, an idle one with zero rates and no latency, so that a line breaks
+	// (or drops to zero) across a stretch without traffic instead of joining its two ends.
+	all := make([]timeline.Window, 0, len(windows))
+	for i, win := range windows {
+		if i > 0 {
+			for s := windows[i-1].Start.Add(w); s.Before(win.Start); s = s.Add(w) {
+				all = append(all, timeline.Window{Start: s})
+			}
+		}
+		all = append(all, win)
+	}
+	for _, win := range all {
 		if !win.Start.Before(t1) {
 			break // the windows Close made after the last response
 		}

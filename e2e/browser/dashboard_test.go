@@ -109,6 +109,9 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 		SplitBars int `json:"split_bars"`
 		// The usage table's first row: tenant, model, class and requests.
 		Usage []string `json:"usage"`
+		// GapRates is the live request rate of the points the dashboard draws from two
+		// timeline windows four seconds apart (nothing in between): null where it breaks.
+		GapRates []*float64 `json:"gap_rates"`
 	}
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
 		// The latest figures of the live class (a window may lack one: no first token in it).
@@ -130,6 +133,12 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 				return w("rect.seg-prefill") > 0 && w("rect.seg-proxy") >= 0 && Math.abs(w("rect") - 200) < 0.1;
 			}).length,
 			usage: [...document.querySelector("#usage tbody tr").cells].slice(0, 4).map((c) => c.textContent),
+			gap_rates: (() => {
+				const win = (seq) => ({seq, start_ms: seq * 1000, duration_ms: 1000, final: true,
+					series: [{class: "live", model: "m", request_rate: 2, output_tokens_per_second: 5, errors: 0, in_flight: 1}]});
+				const pts = Source.fromTimeline.call({windows: new Map(), windowMs: 0}, {window_ms: 1000, windows: [win(100), win(104)]});
+				return pts.map((p) => p.groups.live ? p.groups.live.req_rate : null);
+			})(),
 		};
 	})()`))
 	if err != nil {
@@ -182,6 +191,11 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 		t.Errorf("usage table's first row %q, want (none), the model, live and a count", got.Usage)
 	} else if n, err := strconv.Atoi(got.Usage[3]); err != nil || n <= 0 {
 		t.Errorf("usage table's first row counts %q requests", got.Usage[3])
+	}
+	// Idle windows are drawn without values: the line breaks instead of joining 2 and 2 across
+	// three windows without traffic (issue 34).
+	if gap := fmt.Sprint(deref(got.GapRates)); gap != "[2 <nil> <nil> <nil> 2]" {
+		t.Errorf("live request rate across an idle stretch drawn as %s, want [2 <nil> <nil> <nil> 2]", gap)
 	}
 	// No shadow load is configured: the controls say so (TestDashboardShadowControls drives
 	// one).
@@ -278,4 +292,15 @@ func TestDashboardRoute(t *testing.T) {
 		t.Errorf("slowest=0: status %d, want 400", resp.StatusCode)
 	}
 	client.CloseIdleConnections()
+}
+
+// deref writes each value of v, nil as <nil>.
+func deref(v []*float64) []any {
+	out := make([]any, len(v))
+	for i, p := range v {
+		if p != nil {
+			out[i] = *p
+		}
+	}
+	return out
 }

@@ -45,7 +45,17 @@ const Source = {
     for (const w of doc.windows) this.windows.set(w.seq, w);
     const seqs = [...this.windows.keys()].sort((a, b) => a - b);
     for (const s of seqs.slice(0, Math.max(0, seqs.length - MAX_POINTS))) this.windows.delete(s);
-    const wins = seqs.slice(-MAX_POINTS).map((s) => this.windows.get(s));
+    // The timeline sends only windows that saw something (a window's seq is its start over its
+    // length): a missing seq between two is a window without traffic, drawn with no values so
+    // that the lines break there instead of joining across the idle stretch.
+    const kept = seqs.slice(-MAX_POINTS);
+    const wins = [];
+    kept.forEach((s, i) => {
+      for (let g = i > 0 ? kept[i - 1] + 1 : s; g < s && wins.length < MAX_POINTS; g++) {
+        wins.push({seq: g, start_ms: g * doc.window_ms, duration_ms: doc.window_ms, series: [], in_flight: null, gpus: []});
+      }
+      wins.push(this.windows.get(s));
+    });
     const models = new Set(wins.flatMap((w) => w.series.map((s) => s.model)));
     this.note = `${doc.window_ms} ms windows from /llmtap/timeline` + (doc.dropped ? ` · ${doc.dropped} contributions dropped` : "");
     return wins.map((w) => {
