@@ -374,13 +374,20 @@ func (h HeadroomReport) Table() string {
 		}
 		return fmt.Sprintf("%.1f", p.P99)
 	}
+	// ok% of a class without requests is unknown, not 100 (its JSON attainment is 1).
+	ok := func(c ClassReport) string {
+		if c.Requests == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", 100*c.Attainment)
+	}
 	for _, s := range h.Steps {
 		v := s.Verdict
 		if v == "" {
 			v = "…"
 		}
-		fmt.Fprintf(tw, "%g\t%.2f\t%.0f\t%.1f\t%s\t%d\t%.1f\t%s\t%s\t%s\t\n", s.Rate, s.Shadow.RequestsPerSec, s.Shadow.OutputTokensPerSec,
-			100*s.Shadow.Attainment, pc(s.Shadow.TTFTMs), s.Live.Requests, 100*s.Live.Attainment, pc(s.Live.TTFTMs), p99(s.Live.ITLMs), v)
+		fmt.Fprintf(tw, "%g\t%.2f\t%.0f\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", s.Rate, s.Shadow.RequestsPerSec, s.Shadow.OutputTokensPerSec,
+			ok(s.Shadow), pc(s.Shadow.TTFTMs), s.Live.Requests, ok(s.Live), pc(s.Live.TTFTMs), p99(s.Live.ITLMs), v)
 	}
 	tw.Flush()
 	if h.Verdict != "" {

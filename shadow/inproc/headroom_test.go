@@ -72,8 +72,19 @@ func TestProbeSteps(t *testing.T) {
 	if h.Steps[3].Verdict != "stopped" || !strings.Contains(h.Verdict, "step at 6 req/s failed") {
 		t.Fatalf("after the failing step: %+v, verdict %q", h.Steps[3], h.Verdict)
 	}
-	if tab := h.Table(); !strings.Contains(tab, "headroom: 4.00 req/s, 40 output tokens/s") {
+	tab := h.Table()
+	if !strings.Contains(tab, "headroom: 4.00 req/s, 40 output tokens/s") {
 		t.Fatalf("table:\n%s", tab)
+	}
+	// A class without requests in a step has no attainment: "-", not 100 % (issue 34).
+	for i, line := range strings.Split(tab, "\n")[2:6] {
+		f := strings.Fields(line)
+		if s := h.Steps[i]; len(f) < 8 || (s.Live.Requests == 0) != (f[6] == "-") || (s.Shadow.Requests == 0) != (f[3] == "-") {
+			t.Errorf("step %d (live n %d, shadow n %d) reads %q", i+1, s.Live.Requests, s.Shadow.Requests, line)
+		}
+	}
+	if !strings.Contains(tab, "-") || h.Steps[3].Live.Requests != 0 {
+		t.Errorf("no step without live requests in\n%s", tab)
 	}
 }
 
