@@ -16,6 +16,7 @@ import (
 var reportTemplate string
 
 var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"splitLegend": splitLegend,
 	"f1": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"f2": func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	// g6 writes small sums (GPU-seconds, costs of a few requests) with 6 significant digits.

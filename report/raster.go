@@ -269,7 +269,18 @@ func PNG(c Chart, w, h int) ([]byte, error) {
 		if lx > marginL && lx+13+tw > float64(w-marginR) {
 			lx, ly = marginL, ly+legendLine
 		}
-		cv.rect(lx, ly-8, lx+9, ly+1, palette[s.Color%len(palette)].c)
+		// A line's swatch is a stroke as the line is drawn, dashed for a dashed line (charts.js).
+		if col := palette[s.Color%len(palette)].c; c.Kind == KindBar {
+			cv.rect(lx, ly-8, lx+9, ly+1, col)
+		} else {
+			for x := lx - 1; x < lx+10; x += 5 {
+				end := x + 5
+				if s.Dash {
+					end = x + 3
+				}
+				cv.rect(x, ly-5, math.Min(end, lx+10), ly-2.6, col)
+			}
+		}
 		cv.write(cv.text, s.Name, lx+13, ly, 1, ink)
 		lx += tw + 24
 	}

@@ -103,7 +103,26 @@ func Build(runs ...*Run) (*Report, error) {
 		}
 	}
 	multi := len(models) > 1
+	// Colors by group key, the same in both runs of a comparison: the keys of every run,
+	// sorted, as the dashboard orders them (colorOf).
 	colors := map[string]int{}
+	var keys []string
+	for _, run := range runs {
+		for _, r := range run.Records {
+			k := r.Class
+			if multi {
+				k += " " + r.Model
+			}
+			if _, ok := colors[k]; !ok {
+				colors[k] = 0
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		colors[k] = colorOf(k, i)
+	}
 	var all [][]*group
 	for _, run := range runs {
 		prefix := ""
@@ -115,7 +134,7 @@ func Build(runs ...*Run) (*Report, error) {
 	// In a comparison the two runs' groups get distinct colors: re-color the second run's.
 	if len(runs) == 2 {
 		for _, g := range all[1] {
-			g.color += len(colors)
+			g.color += len(palette) / 2
 		}
 	}
 

@@ -51,6 +51,20 @@ type group struct {
 	recs  []*record.Record
 }
 
+// classColors gives each traffic class its palette index, as the dashboard does
+// (ui/static/charts.js CLASS_COLORS): a class has one color on every page and in every PNG.
+var classColors = map[string]int{record.ClassLive: 0, record.ClassMirror: 1, record.ClassShadow: 2, record.ClassReplay: 3}
+
+// colorOf is the palette index of group key k, the i-th of the sorted keys: its class's, or for
+// other keys (a class with its model) the colors after the classes', in order (charts.js
+// colorOf).
+func colorOf(k string, i int) int {
+	if c, ok := classColors[k]; ok {
+		return c
+	}
+	return (len(classColors) + i) % len(palette)
+}
+
 // groupsOf splits a run's records by class (and model when models > 1), in a stable order.
 func groupsOf(run *Run, prefix string, multiModel bool, colors map[string]int) []*group {
 	byKey := map[string]*group{}
@@ -62,12 +76,7 @@ func groupsOf(run *Run, prefix string, multiModel bool, colors map[string]int) [
 		}
 		g := byKey[k]
 		if g == nil {
-			c, ok := colors[k]
-			if !ok {
-				c = len(colors)
-				colors[k] = c
-			}
-			g = &group{key: k, name: prefix + k, color: c}
+			g = &group{key: k, name: prefix + k, color: colors[k]}
 			byKey[k] = g
 			keys = append(keys, k)
 		}

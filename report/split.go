@@ -36,6 +36,19 @@ var splitColors = map[string]string{
 	"network": "#d1d5db", "upstream": "#93c5fd", "decode": "#16a34a", "generation": "#86efac",
 }
 
+// splitOrder is the order of the parts in a bar and in the legend: the server's parts when it
+// reported them, upstream and generation when it did not.
+var splitOrder = []string{"proxy", "queue", "load", "prefill", "inference", "network", "decode", "upstream", "generation"}
+
+// splitLegend is the legend of the time-split bars: every part's name and color, in order.
+func splitLegend() []SplitPart {
+	out := make([]SplitPart, len(splitOrder))
+	for i, n := range splitOrder {
+		out[i] = SplitPart{Name: n, Color: splitColors[n]}
+	}
+	return out
+}
+
 // splitRows returns the slowest requests of each run that have a time split, slowest first.
 func splitRows(runs []*Run) []SplitRow {
 	var out []SplitRow

@@ -112,6 +112,12 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 		// GapRates is the live request rate of the points the dashboard draws from two
 		// timeline windows four seconds apart (nothing in between): null where it breaks.
 		GapRates []*float64 `json:"gap_rates"`
+		// Swatches are the TTFT chart's legend swatches' dash patterns (p50 solid, p99 dashed).
+		Swatches []string `json:"swatches"`
+		// SplitLegend names the parts in the time-split legend.
+		SplitLegend string `json:"split_legend"`
+		// PageWidth is the page's scroll width in a 1400 px window.
+		PageWidth int `json:"page_width"`
 	}
 	got, err := chromedp.Run(tctx, chromedp.Evaluate[figures](`(() => {
 		// The latest figures of the live class (a window may lack one: no first token in it).
@@ -133,6 +139,9 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 				return w("rect.seg-prefill") > 0 && w("rect.seg-proxy") >= 0 && Math.abs(w("rect") - 200) < 0.1;
 			}).length,
 			usage: [...document.querySelector("#usage tbody tr").cells].slice(0, 4).map((c) => c.textContent),
+			swatches: [...document.querySelectorAll("#chart-ttft line.swatch")].map((l) => l.getAttribute("stroke-dasharray")),
+			split_legend: document.getElementById("split-legend").textContent,
+			page_width: document.documentElement.scrollWidth,
 			gap_rates: (() => {
 				const win = (seq) => ({seq, start_ms: seq * 1000, duration_ms: 1000, final: true,
 					series: [{class: "live", model: "m", request_rate: 2, output_tokens_per_second: 5, errors: 0, in_flight: 1}]});
@@ -196,6 +205,19 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 	// three windows without traffic (issue 34).
 	if gap := fmt.Sprint(deref(got.GapRates)); gap != "[2 <nil> <nil> <nil> 2]" {
 		t.Errorf("live request rate across an idle stretch drawn as %s, want [2 <nil> <nil> <nil> 2]", gap)
+	}
+	// The legend tells p50 (solid) from p99 (dashed); the time split's names every part; the
+	// page fits the 1400 px window (issue 34).
+	if sw := strings.Join(got.Swatches, " "); sw != "none 3,2" {
+		t.Errorf("TTFT legend swatches dashed %q, want \"none 3,2\" (live p50, live p99)", sw)
+	}
+	for _, part := range []string{"proxy", "queue", "prefill", "network", "decode", "upstream", "generation"} {
+		if !strings.Contains(got.SplitLegend, part) {
+			t.Errorf("time-split legend %q lacks %s", got.SplitLegend, part)
+		}
+	}
+	if got.PageWidth > 1400 {
+		t.Errorf("the dashboard is %d px wide in a 1400 px window", got.PageWidth)
 	}
 	// No shadow load is configured: the controls say so (TestDashboardShadowControls drives
 	// one).

@@ -161,6 +161,10 @@ func (b *browser) screenshot(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot (%dx%d): %s", cfg.Width, cfg.Height, p)
+	// Every page fits the 1400 px window the browser opens (issue 34: pages were wider).
+	if cfg.Width > 1400 {
+		t.Errorf("%s is %d px wide in a 1400 px window", name, cfg.Width)
+	}
 	return p
 }
 

@@ -10,6 +10,13 @@
 const LT = (() => {
   const NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777", "#4b5563", "#65a30d"];
+  // CLASS_COLORS gives each traffic class its palette index, on every page and in the report's
+  // PNGs (report/series.go classColors): live blue, mirror red, shadow green, replay purple.
+  // Other keys (a class with its model) take the colors after them in their sorted order.
+  const CLASS_COLORS = {live: 0, mirror: 1, shadow: 2, replay: 3};
+  function colorOf(key, i) {
+    return PALETTE[key in CLASS_COLORS ? CLASS_COLORS[key] : (4 + i) % PALETTE.length];
+  }
   const H = 250, M = {l: 58, r: 14, t: 40, b: 36}, LEGEND_LINE = 14;
 
   function el(name, attrs, parent) {
@@ -87,7 +94,11 @@ const LT = (() => {
         lx = M.l; ly += LEGEND_LINE;
         t.setAttribute("x", lx + 13); t.setAttribute("y", ly);
       }
-      el("rect", {x: lx, y: ly - 8, width: 9, height: 9, fill: s.color || PALETTE[i % PALETTE.length]}, svg);
+      // A line's swatch is a stroke as the line is drawn (a dashed p99 beside a solid p50); a
+      // bar's a square.
+      const sc = s.color || PALETTE[i % PALETTE.length];
+      if (spec.kind === "bar") el("rect", {x: lx, y: ly - 8, width: 9, height: 9, fill: sc}, svg);
+      else el("line", {x1: lx - 1, x2: lx + 10, y1: ly - 3.5, y2: ly - 3.5, stroke: sc, "stroke-width": 2.4, "stroke-dasharray": s.dash ? "3,2" : "none", class: "swatch"}, svg);
       lx += w + 24;
     });
     const T = M.t + (ly - 33);
@@ -153,5 +164,5 @@ const LT = (() => {
     return out;
   }
 
-  return {render, niceTicks, fmt, fmtTime, PALETTE};
+  return {render, niceTicks, fmt, fmtTime, PALETTE, CLASS_COLORS, colorOf};
 })();

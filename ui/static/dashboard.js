@@ -174,7 +174,7 @@ function specFor(c) {
   keys.forEach((k, i) => {
     for (const [field, suffix] of c.lines) {
       series.push({
-        name: k + suffix, color: LT.PALETTE[i % LT.PALETTE.length], dash: suffix !== "",
+        name: k + suffix, color: LT.colorOf(k, i), dash: suffix !== "",
         points: shown.map((h) => [h.t, h.groups[k] && h.groups[k][field] != null ? h.groups[k][field] : null]),
       });
     }
@@ -231,6 +231,23 @@ const ms = (v) => v == null ? "–" : v.toFixed(1);
 // SPLIT_COLORS are the colors of a request's parts, the report's (report/split.go splitColors).
 const SPLIT_COLORS = {proxy: "#6b7280", queue: "#f59e0b", load: "#a855f7", prefill: "#2563eb", inference: "#0891b2",
   network: "#d1d5db", upstream: "#93c5fd", decode: "#16a34a", generation: "#86efac"};
+
+// drawSplitLegend writes the time-split bars' legend: every part's color and name, in the
+// report's order (report/split.go splitOrder).
+function drawSplitLegend() {
+  const box = document.getElementById("split-legend");
+  if (!box || box.childElementCount) return;
+  for (const name of ["proxy", "queue", "load", "prefill", "inference", "network", "decode", "upstream", "generation"]) {
+    const span = document.createElement("span");
+    span.className = "swatch";
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("width", 10); svg.setAttribute("height", 10);
+    const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    rect.setAttribute("width", 10); rect.setAttribute("height", 10); rect.setAttribute("fill", SPLIT_COLORS[name]);
+    svg.appendChild(rect); span.appendChild(svg); span.append(" " + name);
+    box.append(span, " ");
+  }
+}
 
 // splitSegments splits a record's latency into the parts of its stacked bar, as the report does
 // (record.Segments in telemetry/record/segments.go): the proxy's own part, the server's queue,
@@ -301,6 +318,7 @@ function drawSlowest(rows) {
     tr.insertCell().appendChild(tokenTimeline(r));
     tr.insertCell().appendChild(splitBar(r));
   }
+  drawSplitLegend();
   document.getElementById("slowest-note").textContent = `the ${rows.length} slowest of the last ${RECENT} requests (by request latency, else duration)`;
 }
 
