@@ -17,8 +17,8 @@ var reportTemplate string
 
 var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"splitLegend": splitLegend,
-	"f1": func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-	"f2": func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+	"f1":          func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+	"f2":          func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	// g6 writes small sums (GPU-seconds, costs of a few requests) with 6 significant digits.
 	"g6": func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"f3": func(v float64) string {
