@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,28 @@ func TestDashboardShadowControls(t *testing.T) {
 	if state, sent := shadowOf(t, p.admin, "s1"); state != "running" || sent == 0 {
 		t.Errorf("after Start the server has the load %s with %d sent", state, sent)
 	}
+
+	// Set rate above max_rate (it defaults to the configured 20): the error stays beside the
+	// controls (it flashed for under a second in the status line), nothing is sent; then a
+	// rate within it reaches the server and clears the error (issue 34).
+	setRate := func(v string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SetValue(row+" input.rate", v)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Click(row+" button.set-rate")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setRate("30")
+	poll("the error is shown", `document.querySelector('`+row+` .ctl-error').textContent.includes("max_rate 20")`)
+	time.Sleep(2500 * time.Millisecond) // two refreshes of the status line and the table
+	shownErr, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('`+row+` .ctl-error').textContent`))
+	if err != nil || !strings.Contains(shownErr, "above this load's max_rate 20") {
+		t.Errorf("after 2.5 s the control's error reads %q (%v)", shownErr, err)
+	}
+	setRate("10")
+	poll("the rate is set and the error cleared", `document.querySelector('`+row+` .ctl-error').textContent === "" && document.querySelector('`+row+`').cells[3].textContent === "10"`)
 
 	if err := chromedp.Do(ctx, chromedp.Click(row+" button.stop")); err != nil {
 		t.Fatal(err)

@@ -378,11 +378,16 @@ async function refreshShadow() {
       const rate = document.createElement("input");
       Object.assign(rate, {type: "number", min: "0", step: "0.1", size: 5, className: "rate", title: "requests per second"});
       rate.value = st.rate || st.config_rate;
+      // A control's error stays beside the controls until the next click (the status line is
+      // rewritten every second).
+      const err = document.createElement("span");
+      err.className = "ctl-error";
       const mk = (label, cls, fn) => {
         const b = document.createElement("button");
         b.textContent = label; b.className = cls;
         b.addEventListener("click", async () => {
-          try { await fn(); } catch (e) { setStatus(String(e), true); }
+          err.textContent = "";
+          try { await fn(); } catch (e) { err.textContent = e.message || String(e); }
           refreshShadow();
         });
         ctl.appendChild(b);
@@ -390,8 +395,19 @@ async function refreshShadow() {
       mk("Start", "start", () => Shadow.send(st.name, "start"));
       mk("Stop", "stop", () => Shadow.send(st.name, "stop"));
       ctl.appendChild(rate);
-      mk("Set rate", "set-rate", () => Shadow.send(st.name, "rate", {rate: parseFloat(rate.value)}));
+      mk("Set rate", "set-rate", () => {
+        const v = parseFloat(rate.value), max = parseFloat(tr.dataset.maxRate);
+        if (!(v >= 0)) throw new Error("the rate is a number of requests per second, 0 or more");
+        // max_rate defaults to the configured rate: an admin call cannot raise a load past what
+        // its config allows unless the config says max_rate.
+        if (max > 0 && v > max) throw new Error(`${v} req/s is above this load's max_rate ${max} (set max_rate in its config to raise it)`);
+        return Shadow.send(st.name, "rate", {rate: v});
+      });
+      ctl.appendChild(err);
     }
+    tr.dataset.maxRate = st.max_rate || "";
+    const input = tr.querySelector("input.rate");
+    if (st.max_rate) { input.max = st.max_rate; input.title = `requests per second, up to max_rate ${st.max_rate}`; }
     rows.delete(st.name);
     tr.dataset.state = st.state;
     const cells = [st.name, st.mode, st.state + (st.pause_reason ? ` (${st.pause_reason})` : ""), LT.fmt(st.rate),
