@@ -185,3 +185,36 @@ func TestTrackerConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackerListsUnmatchedSLOs: an SLO no request matched yet is listed with no requests
+// (issue 34: "an SLO that matched no request is not listed in /llmtap/slo"), beside the ones
+// that counted, with its target and thresholds.
+func TestTrackerListsUnmatchedSLOs(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 0)}
+	tr := NewTracker(nil, clk.now)
+	objs := []Objective{
+		{Name: "batch", Models: []string{"batch-*"}, LatencyMs: 60000, Target: 0.95},
+		{Name: "chat", TTFTMs: 100},
+	}
+	if err := Validate(objs); err != nil {
+		t.Fatal(err)
+	}
+	set := tr.NewSet(objs)
+	r := rec("llama", 50, 5, 500)
+	r.SLO = set
+	tr.Consume(r)
+	reps := tr.Reports()
+	if len(reps) != 2 || reps[0].SLO != "batch" || reps[1].SLO != "chat" {
+		t.Fatalf("reports %+v, want batch (unmatched) and chat", reps)
+	}
+	b := reps[0]
+	if b.Model != "" || b.Total.Requests != 0 || b.Target != 0.95 || b.Thresholds.LatencyMs != 60000 || len(b.Windows) != len(Windows) || b.Total.BurnRate != nil {
+		t.Errorf("unmatched SLO reported %+v", b)
+	}
+	if reps[1].Total.Requests != 1 || reps[1].Model != "llama" {
+		t.Errorf("matched SLO reported %+v", reps[1])
+	}
+	if cs, _ := tr.Counters(); len(cs) != 2 { // chat/llama: ttft, all; nothing for batch
+		t.Errorf("counters %+v: an unmatched SLO has no series", cs)
+	}
+}

@@ -65,6 +65,22 @@ func (t *Tracker) Reports() []Report {
 		}
 		out = append(out, rep)
 	}
+	// An SLO declared by a loaded config that no request matched yet is listed, with no
+	// requests and model "" (which models it will count is not known until they come).
+	seen := make(map[string]bool, len(out))
+	for _, r := range out {
+		seen[r.SLO] = true
+	}
+	for name, c := range t.declared {
+		if seen[name] {
+			continue
+		}
+		rep := Report{SLO: name, Target: c.target, Thresholds: c.settled}
+		for _, w := range Windows {
+			rep.Windows = append(rep.Windows, Window{Window: w.String()})
+		}
+		out = append(out, rep)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].SLO != out[j].SLO {
 			return out[i].SLO < out[j].SLO

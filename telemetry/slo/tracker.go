@@ -68,6 +68,9 @@ type Tracker struct {
 	mu      sync.Mutex
 	series  map[key]*series
 	dropped uint64
+	// declared holds the latest definition of every SLO a Set declared (at most MaxSeries):
+	// Reports lists an SLO that no request matched yet with no requests, rather than not at all.
+	declared map[string]*compiled
 	now     func() time.Time
 	model   func(string) string // the model's label (bounded by the caller)
 }
@@ -81,7 +84,7 @@ func NewTracker(label func(string) string, now func() time.Time) *Tracker {
 	if now == nil {
 		now = time.Now
 	}
-	return &Tracker{series: map[key]*series{}, now: now, model: label}
+	return &Tracker{series: map[key]*series{}, declared: map[string]*compiled{}, now: now, model: label}
 }
 
 // Set is one handler's SLOs bound to the Tracker that counts them; a record carries it
@@ -96,6 +99,13 @@ func (t *Tracker) NewSet(objs []Objective) *Set {
 	s := &Set{t: t}
 	for i := range objs {
 		s.objs = append(s.objs, compile(&objs[i]))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := range s.objs {
+		if c := &s.objs[i]; t.declared[c.name] != nil || len(t.declared) < MaxSeries {
+			t.declared[c.name] = c
+		}
 	}
 	return s
 }
@@ -218,6 +228,7 @@ func (t *Tracker) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.series = map[key]*series{}
+	t.declared = map[string]*compiled{}
 	t.dropped = 0
 }
 
