@@ -140,6 +140,8 @@ type instance struct {
 	site, admin string
 	log         string // its stderr, Caddy's JSON log
 	id          string // the service.instance.id it logged
+	cmd         *exec.Cmd
+	exited      <-chan struct{} // closed when the process has exited
 }
 
 // startInstance runs the test binary as llmtap with a Caddyfile proxying to the mock, and
@@ -147,6 +149,12 @@ type instance struct {
 // is stopped by its PID (SIGINT, Caddy's graceful stop, which flushes the OTLP export) when the
 // test ends.
 func startInstance(t *testing.T, self string, env []string, mockAddr string) *instance {
+	return startInstanceWith(t, self, env, mockAddr, func(string) string { return "llmtap" })
+}
+
+// startInstanceWith is startInstance with the site's llmtap directive written by handler,
+// given the instance's own temporary folder.
+func startInstanceWith(t *testing.T, self string, env []string, mockAddr string, handler func(dir string) string) *instance {
 	t.Helper()
 	dir := t.TempDir()
 	in := &instance{site: testkit.FreeAddr(t), admin: testkit.FreeAddr(t), log: filepath.Join(dir, "llmtap.log")}
@@ -159,12 +167,12 @@ func startInstance(t *testing.T, self string, env []string, mockAddr string) *in
 }
 
 http://%s {
-	llmtap
+	%s
 	reverse_proxy %s {
 		flush_interval -1
 	}
 }
-`, in.admin, filepath.Join(dir, "storage"), in.site, mockAddr)
+`, in.admin, filepath.Join(dir, "storage"), in.site, handler(dir), mockAddr)
 	conf := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(conf, []byte(caddyfile), 0o600); err != nil {
 		t.Fatal(err)
@@ -172,6 +180,7 @@ http://%s {
 	cmd := exec.Command(self, "run", "--config", conf, "--adapter", "caddyfile")
 	cmd.Env = append(os.Environ(), append(env, childEnv+"=1", llmtap.DashboardEnv+"=off", "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)...)
 	exited := startProcess(t, cmd, in.log, os.Interrupt)
+	in.cmd, in.exited = cmd, exited
 	idRE := regexp.MustCompile(`"service\.instance\.id":"([^"]*)"`)
 	deadline := time.Now().Add(60 * time.Second)
 	for logged := false; ; {

@@ -259,6 +259,46 @@ func receivedLogs(t *testing.T, all []plog.Logs) map[string]plog.LogRecord {
 	return out
 }
 
+// checkLogRecords checks the log records received against the records file, by request id:
+// every request of the file arrived as a log record, none that it does not hold, each with
+// every field of its line as an attribute of equal value under the conventions' name or
+// llmtap.*, and nothing else but the derived GenAI attributes.
+func checkLogRecords(t *testing.T, file map[string]map[string]any, logs map[string]plog.LogRecord) {
+	t.Helper()
+	for id, want := range file {
+		lr, ok := logs[id]
+		if !ok {
+			t.Errorf("request %s is in the records file but arrived as no log record", id)
+			continue
+		}
+		seen := map[string]bool{}
+		for k, v := range want {
+			key, ok := fileToAttr[k]
+			if !ok {
+				key = "llmtap." + k
+			}
+			seen[key] = true
+			got, ok := lr.Attributes().Get(key)
+			if !ok {
+				t.Errorf("%s: field %s has no attribute %s", id, k, key)
+			} else if !equalAttr(got, v) {
+				t.Errorf("%s: attribute %s = %v (%s), the file has %v", id, key, got.AsString(), got.Type(), v)
+			}
+		}
+		lr.Attributes().Range(func(k string, v pcommon.Value) bool {
+			if !seen[k] && !derivedAttrs[k] {
+				t.Errorf("%s: attribute %s = %s is no field of the records file", id, k, v.AsString())
+			}
+			return true
+		})
+	}
+	for id := range logs {
+		if _, ok := file[id]; !ok {
+			t.Errorf("request %s arrived as a log record but the recording left it out", id)
+		}
+	}
+}
+
 // spansByRequest maps each request id to its llmtap span's ids.
 func spansByRequest(all []ptrace.Traces) map[string]ptrace.Span {
 	out := map[string]ptrace.Span{}
@@ -321,42 +361,14 @@ func TestOTLPLogs(t *testing.T) {
 			if len(logs) != len(file) {
 				t.Errorf("received %d log records, the records file holds %d", len(logs), len(file))
 			}
-			for id, want := range file {
-				lr, ok := logs[id]
-				if !ok {
-					t.Errorf("request %s is in the records file but arrived as no log record", id)
-					continue
-				}
-				seen := map[string]bool{}
-				for k, v := range want {
-					key, ok := fileToAttr[k]
-					if !ok {
-						key = "llmtap." + k
-					}
-					seen[key] = true
-					got, ok := lr.Attributes().Get(key)
-					if !ok {
-						t.Errorf("%s: field %s has no attribute %s", id, k, key)
-					} else if !equalAttr(got, v) {
-						t.Errorf("%s: attribute %s = %v (%s), the file has %v", id, key, got.AsString(), got.Type(), v)
-					}
-				}
-				lr.Attributes().Range(func(k string, v pcommon.Value) bool {
-					if !seen[k] && !derivedAttrs[k] {
-						t.Errorf("%s: attribute %s = %s is no field of the records file", id, k, v.AsString())
-					}
-					return true
-				})
+			checkLogRecords(t, file, logs)
+			for id := range file {
+				lr := logs[id]
 				sp, ok := spans[id]
 				if !ok {
 					t.Errorf("%s: no span received", id)
 				} else if lr.TraceID() != sp.TraceID() || lr.SpanID() != sp.SpanID() {
 					t.Errorf("%s: log record ids %s/%s, its span's %s/%s", id, lr.TraceID(), lr.SpanID(), sp.TraceID(), sp.SpanID())
-				}
-			}
-			for id := range logs {
-				if _, ok := file[id]; !ok {
-					t.Errorf("request %s arrived as a log record but the recording left it out", id)
 				}
 			}
 			after := llmtap.OTLPLogStats()
