@@ -5,6 +5,10 @@
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 go build -o bin/llmtap ./cmd/llmtap
+# The binary says what it is: llmtap's help leads with its own commands, its version names the
+# Caddy it embeds.
+bin/llmtap | head -8 | grep -q "llmtap's commands:" || { echo "llmtap without arguments does not lead with its commands:"; bin/llmtap | head -12; exit 1; }
+bin/llmtap version | grep -Eq '^llmtap .*, Caddy v2\.11\.' || { echo "llmtap version: $(bin/llmtap version)"; exit 1; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 start=$(date +%s)

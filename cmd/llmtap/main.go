@@ -4,14 +4,22 @@
 package main
 
 import (
+	"os"
+
 	caddycmd "github.com/caddyserver/caddy/v2/cmd"
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap"
-	_ "github.com/llmtap/llmtap/modules/commands"
+	"github.com/llmtap/llmtap/modules/commands"
 )
 
 func main() {
+	// llmtap's own help and version first; everything else is Caddy's command line.
+	args, done := commands.Help(os.Args[1:], os.Stdout)
+	if done {
+		return
+	}
+	os.Args = append(os.Args[:1], args...)
 	caddycmd.Main()
 }

@@ -50,6 +50,8 @@ var registered []string
 // command owns its flag set (and its --help) completely.
 func register(name, usage, short, long string, run func(fs *flag.FlagSet, args []string) (int, error)) {
 	registered = append(registered, name)
+	commands = append(commands, command{name, usage, short, long})
+	c := commands[len(commands)-1]
 	caddycmd.RegisterCommand(caddycmd.Command{
 		Name:  name,
 		Usage: usage,
@@ -60,6 +62,7 @@ func register(name, usage, short, long string, run func(fs *flag.FlagSet, args [
 			cmd.RunE = func(cmd *cobra.Command, args []string) error {
 				fs := flag.NewFlagSet("llmtap "+name, flag.ContinueOnError)
 				fs.SetOutput(os.Stderr)
+				fs.Usage = usageOf(fs, c)
 				sigs := make(chan os.Signal, 2)
 				signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 				grace := time.Duration(0)
