@@ -377,4 +377,16 @@ func TestUsageByTenant(t *testing.T) {
 	if !regexp.MustCompile(`<td>globex</td><td>m1</td><td>live</td><td>3</td><td>1</td><td>300</td>`).Match(b.Bytes()) {
 		t.Error("the HTML has no usage row for globex")
 	}
+	if bytes.Contains(b.Bytes(), []byte("no GPU samples</td>")) {
+		t.Error("a row with GPU time reads no GPU samples")
+	}
+	// Without GPU samples a row's GPU time and cost are unknown, not 0 (issue 34).
+	rep.Usage[0].GPUSeconds, rep.Usage[0].EnergyJ, rep.Usage[0].Cost, rep.Usage[0].CostPerMillionTokens = 0, 0, 0, 0
+	b.Reset()
+	if err := rep.WriteHTML(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`<td>–</td><td>–</td><td class="nogpu">no GPU samples</td><td>–</td>`).Match(b.Bytes()) {
+		t.Error("a row without GPU time does not read no GPU samples")
+	}
 }

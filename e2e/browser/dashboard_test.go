@@ -138,7 +138,7 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 				const w = (sel) => [...svg.querySelectorAll(sel)].reduce((a, r) => a + Number(r.getAttribute("width")), 0);
 				return w("rect.seg-prefill") > 0 && w("rect.seg-proxy") >= 0 && Math.abs(w("rect") - 200) < 0.1;
 			}).length,
-			usage: [...document.querySelector("#usage tbody tr").cells].slice(0, 4).map((c) => c.textContent),
+			usage: [...document.querySelector("#usage tbody tr").cells].map((c) => c.textContent),
 			swatches: [...document.querySelectorAll("#chart-ttft line.swatch")].map((l) => l.getAttribute("stroke-dasharray")),
 			split_legend: document.getElementById("split-legend").textContent,
 			page_width: document.documentElement.scrollWidth,
@@ -196,7 +196,11 @@ func testDashboard(t *testing.T, source string, gpu bool) {
 		}
 	}
 	// The usage table: the load's requests, without a tenant, counted from /llmtap/summary.
-	if len(got.Usage) != 4 || got.Usage[0] != "(none)" || got.Usage[2] != "live" {
+	// Without a GPU no sample covers a request: its GPU time and cost are unknown, not free.
+	if !gpu && (len(got.Usage) != 14 || got.Usage[10] != "–" || got.Usage[12] != "no GPU samples") {
+		t.Errorf("usage row without a GPU reads %q, want GPU-s – and cost \"no GPU samples\"", got.Usage)
+	}
+	if len(got.Usage) < 4 || got.Usage[0] != "(none)" || got.Usage[2] != "live" {
 		t.Errorf("usage table's first row %q, want (none), the model, live and a count", got.Usage)
 	} else if n, err := strconv.Atoi(got.Usage[3]); err != nil || n <= 0 {
 		t.Errorf("usage table's first row counts %q requests", got.Usage[3])

@@ -73,6 +73,7 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 		return cmp.Or(cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.Tenant, b.Tenant))
 	})
 	var b strings.Builder
+	noGPU := false
 	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), topTenantRows), len(list))
 	fmt.Fprintf(&b, "%-24s %9s %7s %11s %11s %9s %9s %9s %9s %9s\n", "tenant", "requests", "errors", "in tokens", "out tokens", "cached", "reasoning", "GPU-s", "cost", "list cost")
 	for _, u := range list[:min(len(list), topTenantRows)] {
@@ -80,8 +81,16 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 		if len(name) > 24 {
 			name = name[:23] + "…"
 		}
-		fmt.Fprintf(&b, "%-24s %9d %7d %11d %11d %9d %9d %9.2f %9.4f %9.4f\n", name, u.Requests, u.Errors, u.InputTokens, u.OutputTokens,
-			u.CachedInputTokens, u.ReasoningOutputTokens, u.GPUSeconds, u.Cost, u.ListCost)
+		// Without a GPU sample over its requests a row's GPU time and cost are unknown, not 0.
+		gpu, cost := fmt.Sprintf("%9.2f", u.GPUSeconds), fmt.Sprintf("%9.4f", u.Cost)
+		if u.GPUSeconds <= 0 {
+			gpu, cost, noGPU = fmt.Sprintf("%9s", "-"), fmt.Sprintf("%9s", "no GPU*"), true
+		}
+		fmt.Fprintf(&b, "%-24s %9d %7d %11d %11d %9d %9d %s %s %9.4f\n", name, u.Requests, u.Errors, u.InputTokens, u.OutputTokens,
+			u.CachedInputTokens, u.ReasoningOutputTokens, gpu, cost, u.ListCost)
+	}
+	if noGPU {
+		b.WriteString("* no GPU samples: no GPU sample covered these requests (no NVML, no DCGM scrape), so their GPU time and cost are unknown\n")
 	}
 	return b.String()
 }

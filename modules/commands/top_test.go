@@ -21,6 +21,7 @@ import (
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // runTopArgs runs `llmtap top` in-process and returns its exit code and output.
@@ -398,5 +399,32 @@ func TestTopReplacesFinal(t *testing.T) {
 	}
 	if r.last != 6 || r.s.GetRequests() != 1 || len(r.provisional) != 1 {
 		t.Errorf("row shows window %d with %d requests, %d provisional: want window 6, 1, and only 6 provisional", r.last, r.s.GetRequests(), len(r.provisional))
+	}
+}
+
+// TestTopTenantsWithoutGPU: a tenant whose requests no GPU sample covered shows no GPU time
+// and "no GPU*" with its footnote as its cost, not 0.0000 (issue 34: a price without a GPU
+// read as free); one with GPU time shows its cost.
+func TestTopTenantsWithoutGPU(t *testing.T) {
+	v := &topView{}
+	rows := []stats.Usage{
+		{UsageKey: stats.UsageKey{Tenant: "gpu-team", Model: "m", Class: "live"}, Requests: 4, GPUSeconds: 2, Cost: 0.0012},
+		{UsageKey: stats.UsageKey{Tenant: "cpu-team", Model: "m", Class: "live"}, Requests: 3},
+	}
+	out := v.tenantTable(rows)
+	var gpu, cpu string
+	for l := range strings.Lines(out) {
+		switch {
+		case strings.HasPrefix(l, "gpu-team"):
+			gpu = l
+		case strings.HasPrefix(l, "cpu-team"):
+			cpu = l
+		}
+	}
+	if !strings.Contains(gpu, " 2.00 ") || !strings.Contains(gpu, "0.0012") {
+		t.Errorf("tenant with GPU time: %q", gpu)
+	}
+	if !strings.Contains(cpu, "no GPU*") || strings.Contains(cpu, "0.0000 ") || !strings.Contains(out, "* no GPU samples:") {
+		t.Errorf("tenant without GPU samples: %q in\n%s", cpu, out)
 	}
 }

@@ -335,7 +335,9 @@ function drawUsage(rows) {
     const tr = tbody.insertRow();
     const cells = [u.tenant || "(none)", u.model, u.class, u.requests, u.errors, u.input_tokens, u.output_tokens,
       u.cached_input_tokens, u.cache_write_input_tokens, u.reasoning_output_tokens,
-      LT.fmt(u.gpu_seconds), LT.fmt(u.gpu_energy_j), u.cost ? LT.fmt(u.cost) : "–",
+      // Without a GPU sample over its requests a row has no GPU time, energy or cost: unknown,
+      // not free.
+      ...(u.gpu_seconds > 0 ? [LT.fmt(u.gpu_seconds), LT.fmt(u.gpu_energy_j), u.cost ? LT.fmt(u.cost) : "–"] : ["–", "–", "no GPU samples"]),
       u.list_cost ? LT.fmt(u.list_cost) : "–"];
     for (const c of cells) tr.insertCell().textContent = c;
   }
