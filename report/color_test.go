@@ -32,21 +32,12 @@ func TestClassColorsMatchDashboard(t *testing.T) {
 		t.Fatalf("charts.js CLASS_COLORS %v, report classColors %v", dash, classColors)
 	}
 	// Shadow and mirror records first: live still takes live's color.
-	dir := t.TempDir()
 	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	var recs []*record.Record
 	for i, class := range []string{record.ClassShadow, record.ClassMirror, record.ClassLive, record.ClassReplay} {
 		recs = append(recs, rec(base, fmt.Sprint(i), time.Duration(i)*time.Second, class, "m1", 20, 5, 10))
 	}
-	writeRecords(t, dir, "records-20260501T100000.000Z.jsonl", recs)
-	run, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := reportOf(t, recs)
 	for _, s := range chart(t, rep, "request_rate").Series {
 		if want, ok := classColors[s.Name]; !ok || s.Color != want {
 			t.Errorf("series %s has color %d, want %d (charts.js)", s.Name, s.Color, want)

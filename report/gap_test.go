@@ -14,7 +14,6 @@ import (
 // (issue 34: "27 s idle shown as 2–4 req/s").
 func TestChartsBreakAcrossIdle(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
 	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	var recs []*record.Record
 	for i := range 6 {
@@ -24,15 +23,7 @@ func TestChartsBreakAcrossIdle(t *testing.T) {
 		}
 		recs = append(recs, rec(base, fmt.Sprintf("live-%d", i), off, record.ClassLive, "m1", 20, 5, 10))
 	}
-	writeRecords(t, dir, "records-20260501T100000.000Z.jsonl", recs)
-	run, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := reportOf(t, recs)
 	rate := series(t, chart(t, rep, "request_rate"), "live").Points
 	ttft := series(t, chart(t, rep, "ttft_time"), "live p50").Points
 	idle, sum := 0, 0.0

@@ -48,10 +48,24 @@ func writeRecords(t *testing.T, dir, name string, recs []*record.Record, extra .
 	}
 }
 
+// reportOf writes recs as one records file in a fresh folder and builds its report.
+func reportOf(t *testing.T, recs []*record.Record) *Report {
+	t.Helper()
+	dir := t.TempDir()
+	writeRecords(t, dir, "records-20260501T100000.000Z.jsonl", recs)
+	return reportOfDir(t, dir)
+}
+
 // sampleReport builds the report of a fresh sampleRun.
 func sampleReport(t *testing.T) *Report {
 	t.Helper()
-	run, err := Load(sampleRun(t))
+	return reportOfDir(t, sampleRun(t))
+}
+
+// reportOfDir builds the report of the run in dir.
+func reportOfDir(t *testing.T, dir string) *Report {
+	t.Helper()
+	run, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +353,6 @@ func TestCompareClasses(t *testing.T) {
 // TestUsageByTenant: the report sums each tenant's requests, tokens by kind, GPU time and
 // cost from the records, failed requests included, and shows them in the HTML.
 func TestUsageByTenant(t *testing.T) {
-	dir := t.TempDir()
 	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	var recs []*record.Record
 	for i := range 6 {
@@ -351,15 +364,7 @@ func TestUsageByTenant(t *testing.T) {
 		recs = append(recs, r)
 	}
 	recs[5].Error, recs[5].Status = record.ErrHTTP, 500 // globex: one failed request
-	writeRecords(t, dir, "records-20260501T100000.000Z.jsonl", recs)
-	run, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := reportOf(t, recs)
 	got := map[string]UsageRow{}
 	for _, u := range rep.Usage {
 		got[u.Tenant] = u

@@ -16,7 +16,6 @@ import (
 // flagged request, loads them as a run and checks the HTML report's bars: the slowest first,
 // each part as wide as its share of the latency, the flag shown.
 func TestSplitBars(t *testing.T) {
-	dir := t.TempDir()
 	base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	f := func(v float64) *float64 { return &v }
 	var recs []*record.Record
@@ -28,15 +27,7 @@ func TestSplitBars(t *testing.T) {
 		recs = append(recs, r)
 	}
 	recs = append(recs, rec(base, "nosplit", 0, record.ClassLive, "m1", 500, 5, 10)) // slowest, no split: not drawn
-	writeRecords(t, dir, "records.jsonl", recs)
-	run, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Build(run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := reportOf(t, recs)
 	if len(rep.Splits) != 3 || rep.Splits[0].RequestID != "r2" || rep.Splits[2].RequestID != "r0" || !rep.Splits[2].Disagree || rep.Splits[0].Disagree {
 		t.Fatalf("split rows %+v: want r2, r1, r0 (slowest first), r0 flagged", rep.Splits)
 	}
