@@ -354,6 +354,6 @@ func (v Verdict) String() string {
 	if v.Look < 0 {
 		return fmt.Sprintf("%s (first look at %d pairs)", v.Outcome, v.NextLookAt)
 	}
-	return fmt.Sprintf("%s over %d pairs (look %d, each comparison at %.4f%%; furthest from equal: %s)",
+	return fmt.Sprintf("%s over %d pairs (look %d, each gate comparison at %.4f%%; furthest from equal: %s)",
 		v.Outcome, v.Pairs, v.Look+1, 100*v.Level, v.Diverged)
 }
