@@ -28,12 +28,12 @@ const (
 )
 
 // Defaults of VerdictOptions, chosen by the calibration in docs/canary.md
-// (telemetry/compare/calibrate).
+// (shadow/mirror/canarysim).
 const (
 	DefaultVerdictAlpha       = 0.05
 	DefaultVerdictMargin      = 0.10
 	DefaultVerdictTailMargin  = 1.0
-	DefaultVerdictErrorMargin = 0.02
+	DefaultVerdictErrorMargin = 0.025
 	DefaultVerdictFirstLook   = 200
 	DefaultVerdictLooks       = 7
 )
@@ -49,15 +49,17 @@ const (
 //
 // The verdict is taken only at looks, when a model's pairs reach FirstLook, 2·FirstLook,
 // 4·FirstLook … (Looks of them); between looks the last look's verdict stands, so however
-// often a gate polls it reads at most Looks verdicts. Each look spends Alpha/Looks of two
-// budgets: the false-worse budget split evenly over the lower ends of every comparison, the
-// false-not-worse budget over the upper ends of the gating ones (Bonferroni). The chance that
-// any look of a model says worse when the truth is within every margin is at most Alpha, and
-// so is the chance that it says not worse (or same, better) when a gating metric's truth is
-// past its margin (union bounds, whatever the dependence between looks and metrics).
+// often a gate polls it reads at most Looks verdicts. Each look spends Alpha/Looks of the
+// false-worse budget over the lower ends of every comparison (GateShare of it on the gates',
+// the rest on the alarms'; Bonferroni), and PassShare·Alpha/Looks on each gate's upper end. The
+// chance that any look of a model says worse when the truth is within every margin is at most
+// Alpha, and the chance that it says not worse (or same, better) when a gating metric's truth
+// is past its margin at most PassShare·Alpha (union bounds over looks and comparisons, and an
+// intersection–union test over the gates, whatever the dependence between them), provided
+// each interval holds its level: docs/canary.md's calibration measures what they achieve.
 type VerdictOptions struct {
-	// Alpha bounds the chance of a false "worse", and of a false "not worse", over all looks.
-	// Default 0.05.
+	// Alpha bounds the chance of a false "worse" over all looks; PassShare of it bounds the
+	// chance of a false "not worse". Default 0.05.
 	Alpha float64 `json:"alpha,omitempty"`
 	// Margin is the equivalence margin of the typical ratios mirror/live of TTFT, ITL, request
 	// latency and output tokens, each in its own unit: within 1±Margin they count as the same,
@@ -73,8 +75,9 @@ type VerdictOptions struct {
 	// before the ratio. It never applies to ITL, which is per token. Default 0: none.
 	MarginMs float64 `json:"margin_ms,omitempty"`
 	// ErrorMargin is the equivalence margin of the error rates' difference (0.02 is two
-	// percentage points), and of the SLO attainments'. Default 0.02: at 0.5 % errors on each
-	// side, one point takes about 1,500 pairs to tell, two points about 400.
+	// percentage points), and of the SLO attainments'. Default 0.025: at 0.5 % errors on each
+	// side, the count of errors in 800 pairs bounds a difference of 2.5 points at the gate's
+	// level in nearly every run, 2 points in about 97 % (docs/canary.md's calibration).
 	ErrorMargin float64 `json:"error_margin,omitempty"`
 	// FirstLook is the number of a model's pairs at the first look. Default 200.
 	FirstLook int `json:"first_look,omitempty"`
@@ -112,6 +115,20 @@ func (o VerdictOptions) withDefaults() VerdictOptions {
 	}
 	return o
 }
+
+// GateShare is the share of the false-worse budget spent on the gates' lower ends (TTFT, ITL,
+// the error rate and the SLO attainment); the alarms (request latency, output tokens, the
+// tails) share the rest. The gates are what a rollout waits for, in both directions; the
+// alarms are there for gross changes, which they catch at any share (docs/canary.md's
+// calibration has the figures).
+const GateShare = 2.0 / 3
+
+// PassShare is the share of Alpha that bounds a false "not worse" (or same, better): a gate
+// that lets a rollout through is held to a third of the error of one that stops it, because
+// the batch-means variance of a typical ratio runs short when each upstream's own speed
+// drifts over a few hundred requests (docs/canary.md's calibration: at half of Alpha, a mirror
+// at the margin in ITL went through in 5.1 % of 1,000 runs).
+const PassShare = 1.0 / 3
 
 // MaxVerdictPairs bounds the pairs a model's verdict keeps (FirstLook · 2^(Looks−1)): with
 // the 64 models a Pairer keeps verdicts for, at most 6.5 million pairs.
@@ -178,9 +195,9 @@ type Verdict struct {
 	// count of the next look, 0 after the last.
 	Look       int `json:"look"`
 	NextLookAt int `json:"next_look_at"`
-	// Level is the confidence level of each comparison's interval at that look (its lower
-	// end at the share of the false-worse budget, its upper end at the share of the
-	// false-not-worse budget).
+	// Level is the confidence level of each gate comparison's interval at that look (its
+	// lower end at its share of the false-worse budget, its upper end at its share of the
+	// false-not-worse budget); an alarm's lower end is at a smaller share.
 	Level float64 `json:"level"`
 	// Diverged names the comparison furthest from equal (by its point estimate against its
 	// margin); empty before the first look.
@@ -226,26 +243,31 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	pairs = pairs[:o.LookAt(look)]
 	v.Pairs = len(pairs)
 	// A false worse comes from the lower end of any comparison, a false not worse (same,
-	// better) from the upper end of a gating one: each look spends Alpha/Looks of each
-	// budget, split evenly over the comparisons that can make that mistake.
-	tests, gates := 1, 1 // error_rate
+	// better) from the upper ends of the gates: each look spends Alpha/Looks of the
+	// false-worse budget, GateShare of it on the gates' lower ends and the rest on the
+	// alarms', each share split evenly (a weighted Bonferroni), and PassShare·Alpha/Looks on
+	// every gate's upper end (no split: a pass needs every gate's upper end inside, so a
+	// false pass needs the upper end of a gate whose truth is past its margin to be wrong,
+	// an intersection–union test).
+	gates, alarms := 1, 0 // error_rate
 	for _, vm := range verdictMetrics {
-		tests++
-		if !vm.alarm {
+		if vm.alarm {
+			alarms++
+		} else {
 			gates++
 		}
 		if vm.tail {
-			tests++
+			alarms++
 		}
 	}
 	judged := slices.ContainsFunc(pairs, func(p Pair) bool { return p.Live.SLOMet != nil })
 	if judged {
-		tests++ // the SLO attainment is one comparison more
-		gates++
+		gates++ // the SLO attainment is one comparison more
 	}
 	look1 := o.Alpha / float64(o.Looks)
-	ends := compare.Ends{Low: look1 / float64(tests), High: look1 / float64(gates)}
-	v.Level = 1 - ends.Low - ends.High
+	gateEnds := compare.Ends{Low: GateShare * look1 / float64(gates), High: PassShare * look1}
+	alarmEnds := compare.Ends{Low: (1 - GateShare) * look1 / float64(alarms), High: gateEnds.High}
+	v.Level = 1 - gateEnds.Low - gateEnds.High
 	for _, vm := range verdictMetrics {
 		var live, mirror []float64
 		for _, p := range pairs {
@@ -261,16 +283,20 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 				live, mirror = append(live, *l), append(mirror, mv)
 			}
 		}
+		ends := gateEnds
+		if vm.alarm {
+			ends = alarmEnds
+		}
 		r := compare.PairedRatio(vm.metric+" p50", live, mirror, ends, o.Margin)
 		r.Alarm = vm.alarm
 		v.Comparisons = append(v.Comparisons, r)
 		if vm.tail {
-			v.Comparisons = append(v.Comparisons, compare.SlowShare(vm.metric+" p99", live, mirror, 0.99, ends, o.TailMargin))
+			v.Comparisons = append(v.Comparisons, compare.SlowShare(vm.metric+" p99", live, mirror, 0.99, alarmEnds, o.TailMargin))
 		}
 	}
-	v.Comparisons = append(v.Comparisons, compareErrors(pairs, ends, o.ErrorMargin))
+	v.Comparisons = append(v.Comparisons, compareErrors(pairs, gateEnds, o.ErrorMargin))
 	if judged {
-		v.Comparisons = append(v.Comparisons, compareAttainment(pairs, ends, o.ErrorMargin))
+		v.Comparisons = append(v.Comparisons, compareAttainment(pairs, gateEnds, o.ErrorMargin))
 	}
 	var outcome string
 	outcome, v.Diverged = compare.Combine(compare.WorseDominates, v.Comparisons)
@@ -328,6 +354,6 @@ func (v Verdict) String() string {
 	if v.Look < 0 {
 		return fmt.Sprintf("%s (first look at %d pairs)", v.Outcome, v.NextLookAt)
 	}
-	return fmt.Sprintf("%s over %d pairs (look %d, each comparison at %.4f%%; furthest from equal: %s)",
+	return fmt.Sprintf("%s over %d pairs (look %d, each gate comparison at %.4f%%; furthest from equal: %s)",
 		v.Outcome, v.Pairs, v.Look+1, 100*v.Level, v.Diverged)
 }

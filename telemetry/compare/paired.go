@@ -11,7 +11,8 @@ import (
 // means over the pair order). Thirty keeps Student's t near the normal (t₂₉) while each batch
 // stays long: at 3,200 pairs a batch holds 106, so drift with a memory of a few hundred
 // requests is mostly inside a batch rather than between batches. The simulation
-// (telemetry/compare/calibrate) measures what this leaves of the error rates.
+// (shadow/mirror/canarysim, report/fidelity's calibration) measures what this leaves of the
+// error rates.
 const Batches = 30
 
 // BatchMean is the mean of xs (in order) and the standard error of that mean by batch means:
@@ -21,6 +22,8 @@ const Batches = 30
 // batch shows as correlation between neighbouring batch means, and the variance is inflated
 // by (1+r)/(1−r) for their lag-1 autocorrelation r (taken in [0, 0.9]; the long-run variance
 // of an AR(1) series). df is the batches less one. With fewer than four values se is +Inf.
+// It is the package's one estimator of the variance of a mean under dependence: the paired
+// comparisons, PairedQuantileRatio (through meanVariance) and Inflation all take it.
 func BatchMean(xs []float64) (mean, se float64, df int) {
 	n := len(xs)
 	if n == 0 {
@@ -76,6 +79,16 @@ func Sym(alpha float64) Ends { return Ends{alpha / 2, alpha / 2} }
 // of freedom and standard error se.
 func (e Ends) widths(se float64, df int) (low, high float64) {
 	return tQuantile(1-e.Low, df) * se, tQuantile(1-e.High, df) * se
+}
+
+// countWidths are the widths of a rate's interval: the larger of the batch-means interval's
+// (Student's t on se) and that of the variance of k+2 events among n, by the normal quantile
+// (a count's variance, not estimated from the batches, so that no events in a few pairs is not
+// proof of equal rates).
+func (e Ends) countWidths(se float64, df, k, n int) (low, high float64) {
+	low, high = e.widths(se, df)
+	floor := math.Sqrt(float64(k+2)) / float64(n)
+	return max(low, distuv.UnitNormal.Quantile(1-e.Low)*floor), max(high, distuv.UnitNormal.Quantile(1-e.High)*floor)
 }
 
 // judge classifies an interval [lo, hi] of a log ratio or a difference against ±m.
@@ -160,9 +173,10 @@ func PairedRatio(name string, base, other []float64, e Ends, margin float64) Res
 
 // PairedRate compares the rate of events (errors, missed objectives) of other with base's over
 // the same pairs: the statistic of pair i is other[i]−base[i] (1, 0 or −1), its mean the
-// difference of the rates, its interval (ends at e) the batch-means t interval, with the
-// variance at least that of one event more on each side ((events+2)/n², so that no events in
-// a few pairs is not taken as proof of equal rates). Within ±margin the two are the same.
+// difference of the rates, its interval (ends at e) the batch-means t interval or, when wider,
+// the normal interval of one event more on each side (variance (events+2)/n², so that no
+// events in a few pairs is not taken as proof of equal rates). Within ±margin the two are the
+// same.
 func PairedRate(name string, base, other []bool, e Ends, margin float64) Result {
 	n := min(len(base), len(other))
 	r := Result{Name: name, Margin: margin, Count: n, Difference: true, Outcome: NotEnough, Low: math.Inf(-1), High: math.Inf(1)}
@@ -187,8 +201,7 @@ func PairedRate(name string, base, other []bool, e Ends, margin float64) Result 
 	if df == 0 {
 		return r
 	}
-	se = max(se, math.Sqrt(float64(kb+ko+2))/float64(n))
-	wl, wh := e.widths(se, df)
+	wl, wh := e.countWidths(se, df, kb+ko, n)
 	r.Low, r.High = mean-wl, mean+wh
 	r.Outcome = judge(r.Low, r.High, margin)
 	r.Needed = neededFor(n, mean, wh, margin)
@@ -242,8 +255,7 @@ func SlowShare(name string, base, other []float64, q float64, e Ends, margin flo
 		r.Estimate = 1
 		return r
 	}
-	se = max(se, math.Sqrt(float64(kb+ko+2))/float64(n))
-	wl, wh := e.widths(se, df)
+	wl, wh := e.countWidths(se, df, kb+ko, n)
 	r.Low, r.High = ratio(mean-wl), ratio(mean+wh)
 	switch {
 	case r.Low > 1+margin:

@@ -166,72 +166,39 @@ func logQuantile(xs []float64, q float64) (est, se float64, ok bool) {
 }
 
 // meanVariance is the variance of the mean of xs (in time order): the larger of the
-// independent draws' (the sample variance over n) and the batch means' (√n batches of
-// consecutive values), which is larger when neighbouring values are alike.
+// independent draws' (the sample variance over n) and BatchMean's, which is larger when
+// neighbouring values are alike.
 func meanVariance(xs []float64) float64 {
 	n := len(xs)
-	var mean, ss float64
-	for _, x := range xs {
-		mean += x
+	if n < 2 {
+		return math.Inf(1)
 	}
-	mean /= float64(n)
+	mean, se, _ := BatchMean(xs)
+	var ss float64
 	for _, x := range xs {
 		ss += (x - mean) * (x - mean)
 	}
-	iid := ss / float64(n-1) / float64(n)
-	b := int(math.Sqrt(float64(n)))
-	if b < 10 {
-		return iid
-	}
-	m := n / b
-	var bm float64
-	for i := range b {
-		var s float64
-		for _, x := range xs[i*m : (i+1)*m] {
-			s += x
-		}
-		d := s/float64(m) - mean
-		bm += d * d
-	}
-	return max(iid, bm/float64(b-1)/float64(b))
+	return max(ss/float64(n-1)/float64(n), se*se)
 }
 
 // Inflation is the variance inflation of the share of xs (in time order) at or below x: the
-// variance of that share estimated from batch means (√n batches of consecutive values) over
-// its variance were the values independent, at least 1. Values that drift or come in bursts
-// are correlated with their neighbours, and the share of a sample from them varies more than
+// variance of that share by BatchMean (over the indicators of lying at or below x) over its
+// variance were the values independent, at least 1. Values that drift or come in bursts are
+// correlated with their neighbours, and the share of a sample from them varies more than
 // independent draws would: an interval that ignored it would be too narrow.
 func Inflation(xs []float64, x float64) float64 {
 	n := len(xs)
-	b := int(math.Sqrt(float64(n)))
-	if b < 10 {
-		return 1
-	}
-	m := n / b
-	var below int
-	for _, v := range xs[:b*m] {
+	in := make([]float64, n)
+	for i, v := range xs {
 		if v <= x {
-			below++
+			in[i] = 1
 		}
 	}
-	p := float64(below) / float64(b*m)
-	if p <= 0 || p >= 1 {
+	p, se, df := BatchMean(in)
+	if df == 0 || p <= 0 || p >= 1 {
 		return 1
 	}
-	var ss float64
-	for i := range b {
-		k := 0
-		for _, v := range xs[i*m : (i+1)*m] {
-			if v <= x {
-				k++
-			}
-		}
-		d := float64(k)/float64(m) - p
-		ss += d * d
-	}
-	// The batch means' variance estimates Var(mean of m); the sample's share is a mean of b·m.
-	varShare := ss / float64(b-1) / float64(b)
-	return max(1, varShare/(p*(1-p)/float64(b*m)))
+	return max(1, se*se/(p*(1-p)/float64(n)))
 }
 
 // RateDifference compares the rate of an event in other with base's, other minus base, by

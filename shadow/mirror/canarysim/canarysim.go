@@ -40,6 +40,9 @@ type Effect struct {
 	SlowFactor float64
 	// ExtraShare of the mirror's requests are ExtraFactor times slower besides.
 	ExtraShare, ExtraFactor float64
+	// Errors is the share of the mirror's requests that fail besides the 0.5 % both sides
+	// fail.
+	Errors float64
 }
 
 // None is no difference.
@@ -79,6 +82,9 @@ func Pairs(rng *rand.Rand, n int, tr Traffic, e Effect) []mirror.Pair {
 		zT, zI := rng.NormFloat64(), rng.NormFloat64()
 		draw := func(drift float64, isMirror bool) mirror.Side {
 			if rng.Float64() < fail {
+				return mirror.Side{}
+			}
+			if isMirror && e.Errors > 0 && rng.Float64() < e.Errors {
 				return mirror.Side{}
 			}
 			zl := lenRho*zLen + math.Sqrt(1-lenRho*lenRho)*rng.NormFloat64()
