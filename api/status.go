@@ -125,6 +125,7 @@ func verdictProto(v *mirror.ModelVerdict) *llmtapv1.MirrorVerdict {
 			Name: m.Name, Live: m.Base, Mirror: m.Other,
 			Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High),
 			Margin: m.Margin, Count: int64(m.Count), Verdict: m.Outcome, PairsNeeded: int64(m.Needed),
+			Difference: m.Difference,
 		})
 	}
 	return p
@@ -188,7 +189,7 @@ func MirrorVerdictFromProto(p *llmtapv1.MirrorVerdict) mirror.ModelVerdict {
 	for _, m := range p.GetComparisons() {
 		v.Comparisons = append(v.Comparisons, mirror.MetricVerdict{Name: m.GetName(), Base: m.GetLive(), Other: m.GetMirror(),
 			Estimate: orInf(m.Estimate, 1), Low: orInf(m.Low, -1), High: orInf(m.High, 1), Margin: m.GetMargin(),
-			Count: int(m.GetCount()), Outcome: m.GetVerdict(), Needed: int(m.GetPairsNeeded())})
+			Count: int(m.GetCount()), Outcome: m.GetVerdict(), Needed: int(m.GetPairsNeeded()), Difference: m.GetDifference()})
 	}
 	return v
 }

@@ -29,7 +29,6 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	},
 	"pct":  func(v float64) string { return strconv.FormatFloat(100*v, 'f', 2, 64) + "%" },
 	"pct4": func(v float64) string { return strconv.FormatFloat(100*v, 'f', 4, 64) + "%" },
-	"inc":  func(v int) int { return v + 1 },
 	"ratio": func(v float64) string {
 		if math.IsNaN(v) {
 			return "–"

@@ -166,7 +166,9 @@ func TestDashboardDecisions(t *testing.T) {
 		{"model", row[0] == "m1"},
 		{"verdict", row[1] == v.Outcome && row[1] == mirror.VerdictWorse},
 		{"decided by", row[2] == v.Diverged && v.Diverged != ""},
-		{"ratio", near(row[3], by.Estimate, 3)},
+		// A rate's comparison is a signed difference, said so; a quantile's a ratio.
+		{"ratio or difference", by.Difference == strings.HasSuffix(row[3], " (difference)") &&
+			near(strings.TrimPrefix(strings.TrimSuffix(row[3], " (difference)"), "+"), by.Estimate, 3)},
 		{"interval", ok && near(lo, by.Low, 3) && near(hi, by.High, 3)},
 		{"margin", near(row[5], by.Margin, 6)},
 		{"pairs judged", row[6] == strconv.Itoa(v.Pairs)},

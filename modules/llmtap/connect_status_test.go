@@ -353,21 +353,8 @@ func mirrorDocFromProto(p *llmtapv1.MirrorStatusResponse) api.MirrorDoc {
 		doc.Pairs.Models = append(doc.Pairs.Models, mirror.ModelSummary{Model: m.Model, Pairs: int(m.Pairs), BothOK: int(m.BothOk),
 			TTFT: cmp(m.TtftMs), ITL: cmp(m.ItlMs), Latency: cmp(m.RequestLatencyMs)})
 	}
-	orInf := func(p *float64, sign int) float64 {
-		if p == nil {
-			return math.Inf(sign)
-		}
-		return *p
-	}
 	for _, v := range p.Verdicts {
-		mv := mirror.ModelVerdict{Model: v.Model, Verdict: mirror.Verdict{Outcome: v.Verdict, Pairs: int(v.Pairs), Look: int(v.Look),
-			NextLookAt: int(v.NextLookAt), Level: v.Level, Diverged: v.Diverged, Comparisons: []mirror.MetricVerdict{}}}
-		for _, m := range v.Comparisons {
-			mv.Comparisons = append(mv.Comparisons, mirror.MetricVerdict{Name: m.Name, Base: m.Live, Other: m.Mirror,
-				Estimate: orInf(m.Estimate, 1), Low: orInf(m.Low, -1), High: orInf(m.High, 1), Margin: m.Margin,
-				Count: int(m.Count), Outcome: m.Verdict, Needed: int(m.PairsNeeded)})
-		}
-		doc.Verdicts = append(doc.Verdicts, mv)
+		doc.Verdicts = append(doc.Verdicts, api.MirrorVerdictFromProto(v))
 	}
 	return doc
 }

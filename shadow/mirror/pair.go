@@ -283,7 +283,7 @@ func (p *Pairer) Verdicts() []ModelVerdict {
 		p.mu.Lock()
 		last := w.cm.last
 		p.mu.Unlock()
-		if last == nil || last.Look != look {
+		if last == nil || last.Look != look+1 {
 			v := Judge(w.pairs, o) // off the lock: sorting a look's pairs
 			last = &v
 			p.mu.Lock()

@@ -191,8 +191,8 @@ type Verdict struct {
 	Outcome string `json:"verdict"`
 	// Pairs is the number of pairs the verdict was taken over (the last look's).
 	Pairs int `json:"pairs"`
-	// Look is the look it was taken at (from 0; -1 before the first); NextLookAt is the pair
-	// count of the next look, 0 after the last.
+	// Look is the look it was taken at, numbered from 1 as every surface numbers it (0 before
+	// the first); NextLookAt is the pair count of the next look, 0 after the last.
 	Look       int `json:"look"`
 	NextLookAt int `json:"next_look_at"`
 	// Level is the confidence level of each gate comparison's interval at that look (its
@@ -233,7 +233,7 @@ var verdictMetrics = []struct {
 func Judge(pairs []Pair, o VerdictOptions) Verdict {
 	o = o.withDefaults()
 	look := o.lookAt(len(pairs))
-	v := Verdict{Outcome: VerdictNotEnough, Look: look, Comparisons: []MetricVerdict{}}
+	v := Verdict{Outcome: VerdictNotEnough, Look: look + 1, Comparisons: []MetricVerdict{}}
 	if look+1 < o.Looks {
 		v.NextLookAt = o.LookAt(look + 1)
 	}
@@ -351,9 +351,9 @@ func compareAttainment(pairs []Pair, e compare.Ends, margin float64) MetricVerdi
 
 // String is a one-line form for logs and the CLI.
 func (v Verdict) String() string {
-	if v.Look < 0 {
+	if v.Look < 1 {
 		return fmt.Sprintf("%s (first look at %d pairs)", v.Outcome, v.NextLookAt)
 	}
 	return fmt.Sprintf("%s over %d pairs (look %d, each gate comparison at %.4f%%; furthest from equal: %s)",
-		v.Outcome, v.Pairs, v.Look+1, 100*v.Level, v.Diverged)
+		v.Outcome, v.Pairs, v.Look, 100*v.Level, v.Diverged)
 }

@@ -188,17 +188,17 @@ func TestVerdictsTakenAtLooks(t *testing.T) {
 		}
 	}
 	feed(0, 9)
-	if v := p.Verdicts(); len(v) != 1 || v[0].Look != -1 || v[0].NextLookAt != 10 || v[0].Outcome != VerdictNotEnough {
+	if v := p.Verdicts(); len(v) != 1 || v[0].Look != 0 || v[0].NextLookAt != 10 || v[0].Outcome != VerdictNotEnough {
 		t.Fatalf("before the first look: %+v", v)
 	}
 	feed(9, 15)
 	v := p.Verdicts()
-	if v[0].Look != 0 || v[0].Pairs != 10 || v[0].NextLookAt != 20 {
-		t.Fatalf("after 15 pairs: look %d over %d pairs, next at %d; want look 0 over 10, next at 20", v[0].Look, v[0].Pairs, v[0].NextLookAt)
+	if v[0].Look != 1 || v[0].Pairs != 10 || v[0].NextLookAt != 20 {
+		t.Fatalf("after 15 pairs: look %d over %d pairs, next at %d; want look 1 over 10, next at 20", v[0].Look, v[0].Pairs, v[0].NextLookAt)
 	}
 	feed(15, 40)
 	v = p.Verdicts()
-	if v[0].Look != 1 || v[0].Pairs != 20 || v[0].NextLookAt != 0 {
+	if v[0].Look != 2 || v[0].Pairs != 20 || v[0].NextLookAt != 0 {
 		t.Fatalf("after 40 pairs: look %d over %d pairs, next at %d; want the last look over 20", v[0].Look, v[0].Pairs, v[0].NextLookAt)
 	}
 	// The same settings again keep the verdict; another upstream starts afresh.
@@ -234,7 +234,7 @@ func TestVerdictInconclusiveAtTheLastLook(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	pairs := stream(rng, 10, func(_ *rand.Rand, s Side) Side { return s })
 	last := Judge(pairs, VerdictOptions{FirstLook: 10, Looks: 1})
-	if last.Outcome != VerdictInconclusive || last.Look != 0 || last.NextLookAt != 0 {
+	if last.Outcome != VerdictInconclusive || last.Look != 1 || last.NextLookAt != 0 {
 		t.Errorf("10 pairs at the only look: %s (look %d, next at %d), want inconclusive", last.Outcome, last.Look, last.NextLookAt)
 	}
 	early := Judge(pairs, VerdictOptions{FirstLook: 10, Looks: 3})

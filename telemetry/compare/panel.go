@@ -100,6 +100,9 @@ type resultJSON struct {
 	Count       int      `json:"count"`
 	Verdict     string   `json:"verdict"`
 	PairsNeeded int      `json:"pairs_needed"`
+	// Difference says the estimate and interval are a difference mirror − live (a rate),
+	// not a ratio mirror/live.
+	Difference bool `json:"difference,omitempty"`
 }
 
 // Finite is x, or nil for an end that cannot be bounded (±Inf, NaN).
@@ -122,11 +125,11 @@ func OrInf(p *float64, sign int) float64 {
 func (r Result) MarshalJSON() ([]byte, error) {
 	return json.Marshal(resultJSON{Name: r.Name, Live: r.Base, Mirror: r.Other,
 		Estimate: Finite(r.Estimate), Low: Finite(r.Low), High: Finite(r.High), Margin: r.Margin,
-		Count: r.Count, Verdict: r.Outcome, PairsNeeded: r.Needed})
+		Count: r.Count, Verdict: r.Outcome, PairsNeeded: r.Needed, Difference: r.Difference})
 }
 
-// UnmarshalJSON reads null interval ends as −Inf (low) and +Inf (high, estimate). Difference
-// and Alarm are not on the wire.
+// UnmarshalJSON reads null interval ends as −Inf (low) and +Inf (high, estimate). Alarm is
+// not on the wire.
 func (r *Result) UnmarshalJSON(b []byte) error {
 	var w resultJSON
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -134,6 +137,6 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	*r = Result{Name: w.Name, Base: w.Live, Other: w.Mirror, Estimate: OrInf(w.Estimate, 1),
 		Low: OrInf(w.Low, -1), High: OrInf(w.High, 1), Margin: w.Margin, Count: w.Count,
-		Outcome: w.Verdict, Needed: w.PairsNeeded}
+		Outcome: w.Verdict, Needed: w.PairsNeeded, Difference: w.Difference}
 	return nil
 }

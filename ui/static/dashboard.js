@@ -466,7 +466,7 @@ const Decisions = {
   // undecided comparison estimates it needs (null when none can tell yet, or when decided).
   needed(v) {
     if (v.verdict !== "not enough pairs yet") return null;
-    if (v.look < 0) return v.next_look_at;
+    if (v.look < 1) return v.next_look_at;
     const n = v.comparisons.filter((m) => m.count && m.verdict === v.verdict && m.pairs_needed > 0).map((m) => m.pairs_needed);
     return n.length ? Math.max(...n) : null;
   },
@@ -494,7 +494,10 @@ const Decisions = {
       tr.dataset.model = v.model;
       tr.dataset.verdict = v.verdict;
       const need = this.needed(v);
-      const cells = [v.model, v.verdict, v.diverged || "–", by ? this.fmt3(by.estimate, "∞") : "–",
+      // A rate's comparison (error rate, SLO attainment) is a difference mirror − live, not a
+      // ratio: signed, and said so.
+      const est = !by ? "–" : by.difference ? `${by.estimate == null ? "?" : (by.estimate >= 0 ? "+" : "") + by.estimate.toFixed(3)} (difference)` : this.fmt3(by.estimate, "∞");
+      const cells = [v.model, v.verdict, v.diverged || "–", est,
         by ? `[${this.fmt3(by.low, "−∞")}, ${this.fmt3(by.high, "∞")}]` : "–", by ? by.margin : "–",
         v.pairs, so.get(v.model) ?? v.pairs, v.next_look_at || "–", need == null ? "–" : need, this.pct(skip),
         att ? `${this.pct(att.live)} / ${this.pct(att.mirror)}` : "–"];

@@ -4843,8 +4843,8 @@ type MirrorVerdict struct {
 	Verdict string `protobuf:"bytes,2,opt,name=verdict,proto3" json:"verdict,omitempty"`
 	// Pairs is the number of pairs the verdict was taken over (the last look's).
 	Pairs int64 `protobuf:"varint,3,opt,name=pairs,proto3" json:"pairs,omitempty"`
-	// Look is the look it was taken at (from 0; -1 before the first); NextLookAt is the pair
-	// count of the next look, 0 after the last.
+	// Look is the look it was taken at, numbered from 1 as every surface numbers it (0 before
+	// the first); NextLookAt is the pair count of the next look, 0 after the last.
 	Look       int32 `protobuf:"varint,4,opt,name=look,proto3" json:"look,omitempty"`
 	NextLookAt int64 `protobuf:"varint,5,opt,name=next_look_at,json=nextLookAt,proto3" json:"next_look_at,omitempty"`
 	// Level is the confidence level of each comparison at that look.
@@ -4967,7 +4967,10 @@ type MirrorMetricVerdict struct {
 	Verdict string `protobuf:"bytes,9,opt,name=verdict,proto3" json:"verdict,omitempty"`
 	// PairsNeeded estimates the pairs at which the interval would be narrow enough to tell a
 	// change of twice the margin from the margin; 0 when it cannot be estimated yet.
-	PairsNeeded   int64 `protobuf:"varint,10,opt,name=pairs_needed,json=pairsNeeded,proto3" json:"pairs_needed,omitempty"`
+	PairsNeeded int64 `protobuf:"varint,10,opt,name=pairs_needed,json=pairsNeeded,proto3" json:"pairs_needed,omitempty"`
+	// Difference is set when Estimate, Low and High are a difference mirror − live (a rate:
+	// the error rate, the SLO attainment) rather than a ratio mirror/live.
+	Difference    bool `protobuf:"varint,11,opt,name=difference,proto3" json:"difference,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5070,6 +5073,13 @@ func (x *MirrorMetricVerdict) GetPairsNeeded() int64 {
 		return x.PairsNeeded
 	}
 	return 0
+}
+
+func (x *MirrorMetricVerdict) GetDifference() bool {
+	if x != nil {
+		return x.Difference
+	}
+	return false
 }
 
 type SLOStatusRequest struct {
@@ -5922,7 +5932,7 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"nextLookAt\x12\x14\n" +
 	"\x05level\x18\x06 \x01(\x01R\x05level\x12\x1a\n" +
 	"\bdiverged\x18\a \x01(\tR\bdiverged\x12@\n" +
-	"\vcomparisons\x18\b \x03(\v2\x1e.llmtap.v1.MirrorMetricVerdictR\vcomparisons\"\xaf\x02\n" +
+	"\vcomparisons\x18\b \x03(\v2\x1e.llmtap.v1.MirrorMetricVerdictR\vcomparisons\"\xcf\x02\n" +
 	"\x13MirrorMetricVerdict\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04live\x18\x02 \x01(\x01R\x04live\x12\x16\n" +
@@ -5934,7 +5944,10 @@ const file_llmtap_v1_llmtap_proto_rawDesc = "" +
 	"\x05count\x18\b \x01(\x03R\x05count\x12\x18\n" +
 	"\averdict\x18\t \x01(\tR\averdict\x12!\n" +
 	"\fpairs_needed\x18\n" +
-	" \x01(\x03R\vpairsNeededB\v\n" +
+	" \x01(\x03R\vpairsNeeded\x12\x1e\n" +
+	"\n" +
+	"difference\x18\v \x01(\bR\n" +
+	"differenceB\v\n" +
 	"\t_estimateB\x06\n" +
 	"\x04_lowB\a\n" +
 	"\x05_high\":\n" +
