@@ -71,8 +71,8 @@ type Tracker struct {
 	// declared holds the latest definition of every SLO a Set declared (at most MaxSeries):
 	// Reports lists an SLO that no request matched yet with no requests, rather than not at all.
 	declared map[string]*compiled
-	now     func() time.Time
-	model   func(string) string // the model's label (bounded by the caller)
+	now      func() time.Time
+	model    func(string) string // the model's label (bounded by the caller)
 }
 
 // NewTracker returns an empty Tracker. label maps a record's model to its label (nil: as is);
