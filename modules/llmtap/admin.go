@@ -8,8 +8,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
@@ -33,7 +35,7 @@ func init() {
 //	GET /llmtap/slo                SLO attainment, goodput and burn rates per (SLO, model),
 //	                               in total and over rolling windows (slo.go)
 //
-// The handlers are package api's (api.Admin) over this process's engines; their errors
+// The handlers are package api's (api.Admin) over the running process.Process; their errors
 // become Caddy's, which it writes as {"error": "…"} with their status.
 type adminAPI struct{}
 
@@ -45,36 +47,55 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// admin serves the JSON routes over the process's engines.
-var admin = api.Admin{
-	Tap:             activeTap,
-	RecorderDropped: RecorderDropped,
-	Mirror: func() api.MirrorDoc {
-		return api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()}
-	},
-	MirrorPairs: func() []mirror.Pair { return proc.mirror.pairs.Pairs() },
-	Timeline:    func() *timeline.Timeline { return proc.hub.Timeline() },
-	Shadow:      shadowControl,
-	SLO:         sloTracker, // slo.go
+// adminOf is the JSON routes over p, the running Process (nil when no config holds one: the
+// routes then answer as with no measurement engine).
+func adminOf(p *process.Process) api.Admin {
+	if p == nil {
+		return api.Admin{Tap: func() *tap.Tap { return nil }, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} },
+			MirrorPairs: func() []mirror.Pair { return nil }, Timeline: func() *timeline.Timeline { return nil },
+			Shadow: shadowControl(nil)}
+	}
+	return api.Admin{Tap: p.Tap, RecorderDropped: p.RecorderDropped, Mirror: func() api.MirrorDoc { return mirrorDoc(p) },
+		MirrorPairs: p.Mirror.Pairs.Pairs, Timeline: p.Hub.Timeline, Shadow: shadowControl(p), SLO: p.SLO}
 }
 
-// shadowControl controls the process's shadow loads, for the admin routes and the Connect
-// service alike.
-var shadowControl = api.RunnerShadow{Runner: shadowRunner, Runners: shadowRunners, State: shadowStatus, Logged: logShadowControl}
+func mirrorDoc(p *process.Process) api.MirrorDoc {
+	m := p.Mirror
+	return api.MirrorDoc{Counters: m.Stats.Snapshot(), Gate: m.Gate.State(), Pairs: m.Pairs.Summary(), Verdicts: m.Pairs.Verdicts()}
+}
+
+// shadowControl controls the shadow loads of p, for the admin routes and the Connect service
+// alike.
+func shadowControl(p *process.Process) api.RunnerShadow {
+	c := api.RunnerShadow{Runner: func(string) *inproc.Runner { return nil }, Runners: func() []*inproc.Runner { return nil },
+		State: func() api.ShadowDoc {
+			return api.ShadowDoc{Shadows: []inproc.Status{}, HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
+		},
+		Logged: logShadowControl}
+	if p != nil {
+		c.Runner, c.Runners, c.State = p.ShadowRunner, p.ShadowRunners, func() api.ShadowDoc { return shadowStatus(p) }
+	}
+	return c
+}
+
+// adminRoute serves one JSON route of the Process running at the time of each request.
+func adminRoute(route func(api.Admin, http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
+	return adminHandler(func(w http.ResponseWriter, r *http.Request) error { return route(adminOf(running.Load()), w, r) })
+}
 
 // Routes returns the admin routes, each refusing non-loopback clients and origins
 // (adminguard.go).
 func (adminAPI) Routes() []caddy.AdminRoute {
 	return guardRoutes([]caddy.AdminRoute{
-		{Pattern: "/llmtap/summary", Handler: adminHandler(admin.Summary)},
-		{Pattern: "/llmtap/requests", Handler: adminHandler(admin.Requests)},
-		{Pattern: api.ShadowRoute, Handler: adminHandler(admin.ShadowLoads)},
-		{Pattern: api.ShadowRoute + "/", Handler: adminHandler(admin.ShadowLoads)},
-		{Pattern: "/llmtap/mirror", Handler: adminHandler(admin.MirrorSummary)},
-		{Pattern: "/llmtap/mirror/pairs", Handler: adminHandler(admin.MirrorPairList)},
-		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard)},
-		{Pattern: "/llmtap/timeline", Handler: adminHandler(admin.TimelineWindows)},
-		{Pattern: "/llmtap/slo", Handler: adminHandler(admin.SLOSummary)},
+		{Pattern: "/llmtap/summary", Handler: adminRoute(api.Admin.Summary)},
+		{Pattern: "/llmtap/requests", Handler: adminRoute(api.Admin.Requests)},
+		{Pattern: api.ShadowRoute, Handler: adminRoute(api.Admin.ShadowLoads)},
+		{Pattern: api.ShadowRoute + "/", Handler: adminRoute(api.Admin.ShadowLoads)},
+		{Pattern: "/llmtap/mirror", Handler: adminRoute(api.Admin.MirrorSummary)},
+		{Pattern: "/llmtap/mirror/pairs", Handler: adminRoute(api.Admin.MirrorPairList)},
+		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard())},
+		{Pattern: "/llmtap/timeline", Handler: adminRoute(api.Admin.TimelineWindows)},
+		{Pattern: "/llmtap/slo", Handler: adminRoute(api.Admin.SLOSummary)},
 	})
 }
 
@@ -89,11 +110,11 @@ func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminH
 	})
 }
 
-func shadowStatus() api.ShadowDoc {
-	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
-		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
-		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight, PassiveHeadroom: passiveHeadroom.Estimates()}
-	for _, r := range shadowRunners() {
+func shadowStatus(p *process.Process) api.ShadowDoc {
+	f, e, r := p.RefusedMarks()
+	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: p.GuardState(), ForgedMarkers: f, ExpiredMarkers: e, ReplayedMarkers: r,
+		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight, PassiveHeadroom: p.Passive.Estimates()}
+	for _, r := range p.ShadowRunners() {
 		doc.Shadows = append(doc.Shadows, r.Status())
 	}
 	return doc

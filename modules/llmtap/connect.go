@@ -8,9 +8,12 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/api"
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/internal/process"
+	"github.com/llmtap/llmtap/telemetry/slo"
+	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 func init() {
@@ -18,33 +21,37 @@ func init() {
 	caddy.RegisterModule(APIHandler{})
 }
 
-// newService returns the TapService of this process: the running measurement engine, the
-// recorders, the mirror and SLOs of the JSON routes (admin.go) and, when the llmtap app runs
-// them, the timeline and shadow load (without the app's timeline, windows come from the
+// newService returns the TapService of this process: the running Process's measurement
+// engine, recorders, mirror and SLOs of the JSON routes (admin.go) and, when the llmtap app
+// runs them, the timeline and shadow load (without the app's timeline, windows come from the
 // engine's rolling statistics). readOnly refuses the control RPCs; maxStreams bounds the
 // timeline streams open at once (0: api.DefaultMaxStreams).
 func newService(readOnly bool, maxStreams int) *api.Service {
 	return api.New(api.Options{
-		MaxStreams:      maxStreams,
-		StreamRefused:   metricStreamsRefused.Inc,
-		Tap:             activeTap,
-		RecorderDropped: RecorderDropped,
+		MaxStreams: maxStreams,
+		StreamRefused: func() {
+			if p := running.Load(); p != nil {
+				p.StreamRefused()
+			}
+		},
+		Tap:             func() *tap.Tap { return adminOf(running.Load()).Tap() },
+		RecorderDropped: func() uint64 { return recorderDropped(running.Load()) },
 		Recording:       runtimeRecording{},
 		Timeline:        activeTimelineSource,
-		Shadow:          func() api.Shadow { return shadowControl },
+		Shadow:          func() api.Shadow { return shadowControl(running.Load()) },
 		NoShadow:        "shadow load control is not built into this binary",
-		Mirror:          admin.Mirror,
-		SLO:             admin.SLO,
+		Mirror:          func() api.MirrorDoc { return adminOf(running.Load()).Mirror() },
+		SLO:             func() *slo.Tracker { return adminOf(running.Load()).SLO },
 		ReadOnly:        readOnly,
 	})
 }
 
-// metricStreamsRefused counts the timeline streams refused for max_streams, on every
-// endpoint of the Connect API (the admin listener's and each llmtap_api handler's).
-var metricStreamsRefused = prometheus.NewCounter(prometheus.CounterOpts{
-	Name: "llmtap_api_streams_refused_total",
-	Help: "StreamTimeline streams of the Connect API refused with resource_exhausted because as many as max_streams were open on their endpoint.",
-})
+func recorderDropped(p *process.Process) uint64 {
+	if p == nil {
+		return 0
+	}
+	return p.RecorderDropped()
+}
 
 // SourceTimeline names windows that come from the app's timeline.
 const SourceTimeline = api.SourceTimeline
@@ -52,19 +59,48 @@ const SourceTimeline = api.SourceTimeline
 // activeTimelineSource returns the app's running timeline as the API's window source, or nil
 // when none runs (the API then computes windows from the engine's statistics).
 func activeTimelineSource() api.Timeline {
-	if tl := ActiveTimeline(); tl != nil {
-		return api.TimelineSource{TL: tl, RecordsDropped: RecordsDropped}
+	if p := running.Load(); p != nil {
+		if tl := p.Hub.Timeline(); tl != nil {
+			return api.TimelineSource{TL: tl, RecordsDropped: p.RecordsDropped}
+		}
 	}
 	return nil
 }
 
-// RecordsDropped is the number of records the running engine's pipeline dropped (0 when none
-// runs).
-func RecordsDropped() uint64 {
-	if t := activeTap(); t != nil {
-		return t.Dropped()
+// runtimeRecording is the recording started through the API (process.Recording) of the
+// running Process.
+type runtimeRecording struct{}
+
+func (runtimeRecording) of() (api.Recording, error) {
+	p := running.Load()
+	if p == nil {
+		return nil, fmt.Errorf("%w: no loaded config uses llmtap", api.ErrState)
 	}
-	return 0
+	return process.Recording{P: p, Plan: planRecording}, nil
+}
+
+func (r runtimeRecording) Start(ctx context.Context, req *llmtapv1.RecordingStartRequest) (*llmtapv1.Recording, error) {
+	rr, err := r.of()
+	if err != nil {
+		return nil, err
+	}
+	return rr.Start(ctx, req)
+}
+
+func (r runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
+	rr, err := r.of()
+	if err != nil {
+		return nil, err
+	}
+	return rr.Stop(ctx)
+}
+
+func (r runtimeRecording) Status(ctx context.Context) ([]*llmtapv1.Recording, error) {
+	rr, err := r.of()
+	if err != nil {
+		return nil, nil
+	}
+	return rr.Status(ctx)
 }
 
 // connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin

@@ -18,6 +18,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/decode"
@@ -131,7 +132,8 @@ type Handler struct {
 	// docs/headroom.md. Default: off.
 	PassiveHeadroom *headroom.Config `json:"passive_headroom,omitempty"`
 
-	engine    *engine
+	app       *App             // the config's llmtap app, which holds the Process
+	proc      *process.Process // app.proc
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
 	meters    *meter.Pool
@@ -145,9 +147,9 @@ type Handler struct {
 	streams *streams
 }
 
-// streams counts a handler's streams being measured, so that an unloaded config's handler
-// holds the engine and its recorder until its last stream has ended; abandoned is set when
-// that took longer than drainTimeout and they were let go.
+// streams counts a handler's streams being measured, so that an unloaded config's app holds
+// the Process and the handler's recorder until its last stream has ended; abandoned is set
+// when that took longer than drainTimeout and they were let go.
 type streams struct {
 	active    atomic.Int64
 	abandoned atomic.Bool
@@ -161,24 +163,29 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision attaches the handler to the process-wide measurement engine, which outlives config
-// reloads, and registers llmtap's metrics in this config's registry.
+// Provision attaches the handler to the llmtap app of its config (Caddy's ctx.App; a config
+// without the llmtap global option gets a bare one, which runs none of the app's features)
+// and through it to the process-wide measurement engine, which outlives config reloads.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if err := markerKeyError(); err != nil { // shadow_marker.go
-		return err
+	_, err := ctx.AppIfConfigured("llmtap")
+	bare := errors.Is(err, caddy.ErrNotConfigured)
+	app, err := ctx.App("llmtap")
+	if err != nil {
+		return fmt.Errorf("starting the measurement engine: %w", err)
+	}
+	h.app = app.(*App)
+	h.app.bare = h.app.bare || bare
+	h.proc, h.tap, h.streams = h.app.proc, h.app.proc.Tap(), new(streams)
+	if err := h.proc.MarkerKeyErr(); err != nil {
+		return fmt.Errorf("%s: %w", MarkerKeyEnv, err)
 	}
 	counter, err := tokens.Load(h.Tokenizer)
 	if err != nil {
 		return fmt.Errorf("loading the tokenizer: %w", err)
 	}
-	e, err := acquireEngine()
-	if err != nil {
-		return fmt.Errorf("starting the measurement engine: %w", err)
-	}
-	h.engine, h.tap, h.streams = e, e.tap, new(streams)
-	acquireDashboard(h.logger) // dashboard.go: the dashboard on a listener of its own
-	h.tracer = e.otel.tracerOf()
+	h.app.attach(h) // from now on the app's Cleanup releases what the handler holds
+	h.tracer = h.proc.Tracer()
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
 		MaxEvent:       h.MaxEventSize,
@@ -186,9 +193,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		MaxBody:        h.MaxResponseBody,
 		Tokens:         counter,
 	})
-	if err := registerCollectors(ctx.GetMetricsRegistry()); err != nil {
-		return fmt.Errorf("registering llmtap metrics: %w", err)
-	}
 	if err := h.provisionMirror(); err != nil {
 		return err
 	}
@@ -198,7 +202,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionSLO(); err != nil { // slo.go
 		return err
 	}
-	if h.passive, err = passiveHeadroom.Acquire(h.PassiveHeadroom); err != nil {
+	if h.passive, err = h.proc.Passive.Acquire(h.PassiveHeadroom); err != nil {
 		return err
 	}
 	return h.provisionRecording()
@@ -223,39 +227,11 @@ func (h *Handler) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Cleanup lets go of the handler's recorder and of the measurement engine once the handler's
-// streams have ended: Caddy cleans up a config as soon as its servers stop accepting, while
-// their requests go on. Without streams in flight (or when the process exits) that is now;
-// otherwise a goroutine waits for them, at most drainTimeout. The engine stops, and a recorder
-// closes, when the last config using it is gone.
-func (h *Handler) Cleanup() error {
-	h.releaseMirror() // before the engine, which its copies' records go to
-	if h.engine == nil {
-		return nil
-	}
-	releaseDashboard()
-	if h.streams.active.Load() == 0 || caddy.Exiting() {
-		h.drain()
-	} else {
-		go h.drain()
-	}
-	return nil
-}
-
-// drain waits, at most drainTimeout, for the handler's streams to end, lets the pipeline
-// deliver their records to the recorder, then lets go of the recorder and the engine.
-func (h *Handler) drain() { h.drainWithin(drainTimeout) }
-
-func (h *Handler) drainWithin(timeout time.Duration) {
-	if !waitZero(&h.streams.active, timeout) {
-		h.streams.abandoned.Store(true)
-		logger("drain").Warn("streams outlived their unloaded config by the drain time; their records are dropped",
-			zap.Int64("streams", h.streams.active.Load()), zap.Duration("drain_timeout", timeout))
-	}
-	h.tap.Flush()
+// release lets go of what the handler holds beside the Process: its recorder and its passive
+// headroom estimator (App.drainWithin calls it once the handler's streams have ended).
+func (h *Handler) release() {
 	h.releaseRecording()
 	h.passive.Release()
-	releaseEngine()
 }
 
 // end ends the measurement of a stream of this handler.
@@ -269,7 +245,7 @@ func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
 func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *record.Record, failure, msg string) {
 	if rec.RecordTo != "" && h.streams.abandoned.Load() {
 		rec.RecordTo = "" // its recorder is gone
-		countDrop(dropDrainTimeout)
+		h.proc.CountDrop(process.DropDrainTimeout)
 	}
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
 	if r != nil {
@@ -294,13 +270,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	rec := m.Record()
 	rec.RequestID = r.Header.Get("X-Request-Id")
 	if rec.RequestID == "" {
-		rec.RequestID = newRequestID()
+		rec.RequestID = h.proc.NewRequestID()
 	}
-	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
+	rec.Class = h.proc.Classify(r) // shadow/replay/mirror only with this process's mark
 	h.recording.tag(r, rec)
 	rec.Tenant = h.tenantOf(r) // tenant.go
 	if h.slo != nil {
-		rec.SLO = h.slo // counted by sloTracker (slo.go)
+		rec.SLO = h.slo // counted by the Process's SLO tracker (slo.go)
 	}
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 	if h.tracer != nil {
@@ -323,7 +299,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	mq := h.offerMirror(r, rec.RequestID, rec.Class, body)
 	defer mq.Abandon()
 
-	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0), late: installVars(r, rec.Tenant)}
+	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0), late: installVars(r, rec.Tenant), bufs: &h.proc.CopyBuffers}
 	if h.ServerTiming {
 		tw.timing = r
 	}
@@ -393,7 +369,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddy.Validator             = (*Handler)(nil)
-	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -36,7 +37,7 @@ import (
 // proxy cannot multiply traffic, while a client sending the header does not opt out. When inject_usage rewrote the live body, the copy carries the
 // body the client sent.
 //
-// Mirroring pauses while the guard rails hold it paused (see MirrorGate). A config reload
+// Mirroring pauses while the guard rails hold it paused (GuardConfig). A config reload
 // stops the copies the old config started: they are counted as cut (llmtap_mirror_cut_total),
 // not failed, their records end as client_canceled ("cut: the mirror was stopped …") and they
 // are never paired, so reloads do not weigh on the canary verdict; counts and pairs survive
@@ -106,16 +107,8 @@ type MirrorConfig struct {
 	Verdict *mirror.VerdictOptions `json:"verdict,omitempty"`
 }
 
-// The mirror state is process-wide (proc.mirror): it outlives config reloads like the
-// measurement engine.
-
-// MirrorGate is the process-wide pause switch of mirroring, for the guard rails: Pause(reason)
-// stops new copies (sampled requests are then skipped with reason "paused"), Resume starts
-// them again, Paused and State report. Copies already running are not interrupted.
-func MirrorGate() *mirror.Gate { return proc.mirror.gate }
-
-// options turns the config into mirror options.
-func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
+// options turns the config into mirror options sharing the process's mirror state ms.
+func (c *MirrorConfig) options(measure mirror.Measurer, ms process.MirrorState) mirror.Options {
 	return mirror.Options{
 		Upstream:         c.Upstream,
 		Sample:           c.Sample,
@@ -128,9 +121,9 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 		HeaderUp:         c.HeaderUp,
 		ForwardSensitive: c.ForwardSensitive,
 		Measure:          measure,
-		Stats:            proc.mirror.stats,
-		Gate:             proc.mirror.gate,
-		Pairs:            proc.mirror.pairs,
+		Stats:            ms.Stats,
+		Gate:             ms.Gate,
+		Pairs:            ms.Pairs,
 	}
 }
 
@@ -142,7 +135,7 @@ func (c *MirrorConfig) Check() error {
 			return fmt.Errorf("verdict: %w", err)
 		}
 	}
-	return c.options(nil).Validate()
+	return c.options(nil, process.MirrorState{}).Validate()
 }
 
 // validate checks the mirror config against the handler's capture limit.
@@ -168,13 +161,13 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	o := h.Mirror.options(h.tap.WithPool(h.meters))
+	o := h.Mirror.options(h.tap.WithPool(h.meters), h.proc.Mirror)
 	o.Tag = func(r *record.Record) { // the handler's recorder writes the copies' records too
 		if rc := h.recording; rc != nil {
-			r.RecordTo = rc.entry.key
+			r.RecordTo = rc.entry.Key
 		}
 		if h.slo != nil {
-			r.SLO = h.slo // the pair's SLO attainment (mirror.Pairer); sloTracker counts live only
+			r.SLO = h.slo // the pair's SLO attainment (mirror.Pairer); the SLO tracker counts live only
 		}
 	}
 	m, err := mirror.New(o)
@@ -186,7 +179,7 @@ func (h *Handler) provisionMirror() error {
 	if h.Mirror.Verdict != nil {
 		vo = *h.Mirror.Verdict
 	}
-	proc.mirror.pairs.SetVerdict(h.Mirror.Upstream, vo)
+	h.proc.Mirror.Pairs.SetVerdict(h.Mirror.Upstream, vo)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/expose"
@@ -29,6 +30,7 @@ type tapWriter struct {
 	// else nil: the upstream's own llmtap entries are then taken out of the response's
 	// Server-Timing header before it is sent (see ownTiming).
 	timing *http.Request
+	bufs   *sync.Pool // the Process's copy buffers (ReadFrom)
 }
 
 // ownTiming removes the upstream's Server-Timing entries named llmtap from the headers about
@@ -84,8 +86,8 @@ func (w *tapWriter) Write(p []byte) (int, error) {
 // ReadFrom routes io.Copy through Write, so callers that use it (file servers, some proxies)
 // are measured like any other writer.
 func (w *tapWriter) ReadFrom(r io.Reader) (int64, error) {
-	bp := proc.copyBuf.Get().(*[]byte)
-	defer proc.copyBuf.Put(bp)
+	bp := w.bufs.Get().(*[]byte)
+	defer w.bufs.Put(bp)
 	return io.CopyBuffer(writerOnly{w}, r, *bp)
 }
 

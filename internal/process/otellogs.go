@@ -1,9 +1,7 @@
-package llmtap
+package process
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,9 +15,9 @@ import (
 )
 
 // Request records as OpenTelemetry log records (RecordConfig.OTLPLogs, or OTEL_LOGS_EXPORTER
-// for every recording): a recording whose config asks for them gets a log route, held in
-// proc.pool under keyLogRoute and its recorder's key, that keeps what its recorder keeps
-// (recorder.Filter: routes, models, sampling). Every route holds the process's one exporter
+// for every recording): a recording whose config asks for them gets a log route, held under
+// keyLogRoute and its recorder's key, that keeps what its recorder keeps (recorder.Filter:
+// routes, models, sampling). Every route holds the process's one exporter
 // (otelexport.RequestLogs, under keyLogs), which starts with the first route and flushes and
 // stops when the last one lets go. The log sink, beside the record sink, hands each record of
 // a routed recording to the exporter's bounded queue; nothing waits for the network.
@@ -35,7 +33,7 @@ const (
 // logsCloseTimeout bounds how long stopping the exporter waits for its last batches.
 const logsCloseTimeout = 10 * time.Second
 
-// logsState is the process's log export state (proc.logs).
+// logsState is the process's log export state.
 type logsState struct {
 	mu     sync.RWMutex
 	routes map[string]*logRoute // by recorder key (record.RecordTo)
@@ -46,23 +44,27 @@ type logsState struct {
 	dropped  [otelexport.NumLogDropReasons]atomic.Uint64
 }
 
-// logsExporter is the process's exporter, a proc.pool runner.
-type logsExporter struct{ l *otelexport.RequestLogs }
+// logsExporter is the process's exporter, a held runner.
+type logsExporter struct {
+	l *otelexport.RequestLogs
+	p *Process
+}
 
 // Destruct flushes what is queued (until logsCloseTimeout), stops the exporter and keeps its
 // counts.
 func (e *logsExporter) Destruct() error {
-	proc.logs.cur.CompareAndSwap(e.l, nil)
+	p := e.p
+	p.logs.cur.CompareAndSwap(e.l, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), logsCloseTimeout)
 	defer cancel()
 	err := e.l.Shutdown(ctx)
 	st := e.l.Stats()
-	proc.logs.exported.Add(st.Exported)
+	p.logs.exported.Add(st.Exported)
 	for i, n := range st.Dropped {
-		proc.logs.dropped[i].Add(n)
+		p.logs.dropped[i].Add(n)
 	}
 	if err != nil {
-		logger("otel").Warn("flushing the OpenTelemetry log export", zap.Error(err))
+		p.Log("otel").Warn("flushing the OpenTelemetry log export", zap.Error(err))
 	}
 	return nil
 }
@@ -76,91 +78,76 @@ type logRoute struct {
 
 // Destruct takes the route out of the sink's table and lets go of the exporter.
 func (r *logRoute) Destruct() error {
-	proc.logs.mu.Lock()
-	if proc.logs.routes[r.key] == r {
-		delete(proc.logs.routes, r.key)
+	p := r.exp.p
+	p.logs.mu.Lock()
+	if p.logs.routes[r.key] == r {
+		delete(p.logs.routes, r.key)
 	}
-	proc.logs.mu.Unlock()
-	return letGo(keyLogs)
+	p.logs.mu.Unlock()
+	return p.LetGo(keyLogs)
 }
 
-// provisionLogs gives rc a log route when the config or the environment asks for log records.
-// A config that asks fails when the exporter cannot be configured; when only the environment
-// asks, the failure is logged and the proxy goes on without log records, as with the other
-// OTEL_* signals.
-func (h *Handler) provisionLogs(rc *recording, opts recorder.Options) error {
-	byConfig := h.Record.OTLPLogs
-	if !byConfig && !otelexport.LogsEnabled(os.Getenv) {
-		return nil
-	}
-	key := keyLogRoute + rc.entry.key
-	_, _, err := hold(key, func() (*logRoute, error) {
-		exp, _, err := hold(keyLogs, func() (*logsExporter, error) {
+// HoldLogRoute gives the recorder rec a log route that exports the records its options keep,
+// starting the exporter with the first route; release lets go of it.
+func (p *Process) HoldLogRoute(rec *Recorder, opts recorder.Options) (release func(), err error) {
+	key := keyLogRoute + rec.Key
+	_, _, err = Hold(p, key, func() (*logRoute, error) {
+		exp, _, err := Hold(p, keyLogs, func() (*logsExporter, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			l, err := otelexport.NewLogs(ctx, otelexport.LogsOptions{})
 			if err != nil {
 				return nil, err
 			}
-			proc.logs.cur.Store(l)
-			logger("otel").Info("OpenTelemetry log records on", zap.String("service.instance.id", l.InstanceID))
-			return &logsExporter{l: l}, nil
+			p.logs.cur.Store(l)
+			p.Log("otel").Info("OpenTelemetry log records on", zap.String("service.instance.id", l.InstanceID))
+			return &logsExporter{l: l, p: p}, nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		r := &logRoute{key: rc.entry.key, filter: recorder.NewFilter(opts), exp: exp}
-		proc.logs.mu.Lock()
-		if proc.logs.routes == nil {
-			proc.logs.routes = map[string]*logRoute{}
+		r := &logRoute{key: rec.Key, filter: recorder.NewFilter(opts), exp: exp}
+		p.logs.mu.Lock()
+		if p.logs.routes == nil {
+			p.logs.routes = map[string]*logRoute{}
 		}
-		proc.logs.routes[r.key] = r
-		proc.logs.mu.Unlock()
+		p.logs.routes[r.key] = r
+		p.logs.mu.Unlock()
 		return r, nil
 	})
-	switch {
-	case err == nil:
-		rc.logRoute = key
-	case byConfig:
-		return fmt.Errorf("record otlp_logs: %w", err)
-	default:
-		h.logger.Error("OpenTelemetry log records are off", zap.Error(err))
+	if err != nil {
+		return nil, err
 	}
-	return nil
-}
-
-// releaseLogs drops rc's hold on its log route, if it has one.
-func releaseLogs(rc *recording) {
-	if rc.logRoute != "" {
-		_ = letGo(rc.logRoute)
-	}
+	return p.letGoOnce(key), nil
 }
 
 // logSink emits the records of routed recordings as log records. It runs on the record
 // pipeline's worker, before the span sink ends the request's span (whose ids the log record
 // carries).
-type logSink struct{}
+type logSink struct{ p *Process }
 
-func (logSink) Consume(r *record.Record) {
-	if r.RecordTo == "" || proc.logs.cur.Load() == nil {
+func (s logSink) Consume(r *record.Record) {
+	p := s.p
+	if r.RecordTo == "" || p.logs.cur.Load() == nil {
 		return
 	}
-	proc.logs.mu.RLock()
-	route := proc.logs.routes[r.RecordTo]
-	proc.logs.mu.RUnlock()
+	p.logs.mu.RLock()
+	route := p.logs.routes[r.RecordTo]
+	p.logs.mu.RUnlock()
 	if route == nil || !route.filter.Keep(r) {
 		return
 	}
 	route.exp.l.Emit(r)
 }
 
-// logStats is the counts of every exporter of the process, stopped and running.
-func logStats() otelexport.LogStats {
-	st := otelexport.LogStats{Exported: proc.logs.exported.Load()}
+// OTLPLogStats returns what the export of records as log records did since the process
+// started: records exported and dropped by reason (otelexport.LogDropReason).
+func (p *Process) OTLPLogStats() otelexport.LogStats {
+	st := otelexport.LogStats{Exported: p.logs.exported.Load()}
 	for i := range st.Dropped {
-		st.Dropped[i] = proc.logs.dropped[i].Load()
+		st.Dropped[i] = p.logs.dropped[i].Load()
 	}
-	if l := proc.logs.cur.Load(); l != nil {
+	if l := p.logs.cur.Load(); l != nil {
 		cur := l.Stats()
 		st.Exported += cur.Exported
 		for i, n := range cur.Dropped {
@@ -169,10 +156,6 @@ func logStats() otelexport.LogStats {
 	}
 	return st
 }
-
-// OTLPLogStats returns what the export of records as log records did since the process
-// started: records exported and dropped by reason (otelexport.LogDropReason).
-func OTLPLogStats() otelexport.LogStats { return logStats() }
 
 var (
 	descLogsExported = prometheus.NewDesc("llmtap_otlp_logs_exported_total",
@@ -183,15 +166,15 @@ var (
 )
 
 // logsCollector serves the log export's counters, every reason always present.
-type logsCollector struct{}
+type logsCollector struct{ p *Process }
 
 func (logsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descLogsExported
 	ch <- descLogsDropped
 }
 
-func (logsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := logStats()
+func (c logsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.p.OTLPLogStats()
 	ch <- prometheus.MustNewConstMetric(descLogsExported, prometheus.CounterValue, float64(st.Exported))
 	for r, n := range st.Dropped {
 		ch <- prometheus.MustNewConstMetric(descLogsDropped, prometheus.CounterValue, float64(n), otelexport.LogDropReason(r).String())

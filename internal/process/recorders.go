@@ -1,0 +1,326 @@
+package process
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/api"
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/recorder"
+)
+
+// Recorders are held by a key made of their folder and options, and outlive config reloads: a
+// reload whose recording options for a folder are unchanged keeps the same recorder (same
+// files, nothing flushed early, nothing lost). A reload that changes them, or the folder,
+// starts a new recorder in new files, which takes the new config's records; the old one goes
+// on taking the records of the old config's streams, which hold it until they have ended,
+// then writes its queue, syncs and closes. Each record carries the key of the recorder of the
+// config that measured it (record.RecordTo).
+//
+// The runtime recording is the one started through the API (RecordingStart): a recorder that
+// receives every request the engine measures, from every handler, until RecordingStop.
+
+// recorderCloseTimeout bounds how long closing a recorder waits for its last writes.
+const recorderCloseTimeout = 10 * time.Second
+
+// stopTimeout bounds how long stopping the runtime recording waits for its queue.
+const stopTimeout = 10 * time.Second
+
+type recorders struct {
+	mu    sync.RWMutex
+	byKey map[string]*recorderEntry
+	// dropped counts records lost to recording over the process's life, by reason.
+	dropped [numDropReasons]atomic.Uint64
+
+	runtimeMu sync.Mutex // serializes starting and stopping the runtime recording
+	runtime   atomic.Pointer[runtimeEntry]
+}
+
+// Recorder is a held recorder: Key names it in record.Record.RecordTo.
+type Recorder struct {
+	Key string
+	dir string
+	rec *recorder.Recorder
+	p   *Process
+}
+
+type recorderEntry = Recorder
+
+type runtimeEntry struct {
+	rec     *recorder.Recorder
+	started time.Time
+}
+
+// DropReason says why a record did not reach the recording files: the reason label of
+// llmtap_recorder_dropped_total.
+type DropReason int
+
+const (
+	// DropQueueFull: the recorder's bounded queue was full.
+	DropQueueFull DropReason = iota
+	// DropWriteFailed: writing the record's lines failed (disk full, I/O error).
+	DropWriteFailed
+	// DropClosed: the record reached the pipeline after its recorder had closed.
+	DropClosed
+	// DropDrainTimeout: the stream was still running the drain time after its config was
+	// unloaded, so its recorder had been let go.
+	DropDrainTimeout
+	// DropQueueBytes: the request bodies waiting for the recorder's writer held its byte
+	// bound (recorder.Options.QueueBytes), so the record's trace and payload lines were left
+	// out (recorder.Stats.Shed); its records line is written.
+	DropQueueBytes
+	NumDropReasons
+)
+
+const numDropReasons = NumDropReasons
+
+func (r DropReason) String() string {
+	return [numDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout", "queue_bytes"}[r]
+}
+
+// CountDrop counts one record lost to recording.
+func (p *Process) CountDrop(r DropReason) { p.rec.dropped[r].Add(1) }
+
+// recorderKey identifies a recorder: its folder and options (every field, in Go syntax), the
+// fleet key by a digest only, since the key names records (record.Record.RecordTo).
+func recorderKey(opts recorder.Options) string {
+	sum := sha256.Sum256(opts.FleetKey)
+	opts.FleetKey = nil
+	return "recorder:" + fmt.Sprintf("%#v key=%x", opts, sum[:8])
+}
+
+// HoldRecorder holds the recorder of opts, starting one when none runs with the same folder
+// and options; every call is paired with one Release. The caller lets the pipeline deliver the
+// records of its streams before it releases.
+func (p *Process) HoldRecorder(opts recorder.Options) (*Recorder, error) {
+	key := recorderKey(opts)
+	e, _, err := Hold(p, key, func() (*Recorder, error) {
+		r, err := recorder.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		e := &Recorder{Key: key, dir: opts.Dir, rec: r, p: p}
+		p.rec.mu.Lock()
+		p.rec.byKey[key] = e
+		p.rec.mu.Unlock()
+		return e, nil
+	})
+	return e, err
+}
+
+// Release drops a hold; the last one closes the recorder.
+func (e *Recorder) Release() { _ = e.p.LetGo(e.Key) }
+
+// Running reports whether the recorder still takes records.
+func (e *Recorder) Running() bool {
+	e.p.rec.mu.RLock()
+	defer e.p.rec.mu.RUnlock()
+	return e.p.rec.byKey[e.Key] == e
+}
+
+// Destruct writes the recorder's queue, syncs and closes its files, then takes it out of
+// routing, its write failures joining the process's count.
+func (e *Recorder) Destruct() error {
+	p := e.p
+	ctx, cancel := context.WithTimeout(context.Background(), recorderCloseTimeout)
+	defer cancel()
+	log := p.Log("recorder")
+	err := e.rec.Close(ctx)
+	if err != nil {
+		log.Error("closing the llmtap recorder", zap.String("dir", e.dir), zap.Error(err))
+	}
+	st := e.rec.Stats()
+	p.rec.mu.Lock()
+	if p.rec.byKey[e.Key] == e { // not a successor with the same key, started meanwhile
+		delete(p.rec.byKey, e.Key)
+	}
+	p.rec.dropped[DropWriteFailed].Add(st.Failed)
+	p.rec.dropped[DropQueueBytes].Add(st.Shed)
+	p.rec.mu.Unlock()
+	if st.Errors > 0 {
+		log.Error("the llmtap recorder failed to write some records", zap.String("dir", e.dir),
+			zap.Uint64("errors", st.Errors), zap.Uint64("records_failed", st.Failed))
+	}
+	return err
+}
+
+// recordSink routes finalized records to the recorder of their config. It runs on the record
+// pipeline's worker, before the pipeline drops the request body.
+type recordSink struct{ p *Process }
+
+func (s recordSink) Consume(r *record.Record) {
+	p := s.p
+	if e := p.rec.runtime.Load(); e != nil && !e.rec.Submit(r) {
+		p.CountDrop(DropQueueFull)
+	}
+	if r.RecordTo == "" {
+		return
+	}
+	p.rec.mu.RLock()
+	e := p.rec.byKey[r.RecordTo]
+	p.rec.mu.RUnlock()
+	switch {
+	case e == nil:
+		p.CountDrop(DropClosed)
+	case !e.rec.Submit(r):
+		p.CountDrop(DropQueueFull)
+	}
+}
+
+// RecorderDrops returns the records lost to recording since the process started, by reason:
+// the counts of closed recorders and those of the running ones.
+func (p *Process) RecorderDrops() [NumDropReasons]uint64 {
+	var n [numDropReasons]uint64
+	p.rec.mu.RLock()
+	for r := range n {
+		n[r] = p.rec.dropped[r].Load()
+	}
+	for _, e := range p.rec.byKey {
+		st := e.rec.Stats()
+		n[DropWriteFailed] += st.Failed
+		n[DropQueueBytes] += st.Shed
+	}
+	p.rec.mu.RUnlock()
+	if e := p.rec.runtime.Load(); e != nil {
+		st := e.rec.Stats()
+		n[DropWriteFailed] += st.Failed
+		n[DropQueueBytes] += st.Shed
+	}
+	return n
+}
+
+// RecorderDropped is the number of records lost to recording since the process started.
+func (p *Process) RecorderDropped() uint64 {
+	var sum uint64
+	for _, n := range p.RecorderDrops() {
+		sum += n
+	}
+	return sum
+}
+
+// RecordingDirs returns the folders recorders write to now, with their recorders' options.
+func (p *Process) RecordingDirs() map[string]recorder.Options {
+	p.rec.mu.RLock()
+	defer p.rec.mu.RUnlock()
+	dirs := make(map[string]recorder.Options, len(p.rec.byKey))
+	for _, e := range p.rec.byKey {
+		dirs[e.dir] = e.rec.Options()
+	}
+	if e := p.rec.runtime.Load(); e != nil { // the recording started through the API
+		dirs[e.rec.Options().Dir] = e.rec.Options()
+	}
+	return dirs
+}
+
+var descRecorderDropped = prometheus.NewDesc("llmtap_recorder_dropped_total",
+	"Measured requests not written to the recording files (traffic and measurement unaffected), by reason: queue_full (the recorder's bounded queue was full), write_failed (writing failed: disk full, I/O error), recorder_closed (the record came after its recorder closed), drain_timeout (the stream outlived its unloaded config by more than the drain time), queue_bytes (the request bodies waiting for the writer held its byte bound, so the record's trace and payload lines were left out; its records line is written).",
+	[]string{"reason"}, nil)
+
+// recorderCollector serves llmtap_recorder_dropped_total, every reason always present.
+type recorderCollector struct{ p *Process }
+
+func (recorderCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRecorderDropped }
+
+func (c recorderCollector) Collect(ch chan<- prometheus.Metric) {
+	for r, n := range c.p.RecorderDrops() {
+		ch <- prometheus.MustNewConstMetric(descRecorderDropped, prometheus.CounterValue, float64(n), DropReason(r).String())
+	}
+}
+
+// Recording implements api.Recording on the process's recorders: the runtime recording, with
+// options made by plan from the request (the options of a record block), and the status of
+// every recorder.
+type Recording struct {
+	P    *Process
+	Plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)
+}
+
+// Start starts the runtime recording in req.Dir.
+func (rr Recording) Start(_ context.Context, req *llmtapv1.RecordingStartRequest) (*llmtapv1.Recording, error) {
+	p := rr.P
+	if req.GetDir() == "" {
+		return nil, fmt.Errorf("%w: dir is required: the folder to write the recording to", api.ErrInvalid)
+	}
+	if s := req.GetSample(); s < 0 || s > 1 {
+		return nil, fmt.Errorf("%w: sample %v: want a fraction in (0, 1], 0 meaning 1", api.ErrInvalid, s)
+	}
+	opts, err := rr.Plan(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", api.ErrInvalid, err)
+	}
+	p.rec.runtimeMu.Lock()
+	defer p.rec.runtimeMu.Unlock()
+	if e := p.rec.runtime.Load(); e != nil {
+		return nil, fmt.Errorf("%w: a recording started through the API is already writing to %s; stop it first", api.ErrState, e.rec.Options().Dir)
+	}
+	if _, configured := p.RecordingDirs()[opts.Dir]; configured {
+		return nil, fmt.Errorf("%w: the loaded config already records to %s; choose another folder", api.ErrState, opts.Dir)
+	}
+	rec, err := recorder.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: starting the recorder in %s: %v", api.ErrInvalid, opts.Dir, err)
+	}
+	e := &runtimeEntry{rec: rec, started: time.Now()}
+	p.rec.runtime.Store(e)
+	return api.RecordingProto(rec, "runtime", e.started), nil
+}
+
+// Stop stops the runtime recording: records of requests that ended before the call are
+// delivered, the queue is written, the files synced and closed.
+func (rr Recording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
+	p := rr.P
+	p.rec.runtimeMu.Lock()
+	defer p.rec.runtimeMu.Unlock()
+	e := p.rec.runtime.Swap(nil)
+	if e == nil {
+		return nil, fmt.Errorf("%w: no recording started through the API is running", api.ErrState)
+	}
+	p.tap.Flush() // records already in the pipeline reach the recorder before it closes
+	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+	defer cancel()
+	_ = e.rec.Flush(ctx)
+	pr := api.RecordingProto(e.rec, "runtime", e.started)
+	if err := e.rec.Close(ctx); err != nil {
+		return nil, fmt.Errorf("closing the recording in %s: %w", pr.Dir, err)
+	}
+	st := e.rec.Stats()
+	p.rec.dropped[DropWriteFailed].Add(st.Failed)
+	p.rec.dropped[DropQueueBytes].Add(st.Shed)
+	pr.Written, pr.Dropped, pr.Filtered, pr.Errors = st.Written, st.Dropped+st.Failed+st.Shed, st.Filtered, st.Errors
+	return pr, nil
+}
+
+// Status lists the runtime recording, then the configured recorders by folder.
+func (rr Recording) Status(context.Context) ([]*llmtapv1.Recording, error) {
+	p := rr.P
+	var out []*llmtapv1.Recording
+	if e := p.rec.runtime.Load(); e != nil {
+		out = append(out, api.RecordingProto(e.rec, "runtime", e.started))
+	}
+	p.rec.mu.RLock()
+	recs := make([]*recorder.Recorder, 0, len(p.rec.byKey))
+	for _, e := range p.rec.byKey {
+		recs = append(recs, e.rec)
+	}
+	p.rec.mu.RUnlock()
+	slices.SortFunc(recs, func(a, b *recorder.Recorder) int { return strings.Compare(a.Options().Dir, b.Options().Dir) })
+	for _, r := range recs {
+		out = append(out, api.RecordingProto(r, "config", time.Time{}))
+	}
+	return out, nil
+}
+
+var (
+	_ prometheus.Collector = recorderCollector{}
+	_ api.Recording        = Recording{}
+)
