@@ -1,6 +1,8 @@
 package process
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/export/prom"
@@ -94,11 +96,22 @@ func (p *Process) newMetrics() {
 	)
 }
 
-// Collectors are every Prometheus collector of the process, to register in a registry.
-func (p *Process) Collectors() []prometheus.Collector { return p.metrics.collectors }
-
-// StreamRefused counts a Connect API timeline stream refused for max_streams.
-func (p *Process) StreamRefused() { p.metrics.streamsRefused.Inc() }
+// Register registers every collector of the process in reg (a host may make a new registry
+// per config, as Caddy does), tolerating ones already there. Nil reg: nothing.
+func (p *Process) Register(reg *prometheus.Registry) error {
+	if reg == nil {
+		return nil
+	}
+	for _, c := range p.metrics.collectors {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
 // DeleteModelSeries removes the Prometheus series of the given model labels.
 func (p *Process) DeleteModelSeries(models ...string) {

@@ -237,24 +237,15 @@ func (c recorderCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Recording implements api.Recording on the process's recorders: the runtime recording, with
-// options made by plan from the request (the options of a record block), and the status of
-// every recorder.
-type Recording struct {
-	P    *Process
-	Plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)
-}
-
-// Start starts the runtime recording in req.Dir.
-func (rr Recording) Start(_ context.Context, req *llmtapv1.RecordingStartRequest) (*llmtapv1.Recording, error) {
-	p := rr.P
+// startRecording starts the runtime recording in req.Dir, with the options plan makes.
+func (p *Process) startRecording(req *llmtapv1.RecordingStartRequest, plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)) (*llmtapv1.Recording, error) {
 	if req.GetDir() == "" {
 		return nil, fmt.Errorf("%w: dir is required: the folder to write the recording to", api.ErrInvalid)
 	}
 	if s := req.GetSample(); s < 0 || s > 1 {
 		return nil, fmt.Errorf("%w: sample %v: want a fraction in (0, 1], 0 meaning 1", api.ErrInvalid, s)
 	}
-	opts, err := rr.Plan(req)
+	opts, err := plan(req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", api.ErrInvalid, err)
 	}
@@ -275,10 +266,8 @@ func (rr Recording) Start(_ context.Context, req *llmtapv1.RecordingStartRequest
 	return api.RecordingProto(rec, "runtime", e.started), nil
 }
 
-// Stop stops the runtime recording: records of requests that ended before the call are
-// delivered, the queue is written, the files synced and closed.
-func (rr Recording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
-	p := rr.P
+// stopRecording stops the runtime recording.
+func (p *Process) stopRecording(ctx context.Context) (*llmtapv1.Recording, error) {
 	p.rec.runtimeMu.Lock()
 	defer p.rec.runtimeMu.Unlock()
 	e := p.rec.runtime.Swap(nil)
@@ -300,9 +289,8 @@ func (rr Recording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
 	return pr, nil
 }
 
-// Status lists the runtime recording, then the configured recorders by folder.
-func (rr Recording) Status(context.Context) ([]*llmtapv1.Recording, error) {
-	p := rr.P
+// recordingStatus lists the runtime recording, then the configured recorders by folder.
+func (p *Process) recordingStatus() []*llmtapv1.Recording {
 	var out []*llmtapv1.Recording
 	if e := p.rec.runtime.Load(); e != nil {
 		out = append(out, api.RecordingProto(e.rec, "runtime", e.started))
@@ -317,10 +305,7 @@ func (rr Recording) Status(context.Context) ([]*llmtapv1.Recording, error) {
 	for _, r := range recs {
 		out = append(out, api.RecordingProto(r, "config", time.Time{}))
 	}
-	return out, nil
+	return out
 }
 
-var (
-	_ prometheus.Collector = recorderCollector{}
-	_ api.Recording        = Recording{}
-)
+var _ prometheus.Collector = recorderCollector{}

@@ -262,6 +262,15 @@ func (p *Process) HoldShadows(l *zap.Logger, cfgs []inproc.Config, stopped []boo
 		}
 	}
 	for i, c := range cfgs {
+		if c.Headroom != nil && c.OnHeadroom == nil {
+			// The probe may outlive the config: it logs through the process's logger.
+			c.OnHeadroom = func(h inproc.HeadroomReport) {
+				p.Log("shadow").Info("headroom probe finished", zap.String("shadow", c.Name),
+					zap.Float64("headroom_requests_per_sec", h.HeadroomRequestsPerSec),
+					zap.Float64("headroom_output_tokens_per_sec", h.HeadroomOutputTokensPerSec),
+					zap.String("verdict", h.Verdict), zap.String("table", h.Table()))
+			}
+		}
 		e, adopted, err := Hold(p, keyShadow+c.Name, func() (*shadowEntry, error) {
 			e, err := p.shadows.Add(c)
 			if err != nil {

@@ -8,11 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
-	"github.com/llmtap/llmtap/internal/process"
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/telemetry/tap"
-	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 func init() {
@@ -47,40 +42,11 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// adminOf is the JSON routes over p, the running Process (nil when no config holds one: the
-// routes then answer as with no measurement engine).
-func adminOf(p *process.Process) api.Admin {
-	if p == nil {
-		return api.Admin{Tap: func() *tap.Tap { return nil }, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} },
-			MirrorPairs: func() []mirror.Pair { return nil }, Timeline: func() *timeline.Timeline { return nil },
-			Shadow: shadowControl(nil)}
-	}
-	return api.Admin{Tap: p.Tap, RecorderDropped: p.RecorderDropped, Mirror: func() api.MirrorDoc { return mirrorDoc(p) },
-		MirrorPairs: p.Mirror.Pairs.Pairs, Timeline: p.Hub.Timeline, Shadow: shadowControl(p), SLO: p.SLO}
-}
-
-func mirrorDoc(p *process.Process) api.MirrorDoc {
-	m := p.Mirror
-	return api.MirrorDoc{Counters: m.Stats.Snapshot(), Gate: m.Gate.State(), Pairs: m.Pairs.Summary(), Verdicts: m.Pairs.Verdicts()}
-}
-
-// shadowControl controls the shadow loads of p, for the admin routes and the Connect service
-// alike.
-func shadowControl(p *process.Process) api.RunnerShadow {
-	c := api.RunnerShadow{Runner: func(string) *inproc.Runner { return nil }, Runners: func() []*inproc.Runner { return nil },
-		State: func() api.ShadowDoc {
-			return api.ShadowDoc{Shadows: []inproc.Status{}, HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
-		},
-		Logged: logShadowControl}
-	if p != nil {
-		c.Runner, c.Runners, c.State = p.ShadowRunner, p.ShadowRunners, func() api.ShadowDoc { return shadowStatus(p) }
-	}
-	return c
-}
-
 // adminRoute serves one JSON route of the Process running at the time of each request.
 func adminRoute(route func(api.Admin, http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
-	return adminHandler(func(w http.ResponseWriter, r *http.Request) error { return route(adminOf(running.Load()), w, r) })
+	return adminHandler(func(w http.ResponseWriter, r *http.Request) error {
+		return route(running.Load().Admin(logShadowControl), w, r)
+	})
 }
 
 // Routes returns the admin routes, each refusing non-loopback clients and origins
@@ -108,16 +74,6 @@ func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminH
 		}
 		return err
 	})
-}
-
-func shadowStatus(p *process.Process) api.ShadowDoc {
-	f, e, r := p.RefusedMarks()
-	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: p.GuardState(), ForgedMarkers: f, ExpiredMarkers: e, ReplayedMarkers: r,
-		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight, PassiveHeadroom: p.Passive.Estimates()}
-	for _, r := range p.ShadowRunners() {
-		doc.Shadows = append(doc.Shadows, r.Status())
-	}
-	return doc
 }
 
 func logShadowControl(name, what string) {

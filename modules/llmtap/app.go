@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/internal/process"
@@ -69,20 +68,6 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// features lists the App's features in the order they start: the timeline first (it takes
-// the samples and scrapes), then the GPU sampler and the scrapers, then the guard rails and the
-// shadow loads they hold. They stop in the reverse order. Each returns the release of what it
-// holds, nil when the feature is off.
-func (a *App) features() []struct {
-	name  string
-	start func() (func(), error)
-} {
-	return []struct {
-		name  string
-		start func() (func(), error)
-	}{{"timeline", a.startTimeline}, {"gpu", a.startGPU}, {"scrape", a.startScrapes}, {"guard", a.startGuard}, {"shadow", a.startShadows}}
-}
-
 // Process is the llmtap process state the App holds (nil before Provision).
 func (a *App) Process() *process.Process { return a.proc }
 
@@ -95,7 +80,7 @@ func (a *App) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
 	a.proc = p
-	if err := registerCollectors(ctx.GetMetricsRegistry(), p); err != nil {
+	if err := p.Register(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
 	if err := a.provisionShadows(); err != nil {
@@ -129,7 +114,12 @@ func (a *App) Start() error {
 	}
 	a.proc.Hub.SetListPrices(a.prices) // each record's list cost (telemetry/price)
 	a.proc.Hub.SetPrice(a.GPU.price()) // each record's cost (telemetry/timeline)
-	for _, f := range a.features() {
+	// The timeline first (it takes the samples and scrapes), then the GPU sampler and the
+	// scrapers, then the guard rails and the shadow loads they hold; Stop goes in reverse.
+	for _, f := range []struct {
+		name  string
+		start func() (func(), error)
+	}{{"timeline", a.startTimeline}, {"gpu", a.startGPU}, {"scrape", a.startScrapes}, {"guard", a.startGuard}, {"shadow", a.startShadows}} {
 		release, err := f.start()
 		if err != nil {
 			_ = a.Stop()
@@ -202,23 +192,6 @@ func (a *App) drainWithin(timeout time.Duration) {
 		h.release()
 	}
 	releaseProcess()
-}
-
-// registerCollectors registers every llmtap collector of p in reg (Caddy makes a new registry
-// per config load), tolerating ones already there.
-func registerCollectors(reg *prometheus.Registry, p *process.Process) error {
-	if reg == nil {
-		return nil
-	}
-	for _, c := range p.Collectors() {
-		if err := reg.Register(c); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // Interface guards.

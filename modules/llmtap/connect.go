@@ -10,10 +10,7 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/llmtap/llmtap/api"
-	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/process"
-	"github.com/llmtap/llmtap/telemetry/slo"
-	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 func init() {
@@ -27,81 +24,13 @@ func init() {
 // engine's rolling statistics). readOnly refuses the control RPCs; maxStreams bounds the
 // timeline streams open at once (0: api.DefaultMaxStreams).
 func newService(readOnly bool, maxStreams int) *api.Service {
-	return api.New(api.Options{
-		MaxStreams: maxStreams,
-		StreamRefused: func() {
-			if p := running.Load(); p != nil {
-				p.StreamRefused()
-			}
-		},
-		Tap:             func() *tap.Tap { return adminOf(running.Load()).Tap() },
-		RecorderDropped: func() uint64 { return recorderDropped(running.Load()) },
-		Recording:       runtimeRecording{},
-		Timeline:        activeTimelineSource,
-		Shadow:          func() api.Shadow { return shadowControl(running.Load()) },
-		NoShadow:        "shadow load control is not built into this binary",
-		Mirror:          func() api.MirrorDoc { return adminOf(running.Load()).Mirror() },
-		SLO:             func() *slo.Tracker { return adminOf(running.Load()).SLO },
-		ReadOnly:        readOnly,
-	})
-}
-
-func recorderDropped(p *process.Process) uint64 {
-	if p == nil {
-		return 0
-	}
-	return p.RecorderDropped()
+	o := process.ServiceOptions(running.Load, planRecording, logShadowControl)
+	o.MaxStreams, o.ReadOnly, o.NoShadow = maxStreams, readOnly, "shadow load control is not built into this binary"
+	return api.New(o)
 }
 
 // SourceTimeline names windows that come from the app's timeline.
 const SourceTimeline = api.SourceTimeline
-
-// activeTimelineSource returns the app's running timeline as the API's window source, or nil
-// when none runs (the API then computes windows from the engine's statistics).
-func activeTimelineSource() api.Timeline {
-	if p := running.Load(); p != nil {
-		if tl := p.Hub.Timeline(); tl != nil {
-			return api.TimelineSource{TL: tl, RecordsDropped: p.RecordsDropped}
-		}
-	}
-	return nil
-}
-
-// runtimeRecording is the recording started through the API (process.Recording) of the
-// running Process.
-type runtimeRecording struct{}
-
-func (runtimeRecording) of() (api.Recording, error) {
-	p := running.Load()
-	if p == nil {
-		return nil, fmt.Errorf("%w: no loaded config uses llmtap", api.ErrState)
-	}
-	return process.Recording{P: p, Plan: planRecording}, nil
-}
-
-func (r runtimeRecording) Start(ctx context.Context, req *llmtapv1.RecordingStartRequest) (*llmtapv1.Recording, error) {
-	rr, err := r.of()
-	if err != nil {
-		return nil, err
-	}
-	return rr.Start(ctx, req)
-}
-
-func (r runtimeRecording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
-	rr, err := r.of()
-	if err != nil {
-		return nil, err
-	}
-	return rr.Stop(ctx)
-}
-
-func (r runtimeRecording) Status(ctx context.Context) ([]*llmtapv1.Recording, error) {
-	rr, err := r.of()
-	if err != nil {
-		return nil, nil
-	}
-	return rr.Status(ctx)
-}
 
 // connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin
 // listener beside the JSON routes, at /llmtap.v1.TapService/<Method>. The admin listener

@@ -104,7 +104,12 @@ func LatestGPUSamples(dst []gpu.Sample) []gpu.Sample {
 }
 
 // RecorderDropped is the number of records the running Process lost to recording.
-func RecorderDropped() uint64 { return recorderDropped(running.Load()) }
+func RecorderDropped() uint64 {
+	if p := running.Load(); p != nil {
+		return p.RecorderDropped()
+	}
+	return 0
+}
 
 // MirrorGate is the running Process's mirroring pause switch.
 func MirrorGate() *mirror.Gate { return running.Load().Mirror.Gate }

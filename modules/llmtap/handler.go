@@ -28,6 +28,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
+	"github.com/llmtap/llmtap/telemetry/tenant"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
@@ -140,7 +141,7 @@ type Handler struct {
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
-	tenant    *tenantSource    // nil without a tenant option (tenant.go)
+	tenant    *tenant.Source   // nil without a tenant option (tenant.go)
 	slo       *slo.Set         // nil without SLOs (slo.go)
 	passive   *headroom.Target // nil without passive_headroom
 

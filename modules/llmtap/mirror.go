@@ -2,7 +2,6 @@ package llmtap
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -192,47 +191,11 @@ func (h *Handler) releaseMirror() {
 	}
 }
 
-// offerMirror offers the live request r to the mirror and arranges for the copy to start once
-// its body has been read in full: at once when there is no body or inject_usage already read
-// it, otherwise when the upstream's reads reach its end. The caller must call Abandon on the
-// result when the exchange is over (it does nothing once the copy started). Nil-safe.
+// offerMirror offers the live request r to the mirror (mirror.OfferBody); only live traffic
+// is copied, never llmtap's own shadow or replay load. Nil-safe.
 func (h *Handler) offerMirror(r *http.Request, id, class string, body *capture.Body) *mirror.Request {
 	if h.mirror == nil || class != record.ClassLive {
-		return nil // only live traffic is copied, never llmtap's own shadow or replay load
+		return nil
 	}
-	q := h.mirror.Offer(r, id)
-	switch {
-	case q == nil:
-	case body == nil:
-		q.Send(nil, false)
-	case body.ReadCloser == nil: // the body inject_usage read in full
-		q.Send(body.Peek())
-	default:
-		r.Body = &bodyEnd{ReadCloser: r.Body, body: body, length: r.ContentLength, q: q}
-	}
-	return q
+	return h.mirror.OfferBody(r, id, body)
 }
-
-// bodyEnd starts the copy when the request body has been read to its end: io.EOF, or as many
-// bytes as its Content-Length (a reader may stop there without asking for EOF).
-type bodyEnd struct {
-	io.ReadCloser
-	body   *capture.Body
-	length int64
-	read   int64
-	q      *mirror.Request
-}
-
-func (b *bodyEnd) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.read += int64(n)
-	if err == io.EOF || (b.length > 0 && b.read >= b.length) {
-		b.q.Send(b.body.Peek())
-	}
-	return n, err
-}
-
-// Interface guards
-var (
-	_ io.ReadCloser = (*bodyEnd)(nil)
-)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/shadow/inproc"
 )
@@ -197,16 +196,6 @@ func (a *App) provisionShadows() error {
 		}
 		seen[sc.Name] = true
 		c, err := inproc.Build(sc.spec(a.proc.Mark))
-		if c.Headroom != nil {
-			// The probe may outlive this config: it logs through the process's logger.
-			name := sc.Name
-			c.OnHeadroom = func(h inproc.HeadroomReport) {
-				a.proc.Log("shadow").Info("headroom probe finished", zap.String("shadow", name),
-					zap.Float64("headroom_requests_per_sec", h.HeadroomRequestsPerSec),
-					zap.Float64("headroom_output_tokens_per_sec", h.HeadroomOutputTokensPerSec),
-					zap.String("verdict", h.Verdict), zap.String("table", h.Table()))
-			}
-		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shadow %q: %w", sc.Name, err))
 			continue

@@ -43,12 +43,8 @@ func (w *tapWriter) ownTiming(code int) {
 		return
 	}
 	h := w.Header()
-	if vs, ok := h["Server-Timing"]; ok && expose.TrailerOK(w.timing, h) {
-		if kept := expose.WithoutOwnTiming(vs); len(kept) == 0 {
-			delete(h, "Server-Timing")
-		} else {
-			h["Server-Timing"] = kept
-		}
+	if _, ok := h["Server-Timing"]; ok && expose.TrailerOK(w.timing, h) {
+		expose.StripOwnTiming(h, "Server-Timing")
 	}
 }
 
