@@ -12,21 +12,22 @@ import (
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
+	"go.uber.org/zap"
 )
 
 // The ports of package api (the admin routes' api.Admin, the Connect service's api.Options)
 // over a Process. A host serves the Process running at the time of each call, nil when none
 // runs: the routes then answer as with no measurement engine.
 
-// Admin is the JSON admin routes over p (nil: none runs); logged logs shadow load control.
-func (p *Process) Admin(logged func(name, what string)) api.Admin {
+// Admin is the JSON admin routes over p (nil: none runs).
+func (p *Process) Admin() api.Admin {
 	if p == nil {
 		return api.Admin{Tap: func() *tap.Tap { return nil }, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} },
 			MirrorPairs: func() []mirror.Pair { return nil }, Timeline: func() *timeline.Timeline { return nil },
-			Shadow: p.shadowControl(logged)}
+			Shadow: p.shadowControl()}
 	}
 	return api.Admin{Tap: p.Tap, RecorderDropped: p.RecorderDropped, Mirror: p.MirrorDoc, MirrorPairs: p.Mirror.Pairs.Pairs,
-		Timeline: p.Hub.Timeline, Shadow: p.shadowControl(logged), SLO: p.SLO}
+		Timeline: p.Hub.Timeline, Shadow: p.shadowControl(), SLO: p.SLO}
 }
 
 // MirrorDoc is the document of GET /llmtap/mirror.
@@ -36,15 +37,18 @@ func (p *Process) MirrorDoc() api.MirrorDoc {
 }
 
 // shadowControl controls the shadow loads of p (nil: none), for the admin routes and the
-// Connect service alike.
-func (p *Process) shadowControl(logged func(name, what string)) api.RunnerShadow {
+// Connect service alike, logging each control.
+func (p *Process) shadowControl() api.RunnerShadow {
 	c := api.RunnerShadow{Runner: func(string) *inproc.Runner { return nil }, Runners: func() []*inproc.Runner { return nil },
 		State: func() api.ShadowDoc {
 			return api.ShadowDoc{Shadows: []inproc.Status{}, HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
 		},
-		Logged: logged}
+	}
 	if p != nil {
 		c.Runner, c.Runners, c.State = p.ShadowRunner, p.ShadowRunners, p.ShadowDoc
+		c.Logged = func(name, what string) {
+			p.Log("shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
+		}
 	}
 	return c
 }
@@ -61,17 +65,16 @@ func (p *Process) ShadowDoc() api.ShadowDoc {
 }
 
 // ServiceOptions are the Connect service's ports over the Process current returns at each call
-// (nil when none runs): its engine, recorders, mirror, SLOs, shadow loads (logged logs their
-// control) and, when it runs one, its timeline (without it, windows come from the engine's
+// (nil when none runs): its engine, recorders, mirror, SLOs, shadow loads and, when it runs one, its timeline (without it, windows come from the engine's
 // rolling statistics). plan makes the options of a recording started through the API.
-func ServiceOptions(current func() *Process, plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error), logged func(name, what string)) api.Options {
+func ServiceOptions(current func() *Process, plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)) api.Options {
 	return api.Options{
 		StreamRefused: func() {
 			if p := current(); p != nil {
 				p.metrics.streamsRefused.Inc()
 			}
 		},
-		Tap: func() *tap.Tap { return current().Admin(logged).Tap() },
+		Tap: func() *tap.Tap { return current().Admin().Tap() },
 		RecorderDropped: func() uint64 {
 			if p := current(); p != nil {
 				return p.RecorderDropped()
@@ -87,9 +90,9 @@ func ServiceOptions(current func() *Process, plan func(*llmtapv1.RecordingStartR
 			}
 			return nil
 		},
-		Shadow: func() api.Shadow { return current().shadowControl(logged) },
-		Mirror: func() api.MirrorDoc { return current().Admin(logged).Mirror() },
-		SLO:    func() *slo.Tracker { return current().Admin(logged).SLO },
+		Shadow: func() api.Shadow { return current().shadowControl() },
+		Mirror: func() api.MirrorDoc { return current().Admin().Mirror() },
+		SLO:    func() *slo.Tracker { return current().Admin().SLO },
 	}
 }
 

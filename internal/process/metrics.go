@@ -2,6 +2,7 @@ package process
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,19 @@ const (
 	// exponential histograms is 160 too); past it the resolution halves, and counts are kept.
 	nativeMaxBuckets = 160
 )
+
+// NativeHistograms reads the value of LLMTAP_PROMETHEUS_NATIVE_HISTOGRAMS: "on" turns native
+// histograms on (Options.NativeHistograms), "off" or "" leaves them off; ok is false for any
+// other value, which leaves them off too.
+func NativeHistograms(value string) (on, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "on":
+		return true, true
+	case "", "off":
+		return false, true
+	}
+	return false, false
+}
 
 // metrics are the process's own counters, beside the collectors over its parts.
 type metrics struct {

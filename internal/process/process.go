@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -191,3 +192,37 @@ func (p *Process) Runners() int {
 	defer p.holds.mu.Unlock()
 	return len(p.holds.m)
 }
+
+// Streams counts the streams of one handler being measured, so that a host holds the Process
+// and the handler's recorder until its last stream has ended; Abandon marks the streams still
+// running when it stopped waiting, whose records then lose their recorder.
+type Streams struct {
+	active    atomic.Int64
+	abandoned atomic.Bool
+}
+
+// Begin counts a stream that starts; End one that ends.
+func (s *Streams) Begin() { s.active.Add(1) }
+
+// End counts a stream that ends.
+func (s *Streams) End() { s.active.Add(-1) }
+
+// Active is the number of streams running.
+func (s *Streams) Active() int64 { return s.active.Load() }
+
+// Wait waits until no stream runs or deadline has passed, and reports whether none runs.
+func (s *Streams) Wait(deadline time.Time) bool {
+	for s.active.Load() > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// Abandon marks the streams still running as outliving their host's wait.
+func (s *Streams) Abandon() { s.abandoned.Store(true) }
+
+// Abandoned reports whether Abandon was called.
+func (s *Streams) Abandoned() bool { return s.abandoned.Load() }

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
 )
@@ -45,7 +44,7 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 // adminRoute serves one JSON route of the Process running at the time of each request.
 func adminRoute(route func(api.Admin, http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
 	return adminHandler(func(w http.ResponseWriter, r *http.Request) error {
-		return route(running.Load().Admin(logShadowControl), w, r)
+		return route(running.Load().Admin(), w, r)
 	})
 }
 
@@ -74,10 +73,6 @@ func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminH
 		}
 		return err
 	})
-}
-
-func logShadowControl(name, what string) {
-	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
 }
 
 var _ caddy.AdminRouter = adminAPI{}

@@ -159,13 +159,12 @@ func (a *App) Cleanup() error {
 	if a.proc == nil {
 		return nil
 	}
-	hs, dash := a.handlers, a.dash
 	idle := true
-	for _, h := range hs {
+	for _, h := range a.handlers {
 		h.releaseMirror() // before the Process, which its copies' records go to
-		idle = idle && h.streams.active.Load() == 0
+		idle = idle && h.streams.Active() == 0
 	}
-	if dash != nil {
+	if a.dash != nil {
 		_ = a.proc.LetGo(keyDashboard)
 	}
 	if idle || caddy.Exiting() {
@@ -181,15 +180,16 @@ func (a *App) Cleanup() error {
 func (a *App) drainWithin(timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for _, h := range a.handlers {
-		if !waitZero(&h.streams.active, deadline) {
-			h.streams.abandoned.Store(true)
+		if !h.streams.Wait(deadline) {
+			h.streams.Abandon()
 			logger("drain").Warn("streams outlived their unloaded config by the drain time; their records are dropped",
-				zap.Int64("streams", h.streams.active.Load()), zap.Duration("drain_timeout", timeout))
+				zap.Int64("streams", h.streams.Active()), zap.Duration("drain_timeout", timeout))
 		}
 	}
 	a.proc.Tap().Flush()
-	for _, h := range a.handlers {
-		h.release()
+	for _, h := range a.handlers { // what each holds beside the Process
+		h.releaseRecording()
+		h.passive.Release()
 	}
 	releaseProcess()
 }

@@ -24,7 +24,7 @@ func init() {
 // engine's rolling statistics). readOnly refuses the control RPCs; maxStreams bounds the
 // timeline streams open at once (0: api.DefaultMaxStreams).
 func newService(readOnly bool, maxStreams int) *api.Service {
-	o := process.ServiceOptions(running.Load, planRecording, logShadowControl)
+	o := process.ServiceOptions(running.Load, planRecording)
 	o.MaxStreams, o.ReadOnly, o.NoShadow = maxStreams, readOnly, "shadow load control is not built into this binary"
 	return api.New(o)
 }

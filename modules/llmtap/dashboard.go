@@ -38,22 +38,20 @@ func dashboardRoutes() []string {
 // use) whose scripts read the other /llmtap/ admin routes of the same origin.
 func dashboard() func(http.ResponseWriter, *http.Request) error {
 	page := sync.OnceValues(func() (http.Handler, error) { return ui.Dashboard(dashboardRoutes) })
-	return func(w http.ResponseWriter, r *http.Request) error { return serveDashboard(page, w, r) }
-}
-
-func serveDashboard(page func() (http.Handler, error), w http.ResponseWriter, r *http.Request) error {
-	if err := api.AllowMethod(r, http.MethodGet, http.MethodHead); err != nil {
-		return err
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := api.AllowMethod(r, http.MethodGet, http.MethodHead); err != nil {
+			return err
+		}
+		if r.URL.Path != dashboardPrefix {
+			return api.Errorf(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
+		}
+		h, err := page()
+		if err != nil {
+			return api.Errorf(http.StatusInternalServerError, "building the dashboard page: %w", err)
+		}
+		h.ServeHTTP(w, r)
+		return nil
 	}
-	if r.URL.Path != dashboardPrefix {
-		return api.Errorf(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
-	}
-	h, err := page()
-	if err != nil {
-		return api.Errorf(http.StatusInternalServerError, "building the dashboard page: %w", err)
-	}
-	h.ServeHTTP(w, r)
-	return nil
 }
 
 // DashboardEnv names the environment variable that sets where llmtap serves its dashboard on a

@@ -30,11 +30,11 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &Handler{proc: p, tap: p.Tap(), meters: meter.NewPool(meter.Options{}), streams: new(streams),
+	h := &Handler{proc: p, tap: p.Tap(), meters: meter.NewPool(meter.Options{}), streams: new(process.Streams),
 		recording: &recording{entry: entry}}
 	a := &App{proc: p, handlers: []*Handler{h}}
 
-	h.streams.active.Add(1) // as ServeHTTP does
+	h.streams.Begin() // as ServeHTTP does
 	m := h.tap.BeginWith(h.meters, time.Now(), "/v1/chat/completions")
 	rec := m.Record()
 	rec.RequestID = "outlives-its-config"
@@ -42,7 +42,7 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 
 	before := p.RecorderDrops()
 	a.drainWithin(20 * time.Millisecond) // the stream is still running: gives up
-	if !h.streams.abandoned.Load() {
+	if !h.streams.Abandoned() {
 		t.Fatal("the drain returned with a stream running but did not mark it abandoned")
 	}
 	if entry.Running() {
@@ -60,7 +60,7 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 			t.Errorf("%s drops went from %d to %d: the late record is counted once, as drain_timeout", r, before[r], after[r])
 		}
 	}
-	if n := h.streams.active.Load(); n != 0 {
+	if n := h.streams.Active(); n != 0 {
 		t.Errorf("%d streams still counted active", n)
 	}
 }

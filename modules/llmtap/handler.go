@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
@@ -145,15 +144,7 @@ type Handler struct {
 	slo       *slo.Set         // nil without SLOs (slo.go)
 	passive   *headroom.Target // nil without passive_headroom
 
-	streams *streams
-}
-
-// streams counts a handler's streams being measured, so that an unloaded config's app holds
-// the Process and the handler's recorder until its last stream has ended; abandoned is set
-// when that took longer than drainTimeout and they were let go.
-type streams struct {
-	active    atomic.Int64
-	abandoned atomic.Bool
+	streams *process.Streams // the app waits for them before it lets go of the Process
 }
 
 // CaddyModule returns the Caddy module information.
@@ -177,7 +168,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	}
 	h.app = app.(*App)
 	h.app.bare = h.app.bare || bare
-	h.proc, h.tap, h.streams = h.app.proc, h.app.proc.Tap(), new(streams)
+	h.proc, h.tap, h.streams = h.app.proc, h.app.proc.Tap(), new(process.Streams)
 	if err := h.proc.MarkerKeyErr(); err != nil {
 		return fmt.Errorf("%s: %w", MarkerKeyEnv, err)
 	}
@@ -228,13 +219,6 @@ func (h *Handler) Validate() error {
 	return errors.Join(errs...)
 }
 
-// release lets go of what the handler holds beside the Process: its recorder and its passive
-// headroom estimator (App.drainWithin calls it once the handler's streams have ended).
-func (h *Handler) release() {
-	h.releaseRecording()
-	h.passive.Release()
-}
-
 // end ends the measurement of a stream of this handler.
 func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
 	h.endFor(nil, nil, m, rec, failure, msg)
@@ -244,7 +228,7 @@ func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
 // pipeline, its figures become placeholders and, when asked, a Server-Timing trailer
 // (placeholders.go). r and tw may be nil.
 func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *record.Record, failure, msg string) {
-	if rec.RecordTo != "" && h.streams.abandoned.Load() {
+	if rec.RecordTo != "" && h.streams.Abandoned() {
 		rec.RecordTo = "" // its recorder is gone
 		h.proc.CountDrop(process.DropDrainTimeout)
 	}
@@ -256,7 +240,7 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 		}
 	}
 	h.tap.Submit(fin)
-	h.streams.active.Add(-1)
+	h.streams.End()
 }
 
 // ServeHTTP measures the exchange while passing it through to the next handler.
@@ -266,7 +250,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	t0 := time.Now()
-	h.streams.active.Add(1)
+	h.streams.Begin()
 	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
 	rec := m.Record()
 	rec.RequestID = r.Header.Get("X-Request-Id")

@@ -3,7 +3,6 @@ package llmtap
 import (
 	"context"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,10 +32,11 @@ const keyProcess = "process"
 
 // NativeHistogramsEnv names the variable that adds Prometheus native histograms to the
 // gen_ai_* histograms of /metrics: "on" adds them, "off" or unset leaves the classic buckets
-// alone. It is read once, when the process starts, because the collectors are created once per
-// process. The classic buckets stay: a scraper that does not ask for native histograms (the
-// text formats; Prometheus without --enable-feature=native-histograms) sees what it saw
-// before, while a Prometheus with the feature ingests the native histogram instead.
+// alone (another value is logged and leaves them off). It is read when the Process starts,
+// because its collectors are created with it. The classic buckets stay: a scraper that does
+// not ask for native histograms (the text formats; Prometheus without
+// --enable-feature=native-histograms) sees what it saw before, while a Prometheus with the
+// feature ingests the native histogram instead.
 const NativeHistogramsEnv = "LLMTAP_PROMETHEUS_NATIVE_HISTOGRAMS"
 
 // MarkerKeyEnv names the environment variable that gives the shadow marker's key: 32 bytes in
@@ -81,19 +81,15 @@ func holdProcess(opts func() process.Options) (*process.Process, error) {
 
 func releaseProcess() { _, _ = procs.Delete(keyProcess) }
 
-// nativeHistograms reports whether NativeHistogramsEnv is "on"; another value than "on",
-// "off" or empty is logged and leaves them off.
+// nativeHistograms reports whether NativeHistogramsEnv is "on".
 func nativeHistograms() bool {
-	switch v := strings.ToLower(strings.TrimSpace(os.Getenv(NativeHistogramsEnv))); v {
-	case "on":
-		return true
-	case "", "off":
-		return false
-	default:
+	v := os.Getenv(NativeHistogramsEnv)
+	on, ok := process.NativeHistograms(v)
+	if !ok {
 		logger("metrics").Warn("native histograms stay off: the value is neither on nor off",
 			zap.String("variable", NativeHistogramsEnv), zap.String("value", v))
-		return false
 	}
+	return on
 }
 
 // logger is the logger of process-wide work that belongs to no config (drains): Caddy's
@@ -105,14 +101,3 @@ func logger(name string) *zap.Logger { return caddy.Log().Named("llmtap." + name
 // its record, counted in llmtap_recorder_dropped_total{reason="drain_timeout"} when it was to
 // be recorded.
 const drainTimeout = 5 * time.Minute
-
-// waitZero waits until n is zero or the deadline has passed, and reports whether it is zero.
-func waitZero(n *atomic.Int64, deadline time.Time) bool {
-	for n.Load() > 0 {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
-}

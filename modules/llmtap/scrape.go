@@ -8,12 +8,6 @@ import (
 	"github.com/llmtap/llmtap/telemetry/scrape"
 )
 
-// ScrapeKindDCGM names a dcgm-exporter page, read as GPU samples.
-const ScrapeKindDCGM = scrape.KindDCGM
-
-// DefaultScrapeInterval is the time between two scrapes of a metrics page.
-const DefaultScrapeInterval = time.Second
-
 // ScrapeConfig is one Prometheus metrics page llmtap reads on an interval (JSON `"scrape"` of
 // the llmtap app, a list; Caddyfile `scrape <url> { … }` in the llmtap global option, once per
 // page). An inference server's page (vLLM, SGLang, TGI) gives the timeline the server's own
@@ -36,13 +30,6 @@ type ScrapeConfig struct {
 	// started with a shorter -c; scraping faster than it collects repeats values.
 	// Default: 1s.
 	Interval caddy.Duration `json:"interval,omitempty"`
-}
-
-func (c *ScrapeConfig) interval() time.Duration {
-	if c.Interval <= 0 {
-		return DefaultScrapeInterval
-	}
-	return time.Duration(c.Interval)
 }
 
 // page is the page to read, its interval as configured (0: the default).
@@ -71,8 +58,9 @@ func (a *App) startScrapes() (func(), error) {
 	}
 	pages := make([]scrape.Page, len(a.Scrape))
 	for i, c := range a.Scrape {
-		pages[i] = c.page()
-		pages[i].Interval = c.interval()
+		if pages[i] = c.page(); pages[i].Interval <= 0 {
+			pages[i].Interval = time.Second // the default of ScrapeConfig.Interval
+		}
 	}
 	return a.proc.HoldScrapes(a.logger, pages)
 }
