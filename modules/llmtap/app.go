@@ -22,9 +22,9 @@ func init() {
 //
 // Reloads: Caddy provisions and starts the new config before it stops and cleans up the old
 // one. Each feature of the app therefore keeps its running state in a runner shared across
-// configs (lifetimes.go) that the new App adopts, reconfiguring it in place, and the old App
-// lets go of without stopping it, so a reload never runs the same work twice nor loses its
-// state. The App holds the process.Process the same way (lifetimes.go).
+// configs (held in the process.Process) that the new App adopts, reconfiguring it in place,
+// and the old App lets go of without stopping it, so a reload never runs the same work twice
+// nor loses its state. The App holds the Process itself the same way (lifetimes.go).
 type App struct {
 	// Feature configuration: one field per feature, declared here (so the JSON stays one
 	// struct) and documented in full beside the feature's code.
