@@ -122,7 +122,7 @@ func New(o Options) *Process {
 		Mirror:  MirrorState{Stats: new(mirror.Stats), Gate: new(mirror.Gate), Pairs: mirror.NewPairer(0, 0)},
 	}
 	p.holds.m = map[string]*held{}
-	p.rec.byKey = map[string]*recorderEntry{}
+	p.rec.byKey = map[string]*Recorder{}
 	p.CopyBuffers.New = func() any { b := make([]byte, 32<<10); return &b }
 	var id [6]byte
 	_, _ = rand.Read(id[:])

@@ -38,9 +38,9 @@ const stopTimeout = 10 * time.Second
 
 type recorders struct {
 	mu    sync.RWMutex
-	byKey map[string]*recorderEntry
+	byKey map[string]*Recorder
 	// dropped counts records lost to recording over the process's life, by reason.
-	dropped [numDropReasons]atomic.Uint64
+	dropped [NumDropReasons]atomic.Uint64
 
 	runtimeMu sync.Mutex // serializes starting and stopping the runtime recording
 	runtime   atomic.Pointer[runtimeEntry]
@@ -53,8 +53,6 @@ type Recorder struct {
 	rec *recorder.Recorder
 	p   *Process
 }
-
-type recorderEntry = Recorder
 
 type runtimeEntry struct {
 	rec     *recorder.Recorder
@@ -79,13 +77,12 @@ const (
 	// bound (recorder.Options.QueueBytes), so the record's trace and payload lines were left
 	// out (recorder.Stats.Shed); its records line is written.
 	DropQueueBytes
+	// NumDropReasons is the number of reasons.
 	NumDropReasons
 )
 
-const numDropReasons = NumDropReasons
-
 func (r DropReason) String() string {
-	return [numDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout", "queue_bytes"}[r]
+	return [NumDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout", "queue_bytes"}[r]
 }
 
 // CountDrop counts one record lost to recording.
@@ -180,7 +177,7 @@ func (s recordSink) Consume(r *record.Record) {
 // RecorderDrops returns the records lost to recording since the process started, by reason:
 // the counts of closed recorders and those of the running ones.
 func (p *Process) RecorderDrops() [NumDropReasons]uint64 {
-	var n [numDropReasons]uint64
+	var n [NumDropReasons]uint64
 	p.rec.mu.RLock()
 	for r := range n {
 		n[r] = p.rec.dropped[r].Load()
