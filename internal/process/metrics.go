@@ -91,7 +91,7 @@ func (p *Process) newMetrics() {
 		Help: "Requests that carried a genuine, unexpired Llmtap-Shadow mark that had already been used; they were measured as live traffic.",
 	}, func() float64 { return float64(p.marks.replayed.Load()) })
 	m.collectors = append(append(p.requests.Collectors(), p.usage.Collectors()...),
-		promexport.NewGPU(func() []gpu.Sample { return p.gpuSamples(nil) }),
+		promexport.NewGPU(func() []gpu.Sample { return p.Hub.LatestGPU(nil) }),
 		prom.Mirror(func() prom.MirrorReading {
 			return prom.MirrorReading{Counters: p.Mirror.Stats.Snapshot(), Gate: p.Mirror.Gate.State(), Pairs: p.Mirror.Pairs.Summary().Pairs}
 		}),
@@ -133,13 +133,4 @@ func (p *Process) DeleteModelSeries(models ...string) {
 		p.requests.DeleteModel(m)
 		p.usage.DeleteModel(m)
 	}
-}
-
-// gpuSamples appends the latest sample of every GPU to dst: Options.GPUSamples when set, else
-// the hub's latest (NVML or a dcgm-exporter scrape).
-func (p *Process) gpuSamples(dst []gpu.Sample) []gpu.Sample {
-	if p.opts.GPUSamples != nil {
-		return p.opts.GPUSamples(dst)
-	}
-	return p.Hub.LatestGPU(dst)
 }

@@ -15,13 +15,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/shadow/guard"
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/marker"
@@ -29,7 +32,10 @@ import (
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
+	"github.com/llmtap/llmtap/telemetry/otelexport"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/promexport"
+	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -50,9 +56,6 @@ type Options struct {
 	NativeHistograms bool
 	// OpenGPU opens the GPU source of the sampler. Nil: NVML (gpu.Open).
 	OpenGPU func() (gpu.Source, error)
-	// GPUSamples, when set, replaces the sampler as the source of the OpenTelemetry GPU
-	// instruments: it appends the latest sample of every GPU to dst.
-	GPUSamples func(dst []gpu.Sample) []gpu.Sample
 }
 
 // Process is llmtap's process-wide state. Make one with New; Close stops it.
@@ -60,7 +63,7 @@ type Process struct {
 	opts Options
 
 	tap  *tap.Tap
-	otel *otelExport // nil unless the OTEL_* environment turns export on (otel.go)
+	otel *otelExport // nil unless the OTEL_* environment turns export on
 
 	holds holds
 
@@ -81,8 +84,8 @@ type Process struct {
 	// Mirror is the mirroring state every handler shares.
 	Mirror MirrorState
 
-	rec  recorders // recorders.go
-	logs logsState // otellogs.go
+	rec  recorders
+	logs logsState
 
 	gpu              atomic.Pointer[gpu.Runner]
 	nvmlAbsentLogged atomic.Bool
@@ -226,3 +229,162 @@ func (s *Streams) Abandon() { s.abandoned.Store(true) }
 
 // Abandoned reports whether Abandon was called.
 func (s *Streams) Abandoned() bool { return s.abandoned.Load() }
+
+// OpenTelemetry export lives with the measurement engine: it is configured once, from the
+// standard OTEL_* environment, when the engine starts, and flushed and stopped when the engine
+// stops. Without OTEL_* variables nothing is created and the request path pays one nil check.
+
+// otelExport is the engine's OpenTelemetry state; a nil *otelExport means export is off.
+type otelExport struct {
+	providers *otelexport.Providers
+	metrics   *otelexport.Metrics
+	tracer    *otelexport.Tracer // nil when trace export is off
+}
+
+// startOTel builds the providers the environment asks for and adds their sinks to the tap. It
+// returns nil when the environment enables no signal, and logs (rather than fails) when the
+// environment is invalid, so that a bad OTEL_* variable never takes the proxy down.
+func (p *Process) startOTel() *otelExport {
+	log := p.Log("otel")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	prov, err := otelexport.FromEnv(ctx, "")
+	if err != nil {
+		log.Error("OpenTelemetry export is off", zap.Error(err))
+		return nil
+	}
+	if prov.MeterProvider == nil && prov.TracerProvider == nil {
+		return nil
+	}
+	o := &otelExport{providers: prov}
+	if prov.MeterProvider != nil {
+		m, err := otelexport.NewMetrics(prov.MeterProvider, otelexport.Options{
+			Models:      p.Models,
+			Tenants:     p.Tenants,
+			LatestGenAI: otelexport.LatestGenAI(nil), // OTEL_SEMCONV_STABILITY_OPT_IN
+			GPU:         p.Hub.LatestGPU,
+		})
+		if err != nil {
+			log.Error("OpenTelemetry metrics are off", zap.Error(err))
+		} else {
+			o.metrics = m
+			p.tap.AddSink(m)
+		}
+	}
+	if prov.TracerProvider != nil {
+		o.tracer = otelexport.NewTracer(prov.TracerProvider, prov.Propagator)
+		p.tap.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
+	}
+	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil),
+		zap.String("service.instance.id", prov.InstanceID))
+	return o
+}
+
+// Tracer is the tracer of the request spans, nil when trace export is off.
+func (p *Process) Tracer() *otelexport.Tracer {
+	if p.otel == nil {
+		return nil
+	}
+	return p.otel.tracer
+}
+
+// shutdown flushes what is pending and stops the providers, within 5 s. It runs after the
+// record pipeline has drained, so the last records' measurements and spans are exported.
+func (o *otelExport) shutdown(ctx context.Context, p *Process) {
+	if o == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if o.metrics != nil {
+		_ = o.metrics.Close()
+	}
+	if err := o.providers.Shutdown(ctx); err != nil {
+		p.Log("otel").Warn("flushing OpenTelemetry export", zap.Error(err))
+	}
+}
+
+// newMarker makes the signer of the marker header of llmtap's own traffic (shadow load, trace
+// replay) from key (hex or base64); a key that does not parse is reported, and a random key
+// used meanwhile.
+func newMarker(key string) (*marker.Signer, error) {
+	v := strings.TrimSpace(key)
+	if v == "" {
+		return marker.New(marker.Options{})
+	}
+	k, err := keyparse.Parse(v, marker.KeyLen, marker.KeyLen)
+	if err == nil {
+		var s *marker.Signer
+		if s, err = marker.New(marker.Options{Key: k}); err == nil {
+			return s, nil
+		}
+	}
+	s, _ := marker.New(marker.Options{})
+	return s, err
+}
+
+// MarkerKeyErr reports why Options.MarkerKey cannot be used, or nil.
+func (p *Process) MarkerKeyErr() error { return p.markerErr }
+
+// markedClasses are the classes a verified mark may carry; any other class in a mark that
+// verifies (there is none, since only this process signs) would still be live.
+var markedClasses = map[string]string{
+	record.ClassShadow: record.ClassShadow,
+	record.ClassReplay: record.ClassReplay,
+	record.ClassMirror: record.ClassMirror,
+}
+
+// Classify returns the traffic class of r: the class of a marker header signed with the key,
+// unexpired, used for the first time and (when this process minted it) of a load this process
+// still has; else live. An accepted mark is removed from r before it goes upstream, so
+// upstreams (and their logs) never see one; a refused value is counted by reason and left in
+// place, since a live request passes unchanged.
+func (p *Process) Classify(r *http.Request) string {
+	vs := r.Header.Values(marker.Header)
+	if len(vs) == 0 {
+		return record.ClassLive
+	}
+	if len(vs) != 1 {
+		p.marks.forged.Add(1)
+		return record.ClassLive
+	}
+	m, res := p.marker.Verify(vs[0])
+	if res == marker.OK && p.marker.Own(m) && !p.loadRunning(m.Load) {
+		res = marker.Expired
+	}
+	class, known := markedClasses[m.Class]
+	switch {
+	case res == marker.OK && known:
+		r.Header.Del(marker.Header)
+		return class
+	case res == marker.Expired:
+		p.marks.expired.Add(1)
+	case res == marker.Replayed:
+		p.marks.replayed.Add(1)
+	default:
+		p.marks.forged.Add(1)
+	}
+	return record.ClassLive
+}
+
+// loadRunning reports whether a shadow load with that marker load id is configured in this
+// process.
+func (p *Process) loadRunning(id string) bool {
+	for _, r := range p.shadows.Running() {
+		if marker.LoadID(r.Name()) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Mark sets a fresh mark of class, minted by the load named load, on h.
+func (p *Process) Mark(h http.Header, class, load string) {
+	h.Set(marker.Header, p.marker.Sign(class, load))
+}
+
+// RefusedMarks returns the marks refused since the process started: forged, expired and
+// replayed.
+func (p *Process) RefusedMarks() (forged, expired, replayed uint64) {
+	return p.marks.forged.Load(), p.marks.expired.Load(), p.marks.replayed.Load()
+}
