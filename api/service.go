@@ -44,9 +44,10 @@ type Options struct {
 	// Mirror returns the document of GET /llmtap/mirror, for MirrorStatus; nil answers
 	// MirrorStatus Unimplemented.
 	Mirror func() MirrorDoc
-	// SLO is the SLO tracker SLOStatus reports, as GET /llmtap/slo does; nil answers SLOStatus
-	// Unimplemented.
-	SLO *slo.Tracker
+	// SLO returns the SLO tracker SLOStatus reports, as GET /llmtap/slo does; nil, or a nil
+	// tracker, answers SLOStatus Unimplemented. It is a function so a host can swap the
+	// tracker while the service runs.
+	SLO func() *slo.Tracker
 	// ReadOnly refuses every control RPC (PermissionDenied), for endpoints outside the admin
 	// listener.
 	ReadOnly bool

@@ -390,7 +390,7 @@ func TestControlErrors(t *testing.T) {
 	if _, err := c.SLOStatus(ctx, connect.NewRequest(&llmtapv1.SLOStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented {
 		t.Errorf("SLOStatus without an SLO tracker: %v, want Unimplemented", err)
 	}
-	status := serve(t, api.Options{ReadOnly: true, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} }, SLO: slo.NewTracker(nil, nil)})
+	status := serve(t, api.Options{ReadOnly: true, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} }, SLO: func() *slo.Tracker { return slo.NewTracker(nil, nil) }})
 	if res, err := status.MirrorStatus(ctx, connect.NewRequest(&llmtapv1.MirrorStatusRequest{})); err != nil || res.Msg.Counters.SkippedShare != nil {
 		t.Errorf("MirrorStatus read-only, nothing sampled: %v %v, want an answer without a skipped share", res, err)
 	}

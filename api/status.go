@@ -53,13 +53,17 @@ func (s *Service) MirrorStatus(ctx context.Context, req *connect.Request[llmtapv
 
 // SLOStatus returns the attainment of every (SLO, model).
 func (s *Service) SLOStatus(ctx context.Context, req *connect.Request[llmtapv1.SLOStatusRequest]) (*connect.Response[llmtapv1.SLOStatusResponse], error) {
-	if s.opts.SLO == nil {
+	var tr *slo.Tracker
+	if s.opts.SLO != nil {
+		tr = s.opts.SLO()
+	}
+	if tr == nil {
 		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("this host tracks no SLOs"))
 	}
 	s.flush()
 	name, model := req.Msg.GetSlo(), req.Msg.GetModel()
-	res := &llmtapv1.SLOStatusResponse{Dropped: s.opts.SLO.Dropped()}
-	for _, r := range s.opts.SLO.Reports() {
+	res := &llmtapv1.SLOStatusResponse{Dropped: tr.Dropped()}
+	for _, r := range tr.Reports() {
 		if (name == "" || r.SLO == name) && (model == "" || r.Model == model) {
 			res.Reports = append(res.Reports, sloReportProto(&r))
 		}

@@ -319,9 +319,9 @@ func contains(v, want any) bool {
 // metricName finds the names of the Prometheus series the module package defines.
 var metricName = regexp.MustCompile(`(?:Name:\s*|NewDesc\(\s*)"((?:llmtap|gen_ai|hw)_[a-z0-9_]+)"`)
 
-// metricPkgs are the packages that define Prometheus series: the module package and the
-// collectors it registers.
-var metricPkgs = []string{modulePkg, "../telemetry/promexport"}
+// metricPkgs are the packages that define Prometheus series: the module package, the process
+// state it holds (internal/process) and the collectors they register.
+var metricPkgs = []string{modulePkg, "../internal/process", "../telemetry/promexport"}
 
 // TestMetricsDocumented: every series the module package and its collectors define appears on
 // a page.

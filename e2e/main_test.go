@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/caddyserver/caddy/v2"
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
@@ -255,10 +256,11 @@ func post(tb testing.TB, url, id string, body []byte) []byte {
 // recordOf waits for llmtap to finish measuring and returns the record of request id.
 func recordOf(tb testing.TB, id string) record.Record {
 	tb.Helper()
-	tp := llmtap.ActiveTap()
-	if tp == nil {
-		tb.Fatal("no llmtap engine is running")
+	app, err := caddy.ActiveContext().AppIfConfigured("llmtap") // the app the handler reaches
+	if err != nil {
+		tb.Fatalf("no llmtap engine is running: %v", err)
 	}
+	tp := app.(*llmtap.App).Process().Tap()
 	for deadline := time.Now().Add(10 * time.Second); tp.InFlight() != 0; time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			tb.Fatalf("%d requests still being measured after 10 s", tp.InFlight())

@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
@@ -344,9 +343,10 @@ func TestOTLPLogs(t *testing.T) {
 			t.Setenv("OTEL_TRACES_EXPORTER", "otlp")
 			t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 			t.Setenv("OTEL_LOGS_EXPORTER", c.env)
-			before := llmtap.OTLPLogStats()
 			dir := t.TempDir()
 			site, _ := runLogsProxy(t, dir, c.recordOpts)
+			proc := running(t) // its counts outlive caddy.Stop
+			before := proc.OTLPLogStats()
 			sendLogStreams(t, site, "logs", n)
 			if err := caddy.Stop(); err != nil { // drains the pipeline, closes the recorder, flushes the export
 				t.Fatal(err)
@@ -371,7 +371,7 @@ func TestOTLPLogs(t *testing.T) {
 					t.Errorf("%s: log record ids %s/%s, its span's %s/%s", id, lr.TraceID(), lr.SpanID(), sp.TraceID(), sp.SpanID())
 				}
 			}
-			after := llmtap.OTLPLogStats()
+			after := proc.OTLPLogStats()
 			if got := after.Exported - before.Exported; got != uint64(len(file)) {
 				t.Errorf("llmtap counted %d log records exported, want %d", got, len(file))
 			}
@@ -402,10 +402,10 @@ func TestOTLPLogsCollectorDown(t *testing.T) {
 	t.Setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "8")
 	t.Setenv("OTEL_BLRP_SCHEDULE_DELAY", "20")
 	t.Setenv("OTEL_BLRP_EXPORT_TIMEOUT", "2000")
-	before := llmtap.OTLPLogStats()
-	pipeBefore := llmtap.RecordsDropped()
 	dir := t.TempDir()
 	site, admin := runLogsProxy(t, dir, "\t\t\totlp_logs")
+	proc := running(t) // its counts outlive caddy.Stop
+	before, pipeBefore := proc.OTLPLogStats(), proc.RecordsDropped()
 	sendLogStreams(t, site, "up", first)
 	waitFor(t, "the first requests' log records", func() bool { return rcv.logs.LogRecordCount() >= first })
 	rcv.stop()
@@ -433,7 +433,7 @@ func TestOTLPLogsCollectorDown(t *testing.T) {
 	if len(file) != first+second {
 		t.Errorf("the records file holds %d requests, want all %d: the Collector's absence must not touch the recording", len(file), first+second)
 	}
-	after := llmtap.OTLPLogStats()
+	after := proc.OTLPLogStats()
 	exported := after.Exported - before.Exported
 	var dropped [otelexport.NumLogDropReasons]uint64
 	var total uint64
@@ -454,7 +454,7 @@ func TestOTLPLogsCollectorDown(t *testing.T) {
 	if got := uint64(rcv.logs.LogRecordCount()); got != exported {
 		t.Errorf("the receiver got %d log records, llmtap counted %d exported", got, exported)
 	}
-	if d := llmtap.RecordsDropped() - pipeBefore; d != 0 {
+	if d := proc.RecordsDropped() - pipeBefore; d != 0 {
 		t.Errorf("the record pipeline dropped %d records: the log sink held it up", d)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -107,10 +108,9 @@ func TestOTLPExport(t *testing.T) {
 			t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 			t.Setenv("OTEL_SERVICE_NAME", "llmtap-e2e")
 			t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=e2e")
-			llmtap.SetGPUSamples(func(dst []gpu.Sample) []gpu.Sample { return append(dst, fakeGPU) })
-			t.Cleanup(func() { llmtap.SetGPUSamples(nil) })
-
 			site, mockAddr := runProxy(t)
+			// A GPU the machine does not have, as the sampler's polls reach the exporters.
+			running(t).Hub.OnGPU([]gpu.Sample{fakeGPU}, 0)
 			ids := sendStreams(t, site)
 			// Stopping Caddy releases the engine, which drains the record pipeline and then
 			// shuts the providers down: a final export of every metric and span.
@@ -485,4 +485,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = caddy.Stop()
 	os.Exit(code)
+}
+
+// running returns the Process the loaded config's llmtap app holds (the app a handler
+// reaches with Caddy's ctx.App).
+func running(t *testing.T) *process.Process {
+	t.Helper()
+	a, err := caddy.ActiveContext().AppIfConfigured("llmtap")
+	if err != nil {
+		t.Fatalf("no llmtap app is loaded: %v", err)
+	}
+	return a.(*llmtap.App).Process()
 }

@@ -97,11 +97,12 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	defer caddy.Stop() //nolint:errcheck
-	tp := llmtap.ActiveTap()
-	if tp == nil {
-		return 1, fmt.Errorf("the llmtap handler did not start")
+	defer caddy.Stop()                                          //nolint:errcheck
+	app, err := caddy.ActiveContext().AppIfConfigured("llmtap") // the app the handler reaches
+	if err != nil {
+		return 1, fmt.Errorf("the llmtap handler did not start: %w", err)
 	}
+	tp := app.(*llmtap.App).Process().Tap()
 	recs, err := openDemoRecords(filepath.Join(o.out, "records.jsonl"))
 	if err != nil {
 		return 1, err

@@ -5,12 +5,8 @@ import (
 	"net/http"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
 func init() {
@@ -33,7 +29,7 @@ func init() {
 //	GET /llmtap/slo                SLO attainment, goodput and burn rates per (SLO, model),
 //	                               in total and over rolling windows (slo.go)
 //
-// The handlers are package api's (api.Admin) over this process's engines; their errors
+// The handlers are package api's (api.Admin) over the running process.Process; their errors
 // become Caddy's, which it writes as {"error": "…"} with their status.
 type adminAPI struct{}
 
@@ -45,36 +41,26 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// admin serves the JSON routes over the process's engines.
-var admin = api.Admin{
-	Tap:             activeTap,
-	RecorderDropped: RecorderDropped,
-	Mirror: func() api.MirrorDoc {
-		return api.MirrorDoc{Counters: proc.mirror.stats.Snapshot(), Gate: proc.mirror.gate.State(), Pairs: proc.mirror.pairs.Summary(), Verdicts: proc.mirror.pairs.Verdicts()}
-	},
-	MirrorPairs: func() []mirror.Pair { return proc.mirror.pairs.Pairs() },
-	Timeline:    func() *timeline.Timeline { return proc.hub.Timeline() },
-	Shadow:      shadowControl,
-	SLO:         sloTracker, // slo.go
+// adminRoute serves one JSON route of the Process running at the time of each request.
+func adminRoute(route func(api.Admin, http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
+	return adminHandler(func(w http.ResponseWriter, r *http.Request) error {
+		return route(running.Load().Admin(), w, r)
+	})
 }
-
-// shadowControl controls the process's shadow loads, for the admin routes and the Connect
-// service alike.
-var shadowControl = api.RunnerShadow{Runner: shadowRunner, Runners: shadowRunners, State: shadowStatus, Logged: logShadowControl}
 
 // Routes returns the admin routes, each refusing non-loopback clients and origins
 // (adminguard.go).
 func (adminAPI) Routes() []caddy.AdminRoute {
 	return guardRoutes([]caddy.AdminRoute{
-		{Pattern: "/llmtap/summary", Handler: adminHandler(admin.Summary)},
-		{Pattern: "/llmtap/requests", Handler: adminHandler(admin.Requests)},
-		{Pattern: api.ShadowRoute, Handler: adminHandler(admin.ShadowLoads)},
-		{Pattern: api.ShadowRoute + "/", Handler: adminHandler(admin.ShadowLoads)},
-		{Pattern: "/llmtap/mirror", Handler: adminHandler(admin.MirrorSummary)},
-		{Pattern: "/llmtap/mirror/pairs", Handler: adminHandler(admin.MirrorPairList)},
-		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard)},
-		{Pattern: "/llmtap/timeline", Handler: adminHandler(admin.TimelineWindows)},
-		{Pattern: "/llmtap/slo", Handler: adminHandler(admin.SLOSummary)},
+		{Pattern: "/llmtap/summary", Handler: adminRoute(api.Admin.Summary)},
+		{Pattern: "/llmtap/requests", Handler: adminRoute(api.Admin.Requests)},
+		{Pattern: api.ShadowRoute, Handler: adminRoute(api.Admin.ShadowLoads)},
+		{Pattern: api.ShadowRoute + "/", Handler: adminRoute(api.Admin.ShadowLoads)},
+		{Pattern: "/llmtap/mirror", Handler: adminRoute(api.Admin.MirrorSummary)},
+		{Pattern: "/llmtap/mirror/pairs", Handler: adminRoute(api.Admin.MirrorPairList)},
+		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard())},
+		{Pattern: "/llmtap/timeline", Handler: adminRoute(api.Admin.TimelineWindows)},
+		{Pattern: "/llmtap/slo", Handler: adminRoute(api.Admin.SLOSummary)},
 	})
 }
 
@@ -87,20 +73,6 @@ func adminHandler(h func(http.ResponseWriter, *http.Request) error) caddy.AdminH
 		}
 		return err
 	})
-}
-
-func shadowStatus() api.ShadowDoc {
-	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: guardState(), ForgedMarkers: proc.marks.forged.Load(),
-		ExpiredMarkers: proc.marks.expired.Load(), ReplayedMarkers: proc.marks.replayed.Load(),
-		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight, PassiveHeadroom: passiveHeadroom.Estimates()}
-	for _, r := range shadowRunners() {
-		doc.Shadows = append(doc.Shadows, r.Status())
-	}
-	return doc
-}
-
-func logShadowControl(name, what string) {
-	caddy.Log().Named("llmtap.shadow").Info("shadow load "+what+" through the admin API", zap.String("shadow", name))
 }
 
 var _ caddy.AdminRouter = adminAPI{}

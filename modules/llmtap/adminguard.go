@@ -3,7 +3,6 @@ package llmtap
 import (
 	"net/http"
 	"os"
-	"sync"
 
 	"github.com/caddyserver/caddy/v2"
 
@@ -21,35 +20,37 @@ import (
 //
 // The value is a comma- or space-separated list of what else to allow: network prefixes of
 // client addresses ("10.0.0.0/8", "192.0.2.7/32"), browser origins ("https://grafana.example:3000")
-// or "*" for anything. It is read once, when the process first serves an llmtap admin route;
-// an invalid value allows nothing beyond loopback and says why in every refusal.
+// or "*" for anything. It is read when Caddy sets up its admin listener's routes (once per
+// admin listener); an invalid value allows nothing beyond loopback and says why in every
+// refusal.
 const AdminAllowEnv = "LLMTAP_ADMIN_ALLOW"
-
-// errAdminRefused marks the guard's refusals.
-var errAdminRefused = adminguard.ErrRefused
 
 // guardAdmin wraps an admin route's handler so that requests from non-loopback clients and
 // cross-origin browser pages are refused with 403 before it runs (see AdminAllowEnv). Apply
 // it to every route llmtap adds to the admin listener; guardRoutes does it for a list.
-func guardAdmin(h caddy.AdminHandler) caddy.AdminHandler {
+func guardAdmin(policy adminguard.Policy, h caddy.AdminHandler) caddy.AdminHandler {
 	return caddy.AdminHandlerFunc(func(w http.ResponseWriter, r *http.Request) error {
-		if err := adminPolicyFromEnv().Check(r); err != nil {
+		if err := policy.Check(r); err != nil {
 			return refused(err)
 		}
 		return h.ServeHTTP(w, r)
 	})
 }
 
-// guardRoutes applies guardAdmin to every route and returns them.
+// guardRoutes applies guardAdmin, with the policy of AdminAllowEnv, to every route and returns
+// them.
 func guardRoutes(routes []caddy.AdminRoute) []caddy.AdminRoute {
+	policy := adminPolicy()
 	for i := range routes {
-		routes[i].Handler = guardAdmin(routes[i].Handler)
+		routes[i].Handler = guardAdmin(policy, routes[i].Handler)
 	}
 	return routes
 }
 
-// adminPolicyFromEnv is the policy of LLMTAP_ADMIN_ALLOW, parsed once.
-var adminPolicyFromEnv = sync.OnceValue(func() adminguard.Policy { return adminguard.Parse(os.Getenv(AdminAllowEnv), AdminAllowEnv) })
+// adminPolicy is the policy of LLMTAP_ADMIN_ALLOW.
+func adminPolicy() adminguard.Policy {
+	return adminguard.Parse(os.Getenv(AdminAllowEnv), AdminAllowEnv)
+}
 
 // refused is the guards' answer to a refusal of package adminguard: 403, with its message.
 func refused(err error) error {

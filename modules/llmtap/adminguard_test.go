@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+
+	"github.com/llmtap/llmtap/internal/adminguard"
 )
 
 // llmtapAdminRoutes returns every route of every admin router llmtap registers (module ids
@@ -79,7 +81,7 @@ func TestEveryAdminRouteIsGuarded(t *testing.T) {
 // refusedByGuard reports whether err is the guard's 403.
 func refusedByGuard(err error) bool {
 	var apiErr caddy.APIError
-	return errors.As(err, &apiErr) && apiErr.HTTPStatus == http.StatusForbidden && errors.Is(apiErr.Err, errAdminRefused)
+	return errors.As(err, &apiErr) && apiErr.HTTPStatus == http.StatusForbidden && errors.Is(apiErr.Err, adminguard.ErrRefused)
 }
 
 // serveRoute sends GET route.Pattern to the route's handler as a client at remote with origin

@@ -3,10 +3,12 @@ package llmtap
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/telemetry/price"
 )
 
@@ -20,9 +22,9 @@ func init() {
 //
 // Reloads: Caddy provisions and starts the new config before it stops and cleans up the old
 // one. Each feature of the app therefore keeps its running state in a runner shared across
-// configs (lifetimes.go) that the new App adopts, reconfiguring it in place, and the old App
-// lets go of without stopping it, so a reload never runs the same work twice nor loses its
-// state. The measurement engine is held the same way (engine.go).
+// configs (held in the process.Process) that the new App adopts, reconfiguring it in place,
+// and the old App lets go of without stopping it, so a reload never runs the same work twice
+// nor loses its state. The App holds the Process itself the same way (lifetimes.go).
 type App struct {
 	// Feature configuration: one field per feature, declared here (so the JSON stays one
 	// struct) and documented in full beside the feature's code.
@@ -43,14 +45,19 @@ type App struct {
 
 	logger *zap.Logger
 	prices *price.Table // ListPrices compiled
-	engine *engine
+	proc   *process.Process
+	shadow shadowState // built at Provision
 
-	// The runners this App holds, nil when the feature is off.
-	timeline *timelineRunner
-	gpu      *gpuRunner
-	scrape   *scrapeRunner
-	guard    *guardRunner
-	shadow   shadowState // built at Provision, its loads held from Start
+	// held are the release functions of the runners this App holds, in the order they
+	// started; bare is set when a handler loaded the App without config (see Handler).
+	held []func()
+	bare bool
+
+	// handlers are the handlers of this config, whose streams the App waits for before it
+	// lets go of the Process (Cleanup), and dash is the App's hold on the dashboard listener.
+	// Caddy provisions a config's modules one at a time, so attach needs no lock.
+	handlers []*Handler
+	dash     *dashboardServer
 }
 
 // CaddyModule returns the Caddy module information.
@@ -61,36 +68,19 @@ func (App) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// appFeature is one piece of background work of the App: its start and stop steps.
-type appFeature struct {
-	name  string
-	start func() error
-	stop  func()
-}
-
-// features lists the App's features in the order they start: the timeline first (it takes
-// the samples and scrapes), then the GPU sampler and the scrapers, then the guard rails and the
-// shadow loads they hold. They stop in the reverse order.
-func (a *App) features() []appFeature {
-	return []appFeature{
-		{"timeline", a.startTimeline, a.stopTimeline},
-		{"gpu", a.startGPU, a.stopGPU},
-		{"scrape", a.startScrapes, a.stopScrapes},
-		{"guard", a.startGuard, a.stopGuard},
-		{"shadow", a.startShadows, a.stopShadows},
-	}
-}
+// Process is the llmtap process state the App holds (nil before Provision).
+func (a *App) Process() *process.Process { return a.proc }
 
 // Provision attaches the app to the measurement engine, registers llmtap's metrics and builds
 // the shadow loads.
 func (a *App) Provision(ctx caddy.Context) error {
 	a.logger = ctx.Logger()
-	e, err := acquireEngine()
+	p, err := acquireProcess()
 	if err != nil {
 		return fmt.Errorf("starting the measurement engine: %w", err)
 	}
-	a.engine = e
-	if err := registerCollectors(ctx.GetMetricsRegistry()); err != nil {
+	a.proc = p
+	if err := p.Register(ctx.GetMetricsRegistry()); err != nil {
 		return fmt.Errorf("registering llmtap metrics: %w", err)
 	}
 	if err := a.provisionShadows(); err != nil {
@@ -119,14 +109,24 @@ func (a *App) Validate() error {
 // Start starts every feature's background work (or adopts the work of the config being
 // replaced). A feature that fails to start stops the ones started before it.
 func (a *App) Start() error {
-	proc.hub.SetListPrices(a.prices) // each record's list cost (telemetry/price)
-	fs := a.features()
-	for i, f := range fs {
-		if err := f.start(); err != nil {
-			for j := i - 1; j >= 0; j-- {
-				fs[j].stop()
-			}
+	if a.bare {
+		return nil
+	}
+	a.proc.Hub.SetListPrices(a.prices) // each record's list cost (telemetry/price)
+	a.proc.Hub.SetPrice(a.GPU.price()) // each record's cost (telemetry/timeline)
+	// The timeline first (it takes the samples and scrapes), then the GPU sampler and the
+	// scrapers, then the guard rails and the shadow loads they hold; Stop goes in reverse.
+	for _, f := range []struct {
+		name  string
+		start func() (func(), error)
+	}{{"timeline", a.startTimeline}, {"gpu", a.startGPU}, {"scrape", a.startScrapes}, {"guard", a.startGuard}, {"shadow", a.startShadows}} {
+		release, err := f.start()
+		if err != nil {
+			_ = a.Stop()
 			return fmt.Errorf("llmtap %s: %w", f.name, err)
+		}
+		if release != nil {
+			a.held = append(a.held, release)
 		}
 	}
 	return nil
@@ -134,20 +134,64 @@ func (a *App) Start() error {
 
 // Stop lets go of every feature's background work; what the next config adopted goes on.
 func (a *App) Stop() error {
-	fs := a.features()
-	for i := len(fs) - 1; i >= 0; i-- {
-		fs[i].stop()
+	for i := len(a.held) - 1; i >= 0; i-- {
+		a.held[i]()
+	}
+	a.held = nil
+	return nil
+}
+
+// attach makes h one of the handlers whose streams the App waits for before it lets go of the
+// Process; the first one takes a hold on the dashboard listener (dashboard.go).
+func (a *App) attach(h *Handler) {
+	a.handlers = append(a.handlers, h)
+	if a.dash == nil {
+		a.dash = acquireDashboard(a.proc, h.logger)
+	}
+}
+
+// Cleanup lets go of the Process once the streams of the App's handlers have ended: Caddy
+// cleans up a config as soon as its servers stop accepting, while their requests go on.
+// Without streams in flight (or when the process exits) that is now; otherwise a goroutine
+// waits for them, at most drainTimeout. The Process closes, and a recorder, when the last
+// config using it is gone.
+func (a *App) Cleanup() error {
+	if a.proc == nil {
+		return nil
+	}
+	idle := true
+	for _, h := range a.handlers {
+		h.releaseMirror() // before the Process, which its copies' records go to
+		idle = idle && h.streams.Active() == 0
+	}
+	if a.dash != nil {
+		_ = a.proc.LetGo(keyDashboard)
+	}
+	if idle || caddy.Exiting() {
+		a.drainWithin(drainTimeout)
+	} else {
+		go a.drainWithin(drainTimeout)
 	}
 	return nil
 }
 
-// Cleanup lets go of the app's hold on the measurement engine.
-func (a *App) Cleanup() error {
-	if a.engine != nil {
-		a.engine = nil
-		releaseEngine()
+// drainWithin waits, at most timeout, for the handlers' streams to end, lets the pipeline
+// deliver their records to the recorders, then lets go of the recorders and the Process.
+func (a *App) drainWithin(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, h := range a.handlers {
+		if !h.streams.Wait(deadline) {
+			h.streams.Abandon()
+			logger("drain").Warn("streams outlived their unloaded config by the drain time; their records are dropped",
+				zap.Int64("streams", h.streams.Active()), zap.Duration("drain_timeout", timeout))
+		}
 	}
-	return nil
+	a.proc.Tap().Flush()
+	for _, h := range a.handlers { // what each holds beside the Process
+		h.releaseRecording()
+		h.passive.Release()
+	}
+	releaseProcess()
 }
 
 // Interface guards.

@@ -12,6 +12,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -96,9 +97,11 @@ func newBenchRig(tb testing.TB, events int) *benchRig {
 	tb.Helper()
 	t := tap.New(tap.Options{})
 	tb.Cleanup(func() { _ = t.Close() })
+	p := process.New(process.Options{}) // request ids, marks, copy buffers
+	tb.Cleanup(func() { _ = p.Close(context.Background()) })
 	raw := []byte(`{"model":"meta-llama/Llama-3.1-8B-Instruct","messages":[{"role":"user","content":"Tell me a story."}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":128}`)
 	rig := &benchRig{
-		h:    &Handler{tap: t, meters: meter.NewPool(meter.Options{}), streams: new(streams)},
+		h:    &Handler{proc: p, tap: t, meters: meter.NewPool(meter.Options{}), streams: new(process.Streams)},
 		body: &reusableBody{},
 		raw:  raw,
 		w:    &discardWriter{h: http.Header{}},
@@ -144,7 +147,7 @@ func BenchmarkServeHTTPStream(b *testing.B) {
 			rig.h.meters = meter.NewPool(meter.Options{API: c.api})
 			if c.passive { // observed as a live request reverse_proxy sent to 127.0.0.1:8000
 				var err error
-				if rig.h.passive, err = passiveHeadroom.Acquire(&headroom.Config{TTFTMs: 200}); err != nil {
+				if rig.h.passive, err = rig.h.proc.Passive.Acquire(&headroom.Config{TTFTMs: 200}); err != nil {
 					b.Fatal(err)
 				}
 				b.Cleanup(rig.h.passive.Release)

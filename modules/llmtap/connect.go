@@ -8,9 +8,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/internal/process"
 )
 
 func init() {
@@ -18,54 +18,19 @@ func init() {
 	caddy.RegisterModule(APIHandler{})
 }
 
-// newService returns the TapService of this process: the running measurement engine, the
-// recorders, the mirror and SLOs of the JSON routes (admin.go) and, when the llmtap app runs
-// them, the timeline and shadow load (without the app's timeline, windows come from the
+// newService returns the TapService of this process: the running Process's measurement
+// engine, recorders, mirror and SLOs of the JSON routes (admin.go) and, when the llmtap app
+// runs them, the timeline and shadow load (without the app's timeline, windows come from the
 // engine's rolling statistics). readOnly refuses the control RPCs; maxStreams bounds the
 // timeline streams open at once (0: api.DefaultMaxStreams).
 func newService(readOnly bool, maxStreams int) *api.Service {
-	return api.New(api.Options{
-		MaxStreams:      maxStreams,
-		StreamRefused:   metricStreamsRefused.Inc,
-		Tap:             activeTap,
-		RecorderDropped: RecorderDropped,
-		Recording:       runtimeRecording{},
-		Timeline:        activeTimelineSource,
-		Shadow:          func() api.Shadow { return shadowControl },
-		NoShadow:        "shadow load control is not built into this binary",
-		Mirror:          admin.Mirror,
-		SLO:             admin.SLO,
-		ReadOnly:        readOnly,
-	})
+	o := process.ServiceOptions(running.Load, planRecording)
+	o.MaxStreams, o.ReadOnly, o.NoShadow = maxStreams, readOnly, "shadow load control is not built into this binary"
+	return api.New(o)
 }
-
-// metricStreamsRefused counts the timeline streams refused for max_streams, on every
-// endpoint of the Connect API (the admin listener's and each llmtap_api handler's).
-var metricStreamsRefused = prometheus.NewCounter(prometheus.CounterOpts{
-	Name: "llmtap_api_streams_refused_total",
-	Help: "StreamTimeline streams of the Connect API refused with resource_exhausted because as many as max_streams were open on their endpoint.",
-})
 
 // SourceTimeline names windows that come from the app's timeline.
 const SourceTimeline = api.SourceTimeline
-
-// activeTimelineSource returns the app's running timeline as the API's window source, or nil
-// when none runs (the API then computes windows from the engine's statistics).
-func activeTimelineSource() api.Timeline {
-	if tl := ActiveTimeline(); tl != nil {
-		return api.TimelineSource{TL: tl, RecordsDropped: RecordsDropped}
-	}
-	return nil
-}
-
-// RecordsDropped is the number of records the running engine's pipeline dropped (0 when none
-// runs).
-func RecordsDropped() uint64 {
-	if t := activeTap(); t != nil {
-		return t.Dropped()
-	}
-	return 0
-}
 
 // connectAdmin serves the Connect API (proto/llmtap/v1, llmtap.v1.TapService) on Caddy's admin
 // listener beside the JSON routes, at /llmtap.v1.TapService/<Method>. The admin listener

@@ -14,26 +14,19 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/ui"
 )
 
 // dashboardPrefix is where the live dashboard is served on the admin listener.
 const dashboardPrefix = "/llmtap/ui/"
 
-// dashboardPage is the page (package ui, assets inlined), built once on first use. (Set in
-// init: dashboardRoutes refers to Routes, which refers back to the dashboard route.)
-var dashboardPage func() (http.Handler, error)
-
-func init() {
-	dashboardPage = sync.OnceValues(func() (http.Handler, error) { return ui.Dashboard(dashboardRoutes) })
-}
-
 // dashboardRoutes lists the admin routes that answer now, for the page to read only those: all
 // of llmtap's, less the timeline when no loaded config runs one.
 func dashboardRoutes() []string {
 	var routes []string
 	for _, r := range (adminAPI{}).Routes() {
-		if r.Pattern == "/llmtap/timeline" && ActiveTimeline() == nil {
+		if p := running.Load(); r.Pattern == "/llmtap/timeline" && (p == nil || p.Hub.Timeline() == nil) {
 			continue
 		}
 		routes = append(routes, r.Pattern)
@@ -41,21 +34,24 @@ func dashboardRoutes() []string {
 	return routes
 }
 
-// dashboard serves the live dashboard: one page whose scripts read the other /llmtap/ admin
-// routes of the same origin.
-func dashboard(w http.ResponseWriter, r *http.Request) error {
-	if err := api.AllowMethod(r, http.MethodGet, http.MethodHead); err != nil {
-		return err
+// dashboard serves the live dashboard: one page (package ui, assets inlined, built on first
+// use) whose scripts read the other /llmtap/ admin routes of the same origin.
+func dashboard() func(http.ResponseWriter, *http.Request) error {
+	page := sync.OnceValues(func() (http.Handler, error) { return ui.Dashboard(dashboardRoutes) })
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := api.AllowMethod(r, http.MethodGet, http.MethodHead); err != nil {
+			return err
+		}
+		if r.URL.Path != dashboardPrefix {
+			return api.Errorf(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
+		}
+		h, err := page()
+		if err != nil {
+			return api.Errorf(http.StatusInternalServerError, "building the dashboard page: %w", err)
+		}
+		h.ServeHTTP(w, r)
+		return nil
 	}
-	if r.URL.Path != dashboardPrefix {
-		return api.Errorf(http.StatusNotFound, "%s: the dashboard is the single page %s", r.URL.Path, dashboardPrefix)
-	}
-	h, err := dashboardPage()
-	if err != nil {
-		return api.Errorf(http.StatusInternalServerError, "building the dashboard page: %w", err)
-	}
-	h.ServeHTTP(w, r)
-	return nil
 }
 
 // DashboardEnv names the environment variable that sets where llmtap serves its dashboard on a
@@ -78,26 +74,24 @@ const DashboardEnv = "LLMTAP_DASHBOARD"
 // port after Caddy's admin listener, on loopback.
 const defaultDashboardAddr = "127.0.0.1:2020"
 
-// dashboardServer is the dashboard's own listener, one per process, held through proc.pool by
-// every provisioned handler (keyDashboard): the first hold starts it, the last letGo stops it.
-// A server that could not bind (or is turned off) is held all the same, serving nothing.
+// dashboardServer is the dashboard's own listener, one per process, held in the Process
+// (keyDashboard) by every app with a handler: the first hold starts it, the last LetGo stops
+// it. A server that could not bind (or is turned off) is held all the same, serving nothing.
 type dashboardServer struct {
 	srv  *http.Server
 	done chan struct{}
 	addr string // the bound address, empty when none is served
 }
 
-// acquireDashboard takes a hold on the dashboard listener, starting it with the first hold.
-func acquireDashboard(logger *zap.Logger) {
-	_, _, _ = hold(keyDashboard, func() (*dashboardServer, error) {
-		d := startDashboard(logger)
-		proc.dashboard.Store(d)
-		return d, nil
-	})
-}
+// keyDashboard is the dashboard listener's key in the Process.
+const keyDashboard = "dashboard"
 
-// releaseDashboard gives back a hold; the last one stops the listener and waits for it.
-func releaseDashboard() { _ = letGo(keyDashboard) }
+// acquireDashboard takes a hold on the dashboard listener, starting it with the first hold;
+// p.LetGo(keyDashboard) gives it back, the last one stopping the listener.
+func acquireDashboard(p *process.Process, logger *zap.Logger) *dashboardServer {
+	d, _, _ := process.Hold(p, keyDashboard, func() (*dashboardServer, error) { return startDashboard(logger), nil })
+	return d
+}
 
 func startDashboard(logger *zap.Logger) *dashboardServer {
 	d := new(dashboardServer)
@@ -127,7 +121,6 @@ func startDashboard(logger *zap.Logger) *dashboardServer {
 
 // Destruct stops the listener and waits for it.
 func (d *dashboardServer) Destruct() error {
-	proc.dashboard.CompareAndSwap(d, nil)
 	if d.srv == nil {
 		return nil
 	}
@@ -141,13 +134,14 @@ func (d *dashboardServer) Destruct() error {
 func dashboardHandler() http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range (adminAPI{}).Routes() {
-		mux.Handle(r.Pattern, adminRoute(r.Handler))
+		mux.Handle(r.Pattern, outsideAdmin(r.Handler))
 	}
+	policy := adminPolicy()
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, dashboardPrefix, http.StatusTemporaryRedirect)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := adminPolicyFromEnv().CheckBrowser(r); err != nil {
+		if err := policy.CheckBrowser(r); err != nil {
 			writeAdminError(w, refused(err))
 			return
 		}
@@ -155,8 +149,8 @@ func dashboardHandler() http.Handler {
 	})
 }
 
-// adminRoute serves an admin handler outside Caddy's admin listener.
-func adminRoute(h caddy.AdminHandler) http.Handler {
+// outsideAdmin serves an admin handler outside Caddy's admin listener.
+func outsideAdmin(h caddy.AdminHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h.ServeHTTP(w, r); err != nil {
 			writeAdminError(w, err)

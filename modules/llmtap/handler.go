@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/decode"
@@ -27,6 +27,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
+	"github.com/llmtap/llmtap/telemetry/tenant"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
@@ -131,26 +132,19 @@ type Handler struct {
 	// docs/headroom.md. Default: off.
 	PassiveHeadroom *headroom.Config `json:"passive_headroom,omitempty"`
 
-	engine    *engine
+	app       *App             // the config's llmtap app, which holds the Process
+	proc      *process.Process // app.proc
 	tap       *tap.Tap
 	tracer    *otelexport.Tracer // nil unless trace export is on
 	meters    *meter.Pool
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
-	tenant    *tenantSource    // nil without a tenant option (tenant.go)
+	tenant    *tenant.Source   // nil without a tenant option (tenant.go)
 	slo       *slo.Set         // nil without SLOs (slo.go)
 	passive   *headroom.Target // nil without passive_headroom
 
-	streams *streams
-}
-
-// streams counts a handler's streams being measured, so that an unloaded config's handler
-// holds the engine and its recorder until its last stream has ended; abandoned is set when
-// that took longer than drainTimeout and they were let go.
-type streams struct {
-	active    atomic.Int64
-	abandoned atomic.Bool
+	streams *process.Streams // the app waits for them before it lets go of the Process
 }
 
 // CaddyModule returns the Caddy module information.
@@ -161,24 +155,29 @@ func (Handler) CaddyModule() caddy.ModuleInfo {
 	}
 }
 
-// Provision attaches the handler to the process-wide measurement engine, which outlives config
-// reloads, and registers llmtap's metrics in this config's registry.
+// Provision attaches the handler to the llmtap app of its config (Caddy's ctx.App; a config
+// without the llmtap global option gets a bare one, which runs none of the app's features)
+// and through it to the process-wide measurement engine, which outlives config reloads.
 func (h *Handler) Provision(ctx caddy.Context) error {
 	h.logger = ctx.Logger()
-	if err := markerKeyError(); err != nil { // shadow_marker.go
-		return err
+	_, err := ctx.AppIfConfigured("llmtap")
+	bare := errors.Is(err, caddy.ErrNotConfigured)
+	app, err := ctx.App("llmtap")
+	if err != nil {
+		return fmt.Errorf("starting the measurement engine: %w", err)
+	}
+	h.app = app.(*App)
+	h.app.bare = h.app.bare || bare
+	h.proc, h.tap, h.streams = h.app.proc, h.app.proc.Tap(), new(process.Streams)
+	if err := h.proc.MarkerKeyErr(); err != nil {
+		return fmt.Errorf("%s: %w", MarkerKeyEnv, err)
 	}
 	counter, err := tokens.Load(h.Tokenizer)
 	if err != nil {
 		return fmt.Errorf("loading the tokenizer: %w", err)
 	}
-	e, err := acquireEngine()
-	if err != nil {
-		return fmt.Errorf("starting the measurement engine: %w", err)
-	}
-	h.engine, h.tap, h.streams = e, e.tap, new(streams)
-	acquireDashboard(h.logger) // dashboard.go: the dashboard on a listener of its own
-	h.tracer = e.otel.tracerOf()
+	h.app.attach(h) // from now on the app's Cleanup releases what the handler holds
+	h.tracer = h.proc.Tracer()
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
 		MaxEvent:       h.MaxEventSize,
@@ -186,9 +185,6 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		MaxBody:        h.MaxResponseBody,
 		Tokens:         counter,
 	})
-	if err := registerCollectors(ctx.GetMetricsRegistry()); err != nil {
-		return fmt.Errorf("registering llmtap metrics: %w", err)
-	}
 	if err := h.provisionMirror(); err != nil {
 		return err
 	}
@@ -198,7 +194,7 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 	if err := h.provisionSLO(); err != nil { // slo.go
 		return err
 	}
-	if h.passive, err = passiveHeadroom.Acquire(h.PassiveHeadroom); err != nil {
+	if h.passive, err = h.proc.Passive.Acquire(h.PassiveHeadroom); err != nil {
 		return err
 	}
 	return h.provisionRecording()
@@ -223,41 +219,6 @@ func (h *Handler) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Cleanup lets go of the handler's recorder and of the measurement engine once the handler's
-// streams have ended: Caddy cleans up a config as soon as its servers stop accepting, while
-// their requests go on. Without streams in flight (or when the process exits) that is now;
-// otherwise a goroutine waits for them, at most drainTimeout. The engine stops, and a recorder
-// closes, when the last config using it is gone.
-func (h *Handler) Cleanup() error {
-	h.releaseMirror() // before the engine, which its copies' records go to
-	if h.engine == nil {
-		return nil
-	}
-	releaseDashboard()
-	if h.streams.active.Load() == 0 || caddy.Exiting() {
-		h.drain()
-	} else {
-		go h.drain()
-	}
-	return nil
-}
-
-// drain waits, at most drainTimeout, for the handler's streams to end, lets the pipeline
-// deliver their records to the recorder, then lets go of the recorder and the engine.
-func (h *Handler) drain() { h.drainWithin(drainTimeout) }
-
-func (h *Handler) drainWithin(timeout time.Duration) {
-	if !waitZero(&h.streams.active, timeout) {
-		h.streams.abandoned.Store(true)
-		logger("drain").Warn("streams outlived their unloaded config by the drain time; their records are dropped",
-			zap.Int64("streams", h.streams.active.Load()), zap.Duration("drain_timeout", timeout))
-	}
-	h.tap.Flush()
-	h.releaseRecording()
-	h.passive.Release()
-	releaseEngine()
-}
-
 // end ends the measurement of a stream of this handler.
 func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
 	h.endFor(nil, nil, m, rec, failure, msg)
@@ -267,9 +228,9 @@ func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
 // pipeline, its figures become placeholders and, when asked, a Server-Timing trailer
 // (placeholders.go). r and tw may be nil.
 func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *record.Record, failure, msg string) {
-	if rec.RecordTo != "" && h.streams.abandoned.Load() {
+	if rec.RecordTo != "" && h.streams.Abandoned() {
 		rec.RecordTo = "" // its recorder is gone
-		countDrop(dropDrainTimeout)
+		h.proc.CountDrop(process.DropDrainTimeout)
 	}
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
 	if r != nil {
@@ -279,7 +240,7 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 		}
 	}
 	h.tap.Submit(fin)
-	h.streams.active.Add(-1)
+	h.streams.End()
 }
 
 // ServeHTTP measures the exchange while passing it through to the next handler.
@@ -289,18 +250,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		return next.ServeHTTP(w, r)
 	}
 	t0 := time.Now()
-	h.streams.active.Add(1)
+	h.streams.Begin()
 	m := h.tap.BeginWith(h.meters, t0, r.URL.Path)
 	rec := m.Record()
 	rec.RequestID = r.Header.Get("X-Request-Id")
 	if rec.RequestID == "" {
-		rec.RequestID = newRequestID()
+		rec.RequestID = h.proc.NewRequestID()
 	}
-	rec.Class = classify(r) // shadow/replay/mirror only with this process's mark (shadow_marker.go)
+	rec.Class = h.proc.Classify(r) // shadow/replay/mirror only with this process's mark
 	h.recording.tag(r, rec)
 	rec.Tenant = h.tenantOf(r) // tenant.go
 	if h.slo != nil {
-		rec.SLO = h.slo // counted by sloTracker (slo.go)
+		rec.SLO = h.slo // counted by the Process's SLO tracker (slo.go)
 	}
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
 	if h.tracer != nil {
@@ -323,7 +284,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	mq := h.offerMirror(r, rec.RequestID, rec.Class, body)
 	defer mq.Abandon()
 
-	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0), late: installVars(r, rec.Tenant)}
+	tw := &tapWriter{ResponseWriter: w, m: m, load: h.passive.Enter(t0), late: installVars(r, rec.Tenant), bufs: &h.proc.CopyBuffers}
 	if h.ServerTiming {
 		tw.timing = r
 	}
@@ -393,7 +354,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 var (
 	_ caddy.Provisioner           = (*Handler)(nil)
 	_ caddy.Validator             = (*Handler)(nil)
-	_ caddy.CleanerUpper          = (*Handler)(nil)
 	_ caddyhttp.MiddlewareHandler = (*Handler)(nil)
 )
 

@@ -2,12 +2,12 @@ package llmtap
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -36,7 +36,7 @@ import (
 // proxy cannot multiply traffic, while a client sending the header does not opt out. When inject_usage rewrote the live body, the copy carries the
 // body the client sent.
 //
-// Mirroring pauses while the guard rails hold it paused (see MirrorGate). A config reload
+// Mirroring pauses while the guard rails hold it paused (GuardConfig). A config reload
 // stops the copies the old config started: they are counted as cut (llmtap_mirror_cut_total),
 // not failed, their records end as client_canceled ("cut: the mirror was stopped …") and they
 // are never paired, so reloads do not weigh on the canary verdict; counts and pairs survive
@@ -106,16 +106,8 @@ type MirrorConfig struct {
 	Verdict *mirror.VerdictOptions `json:"verdict,omitempty"`
 }
 
-// The mirror state is process-wide (proc.mirror): it outlives config reloads like the
-// measurement engine.
-
-// MirrorGate is the process-wide pause switch of mirroring, for the guard rails: Pause(reason)
-// stops new copies (sampled requests are then skipped with reason "paused"), Resume starts
-// them again, Paused and State report. Copies already running are not interrupted.
-func MirrorGate() *mirror.Gate { return proc.mirror.gate }
-
-// options turns the config into mirror options.
-func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
+// options turns the config into mirror options sharing the process's mirror state ms.
+func (c *MirrorConfig) options(measure mirror.Measurer, ms process.MirrorState) mirror.Options {
 	return mirror.Options{
 		Upstream:         c.Upstream,
 		Sample:           c.Sample,
@@ -128,9 +120,9 @@ func (c *MirrorConfig) options(measure mirror.Measurer) mirror.Options {
 		HeaderUp:         c.HeaderUp,
 		ForwardSensitive: c.ForwardSensitive,
 		Measure:          measure,
-		Stats:            proc.mirror.stats,
-		Gate:             proc.mirror.gate,
-		Pairs:            proc.mirror.pairs,
+		Stats:            ms.Stats,
+		Gate:             ms.Gate,
+		Pairs:            ms.Pairs,
 	}
 }
 
@@ -142,7 +134,7 @@ func (c *MirrorConfig) Check() error {
 			return fmt.Errorf("verdict: %w", err)
 		}
 	}
-	return c.options(nil).Validate()
+	return c.options(nil, process.MirrorState{}).Validate()
 }
 
 // validate checks the mirror config against the handler's capture limit.
@@ -168,13 +160,13 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	o := h.Mirror.options(h.tap.WithPool(h.meters))
+	o := h.Mirror.options(h.tap.WithPool(h.meters), h.proc.Mirror)
 	o.Tag = func(r *record.Record) { // the handler's recorder writes the copies' records too
 		if rc := h.recording; rc != nil {
-			r.RecordTo = rc.entry.key
+			r.RecordTo = rc.entry.Key
 		}
 		if h.slo != nil {
-			r.SLO = h.slo // the pair's SLO attainment (mirror.Pairer); sloTracker counts live only
+			r.SLO = h.slo // the pair's SLO attainment (mirror.Pairer); the SLO tracker counts live only
 		}
 	}
 	m, err := mirror.New(o)
@@ -186,7 +178,7 @@ func (h *Handler) provisionMirror() error {
 	if h.Mirror.Verdict != nil {
 		vo = *h.Mirror.Verdict
 	}
-	proc.mirror.pairs.SetVerdict(h.Mirror.Upstream, vo)
+	h.proc.Mirror.Pairs.SetVerdict(h.Mirror.Upstream, vo)
 	return nil
 }
 
@@ -199,47 +191,11 @@ func (h *Handler) releaseMirror() {
 	}
 }
 
-// offerMirror offers the live request r to the mirror and arranges for the copy to start once
-// its body has been read in full: at once when there is no body or inject_usage already read
-// it, otherwise when the upstream's reads reach its end. The caller must call Abandon on the
-// result when the exchange is over (it does nothing once the copy started). Nil-safe.
+// offerMirror offers the live request r to the mirror (mirror.OfferBody); only live traffic
+// is copied, never llmtap's own shadow or replay load. Nil-safe.
 func (h *Handler) offerMirror(r *http.Request, id, class string, body *capture.Body) *mirror.Request {
 	if h.mirror == nil || class != record.ClassLive {
-		return nil // only live traffic is copied, never llmtap's own shadow or replay load
+		return nil
 	}
-	q := h.mirror.Offer(r, id)
-	switch {
-	case q == nil:
-	case body == nil:
-		q.Send(nil, false)
-	case body.ReadCloser == nil: // the body inject_usage read in full
-		q.Send(body.Peek())
-	default:
-		r.Body = &bodyEnd{ReadCloser: r.Body, body: body, length: r.ContentLength, q: q}
-	}
-	return q
+	return h.mirror.OfferBody(r, id, body)
 }
-
-// bodyEnd starts the copy when the request body has been read to its end: io.EOF, or as many
-// bytes as its Content-Length (a reader may stop there without asking for EOF).
-type bodyEnd struct {
-	io.ReadCloser
-	body   *capture.Body
-	length int64
-	read   int64
-	q      *mirror.Request
-}
-
-func (b *bodyEnd) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.read += int64(n)
-	if err == io.EOF || (b.length > 0 && b.read >= b.length) {
-		b.q.Send(b.body.Peek())
-	}
-	return n, err
-}
-
-// Interface guards
-var (
-	_ io.ReadCloser = (*bodyEnd)(nil)
-)

@@ -8,8 +8,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
+	"github.com/llmtap/llmtap/telemetry/promexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -36,7 +38,8 @@ func BenchmarkRecordSinks(b *testing.B) {
 	r := benchRecord(time.Now())
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	om, err := otelexport.NewMetrics(mp, otelexport.Options{Models: modelLabels})
+	models := labelcap.New(labelcap.DefaultMax)
+	om, err := otelexport.NewMetrics(mp, otelexport.Options{Models: models})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +50,7 @@ func BenchmarkRecordSinks(b *testing.B) {
 		name string
 		sink pipeline.SinkFunc
 	}{
-		{"prometheus", requestMetrics.Consume},
+		{"prometheus", promexport.NewRequests(promexport.RequestSources{Models: models}).Consume},
 		{"otel-metrics", om.Consume},
 		{"otel-span", func(r *record.Record) {
 			r.Span = tr.Start(context.Background(), nil, r.Start)

@@ -58,18 +58,6 @@ func (h *Handler) expose(r *http.Request, tw *tapWriter, rec *record.Record) {
 	// A response with no headers sent (an error Caddy writes later) or an upgraded
 	// connection gets no trailer (telemetry/expose: the rest of the rule).
 	if h.ServerTiming && tw.wroteHeader && tw.upgraded == nil && expose.TrailerOK(r, tw.Header()) {
-		// The upstream's trailers are in the header by now (reverse_proxy copies them after
-		// the body, announced ones under their own name): its llmtap entries go, the rest
-		// stays beside llmtap's entry.
-		hd := tw.Header()
-		if vs, ok := hd["Server-Timing"]; ok {
-			if kept := expose.WithoutOwnTiming(vs); len(kept) > 0 {
-				hd["Server-Timing"] = kept
-			} else {
-				delete(hd, "Server-Timing")
-			}
-		}
-		k := http.TrailerPrefix + "Server-Timing"
-		hd[k] = append(expose.WithoutOwnTiming(hd[k]), expose.ServerTiming(rec))
+		expose.AddTrailer(tw.Header(), rec)
 	}
 }

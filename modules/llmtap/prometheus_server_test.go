@@ -38,11 +38,8 @@ func TestPrometheusServerScrapesTTFT(t *testing.T) {
 	up := startUpstream(t, cfg)
 	p, _ := loadProxy(t, "", proxySite(up.addr, ""))
 	// A GPU the machine does not have, exported the way the sampler's polls are.
-	llmtap.SetGPUSamples(func(dst []gpu.Sample) []gpu.Sample {
-		return append(dst, gpu.Sample{UUID: "GPU-prom-0", Name: "NVIDIA H200", PowerMW: 412500, EnergyMJ: 98765000,
-			GPUUtil: 93, MemUsed: 100 << 30, MemTotal: 141 << 30, Valid: gpu.FieldPower | gpu.FieldEnergy | gpu.FieldUtil | gpu.FieldMemory})
-	})
-	t.Cleanup(func() { llmtap.SetGPUSamples(nil) })
+	llmtap.Running().Hub.OnGPU([]gpu.Sample{{UUID: "GPU-prom-0", Name: "NVIDIA H200", PowerMW: 412500, EnergyMJ: 98765000,
+		GPUUtil: 93, MemUsed: 100 << 30, MemTotal: 141 << 30, Valid: gpu.FieldPower | gpu.FieldEnergy | gpu.FieldUtil | gpu.FieldMemory}}, 0)
 	prom := startPrometheus(t, bin, strings.TrimPrefix(p.admin, "http://"))
 
 	// The first scrape must succeed before traffic, so the series are seen from the start.

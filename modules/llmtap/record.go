@@ -13,8 +13,11 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
+	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/internal/sensitive"
+	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
@@ -195,18 +198,20 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 
 // recording is a handler's hold on its recorder.
 type recording struct {
-	entry         *recorderEntry
+	entry         *process.Recorder
 	sessionHeader string
-	// logRoute is the pool key of the recording's log route, empty when it exports no log
-	// records (otellogs.go).
-	logRoute string
+	// releaseLogs lets go of the recording's log route, nil when it exports no log records.
+	releaseLogs func()
 	// released makes releasing idempotent without touching Handler.recording, which requests
 	// still being served by the old config read.
 	released atomic.Bool
 }
 
 // provisionRecording takes a hold on the recorder of the handler's folder and options, when
-// the handler records.
+// the handler records, and on a log route when the config or the environment asks for log
+// records (OTLPLogs). A config that asks fails when the exporter cannot be configured; when
+// only the environment asks, the failure is logged and the proxy goes on without log records,
+// as with the other OTEL_* signals.
 func (h *Handler) provisionRecording() error {
 	if h.Record == nil {
 		return nil
@@ -215,21 +220,27 @@ func (h *Handler) provisionRecording() error {
 	if err != nil {
 		return err
 	}
-	e, err := acquireRecorder(opts)
+	e, err := h.proc.HoldRecorder(opts)
 	if err != nil {
 		return fmt.Errorf("starting the recorder in %s: %w", opts.Dir, err)
 	}
 	h.recording = &recording{entry: e, sessionHeader: h.Record.SessionHeader}
-	if err := h.provisionLogs(h.recording, opts); err != nil {
-		releaseRecorder(e)
-		h.recording = nil
-		return err
-	}
-	if opts.Trace && opts.FleetKey == nil {
-		if !proc.keylessLogged.Swap(true) { // once per process
-			h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
-				zap.String("dir", opts.Dir))
+	if h.Record.OTLPLogs || otelexport.LogsEnabled(os.Getenv) {
+		release, err := h.proc.HoldLogRoute(e, opts)
+		switch {
+		case err == nil:
+			h.recording.releaseLogs = release
+		case h.Record.OTLPLogs:
+			e.Release()
+			h.recording = nil
+			return fmt.Errorf("record otlp_logs: %w", err)
+		default:
+			h.logger.Error("OpenTelemetry log records are off", zap.Error(err))
 		}
+	}
+	if opts.Trace && opts.FleetKey == nil && h.proc.OnceKeyless() {
+		h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
+			zap.String("dir", opts.Dir))
 	}
 	return nil
 }
@@ -237,9 +248,21 @@ func (h *Handler) provisionRecording() error {
 // releaseRecording drops the handler's hold; the recorder stops when no config uses it.
 func (h *Handler) releaseRecording() {
 	if rc := h.recording; rc != nil && rc.released.CompareAndSwap(false, true) {
-		releaseLogs(rc)
-		releaseRecorder(rc.entry)
+		if rc.releaseLogs != nil {
+			rc.releaseLogs()
+		}
+		rc.entry.Release()
 	}
+}
+
+// planRecording is the recorder options of a recording started through the API: those of a
+// record block with the request's fields.
+func planRecording(req *llmtapv1.RecordingStartRequest) (recorder.Options, error) {
+	cfg := RecordConfig{
+		Dir: req.GetDir(), Files: req.GetFiles(), Sample: req.GetSample(), Models: req.GetModels(),
+		Routes: req.GetRoutes(), RedactText: req.GetRedactText(), RedactFields: req.GetRedactFields(),
+	}
+	return cfg.options()
 }
 
 // maxSessionID bounds the session id taken from a header.
@@ -250,7 +273,7 @@ func (rc *recording) tag(r *http.Request, rec *record.Record) {
 	if rc == nil {
 		return
 	}
-	rec.RecordTo = rc.entry.key
+	rec.RecordTo = rc.entry.Key
 	if rc.sessionHeader != "" {
 		v := r.Header.Get(rc.sessionHeader)
 		if len(v) > maxSessionID {

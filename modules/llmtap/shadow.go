@@ -3,13 +3,12 @@ package llmtap
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // ShadowConfig is one shadow load: synthetic (or trace-replayed) requests that llmtap sends,
@@ -177,9 +176,9 @@ type ShadowHeadroom struct {
 // shadowState is the shadow feature's state in one App: the built loads, the guard settings
 // (nil when the App has neither shadow load nor guard block) and the loads it holds.
 type shadowState struct {
-	cfgs  []inproc.Config
-	guard *guardSettings
-	held  []string
+	cfgs    []inproc.Config
+	stopped []bool
+	guard   *guardSettings
 }
 
 // provisionShadows builds every shadow load's config (bodies, trace) and checks it.
@@ -196,22 +195,12 @@ func (a *App) provisionShadows() error {
 			continue
 		}
 		seen[sc.Name] = true
-		c, err := sc.build()
-		if c.Headroom != nil {
-			// The probe may outlive this config: it logs through the process's logger.
-			name := sc.Name
-			c.OnHeadroom = func(h inproc.HeadroomReport) {
-				logger("shadow").Info("headroom probe finished", zap.String("shadow", name),
-					zap.Float64("headroom_requests_per_sec", h.HeadroomRequestsPerSec),
-					zap.Float64("headroom_output_tokens_per_sec", h.HeadroomOutputTokensPerSec),
-					zap.String("verdict", h.Verdict), zap.String("table", h.Table()))
-			}
-		}
+		c, err := inproc.Build(sc.spec(a.proc.Mark))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shadow %q: %w", sc.Name, err))
 			continue
 		}
-		st.cfgs = append(st.cfgs, c)
+		st.cfgs, st.stopped = append(st.cfgs, c), append(st.stopped, sc.Stopped)
 	}
 	g, err := a.Guard.settings()
 	if err != nil {
@@ -223,21 +212,15 @@ func (a *App) provisionShadows() error {
 	return errors.Join(errs...)
 }
 
-// build turns the JSON config into the runner's config (inproc.Build), its requests marked
-// by this process's signed mark.
-func (sc *ShadowConfig) build() (inproc.Config, error) {
-	return inproc.Build(sc.spec())
-}
-
 // spec is the config without Caddy's types.
-func (sc *ShadowConfig) spec() inproc.Spec {
+func (sc *ShadowConfig) spec(mark func(h http.Header, class, load string)) inproc.Spec {
 	s := inproc.Spec{
 		Name: sc.Name, URL: sc.URL, Model: sc.Model, EndpointType: sc.EndpointType,
 		Rate: sc.Rate, Arrival: sc.Arrival, Smoothness: sc.Smoothness,
 		ISL: sc.ISL, ISLStddev: sc.ISLStddev, OSL: sc.OSL, OSLStddev: sc.OSLStddev,
 		Extra: sc.Extra, Streaming: sc.Streaming, Headers: sc.Headers, Seed: sc.Seed, Entries: sc.Entries,
 		StartAfter: time.Duration(sc.StartAfter), Duration: time.Duration(sc.Duration), Window: sc.Window,
-		MaxInFlight: sc.MaxInFlight, MaxRate: sc.MaxRate, Share: sc.Share, Mark: markRequest,
+		MaxInFlight: sc.MaxInFlight, MaxRate: sc.MaxRate, Share: sc.Share, Mark: mark,
 	}
 	if t := sc.Trace; t != nil {
 		s.Trace = &inproc.TraceSpec{File: t.File, Speedup: t.Speedup, Format: t.Format, MaxRequests: t.MaxRequests}
@@ -249,81 +232,9 @@ func (sc *ShadowConfig) spec() inproc.Spec {
 	return s
 }
 
-// The shadow loads of the process, by name (proc.shadows, an inproc.Registry). A load
-// outlives the configs that name it as long as one of them is loaded: each is held in
-// proc.pool under "shadow:<name>", and Caddy starts the new config before it stops the old
-// one, so a load both name is adopted (and reconfigured) by the new one before the old one
-// lets go of it.
-type shadowEntry struct{ *inproc.Entry }
-
-// shadowRunner returns the running load of that name, or nil.
-func shadowRunner(name string) *inproc.Runner { return proc.shadows.Get(name) }
-
-// shadowRunners returns every running load, sorted by name.
-func shadowRunners() []*inproc.Runner { return proc.shadows.Sorted() }
-
-// startShadows holds every load of the App: a load no other config runs starts (unless it is
-// loaded stopped); one that runs is adopted, and reconfigured when its config changed.
-func (a *App) startShadows() error {
-	st := &a.shadow
-	for i, c := range st.cfgs {
-		stopped := a.Shadows[i].Stopped
-		e, adopted, err := hold(keyShadow+c.Name, func() (*shadowEntry, error) {
-			e, err := proc.shadows.Add(c)
-			if err != nil {
-				return nil, err
-			}
-			if !stopped {
-				if err := e.Runner().Start(); err != nil {
-					a.logger.Error("starting shadow load", zap.String("shadow", c.Name), zap.Error(err))
-				}
-			}
-			a.logger.Info("shadow load started", zap.String("shadow", c.Name), zap.String("url", c.Source.URL),
-				zap.Float64("rate", c.Arrival.Rate), zap.Bool("stopped", stopped))
-			return &shadowEntry{e}, nil
-		})
-		if err != nil {
-			a.stopShadows()
-			return fmt.Errorf("shadow %q: %w", c.Name, err)
-		}
-		st.held = append(st.held, c.Name)
-		if !adopted {
-			continue
-		}
-		changed, err := e.Apply(c)
-		if err != nil {
-			a.stopShadows()
-			return fmt.Errorf("shadow %q: %w", c.Name, err)
-		}
-		if changed {
-			a.logger.Info("shadow load reconfigured", zap.String("shadow", c.Name))
-		}
-	}
-	return nil
-}
-
-// stopShadows lets go of the App's loads; a load no loaded config names any more is stopped,
-// its requests in flight cancelled.
-func (a *App) stopShadows() {
-	for _, n := range a.shadow.held {
-		_ = letGo(keyShadow + n)
-	}
-	a.shadow.held = nil
-}
-
-// Destruct stops the load when the last config naming it is gone.
-func (e *shadowEntry) Destruct() error {
-	st := e.Remove()
-	logger("shadow").Info("shadow load removed", zap.String("shadow", e.Runner().Name()), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
-	return nil
-}
-
-// shadowSink gives every finished record to the guard rails and to the headroom probes.
-type shadowSink struct{}
-
-func (shadowSink) Consume(r *record.Record) {
-	if g := proc.guard.Load(); g != nil {
-		g.Observe(r)
-	}
-	proc.shadows.Observe(r)
+// startShadows holds every load of the App (process.HoldShadows): a load no other config runs
+// starts (unless it is loaded stopped); one that runs is adopted, and reconfigured when its
+// config changed; a load no loaded config names any more is stopped.
+func (a *App) startShadows() (func(), error) {
+	return a.proc.HoldShadows(a.logger, a.shadow.cfgs, a.shadow.stopped)
 }

@@ -2,15 +2,11 @@ package llmtap
 
 import (
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/shadow/inproc"
 )
 
 // GuardConfig sets the guard rails of llmtap's own load (JSON `"guard"` of the llmtap app,
@@ -22,8 +18,7 @@ import (
 // GET /llmtap/shadow. The guard runs whenever the app has a shadow load or a guard block;
 // without one, only the 429/503 rule with the default window and cool-down applies.
 //
-// Mirroring follows the guard through shadow/mirror.Gate (MirrorGate in mirror.go): anything
-// that implements guard.Pausable can be held by the guard with proc.guardTargets.Add.
+// Mirroring follows the guard through shadow/mirror.Gate (process.MirrorState.Gate).
 type GuardConfig struct {
 	// Window is the span of the sliding window. Default: 10s.
 	Window caddy.Duration `json:"window,omitempty"`
@@ -72,76 +67,9 @@ func (c *GuardConfig) settings() (*guardSettings, error) {
 	return g, g.Validate()
 }
 
-// proc.guardTargets are what the guard pauses: every shadow load ("shadow/<name>") and
-// mirroring ("mirror").
-func init() {
-	proc.guardTargets.Add("mirror", MirrorGate())
-	proc.shadows.OnAdd = func(r *inproc.Runner) func() { return proc.guardTargets.Add("shadow/"+r.Name(), r) }
-}
-
-// guardRunner is the process's guard loop (a guard.Runner), shared by every config with
-// shadow load or a guard block (proc.pool, key "guard"); a reload with the same settings
-// keeps the loop (and its window) running, other settings replace it.
-type guardRunner struct {
-	*liveLogger
-	loop *guard.Runner
-}
-
-func (a *App) startGuard() (err error) {
+func (a *App) startGuard() (func(), error) {
 	if a.shadow.guard == nil {
-		return nil
+		return nil, nil
 	}
-	a.guard, err = adopt(keyGuard, a.logger, newGuardRunner,
-		func(r *guardRunner) error { r.loop.Configure(*a.shadow.guard); return nil })
-	return err
+	return a.proc.HoldGuard(a.logger, *a.shadow.guard)
 }
-
-func (a *App) stopGuard() { release(keyGuard, &a.guard) }
-
-func newGuardRunner(l *liveLogger) *guardRunner {
-	r := &guardRunner{liveLogger: l}
-	r.loop = &guard.Runner{Targets: &proc.guardTargets, OnChange: r.logChange}
-	proc.guard.Store(r.loop)
-	return r
-}
-
-// logChange logs and counts each pause and resume.
-func (r *guardRunner) logChange(st guard.State, names []string) {
-	fields := []zap.Field{zap.Strings("paused", names), zap.Int64("live_requests", st.LiveRequests),
-		zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
-	if st.Tripped {
-		reason, _, _ := strings.Cut(st.Reason, " ")
-		metricGuardPauses.WithLabelValues(reason).Inc()
-		r.log().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
-			zap.Time("clears_at", st.ClearsAt))...)
-	} else {
-		metricGuardResumes.Inc()
-		r.log().Info("guard rails: resuming shadow load and mirroring", fields...)
-	}
-}
-
-// Destruct stops the loop, resuming what it paused, when the last config using it is gone.
-func (r *guardRunner) Destruct() error {
-	proc.guard.CompareAndSwap(r.loop, nil)
-	r.loop.Stop()
-	return nil
-}
-
-// guardState returns the running guard's state, or nil.
-func guardState() *guard.State {
-	if g := proc.guard.Load(); g != nil {
-		return g.State()
-	}
-	return nil
-}
-
-var (
-	metricGuardPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "llmtap_shadow_guard_pauses_total",
-		Help: "Times the guard rails paused shadow load and mirroring, by reason (live_ttft_p99, live_error_rate, upstream_status).",
-	}, []string{"reason"})
-	metricGuardResumes = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "llmtap_shadow_guard_resumes_total",
-		Help: "Times the guard rails resumed shadow load and mirroring after a cool-down.",
-	})
-)

@@ -3,18 +3,8 @@ package llmtap
 import (
 	"fmt"
 
-	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/slo"
 )
-
-// sloTracker counts the live requests meeting and missing the handlers' SLOs; one per process,
-// so that the counters stay monotonic across config reloads. Models are labelled with the one
-// folding rule of /metrics (metrics.go). The engine's pipeline feeds it (engine.go), /metrics
-// reads it (promexport.SLO) and GET /llmtap/slo reports it (api.Admin.SLOSummary).
-var sloTracker = slo.NewTracker(modelLabels.Get, nil)
-
-// passiveHeadroom holds the handlers' passive_headroom estimators, fed scrapes (scrape.go).
-var passiveHeadroom headroom.Registry
 
 // validateSLO checks the handler's SLOs.
 func (h *Handler) validateSLO() error {
@@ -24,7 +14,8 @@ func (h *Handler) validateSLO() error {
 	return nil
 }
 
-// provisionSLO compiles the handler's SLOs; its records then carry them to sloTracker.
+// provisionSLO compiles the handler's SLOs; its records then carry them to the Process's SLO
+// tracker, which /metrics and GET /llmtap/slo report.
 func (h *Handler) provisionSLO() error {
 	if len(h.SLO) == 0 {
 		return nil
@@ -32,6 +23,6 @@ func (h *Handler) provisionSLO() error {
 	if err := h.validateSLO(); err != nil {
 		return err
 	}
-	h.slo = sloTracker.NewSet(h.SLO)
+	h.slo = h.proc.SLO.NewSet(h.SLO)
 	return nil
 }

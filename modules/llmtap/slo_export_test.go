@@ -1,5 +1,9 @@
 package llmtap
 
-// ResetSLO forgets the process-wide SLO tracker's series, so a test sees only its own
+// ResetSLO forgets the running process's SLO tracker's series, so a test sees only its own
 // requests.
-func ResetSLO() { sloTracker.Reset() }
+func ResetSLO() {
+	if p := running.Load(); p != nil {
+		p.SLO.Reset()
+	}
+}

@@ -3,11 +3,9 @@ package llmtap
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/llmtap/llmtap/internal/sensitive"
 	"github.com/llmtap/llmtap/telemetry/tenant"
 )
 
@@ -42,83 +40,41 @@ type TenantConfig struct {
 	Name string `json:"name,omitempty"`
 }
 
-// tenantSource is a provisioned TenantConfig: it names the tenant of a request.
-type tenantSource struct {
-	header      string
-	placeholder string
-	key         []byte // api_key
-}
-
 // Check checks the config; it is also what provisioning checks (and the Caddyfile parser).
-func (c *TenantConfig) Check() error {
-	switch c.From {
-	case tenant.SourceHeader:
-		if c.Name == "" {
-			return fmt.Errorf("tenant header: name the header")
-		}
-		if sensitive.Header(c.Name) {
-			return fmt.Errorf("tenant header %q may carry credentials, which never become labels; use tenant api_key to bill by API key", c.Name)
-		}
-	case tenant.SourcePlaceholder:
-		if !strings.HasPrefix(c.Name, "{") || !strings.HasSuffix(c.Name, "}") {
-			return fmt.Errorf("tenant placeholder: %q is not a placeholder; expected one such as {http.auth.user.id}", c.Name)
-		}
-	case tenant.SourceAPIKey:
-		if c.Name != "" {
-			return fmt.Errorf("tenant api_key takes no name (got %q)", c.Name)
-		}
-	default:
-		return fmt.Errorf("tenant: from %q is not a source; expected header, placeholder or api_key", c.From)
-	}
-	return nil
-}
+func (c *TenantConfig) Check() error { return tenant.Check(c.From, c.Name) }
 
 // provisionTenant turns h.Tenant into h.tenant.
 func (h *Handler) provisionTenant() error {
 	if h.Tenant == nil {
 		return nil
 	}
-	c := h.Tenant
-	if err := c.Check(); err != nil {
-		return err
-	}
-	src := &tenantSource{}
-	switch c.From {
-	case tenant.SourceHeader:
-		src.header = http.CanonicalHeaderKey(c.Name)
-	case tenant.SourcePlaceholder:
-		src.placeholder = c.Name
-	case tenant.SourceAPIKey:
-		key, err := fleetKey()
+	var key []byte
+	if h.Tenant.From == tenant.SourceAPIKey {
+		k, err := fleetKey()
 		if err != nil {
 			return fmt.Errorf("tenant api_key: %w", err)
 		}
-		if key == nil {
+		if k == nil {
 			return fmt.Errorf("tenant api_key needs %s (at least 16 bytes, hex or base64): without it a key's tenant would change at every restart", FleetKeyEnv)
 		}
-		src.key = key
+		key = k
 	}
+	src, err := tenant.NewSource(h.Tenant.From, h.Tenant.Name, key)
 	h.tenant = src
-	return nil
+	return err
 }
 
 // tenantOf returns the tenant of r, bounded; "" when the handler has no tenant source or r
-// carries none.
+// carries none. A placeholder is resolved by the request's replacer.
 func (h *Handler) tenantOf(r *http.Request) string {
-	src := h.tenant
-	if src == nil {
+	if h.tenant == nil {
 		return ""
 	}
-	switch {
-	case src.header != "":
-		return tenant.Bound(r.Header.Get(src.header))
-	case src.placeholder != "":
+	return h.tenant.Of(r.Header, func(p string) string {
 		repl, _ := r.Context().Value(caddy.ReplacerCtxKey).(*caddy.Replacer)
 		if repl == nil {
 			return ""
 		}
-		return tenant.Bound(repl.ReplaceAll(src.placeholder, ""))
-	default:
-		return tenant.KeyID(src.key, tenant.APIKey(r.Header))
-	}
+		return repl.ReplaceAll(p, "")
+	})
 }

@@ -4,9 +4,7 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.uber.org/zap"
 
-	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
@@ -41,8 +39,6 @@ func (c *TimelineConfig) options() timeline.Options {
 	if c != nil {
 		o.Window, o.Keep, o.Settle = time.Duration(c.Window), time.Duration(c.Keep), time.Duration(c.Settle)
 	}
-	o.Models = modelLabels // one folding rule with /metrics and the summary
-	o.InFlight = inFlight
 	return o
 }
 
@@ -53,52 +49,9 @@ func (c *TimelineConfig) validate() error {
 	return c.options().Validate()
 }
 
-// ActiveTimeline returns the running timeline, or nil when no loaded config runs one.
-func ActiveTimeline() *timeline.Timeline { return proc.hub.Timeline() }
-
-// timelineRunner is the process's timeline (a timeline.Runner publishing to proc.hub), shared
-// by every config with the timeline on (proc.pool, key "timeline"). A config with other
-// window, keep or settle replaces the timeline in place.
-type timelineRunner struct {
-	*liveLogger
-	run timeline.Runner
-}
-
-func (a *App) startTimeline() (err error) {
+func (a *App) startTimeline() (func(), error) {
 	if a.Timeline != nil && a.Timeline.Off {
-		return nil
+		return nil, nil
 	}
-	a.timeline, err = adopt(keyTimeline, a.logger, newTimelineRunner,
-		func(r *timelineRunner) error { r.run.Configure(a.Timeline.options()); return nil })
-	return err
-}
-
-func (a *App) stopTimeline() { release(keyTimeline, &a.timeline) }
-
-func newTimelineRunner(l *liveLogger) *timelineRunner {
-	r := &timelineRunner{liveLogger: l}
-	r.run = timeline.Runner{Hub: proc.hub, Dirs: recordingDirs, OnFileError: func(dir string, err error) {
-		r.log().Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
-	}}
-	return r
-}
-
-// Destruct stops the timeline when the last config using it is gone.
-func (r *timelineRunner) Destruct() error {
-	r.run.Stop()
-	return nil
-}
-
-// recordingDirs returns the folders recorders write to now, with their recorders' options.
-func recordingDirs() map[string]recorder.Options {
-	proc.recMu.RLock()
-	defer proc.recMu.RUnlock()
-	dirs := make(map[string]recorder.Options, len(proc.recorders))
-	for _, e := range proc.recorders {
-		dirs[e.dir] = e.rec.Options()
-	}
-	if e := proc.runtimeRec.Load(); e != nil { // the recording started through the API
-		dirs[e.rec.Options().Dir] = e.rec.Options()
-	}
-	return dirs
+	return a.proc.HoldTimeline(a.logger, a.Timeline.options())
 }

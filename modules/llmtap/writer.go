@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/expose"
@@ -29,6 +30,7 @@ type tapWriter struct {
 	// else nil: the upstream's own llmtap entries are then taken out of the response's
 	// Server-Timing header before it is sent (see ownTiming).
 	timing *http.Request
+	bufs   *sync.Pool // the Process's copy buffers (ReadFrom)
 }
 
 // ownTiming removes the upstream's Server-Timing entries named llmtap from the headers about
@@ -41,12 +43,8 @@ func (w *tapWriter) ownTiming(code int) {
 		return
 	}
 	h := w.Header()
-	if vs, ok := h["Server-Timing"]; ok && expose.TrailerOK(w.timing, h) {
-		if kept := expose.WithoutOwnTiming(vs); len(kept) == 0 {
-			delete(h, "Server-Timing")
-		} else {
-			h["Server-Timing"] = kept
-		}
+	if _, ok := h["Server-Timing"]; ok && expose.TrailerOK(w.timing, h) {
+		expose.StripOwnTiming(h, "Server-Timing")
 	}
 }
 
@@ -84,8 +82,8 @@ func (w *tapWriter) Write(p []byte) (int, error) {
 // ReadFrom routes io.Copy through Write, so callers that use it (file servers, some proxies)
 // are measured like any other writer.
 func (w *tapWriter) ReadFrom(r io.Reader) (int64, error) {
-	bp := proc.copyBuf.Get().(*[]byte)
-	defer proc.copyBuf.Put(bp)
+	bp := w.bufs.Get().(*[]byte)
+	defer w.bufs.Put(bp)
 	return io.CopyBuffer(writerOnly{w}, r, *bp)
 }
 

@@ -180,3 +180,27 @@ func splitList(v string) []string {
 	}
 	return append(parts, v[start:])
 }
+
+// StripOwnTiming removes the entries named llmtap from the Server-Timing field key of h (the
+// header, or its announced trailer), deleting the field when no entry is left.
+func StripOwnTiming(h http.Header, key string) {
+	vs, ok := h[key]
+	if !ok {
+		return
+	}
+	if kept := WithoutOwnTiming(vs); len(kept) > 0 {
+		h[key] = kept
+	} else {
+		delete(h, key)
+	}
+}
+
+// AddTrailer adds llmtap's Server-Timing entry of rec as a trailer of the response whose
+// header is h. The upstream's trailers are in the header by then (a proxy copies them after the
+// body, announced ones under their own name): its llmtap entries go, the rest stays beside
+// llmtap's entry.
+func AddTrailer(h http.Header, rec *record.Record) {
+	StripOwnTiming(h, "Server-Timing")
+	k := http.TrailerPrefix + "Server-Timing"
+	h[k] = append(WithoutOwnTiming(h[k]), ServerTiming(rec))
+}

@@ -11,9 +11,11 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 
+	"github.com/llmtap/llmtap/internal/sensitive"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 )
 
@@ -79,4 +81,67 @@ func KeyID(secret []byte, k string) string {
 	b := make([]byte, 0, len(KeyPrefix)+keyHexDigits)
 	b = append(b, KeyPrefix...)
 	return string(hex.AppendEncode(b, mac.Sum(sum[:0])[:keyHexDigits/2]))
+}
+
+// Check reports what is wrong with the tenant source from, named name: a header name for
+// SourceHeader (not one that may carry credentials), a placeholder ("{…}") for
+// SourcePlaceholder, nothing for SourceAPIKey.
+func Check(from, name string) error {
+	switch from {
+	case SourceHeader:
+		if name == "" {
+			return fmt.Errorf("tenant header: name the header")
+		}
+		if sensitive.Header(name) {
+			return fmt.Errorf("tenant header %q may carry credentials, which never become labels; use tenant api_key to bill by API key", name)
+		}
+	case SourcePlaceholder:
+		if !strings.HasPrefix(name, "{") || !strings.HasSuffix(name, "}") {
+			return fmt.Errorf("tenant placeholder: %q is not a placeholder; expected one such as {http.auth.user.id}", name)
+		}
+	case SourceAPIKey:
+		if name != "" {
+			return fmt.Errorf("tenant api_key takes no name (got %q)", name)
+		}
+	default:
+		return fmt.Errorf("tenant: from %q is not a source; expected header, placeholder or api_key", from)
+	}
+	return nil
+}
+
+// Source names the tenant of a request from one source.
+type Source struct {
+	header      string
+	placeholder string
+	key         []byte // SourceAPIKey
+}
+
+// NewSource makes the Source from, named name (see Check); key is the secret of KeyID, needed
+// by SourceAPIKey only.
+func NewSource(from, name string, key []byte) (*Source, error) {
+	if err := Check(from, name); err != nil {
+		return nil, err
+	}
+	switch from {
+	case SourceHeader:
+		return &Source{header: http.CanonicalHeaderKey(name)}, nil
+	case SourcePlaceholder:
+		return &Source{placeholder: name}, nil
+	}
+	return &Source{key: key}, nil
+}
+
+// Of returns the bounded tenant of a request with headers h; resolve replaces a placeholder
+// with its value for the request ("" when unknown). A nil Source names no tenant.
+func (s *Source) Of(h http.Header, resolve func(placeholder string) string) string {
+	switch {
+	case s == nil:
+		return ""
+	case s.header != "":
+		return Bound(h.Get(s.header))
+	case s.placeholder != "":
+		return Bound(resolve(s.placeholder))
+	default:
+		return KeyID(s.key, APIKey(h))
+	}
 }

@@ -1,6 +1,7 @@
-package llmtap
+package process
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -17,10 +18,10 @@ import (
 // the process, not one per reload. A source that fails for another reason is logged as an
 // error, also without failing the config.
 func TestNoNVMLLogsOnce(t *testing.T) {
-	defer SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: no libnvidia-ml", gpu.ErrNoNVML) })()
-	proc.nvmlAbsentLogged.Store(false)
+	p := New(Options{OpenGPU: func() (gpu.Source, error) { return nil, fmt.Errorf("%w: no libnvidia-ml", gpu.ErrNoNVML) }})
+	defer p.Close(context.Background())
 	core, logs := observer.New(zapcore.DebugLevel)
-	r := newGPURunner(newLiveLogger(zap.New(core)))
+	r := p.newGPURunner(newLiveLogger(zap.New(core)))
 	defer r.Destruct()
 	for range 3 {
 		if err := r.configure(gpu.DefaultInterval); r.run.Active() || err != nil {
@@ -31,7 +32,7 @@ func TestNoNVMLLogsOnce(t *testing.T) {
 		t.Errorf("logged %v; want one info line saying NVML is not available", logs.All())
 	}
 
-	SetGPUOpener(func() (gpu.Source, error) { return nil, errors.New("permission denied") })
+	p.opts.OpenGPU = func() (gpu.Source, error) { return nil, errors.New("permission denied") }
 	if err := r.configure(gpu.DefaultInterval); r.run.Active() || err != nil {
 		t.Fatalf("configuring the GPU sampler with a failing NVML = %v, %v; want no sampler and no error", r.run.Active(), err)
 	}

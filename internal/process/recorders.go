@@ -1,0 +1,478 @@
+package process
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/llmtap/llmtap/api"
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
+	"github.com/llmtap/llmtap/telemetry/otelexport"
+	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/recorder"
+)
+
+// Recorders are held by a key made of their folder and options, and outlive config reloads: a
+// reload whose recording options for a folder are unchanged keeps the same recorder (same
+// files, nothing flushed early, nothing lost). A reload that changes them, or the folder,
+// starts a new recorder in new files, which takes the new config's records; the old one goes
+// on taking the records of the old config's streams, which hold it until they have ended,
+// then writes its queue, syncs and closes. Each record carries the key of the recorder of the
+// config that measured it (record.RecordTo).
+//
+// The runtime recording is the one started through the API (RecordingStart): a recorder that
+// receives every request the engine measures, from every handler, until RecordingStop.
+
+// recorderCloseTimeout bounds how long closing a recorder waits for its last writes.
+const recorderCloseTimeout = 10 * time.Second
+
+// stopTimeout bounds how long stopping the runtime recording waits for its queue.
+const stopTimeout = 10 * time.Second
+
+type recorders struct {
+	mu    sync.RWMutex
+	byKey map[string]*Recorder
+	// dropped counts records lost to recording over the process's life, by reason.
+	dropped [NumDropReasons]atomic.Uint64
+
+	runtimeMu sync.Mutex // serializes starting and stopping the runtime recording
+	runtime   atomic.Pointer[runtimeEntry]
+}
+
+// Recorder is a held recorder: Key names it in record.Record.RecordTo.
+type Recorder struct {
+	Key string
+	dir string
+	rec *recorder.Recorder
+	p   *Process
+}
+
+type runtimeEntry struct {
+	rec     *recorder.Recorder
+	started time.Time
+}
+
+// DropReason says why a record did not reach the recording files: the reason label of
+// llmtap_recorder_dropped_total.
+type DropReason int
+
+const (
+	// DropQueueFull: the recorder's bounded queue was full.
+	DropQueueFull DropReason = iota
+	// DropWriteFailed: writing the record's lines failed (disk full, I/O error).
+	DropWriteFailed
+	// DropClosed: the record reached the pipeline after its recorder had closed.
+	DropClosed
+	// DropDrainTimeout: the stream was still running the drain time after its config was
+	// unloaded, so its recorder had been let go.
+	DropDrainTimeout
+	// DropQueueBytes: the request bodies waiting for the recorder's writer held its byte
+	// bound (recorder.Options.QueueBytes), so the record's trace and payload lines were left
+	// out (recorder.Stats.Shed); its records line is written.
+	DropQueueBytes
+	// NumDropReasons is the number of reasons.
+	NumDropReasons
+)
+
+func (r DropReason) String() string {
+	return [NumDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout", "queue_bytes"}[r]
+}
+
+// CountDrop counts one record lost to recording.
+func (p *Process) CountDrop(r DropReason) { p.rec.dropped[r].Add(1) }
+
+// recorderKey identifies a recorder: its folder and options (every field, in Go syntax), the
+// fleet key by a digest only, since the key names records (record.Record.RecordTo).
+func recorderKey(opts recorder.Options) string {
+	sum := sha256.Sum256(opts.FleetKey)
+	opts.FleetKey = nil
+	return "recorder:" + fmt.Sprintf("%#v key=%x", opts, sum[:8])
+}
+
+// HoldRecorder holds the recorder of opts, starting one when none runs with the same folder
+// and options; every call is paired with one Release. The caller lets the pipeline deliver the
+// records of its streams before it releases.
+func (p *Process) HoldRecorder(opts recorder.Options) (*Recorder, error) {
+	key := recorderKey(opts)
+	e, _, err := Hold(p, key, func() (*Recorder, error) {
+		r, err := recorder.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		e := &Recorder{Key: key, dir: opts.Dir, rec: r, p: p}
+		p.rec.mu.Lock()
+		p.rec.byKey[key] = e
+		p.rec.mu.Unlock()
+		return e, nil
+	})
+	return e, err
+}
+
+// Release drops a hold; the last one closes the recorder.
+func (e *Recorder) Release() { _ = e.p.LetGo(e.Key) }
+
+// Running reports whether the recorder still takes records.
+func (e *Recorder) Running() bool {
+	e.p.rec.mu.RLock()
+	defer e.p.rec.mu.RUnlock()
+	return e.p.rec.byKey[e.Key] == e
+}
+
+// Destruct writes the recorder's queue, syncs and closes its files, then takes it out of
+// routing, its write failures joining the process's count.
+func (e *Recorder) Destruct() error {
+	p := e.p
+	ctx, cancel := context.WithTimeout(context.Background(), recorderCloseTimeout)
+	defer cancel()
+	log := p.Log("recorder")
+	err := e.rec.Close(ctx)
+	if err != nil {
+		log.Error("closing the llmtap recorder", zap.String("dir", e.dir), zap.Error(err))
+	}
+	st := e.rec.Stats()
+	p.rec.mu.Lock()
+	if p.rec.byKey[e.Key] == e { // not a successor with the same key, started meanwhile
+		delete(p.rec.byKey, e.Key)
+	}
+	p.rec.dropped[DropWriteFailed].Add(st.Failed)
+	p.rec.dropped[DropQueueBytes].Add(st.Shed)
+	p.rec.mu.Unlock()
+	if st.Errors > 0 {
+		log.Error("the llmtap recorder failed to write some records", zap.String("dir", e.dir),
+			zap.Uint64("errors", st.Errors), zap.Uint64("records_failed", st.Failed))
+	}
+	return err
+}
+
+// recordSink routes finalized records to the recorder of their config. It runs on the record
+// pipeline's worker, before the pipeline drops the request body.
+type recordSink struct{ p *Process }
+
+func (s recordSink) Consume(r *record.Record) {
+	p := s.p
+	if e := p.rec.runtime.Load(); e != nil && !e.rec.Submit(r) {
+		p.CountDrop(DropQueueFull)
+	}
+	if r.RecordTo == "" {
+		return
+	}
+	p.rec.mu.RLock()
+	e := p.rec.byKey[r.RecordTo]
+	p.rec.mu.RUnlock()
+	switch {
+	case e == nil:
+		p.CountDrop(DropClosed)
+	case !e.rec.Submit(r):
+		p.CountDrop(DropQueueFull)
+	}
+}
+
+// RecorderDrops returns the records lost to recording since the process started, by reason:
+// the counts of closed recorders and those of the running ones.
+func (p *Process) RecorderDrops() [NumDropReasons]uint64 {
+	var n [NumDropReasons]uint64
+	p.rec.mu.RLock()
+	for r := range n {
+		n[r] = p.rec.dropped[r].Load()
+	}
+	for _, e := range p.rec.byKey {
+		st := e.rec.Stats()
+		n[DropWriteFailed] += st.Failed
+		n[DropQueueBytes] += st.Shed
+	}
+	p.rec.mu.RUnlock()
+	if e := p.rec.runtime.Load(); e != nil {
+		st := e.rec.Stats()
+		n[DropWriteFailed] += st.Failed
+		n[DropQueueBytes] += st.Shed
+	}
+	return n
+}
+
+// RecorderDropped is the number of records lost to recording since the process started.
+func (p *Process) RecorderDropped() uint64 {
+	var sum uint64
+	for _, n := range p.RecorderDrops() {
+		sum += n
+	}
+	return sum
+}
+
+// RecordingDirs returns the folders recorders write to now, with their recorders' options.
+func (p *Process) RecordingDirs() map[string]recorder.Options {
+	p.rec.mu.RLock()
+	defer p.rec.mu.RUnlock()
+	dirs := make(map[string]recorder.Options, len(p.rec.byKey))
+	for _, e := range p.rec.byKey {
+		dirs[e.dir] = e.rec.Options()
+	}
+	if e := p.rec.runtime.Load(); e != nil { // the recording started through the API
+		dirs[e.rec.Options().Dir] = e.rec.Options()
+	}
+	return dirs
+}
+
+var descRecorderDropped = prometheus.NewDesc("llmtap_recorder_dropped_total",
+	"Measured requests not written to the recording files (traffic and measurement unaffected), by reason: queue_full (the recorder's bounded queue was full), write_failed (writing failed: disk full, I/O error), recorder_closed (the record came after its recorder closed), drain_timeout (the stream outlived its unloaded config by more than the drain time), queue_bytes (the request bodies waiting for the writer held its byte bound, so the record's trace and payload lines were left out; its records line is written).",
+	[]string{"reason"}, nil)
+
+// recorderCollector serves llmtap_recorder_dropped_total, every reason always present.
+type recorderCollector struct{ p *Process }
+
+func (recorderCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRecorderDropped }
+
+func (c recorderCollector) Collect(ch chan<- prometheus.Metric) {
+	for r, n := range c.p.RecorderDrops() {
+		ch <- prometheus.MustNewConstMetric(descRecorderDropped, prometheus.CounterValue, float64(n), DropReason(r).String())
+	}
+}
+
+// startRecording starts the runtime recording in req.Dir, with the options plan makes.
+func (p *Process) startRecording(req *llmtapv1.RecordingStartRequest, plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)) (*llmtapv1.Recording, error) {
+	if req.GetDir() == "" {
+		return nil, fmt.Errorf("%w: dir is required: the folder to write the recording to", api.ErrInvalid)
+	}
+	if s := req.GetSample(); s < 0 || s > 1 {
+		return nil, fmt.Errorf("%w: sample %v: want a fraction in (0, 1], 0 meaning 1", api.ErrInvalid, s)
+	}
+	opts, err := plan(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", api.ErrInvalid, err)
+	}
+	p.rec.runtimeMu.Lock()
+	defer p.rec.runtimeMu.Unlock()
+	if e := p.rec.runtime.Load(); e != nil {
+		return nil, fmt.Errorf("%w: a recording started through the API is already writing to %s; stop it first", api.ErrState, e.rec.Options().Dir)
+	}
+	if _, configured := p.RecordingDirs()[opts.Dir]; configured {
+		return nil, fmt.Errorf("%w: the loaded config already records to %s; choose another folder", api.ErrState, opts.Dir)
+	}
+	rec, err := recorder.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: starting the recorder in %s: %v", api.ErrInvalid, opts.Dir, err)
+	}
+	e := &runtimeEntry{rec: rec, started: time.Now()}
+	p.rec.runtime.Store(e)
+	return api.RecordingProto(rec, "runtime", e.started), nil
+}
+
+// stopRecording stops the runtime recording.
+func (p *Process) stopRecording(ctx context.Context) (*llmtapv1.Recording, error) {
+	p.rec.runtimeMu.Lock()
+	defer p.rec.runtimeMu.Unlock()
+	e := p.rec.runtime.Swap(nil)
+	if e == nil {
+		return nil, fmt.Errorf("%w: no recording started through the API is running", api.ErrState)
+	}
+	p.tap.Flush() // records already in the pipeline reach the recorder before it closes
+	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+	defer cancel()
+	_ = e.rec.Flush(ctx)
+	pr := api.RecordingProto(e.rec, "runtime", e.started)
+	if err := e.rec.Close(ctx); err != nil {
+		return nil, fmt.Errorf("closing the recording in %s: %w", pr.Dir, err)
+	}
+	st := e.rec.Stats()
+	p.rec.dropped[DropWriteFailed].Add(st.Failed)
+	p.rec.dropped[DropQueueBytes].Add(st.Shed)
+	pr.Written, pr.Dropped, pr.Filtered, pr.Errors = st.Written, st.Dropped+st.Failed+st.Shed, st.Filtered, st.Errors
+	return pr, nil
+}
+
+// recordingStatus lists the runtime recording, then the configured recorders by folder.
+func (p *Process) recordingStatus() []*llmtapv1.Recording {
+	var out []*llmtapv1.Recording
+	if e := p.rec.runtime.Load(); e != nil {
+		out = append(out, api.RecordingProto(e.rec, "runtime", e.started))
+	}
+	p.rec.mu.RLock()
+	recs := make([]*recorder.Recorder, 0, len(p.rec.byKey))
+	for _, e := range p.rec.byKey {
+		recs = append(recs, e.rec)
+	}
+	p.rec.mu.RUnlock()
+	slices.SortFunc(recs, func(a, b *recorder.Recorder) int { return strings.Compare(a.Options().Dir, b.Options().Dir) })
+	for _, r := range recs {
+		out = append(out, api.RecordingProto(r, "config", time.Time{}))
+	}
+	return out
+}
+
+var _ prometheus.Collector = recorderCollector{}
+
+// Request records as OpenTelemetry log records (RecordConfig.OTLPLogs, or OTEL_LOGS_EXPORTER
+// for every recording): a recording whose config asks for them gets a log route, held under
+// keyLogRoute and its recorder's key, that keeps what its recorder keeps (recorder.Filter:
+// routes, models, sampling). Every route holds the process's one exporter
+// (otelexport.RequestLogs, under keyLogs), which starts with the first route and flushes and
+// stops when the last one lets go. The log sink, beside the record sink, hands each record of
+// a routed recording to the exporter's bounded queue; nothing waits for the network.
+//
+// Two configs whose recordings share a folder and options share one recorder and so one
+// route: when either asks for log records, the requests of both are exported.
+
+const (
+	keyLogs     = "otellogs"
+	keyLogRoute = "otellogs:"
+)
+
+// logsCloseTimeout bounds how long stopping the exporter waits for its last batches.
+const logsCloseTimeout = 10 * time.Second
+
+// logsState is the process's log export state.
+type logsState struct {
+	mu     sync.RWMutex
+	routes map[string]*logRoute // by recorder key (record.RecordTo)
+	// cur is the running exporter, nil when none runs.
+	cur atomic.Pointer[otelexport.RequestLogs]
+	// exported and dropped are the counts of the exporters that have stopped.
+	exported atomic.Uint64
+	dropped  [otelexport.NumLogDropReasons]atomic.Uint64
+}
+
+// logsExporter is the process's exporter, a held runner.
+type logsExporter struct {
+	l *otelexport.RequestLogs
+	p *Process
+}
+
+// Destruct flushes what is queued (until logsCloseTimeout), stops the exporter and keeps its
+// counts.
+func (e *logsExporter) Destruct() error {
+	p := e.p
+	p.logs.cur.CompareAndSwap(e.l, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), logsCloseTimeout)
+	defer cancel()
+	err := e.l.Shutdown(ctx)
+	st := e.l.Stats()
+	p.logs.exported.Add(st.Exported)
+	for i, n := range st.Dropped {
+		p.logs.dropped[i].Add(n)
+	}
+	if err != nil {
+		p.Log("otel").Warn("flushing the OpenTelemetry log export", zap.Error(err))
+	}
+	return nil
+}
+
+// logRoute sends the records of one recorder that its filter keeps to the exporter.
+type logRoute struct {
+	key    string
+	filter recorder.Filter
+	exp    *logsExporter
+}
+
+// Destruct takes the route out of the sink's table and lets go of the exporter.
+func (r *logRoute) Destruct() error {
+	p := r.exp.p
+	p.logs.mu.Lock()
+	if p.logs.routes[r.key] == r {
+		delete(p.logs.routes, r.key)
+	}
+	p.logs.mu.Unlock()
+	return p.LetGo(keyLogs)
+}
+
+// HoldLogRoute gives the recorder rec a log route that exports the records its options keep,
+// starting the exporter with the first route; release lets go of it.
+func (p *Process) HoldLogRoute(rec *Recorder, opts recorder.Options) (release func(), err error) {
+	key := keyLogRoute + rec.Key
+	_, _, err = Hold(p, key, func() (*logRoute, error) {
+		exp, _, err := Hold(p, keyLogs, func() (*logsExporter, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			l, err := otelexport.NewLogs(ctx, otelexport.LogsOptions{})
+			if err != nil {
+				return nil, err
+			}
+			p.logs.cur.Store(l)
+			p.Log("otel").Info("OpenTelemetry log records on", zap.String("service.instance.id", l.InstanceID))
+			return &logsExporter{l: l, p: p}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		r := &logRoute{key: rec.Key, filter: recorder.NewFilter(opts), exp: exp}
+		p.logs.mu.Lock()
+		if p.logs.routes == nil {
+			p.logs.routes = map[string]*logRoute{}
+		}
+		p.logs.routes[r.key] = r
+		p.logs.mu.Unlock()
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p.letGoOnce(key), nil
+}
+
+// logSink emits the records of routed recordings as log records. It runs on the record
+// pipeline's worker, before the span sink ends the request's span (whose ids the log record
+// carries).
+type logSink struct{ p *Process }
+
+func (s logSink) Consume(r *record.Record) {
+	p := s.p
+	if r.RecordTo == "" || p.logs.cur.Load() == nil {
+		return
+	}
+	p.logs.mu.RLock()
+	route := p.logs.routes[r.RecordTo]
+	p.logs.mu.RUnlock()
+	if route == nil || !route.filter.Keep(r) {
+		return
+	}
+	route.exp.l.Emit(r)
+}
+
+// OTLPLogStats returns what the export of records as log records did since the process
+// started: records exported and dropped by reason (otelexport.LogDropReason).
+func (p *Process) OTLPLogStats() otelexport.LogStats {
+	st := otelexport.LogStats{Exported: p.logs.exported.Load()}
+	for i := range st.Dropped {
+		st.Dropped[i] = p.logs.dropped[i].Load()
+	}
+	if l := p.logs.cur.Load(); l != nil {
+		cur := l.Stats()
+		st.Exported += cur.Exported
+		for i, n := range cur.Dropped {
+			st.Dropped[i] += n
+		}
+	}
+	return st
+}
+
+var (
+	descLogsExported = prometheus.NewDesc("llmtap_otlp_logs_exported_total",
+		"Request records the OTLP receiver accepted as log records (record otlp_logs or OTEL_LOGS_EXPORTER).", nil, nil)
+	descLogsDropped = prometheus.NewDesc("llmtap_otlp_logs_dropped_total",
+		"Request records not delivered as OTLP log records (traffic, measurement and the recording files unaffected), by reason: queue_full (the export's bounded queue was full: the receiver is down or slow), export_failed (the export request failed or timed out), shutdown (still queued when the export stopped).",
+		[]string{"reason"}, nil)
+)
+
+// logsCollector serves the log export's counters, every reason always present.
+type logsCollector struct{ p *Process }
+
+func (logsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descLogsExported
+	ch <- descLogsDropped
+}
+
+func (c logsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.p.OTLPLogStats()
+	ch <- prometheus.MustNewConstMetric(descLogsExported, prometheus.CounterValue, float64(st.Exported))
+	for r, n := range st.Dropped {
+		ch <- prometheus.MustNewConstMetric(descLogsDropped, prometheus.CounterValue, float64(n), otelexport.LogDropReason(r).String())
+	}
+}
+
+var _ prometheus.Collector = logsCollector{}
