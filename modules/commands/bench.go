@@ -315,7 +315,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
-		MaxIdle: share, MaxBody: maxBody, Log: stderr, Terminal: terminal,
+		MaxIdle: share, MaxBody: maxBody,
 		Info:   newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt,
 	}
@@ -339,7 +339,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if err := sw.apply(spec, arr, *concurrency, *warmup, r.seed); err != nil {
 		return 2, err
 	}
-	return executeMain(ctx, spec, cf.apiListen, stdout, hook)
+	return executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
 }
 
 // changedSLOs are the goodput metrics whose objective compared ≤ before llmtap followed AIPerf

@@ -13,17 +13,14 @@ import (
 )
 
 // executeMain runs a prepared spec for a command, serving the Connect API on apiListen while
-// it runs (empty: nowhere), prints the console report and turns the outcome into its exit
+// it runs (empty: nowhere), shows its progress and notes on stderr, prints the console report and turns the outcome into its exit
 // code; hook (tests only) sees the spec before the run and the result after it.
-func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, stdout io.Writer, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
+func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, stdout, stderr io.Writer, terminal bool, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
 	if hook != nil {
 		hook(spec, nil)
 	}
-	log := spec.Log
-	if log == nil {
-		log = io.Discard
-	}
-	api, err := startBenchAPI(apiListen, spec.Label, log)
+	watchProgress(spec, stderr, terminal)
+	api, err := startBenchAPI(apiListen, spec.Label, stderr)
 	if err != nil {
 		return 1, err
 	}

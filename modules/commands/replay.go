@@ -235,7 +235,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: loadgen.Config{Arrivals: loadtest.Shifted(arrivals, shift), MaxInFlight: -1}, Total: plan.requests(heads),
-		Build: build, MapN: func(n int) int { return heads[n] }, Log: stderr, Terminal: terminal,
+		Build: build, MapN: func(n int) int { return heads[n] },
 		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt, RequestTimeout: timeout,
 	}
@@ -268,7 +268,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 			return 1, fmt.Errorf("--compare-to: %w", err)
 		}
 	}
-	code, err := executeMain(ctx, spec, cf.apiListen, stdout, hook)
+	code, err := executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
 	if fit != nil {
 		fmt.Fprintf(stderr, "input tokens: %s (--tokenizer names the server's tokenizer instead)\n", fit)
 	}
