@@ -81,11 +81,13 @@ func NewConfidence(values []float64, level float64, unit string) Confidence {
 }
 
 // RunOutcome is one of the repeated runs an aggregate is made of: its label (run_0001), its
-// artifact folder, and why it failed (empty: it succeeded).
+// artifact folder, its export, and why it failed (empty: it succeeded).
 type RunOutcome struct {
 	Label string
 	Dir   string
-	Err   string
+	// Export is the run's profile_export_aiperf.json in memory; nil: read it from Dir.
+	Export *Export
+	Err    string
 }
 
 // AggregateResult is AIPerf's AggregateResult of the confidence strategy: the metrics by
@@ -98,7 +100,8 @@ type AggregateResult struct {
 	Metrics    map[string]Confidence
 }
 
-// AggregateRuns reads the profile_export_aiperf.json of every successful run and computes the
+// AggregateRuns takes the profile_export_aiperf.json of every successful run (its Export, else
+// the file in its Dir) and computes the
 // confidence statistics of every statistic of every metric in them (AIPerf's
 // _aggregate_metrics: a metric's values across the runs that have it). It fails when no run
 // succeeded.
@@ -111,7 +114,7 @@ func AggregateRuns(runs []RunOutcome, level float64) (AggregateResult, error) {
 			res.Failed = append(res.Failed, r)
 			continue
 		}
-		m, err := readSummaryMetrics(filepath.Join(r.Dir, "profile_export_aiperf.json"))
+		m, err := r.summaryMetrics()
 		if err != nil {
 			res.Failed = append(res.Failed, RunOutcome{Label: r.Label, Dir: r.Dir, Err: err.Error()})
 			continue
@@ -144,9 +147,18 @@ type summaryMetric struct {
 	values map[string]float64
 }
 
-// readSummaryMetrics returns the metrics of a profile_export_aiperf.json: the top-level members
-// that are objects with a unit and at least one numeric statistic (JsonMetricResult).
-func readSummaryMetrics(path string) (map[string]summaryMetric, error) {
+// summaryMetrics returns the metrics of the run's profile_export_aiperf.json: the top-level
+// members that are objects with a unit and at least one numeric statistic (JsonMetricResult).
+// An Export is encoded in memory as the file is written, so both give the same figures.
+func (r RunOutcome) summaryMetrics() (map[string]summaryMetric, error) {
+	path := filepath.Join(r.Dir, "profile_export_aiperf.json")
+	if r.Export != nil {
+		b, err := json.Marshal(r.Export)
+		if err != nil {
+			return nil, err
+		}
+		return parseSummaryMetrics(path, b)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -159,6 +171,11 @@ func readSummaryMetrics(path string) (map[string]summaryMetric, error) {
 	if len(b) > maxSummaryBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSummaryBytes)
 	}
+	return parseSummaryMetrics(path, b)
+}
+
+// parseSummaryMetrics reads the metrics of a profile_export_aiperf.json's content b.
+func parseSummaryMetrics(path string, b []byte) (map[string]summaryMetric, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

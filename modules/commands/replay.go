@@ -268,7 +268,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 			return 1, fmt.Errorf("--compare-to: %w", err)
 		}
 	}
-	code, err := executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
+	_, code, err := executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
 	if fit != nil {
 		fmt.Fprintf(stderr, "input tokens: %s (--tokenizer names the server's tokenizer instead)\n", fit)
 	}
