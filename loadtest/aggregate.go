@@ -2,11 +2,11 @@ package loadtest
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,9 +27,6 @@ const (
 // aggregateSchema is the schema_version of AIPerf's aggregate file
 // (AggregateConfidenceJsonExporter.SCHEMA_VERSION).
 const aggregateSchema = "1.0"
-
-// maxSummaryBytes bounds a profile_export_aiperf.json read back for an aggregate.
-const maxSummaryBytes = 64 << 20
 
 // Confidence is one metric statistic across repeated runs, as AIPerf's ConfidenceAggregation
 // computes it (ai-dynamo/aiperf src/aiperf/orchestrator/aggregation/confidence.py): the sample
@@ -81,11 +78,10 @@ func NewConfidence(values []float64, level float64, unit string) Confidence {
 }
 
 // RunOutcome is one of the repeated runs an aggregate is made of: its label (run_0001), its
-// artifact folder, its export, and why it failed (empty: it succeeded).
+// export (profile_export_aiperf.json's content, in memory), and why it failed (empty: it
+// succeeded).
 type RunOutcome struct {
-	Label string
-	Dir   string
-	// Export is the run's profile_export_aiperf.json in memory; nil: read it from Dir.
+	Label  string
 	Export *Export
 	Err    string
 }
@@ -100,8 +96,7 @@ type AggregateResult struct {
 	Metrics    map[string]Confidence
 }
 
-// AggregateRuns takes the profile_export_aiperf.json of every successful run (its Export, else
-// the file in its Dir) and computes the
+// AggregateRuns takes the profile_export_aiperf.json of every successful run and computes the
 // confidence statistics of every statistic of every metric in them (AIPerf's
 // _aggregate_metrics: a metric's values across the runs that have it). It fails when no run
 // succeeded.
@@ -116,7 +111,7 @@ func AggregateRuns(runs []RunOutcome, level float64) (AggregateResult, error) {
 		}
 		m, err := r.summaryMetrics()
 		if err != nil {
-			res.Failed = append(res.Failed, RunOutcome{Label: r.Label, Dir: r.Dir, Err: err.Error()})
+			res.Failed = append(res.Failed, RunOutcome{Label: r.Label, Err: err.Error()})
 			continue
 		}
 		res.Successful = append(res.Successful, r.Label)
@@ -149,36 +144,18 @@ type summaryMetric struct {
 
 // summaryMetrics returns the metrics of the run's profile_export_aiperf.json: the top-level
 // members that are objects with a unit and at least one numeric statistic (JsonMetricResult).
-// An Export is encoded in memory as the file is written, so both give the same figures.
+// The export is encoded as the file is written, so both give the same figures.
 func (r RunOutcome) summaryMetrics() (map[string]summaryMetric, error) {
-	path := filepath.Join(r.Dir, "profile_export_aiperf.json")
-	if r.Export != nil {
-		b, err := json.Marshal(r.Export)
-		if err != nil {
-			return nil, err
-		}
-		return parseSummaryMetrics(path, b)
+	if r.Export == nil {
+		return nil, errors.New("no export")
 	}
-	f, err := os.Open(path)
+	b, err := json.Marshal(r.Export)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSummaryBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSummaryBytes)
-	}
-	return parseSummaryMetrics(path, b)
-}
-
-// parseSummaryMetrics reads the metrics of a profile_export_aiperf.json's content b.
-func parseSummaryMetrics(path string, b []byte) (map[string]summaryMetric, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	out := map[string]summaryMetric{}
 	for tag, raw := range doc {

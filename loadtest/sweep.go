@@ -148,7 +148,7 @@ func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell
 		if stop := (*StopSweep)(nil); errors.As(err, &stop) {
 			return stop.Err
 		}
-		out := RunOutcome{Label: c.RunLabel, Dir: c.Dir, Export: e}
+		out := RunOutcome{Label: c.RunLabel, Export: e}
 		if err != nil {
 			out.Err = err.Error()
 			failed = append(failed, c.Label+": "+out.Err)
