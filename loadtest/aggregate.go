@@ -2,11 +2,11 @@ package loadtest
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,9 +27,6 @@ const (
 // aggregateSchema is the schema_version of AIPerf's aggregate file
 // (AggregateConfidenceJsonExporter.SCHEMA_VERSION).
 const aggregateSchema = "1.0"
-
-// maxSummaryBytes bounds a profile_export_aiperf.json read back for an aggregate.
-const maxSummaryBytes = 64 << 20
 
 // Confidence is one metric statistic across repeated runs, as AIPerf's ConfidenceAggregation
 // computes it (ai-dynamo/aiperf src/aiperf/orchestrator/aggregation/confidence.py): the sample
@@ -81,11 +78,12 @@ func NewConfidence(values []float64, level float64, unit string) Confidence {
 }
 
 // RunOutcome is one of the repeated runs an aggregate is made of: its label (run_0001), its
-// artifact folder, and why it failed (empty: it succeeded).
+// export (profile_export_aiperf.json's content, in memory), and why it failed (empty: it
+// succeeded).
 type RunOutcome struct {
-	Label string
-	Dir   string
-	Err   string
+	Label  string
+	Export *Export
+	Err    string
 }
 
 // AggregateResult is AIPerf's AggregateResult of the confidence strategy: the metrics by
@@ -98,7 +96,7 @@ type AggregateResult struct {
 	Metrics    map[string]Confidence
 }
 
-// AggregateRuns reads the profile_export_aiperf.json of every successful run and computes the
+// AggregateRuns takes the profile_export_aiperf.json of every successful run and computes the
 // confidence statistics of every statistic of every metric in them (AIPerf's
 // _aggregate_metrics: a metric's values across the runs that have it). It fails when no run
 // succeeded.
@@ -111,9 +109,9 @@ func AggregateRuns(runs []RunOutcome, level float64) (AggregateResult, error) {
 			res.Failed = append(res.Failed, r)
 			continue
 		}
-		m, err := readSummaryMetrics(filepath.Join(r.Dir, "profile_export_aiperf.json"))
+		m, err := r.summaryMetrics()
 		if err != nil {
-			res.Failed = append(res.Failed, RunOutcome{Label: r.Label, Dir: r.Dir, Err: err.Error()})
+			res.Failed = append(res.Failed, RunOutcome{Label: r.Label, Err: err.Error()})
 			continue
 		}
 		res.Successful = append(res.Successful, r.Label)
@@ -144,24 +142,20 @@ type summaryMetric struct {
 	values map[string]float64
 }
 
-// readSummaryMetrics returns the metrics of a profile_export_aiperf.json: the top-level members
-// that are objects with a unit and at least one numeric statistic (JsonMetricResult).
-func readSummaryMetrics(path string) (map[string]summaryMetric, error) {
-	f, err := os.Open(path)
+// summaryMetrics returns the metrics of the run's profile_export_aiperf.json: the top-level
+// members that are objects with a unit and at least one numeric statistic (JsonMetricResult).
+// The export is encoded as the file is written, so both give the same figures.
+func (r RunOutcome) summaryMetrics() (map[string]summaryMetric, error) {
+	if r.Export == nil {
+		return nil, errors.New("no export")
+	}
+	b, err := json.Marshal(r.Export)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSummaryBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxSummaryBytes)
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	out := map[string]summaryMetric{}
 	for tag, raw := range doc {

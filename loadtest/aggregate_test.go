@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // TestConfidenceMatchesAIPerfsFormula checks the port of AIPerf's ConfidenceAggregation against
@@ -44,19 +46,18 @@ func TestConfidenceMatchesAIPerfsFormula(t *testing.T) {
 	}
 }
 
-// TestAggregateRunsReadsTheSummaries aggregates two summaries written as the runs write them
-// and checks the files' shapes.
+// TestAggregateRunsReadsTheSummaries aggregates two runs' summaries as their exports encode
+// them and checks the files' shapes.
 func TestAggregateRunsReadsTheSummaries(t *testing.T) {
 	dir := t.TempDir()
 	var runs []RunOutcome
-	for i, v := range []string{"10", "14"} {
-		d := filepath.Join(dir, "run"+v)
-		os.MkdirAll(d, 0o700)
-		doc := `{"time_to_first_token":{"unit":"ms","avg":` + v + `,"p99":` + v + `},"request_count":{"unit":"requests","avg":` + v + `},"input_config":{"x":1},"was_cancelled":false}`
-		os.WriteFile(filepath.Join(d, "profile_export_aiperf.json"), []byte(doc), 0o600)
-		runs = append(runs, RunOutcome{Label: []string{"run_0001", "run_0002"}[i], Dir: d})
+	for i, v := range []float64{10, 14} {
+		e := &Export{Group: stats.GroupSummary{
+			Metrics: map[string]stats.Stat{"time_to_first_token": {Unit: "ms", Avg: v, P99: v}},
+			Scalars: map[string]stats.Scalar{"request_count": {Unit: "requests", Value: v}}}}
+		runs = append(runs, RunOutcome{Label: []string{"run_0001", "run_0002"}[i], Export: e})
 	}
-	runs = append(runs, RunOutcome{Label: "run_0003", Dir: filepath.Join(dir, "none"), Err: "exit 1"})
+	runs = append(runs, RunOutcome{Label: "run_0003", Err: "exit 1"})
 	a, err := AggregateRuns(runs, 0.95)
 	if err != nil {
 		t.Fatal(err)
@@ -94,13 +95,12 @@ func TestSweepAggregateParetoAndBest(t *testing.T) {
 	var values []SweepValue
 	for _, p := range []struct {
 		c          int
-		tput, ttft string
-	}{{10, "100", "50"}, {20, "150", "80"}, {30, "140", "90"}} {
-		d := filepath.Join(dir, "c"+p.tput)
-		os.MkdirAll(d, 0o700)
-		doc := `{"request_throughput":{"unit":"requests/sec","avg":` + p.tput + `},"time_to_first_token":{"unit":"ms","avg":1,"p99":` + p.ttft + `}}`
-		os.WriteFile(filepath.Join(d, "profile_export_aiperf.json"), []byte(doc), 0o600)
-		values = append(values, SweepValue{Concurrency: p.c, Runs: []RunOutcome{{Label: "run_0001", Dir: d}}})
+		tput, ttft float64
+	}{{10, 100, 50}, {20, 150, 80}, {30, 140, 90}} {
+		e := &Export{Group: stats.GroupSummary{
+			Metrics: map[string]stats.Stat{"time_to_first_token": {Unit: "ms", Avg: 1, P99: p.ttft}},
+			Scalars: map[string]stats.Scalar{"request_throughput": {Unit: "requests/sec", Value: p.tput}}}}
+		values = append(values, SweepValue{Concurrency: p.c, Runs: []RunOutcome{{Label: "run_0001", Export: e}}})
 	}
 	files, err := WriteSweepAggregate(filepath.Join(dir, "sweep_aggregate"), values, 0.95)
 	if err != nil {

@@ -4,7 +4,11 @@
 // writes AIPerf's exports: profile_export.jsonl (a line per request), profile_export_aiperf.json
 // and .csv (the summary), with the load generator's own self-check (schedule lag, CPU).
 //
-// Run(ctx, Spec) is the whole API a program needs; `llmtap bench` and `llmtap replay`
-// (modules/commands) only turn flags into a Spec and print the Result, as vegeta's CLI does
-// over its lib. The package imports neither Caddy nor zap.
+// Run(ctx, Spec) is the whole API a program needs (see the example). Workloads fill a Spec:
+// Conversations and ConversationLoad (multi-turn, datasets, user-centric rate), Replay (a
+// trace at its own pace). RunSweep runs a concurrency sweep or repeated runs and aggregates
+// them in memory. The package prints nothing and serves nothing: a program watches a run
+// through Spec.OnProgress, Spec.OnNote and Spec.Watch (each phase's engine). `llmtap bench`
+// and `llmtap replay` (modules/commands) only turn flags into a Spec, print and serve, as
+// vegeta's CLI does over its lib. The package imports neither Caddy nor zap.
 package loadtest

@@ -1,10 +1,10 @@
 package loadtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,10 +102,15 @@ type Spec struct {
 	// body, when known, to size the connections' write buffers.
 	MaxIdle, MaxBody int
 
-	// Log receives the progress line and notes (the CLI's stderr); nil: nothing is said.
-	Log io.Writer
-	// Terminal rewrites the progress line in place instead of printing a line a second.
-	Terminal bool
+	// OnProgress, when set, is given the profiling phase's counts so far (session turns
+	// included) about every ProgressEvery (default a second), and once more with final true
+	// when the phase has ended; it runs on the scheduler's goroutine and must not block. The
+	// CLI draws its progress line with it; the library prints nothing.
+	OnProgress    func(c loadgen.Counters, final bool)
+	ProgressEvery time.Duration
+	// OnNote, when set, is given what a person watching the run should know that the results
+	// do not say: the warmup's counts, a wait for the shared start time, timeslices left out.
+	OnNote func(string)
 	// Watch, when set, is given the engine of each phase as the phase starts (the warmup's, then
 	// the profiling's), so that a surface can show the run's figures live: the CLI serves the
 	// Connect API on --api-listen with it. The library itself serves nothing.
@@ -199,9 +204,6 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if s.Build == nil {
 		return res, errors.New("loadtest: Spec.Build is required")
 	}
-	if s.Log == nil {
-		s.Log = io.Discard
-	}
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return res, fmt.Errorf("creating the artifact folder: %w", err)
 	}
@@ -223,7 +225,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		c := loadgen.Run(ctx, cfg)
 		tp.Flush()
 		tp.Close()
-		fmt.Fprintf(s.Log, "warmup: %d requests, %d errors (excluded from the results)\n", c.Completed+c.Errors, c.Errors)
+		s.note("warmup: %d requests, %d errors (excluded from the results)", c.Completed+c.Errors, c.Errors)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
 		}
@@ -298,8 +300,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		sessions.Go(turn)
 	}
-	prog := &progress{w: s.Log, terminal: s.Terminal, label: s.Label, total: s.Total, duration: s.Schedule.Duration,
-		extra: func() (int64, int64, int64, int64) { return sSent.Load(), sDone.Load(), sErrs.Load(), sFlight.Load() }}
+	// The counts with the session turns sent beside the schedule.
+	withSessions := func(c loadgen.Counters) loadgen.Counters {
+		c.Sent += sSent.Load()
+		c.Scheduled += sSent.Load()
+		c.Completed += sDone.Load()
+		c.Errors += sErrs.Load()
+		c.InFlight += sFlight.Load()
+		return c
+	}
 	cfg := s.Schedule
 	cfg.Request, cfg.Client = snd.loadgenRequest, snd.client
 	if s.MapN != nil {
@@ -311,7 +320,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	} else {
 		cfg.OnDone = onDone
 	}
-	cfg.Progress, cfg.ProgressEvery = prog.print, prog.every()
+	if s.OnProgress != nil {
+		cfg.Progress = func(c loadgen.Counters) { s.OnProgress(withSessions(c), false) }
+		cfg.ProgressEvery = cmp.Or(s.ProgressEvery, time.Second)
+	}
 
 	cpu0, wall0 := cpuTime(), time.Now()
 	counters := loadgen.Run(runCtx, cfg)
@@ -321,11 +333,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if c := cpuTime(); c > 0 && wall > 0 {
 		cpu = float64(c-cpu0) / float64(wall)
 	}
-	counters.Sent += sSent.Load()
-	counters.Scheduled += sSent.Load()
-	counters.Completed += sDone.Load()
-	counters.Errors += sErrs.Load()
-	prog.finish(counters)
+	counters = withSessions(counters)
+	if s.OnProgress != nil {
+		s.OnProgress(counters, true)
+	}
 
 	tp.Flush()
 	if err := col.flush(); err != nil {
@@ -364,7 +375,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	res.Files = append(res.Files, ip)
 	if col.slices != nil {
-		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.Log)
+		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.note)
 		if err != nil {
 			return res, err
 		}
@@ -392,11 +403,18 @@ func (s *Spec) waitForStart(ctx context.Context) error {
 	}
 	d := time.Until(s.StartAt)
 	if d <= 0 {
-		fmt.Fprintf(s.Log, "%s: the shared start time %s passed %v ago; starting now\n", s.Label, s.StartAt.UTC().Format(time.RFC3339Nano), (-d).Round(time.Millisecond))
+		s.note("%s: the shared start time %s passed %v ago; starting now", s.Label, s.StartAt.UTC().Format(time.RFC3339Nano), (-d).Round(time.Millisecond))
 		return nil
 	}
-	fmt.Fprintf(s.Log, "%s: waiting %v for the shared start time %s\n", s.Label, d.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
+	s.note("%s: waiting %v for the shared start time %s", s.Label, d.Round(time.Millisecond), s.StartAt.UTC().Format(time.RFC3339Nano))
 	return Sleep(ctx, d)
+}
+
+// note gives OnNote a note, when it is set.
+func (s *Spec) note(format string, args ...any) {
+	if s.OnNote != nil {
+		s.OnNote(fmt.Sprintf(format, args...))
+	}
 }
 
 // Sleep waits d, or until ctx is done (then its error); d ≤ 0 returns at once.

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -125,72 +124,6 @@ func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Ti
 	resp.Body.Close()
 	out.Done = time.Since(start)
 	return out
-}
-
-// progress prints the live status line: on a terminal it rewrites itself in place every
-// 200 ms, in a log it is a line a second.
-type progress struct {
-	w        io.Writer
-	terminal bool
-	label    string
-	total    int           // requests to send, 0 when unknown
-	duration time.Duration // length of the run, 0 when unknown
-	extra    func() (sent, done, errs, inFlight int64)
-}
-
-func (p *progress) every() time.Duration {
-	if p.terminal {
-		return 200 * time.Millisecond
-	}
-	return time.Second
-}
-
-func (p *progress) line(c loadgen.Counters) string {
-	sent, done, errs, inFlight := c.Sent, c.Completed, c.Errors, c.InFlight
-	if p.extra != nil {
-		s, d, e, f := p.extra()
-		sent, done, errs, inFlight = sent+s, done+d, errs+e, inFlight+f
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s [%6.1fs", p.label, c.Elapsed.Seconds())
-	if p.duration > 0 {
-		fmt.Fprintf(&b, " / %v", p.duration)
-	}
-	b.WriteString("] ")
-	if p.total > 0 {
-		pct := 100 * float64(sent) / float64(p.total)
-		fmt.Fprintf(&b, "%s %3.0f%% ", bar(pct, 20), pct)
-	}
-	rate := 0.0
-	if s := c.Elapsed.Seconds(); s > 0 {
-		rate = float64(done+errs) / s
-	}
-	fmt.Fprintf(&b, "sent %d  done %d  rate %.1f/s  in flight %d  errors %d  dropped %d",
-		sent, done, rate, inFlight, errs, c.Dropped)
-	return b.String()
-}
-
-func bar(pct float64, width int) string {
-	n := min(width, max(0, int(pct/100*float64(width))))
-	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
-}
-
-// print shows the status line: rewritten in place on a terminal, a line in a log.
-func (p *progress) print(c loadgen.Counters) { p.show(c, "   ") }
-
-// finish shows the last status line and ends it.
-func (p *progress) finish(c loadgen.Counters) { p.show(c, "\n") }
-
-// show writes the line; on a terminal it returns to the line's start first and ends with end.
-func (p *progress) show(c loadgen.Counters, end string) {
-	if p.w == nil {
-		return
-	}
-	if p.terminal {
-		fmt.Fprint(p.w, "\r", p.line(c), end)
-		return
-	}
-	fmt.Fprintln(p.w, p.line(c))
 }
 
 // GeneratorReport is the self-check of the load generator: whether it sent on time and had

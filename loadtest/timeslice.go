@@ -113,10 +113,10 @@ func (s *slicer) slices(class string) []timeslice {
 // AIPerf's newest TimesliceData makes optional and its earlier one required) and the tidy CSV
 // (TimesliceMetricsCsvExporter: Timeslice,Metric,Unit,Stat,Value, a row per statistic of each
 // metric, metrics by tag, single values as stat "avg").
-func writeTimeslices(dir string, s *slicer, class string, input InputConfig, log io.Writer) ([]string, error) {
+func writeTimeslices(dir string, s *slicer, class string, input InputConfig, note func(string, ...any)) ([]string, error) {
 	ts := s.slices(class)
 	if s.dropped > 0 {
-		fmt.Fprintf(log, "timeslices: %d requests started after the %d-th slice and are left out of %s\n", s.dropped, MaxTimeslices, TimeslicesJSON)
+		note("timeslices: %d requests started after the %d-th slice and are left out of %s", s.dropped, MaxTimeslices, TimeslicesJSON)
 	}
 	list := make([]rawJSON, len(ts))
 	for i, t := range ts {

@@ -187,6 +187,15 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 // benchMain is the bench command with its streams as parameters, for in-process tests; hook,
 // when set, sees the spec before it runs and the result after.
 func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
+	_, code, err := benchCell(ctx, stdout, stderr, terminal, fs, args, hook, nil)
+	return code, err
+}
+
+// benchCell parses bench's flags into a spec and runs it; cell, when set, is the run of a sweep
+// or of repeated runs to make (its concurrency, seed, folder and warmup replace the flags').
+// Flags that ask for a sweep or for repeated runs, without a cell, run them (runSweep).
+func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result), cell *loadtest.SweepCell) (loadtest.Result, int, error) {
+	var res loadtest.Result
 	var cf clientFlags
 	cf.register(fs)
 	var arr loadgen.ArrivalSpec
@@ -212,16 +221,21 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	entries := fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
 	spin := fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
 	if err := fs.Parse(args); err != nil {
-		return 2, err
+		return res, 2, err
 	}
 	if fs.NArg() > 0 {
-		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return res, 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	shapes.visited(fs)
-	if done, code, err := sw.dispatch(ctx, fs, stderr, func(c context.Context, f *flag.FlagSet) (int, error) {
-		return benchMain(c, stdout, stderr, terminal, f, args, hook)
-	}); done {
-		return code, err
+	if cell != nil {
+		cellFlags(fs, *cell)
+	} else if sw.sweeping() {
+		code, err := sw.run(ctx, fs, stderr, func(ctx context.Context, c loadtest.SweepCell) (loadtest.Result, int, error) {
+			sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+			sub.SetOutput(fs.Output())
+			return benchCell(ctx, stdout, stderr, terminal, sub, args, hook, &c)
+		})
+		return res, code, err
 	}
 	r, errs := cf.resolve()
 	if cf.model == "" {
@@ -257,7 +271,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return 2, errors.Join(errs...)
+		return res, 2, errors.Join(errs...)
 	}
 	sayNotes(stderr, r.notes)
 	if *count == 0 && *duration == 0 {
@@ -266,7 +280,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 
 	corpus, err := workload.CorpusFor(r.tokens) // prompts sized in --tokenizer tokens
 	if err != nil {
-		return 1, err
+		return res, 1, err
 	}
 	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
 	n := min(*entries, max(*count, 1))
@@ -275,7 +289,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	pool, err := syn.Bodies(n)
 	if err != nil {
-		return 1, err
+		return res, 1, err
 	}
 	maxBody := 0
 	for _, b := range pool {
@@ -283,7 +297,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	pick, err := shapes.sampler(len(pool), r.seed)
 	if err != nil {
-		return 2, err
+		return res, 2, err
 	}
 	build := func(n int) (loadtest.Request, error) {
 		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
@@ -293,13 +307,13 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	w := r.worker
 	share := w.Concurrency(*concurrency)
 	if *concurrency > 0 && share == 0 {
-		return 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", *concurrency, w.Count, w.Index)
+		return res, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", *concurrency, w.Count, w.Index)
 	}
 	sched := loadgen.Config{MaxRequests: w.Requests(*count), Duration: seconds(*duration), MaxInFlight: -1,
 		SpinThreshold: pacerSpin(*spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
 		if sched.Arrivals, err = workerArrivals(arr, w, r.seed, 0xa7); err != nil {
-			return 2, err
+			return res, 2, err
 		}
 		mode = "request_rate" + formatValue(arr.Rate)
 		if *concurrency > 0 {
@@ -315,7 +329,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
-		MaxIdle: share, MaxBody: maxBody, Log: stderr, Terminal: terminal,
+		MaxIdle: share, MaxBody: maxBody,
 		Info:   newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt,
 	}
@@ -334,12 +348,12 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: *entries, count: *count,
 		concurrency: *concurrency, rate: rate, warmup: *warmup > 0}); err != nil {
-		return 2, err
+		return res, 2, err
 	}
 	if err := sw.apply(spec, arr, *concurrency, *warmup, r.seed); err != nil {
-		return 2, err
+		return res, 2, err
 	}
-	return executeMain(ctx, spec, cf.apiListen, stdout, hook)
+	return executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
 }
 
 // changedSLOs are the goodput metrics whose objective compared ≤ before llmtap followed AIPerf

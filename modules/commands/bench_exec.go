@@ -13,19 +13,16 @@ import (
 )
 
 // executeMain runs a prepared spec for a command, serving the Connect API on apiListen while
-// it runs (empty: nowhere), prints the console report and turns the outcome into its exit
-// code; hook (tests only) sees the spec before the run and the result after it.
-func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, stdout io.Writer, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
+// it runs (empty: nowhere), shows its progress and notes on stderr, prints the console report and turns the outcome into its exit
+// code, with the run's result; hook (tests only) sees the spec before the run and the result after it.
+func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, stdout, stderr io.Writer, terminal bool, hook func(*loadtest.Spec, *loadtest.Result)) (loadtest.Result, int, error) {
 	if hook != nil {
 		hook(spec, nil)
 	}
-	log := spec.Log
-	if log == nil {
-		log = io.Discard
-	}
-	api, err := startBenchAPI(apiListen, spec.Label, log)
+	watchProgress(spec, stderr, terminal)
+	api, err := startBenchAPI(apiListen, spec.Label, stderr)
 	if err != nil {
-		return 1, err
+		return loadtest.Result{}, 1, err
 	}
 	defer api.Close()
 	if api != nil {
@@ -45,13 +42,13 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 		hook(spec, &res)
 	}
 	if err != nil {
-		return 1, err
+		return res, 1, err
 	}
 	if res.Counters.Completed == 0 {
 		if errs := res.Export.Errors; len(errs) > 0 {
-			return 1, fmt.Errorf("no request completed: %d failed with %s", errs[0].Count, errs[0].Details.Message)
+			return res, 1, fmt.Errorf("no request completed: %d failed with %s", errs[0].Count, errs[0].Details.Message)
 		}
-		return 1, errors.New("no request completed")
+		return res, 1, errors.New("no request completed")
 	}
-	return 0, nil
+	return res, 0, nil
 }

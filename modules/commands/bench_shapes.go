@@ -149,7 +149,6 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	if err := conv.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	var data *workload.Dataset
 	kind := f.datasetType
 	switch {
 	case f.publicDataset != "" && f.publicDataset != workload.DatasetShareGPT:
@@ -168,102 +167,21 @@ func (f *shapeFlags) apply(spec *loadtest.Spec, in shapeRun) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	load := loadtest.ConversationLoad{Path: in.r.path, Body: in.r.spec, Synthetic: conv, Entries: in.entries,
+		Tokens: in.r.tokens, Sampling: f.sampling, Seed: in.r.seed, Count: in.count,
+		UserRate: f.userRate, Users: f.users, OpenLoop: in.rate}
 	if f.inputFile != "" {
 		var err error
-		if data, err = workload.LoadDataset(f.inputFile, kind, in.r.tokens); err != nil {
+		if load.Dataset, err = workload.LoadDataset(f.inputFile, kind, in.r.tokens); err != nil {
 			return err
 		}
-	}
-
-	n := in.entries
-	if f.sessionsSet {
-		n = f.convNum
-	}
-	var convs []workload.Conversation
-	if data == nil {
-		corpus, err := workload.CorpusFor(in.r.tokens)
-		if err != nil {
-			return err
-		}
-		conv.Corpus = corpus
-		convs = make([]workload.Conversation, n)
-		for i := range convs {
-			convs[i] = conv.Conversation(i)
-		}
-		data = &workload.Dataset{Conversations: convs}
-	}
-	data.Sampling = f.sampling
-	if _, err := data.Sampler(in.r.seed); err != nil {
-		return err
-	}
-	if f.ratioSet && data.Kind != "" {
-		for i := range data.Conversations {
-			for k := range data.Conversations[i].Turns {
-				t := &data.Conversations[i].Turns[k]
-				t.Delay = seconds(t.Delay.Seconds() * f.delayRatio)
-			}
-		}
-	}
-	count := in.count
-	if f.sessionsSet && !f.countSet {
-		count = 0 // AIPerf: --conversation-num alone runs that many conversations, whole
-	}
-	c := &loadtest.Conversations{Path: in.r.path, Body: in.r.spec, Count: count, Label: "conv",
-		Conversation: func(s int) *workload.Conversation { return data.Conversation(s, in.r.seed) }}
-	maxBody := 0
-	for i := range data.Conversations {
-		cv := &data.Conversations[i]
-		b, err := in.r.spec.TurnBody(cv, len(cv.Turns)-1, nil)
-		if err != nil {
-			return err
-		}
-		maxBody = max(maxBody, len(b))
-	}
-	spec.MaxBody = maxBody
-	if f.userCentric() {
-		mean := 0.0
-		for _, cv := range data.Conversations {
-			mean += float64(len(cv.Turns))
-		}
-		mean /= float64(len(data.Conversations))
-		if mean < 2 {
-			return fmt.Errorf("--user-centric-rate needs multi-turn conversations (a mean of %.2g turns: set --conversation-turn-mean ≥ 2)", mean)
-		}
-		turnsOf := func(s int) int { return len(c.Conversation(s).Turns) }
-		uc := loadtest.NewUserCentric(f.userRate, f.users, mean, turnsOf)
-		if count > 0 {
-			// The same schedule drawn ahead tells how many turns each user sends, so how many
-			// users the request count takes.
-			twin := loadtest.NewUserCentric(f.userRate, f.users, mean, turnsOf)
-			var turns []int
-			for total := 0; total < count; total += turns[len(turns)-1] {
-				twin.Next()
-				turns = append(turns, twin.Turns(len(turns)))
-			}
-			c.Turns = func(s int) int { return turns[min(s, len(turns)-1)] }
-			spec.Schedule.MaxRequests = c.Sessions()
-		}
-		c.Turns = func(s int) int { t := uc.Turns(s); uc.Forget(s); return t }
-		c.Gap = uc.Gap()
-		spec.Schedule.Arrivals, spec.Schedule.Concurrency = uc, 0
-	} else {
-		spec.Schedule.MaxRequests = c.Sessions()
 	}
 	if f.sessionsSet {
-		// AIPerf's session count stop condition: no session starts past --conversation-num
-		// (with a request count or a duration, whichever comes first).
-		if spec.Schedule.MaxRequests == 0 || spec.Schedule.MaxRequests > n {
-			spec.Schedule.MaxRequests = n
+		load.Entries, load.Sessions = f.convNum, f.convNum
+		if !f.countSet {
+			load.Count = 0 // AIPerf: --conversation-num alone runs that many conversations, whole
 		}
 	}
-	spec.Total = count
-	if count == 0 && f.sessionsSet && !f.userCentric() {
-		spec.Total = 0
-		for s := range spec.Schedule.MaxRequests {
-			spec.Total += len(c.Conversation(s).Turns)
-		}
-	}
-	spec.HoldSessions = !in.rate && !f.userCentric()
-	c.Apply(spec)
-	return nil
+	load.ScaleDelays, load.DelayRatio = f.ratioSet, f.delayRatio
+	return load.Apply(spec)
 }

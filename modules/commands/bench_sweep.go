@@ -41,9 +41,6 @@ type sweepFlags struct {
 	sweepMode                         string
 }
 
-// maxProfileRuns is AIPerf's bound on --num-profile-runs.
-const maxProfileRuns = 10
-
 // register defines the flags on fs and returns the concurrency of the run (the first value of
 // a sweep, which each level's run replaces).
 func (s *sweepFlags) register(fs *flag.FlagSet) *int {
@@ -110,134 +107,60 @@ func (c *concurrencyList) Set(s string) error {
 	return nil
 }
 
-// sweepCell is one run of a sweep or of repeated runs: what its flags become.
-type sweepCell struct {
-	level    int // concurrency; 0: as given
-	seed     uint64
-	dir      string
-	noWarmup bool
-	label    string // for the console: concurrency_4, run_0002
+// cellFlags sets a sweep cell's concurrency, seed, folder and warmup on bench's flags.
+func cellFlags(fs *flag.FlagSet, c loadtest.SweepCell) {
+	if c.Level > 0 {
+		fs.Set("concurrency", strconv.Itoa(c.Level))
+	}
+	fs.Set("random-seed", strconv.FormatUint(c.Seed, 10))
+	fs.Set("artifact-dir", c.Dir)
+	if c.NoWarmup {
+		fs.Set("warmup-request-count", "0")
+		fs.Set("warmup-duration", "0")
+	}
 }
 
-type sweepCellKey struct{}
+// sweeping reports whether the flags ask for a sweep or for repeated runs.
+func (s *sweepFlags) sweeping() bool { return len(s.conc.values) > 1 || s.runs != 1 }
 
-// dispatch runs a sweep or repeated runs, each as a bench of its own (run, called with a fresh
-// flag set), when the flags ask for them, and reports done. Inside one of those runs it sets
-// the run's flags on fs instead and returns not done, so that bench goes on with them.
-func (s *sweepFlags) dispatch(ctx context.Context, fs *flag.FlagSet, stderr io.Writer, run func(context.Context, *flag.FlagSet) (int, error)) (done bool, code int, err error) {
-	if c, ok := ctx.Value(sweepCellKey{}).(sweepCell); ok {
-		if c.level > 0 {
-			fs.Set("concurrency", strconv.Itoa(c.level))
-		}
-		fs.Set("random-seed", strconv.FormatUint(c.seed, 10))
-		fs.Set("artifact-dir", c.dir)
-		if c.noWarmup {
-			fs.Set("warmup-request-count", "0")
-			fs.Set("warmup-duration", "0")
-		}
-		return false, 0, nil
-	}
-	if len(s.conc.values) < 2 && s.runs == 1 {
-		return false, 0, nil
-	}
-	cells, base, err := s.plan(fs)
+// run runs the sweep or repeated runs the flags ask for (loadtest.RunSweep), each run with
+// bench (a cell's flags set on a fresh parse of the command line), and says on stderr where
+// each goes and what each aggregate holds.
+func (s *sweepFlags) run(ctx context.Context, fs *flag.FlagSet, stderr io.Writer, bench func(context.Context, loadtest.SweepCell) (loadtest.Result, int, error)) (int, error) {
+	sw, err := s.sweep(fs)
 	if err != nil {
-		return true, 2, err
+		return 2, err
 	}
-	var failed []string
-	outcomes := map[string][]loadtest.RunOutcome{} // aggregate folder → its runs
-	var order []string
-	var byValue []loadtest.SweepValue // a sweep's runs by value, for its sweep aggregate
-	for i, c := range cells {
-		if i > 0 {
-			pause := s.runCooldown
-			if c.run == cells[i-1].run {
-				pause = s.sweepCooldown
-			}
-			if err := loadtest.Sleep(ctx, seconds(pause)); err != nil {
-				break
-			}
+	usage := false
+	err = loadtest.RunSweep(ctx, sw, func(ctx context.Context, c loadtest.SweepCell) (*loadtest.Export, error) {
+		fmt.Fprintf(stderr, "bench: %s → %s\n", c.Label, c.Dir)
+		res, code, err := bench(ctx, c)
+		switch code {
+		case 0:
+			return &res.Export, nil
+		case 2:
+			usage = true
+			return nil, &loadtest.StopSweep{Err: err} // the flags are wrong for every run alike
 		}
-		fmt.Fprintf(stderr, "bench: %s → %s\n", c.label, c.dir)
-		sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		sub.SetOutput(fs.Output())
-		code, err := run(context.WithValue(ctx, sweepCellKey{}, c.sweepCell), sub)
-		if code == 2 {
-			return true, 2, err // the flags are wrong for every run alike
-		}
-		out := loadtest.RunOutcome{Label: c.runLabel, Dir: c.dir}
-		if code != 0 {
-			out.Err = fmt.Sprintf("exit %d: %v", code, err)
-			failed = append(failed, c.label+": "+out.Err)
-		}
-		if c.aggDir != "" {
-			if _, ok := outcomes[c.aggDir]; !ok {
-				order = append(order, c.aggDir)
-			}
-			outcomes[c.aggDir] = append(outcomes[c.aggDir], out)
-		}
-		if c.level > 0 {
-			i := slices.IndexFunc(byValue, func(v loadtest.SweepValue) bool { return v.Concurrency == c.level })
-			if i < 0 {
-				i = len(byValue)
-				byValue = append(byValue, loadtest.SweepValue{Concurrency: c.level})
-			}
-			byValue[i].Runs = append(byValue[i].Runs, out)
-		}
-		if ctx.Err() != nil {
-			break
-		}
+		return nil, fmt.Errorf("exit %d: %v", code, err)
+	}, func(note string) { fmt.Fprintln(stderr, "bench: "+note) })
+	switch {
+	case usage:
+		return 2, err
+	case err != nil:
+		return 1, err
 	}
-	for _, dir := range order {
-		a, err := loadtest.AggregateRuns(outcomes[dir], s.confidence)
-		if err != nil {
-			failed = append(failed, dir+": "+err.Error())
-			continue
-		}
-		files, err := loadtest.WriteAggregate(dir, a)
-		if err != nil {
-			return true, 1, err
-		}
-		fmt.Fprintf(stderr, "bench: %d of %d runs aggregated at confidence %g: %s\n", len(a.Successful), a.Runs, s.confidence, strings.Join(files, ", "))
-	}
-	if len(byValue) > 0 {
-		files, err := loadtest.WriteSweepAggregate(filepath.Join(base, "sweep_aggregate"), byValue, s.confidence)
-		if err != nil {
-			return true, 1, err
-		}
-		fmt.Fprintf(stderr, "bench: sweep of %d values aggregated: %s\n", len(byValue), strings.Join(files, ", "))
-	}
-	if ctx.Err() != nil {
-		return true, 1, ctx.Err()
-	}
-	if len(failed) > 0 {
-		return true, 1, fmt.Errorf("%d of %d runs failed: %s", len(failed), len(cells), strings.Join(failed, "; "))
-	}
-	return true, 0, nil
+	return 0, nil
 }
 
-// plannedCell is a cell with its place in the plan.
-type plannedCell struct {
-	sweepCell
-	run      int    // the profile run (0-based)
-	runLabel string // run_0001
-	aggDir   string // where its run's aggregate goes; empty: no aggregate (one run)
-}
-
-// plan lays out the runs as AIPerf's orchestrator does (ParameterSweepStrategy,
-// FixedTrialsStrategy): a sweep alone runs <base>/concurrency_<v>/ for each value; repeated
-// runs alone run <base>/profile_runs/run_<NNNN>/ with the aggregate in <base>/aggregate/; both
-// together, in repeated mode, run the whole sweep N times as
-// <base>/profile_runs/run_<NNNN>/concurrency_<v>/ (each value's aggregate in
-// <base>/aggregate/concurrency_<v>/, llmtap's choice), and in independent mode run N times
-// each value as <base>/concurrency_<v>/profile_runs/run_<NNNN>/ (aggregate in
-// <base>/concurrency_<v>/aggregate/). A sweep value's seed is the seed plus its index, unless
-// --parameter-sweep-same-seed; the runs of one value share its seed; only the first run of each
-// value has the warmup, unless --profile-run-disable-warmup-after-first=false.
-func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, string, error) {
+// sweep turns the flags into the sweep to run (loadtest.Sweep.Plan says how AIPerf's
+// orchestrator lays the runs out): a sweep value's seed is the seed plus its index, unless
+// --parameter-sweep-same-seed; only the first run of each value has the warmup, unless
+// --profile-run-disable-warmup-after-first=false.
+func (s *sweepFlags) sweep(fs *flag.FlagSet) (loadtest.Sweep, error) {
 	var errs []error
-	if s.runs < 1 || s.runs > maxProfileRuns {
-		errs = append(errs, fmt.Errorf("--num-profile-runs %d: want 1 to %d", s.runs, maxProfileRuns))
+	if s.runs < 1 || s.runs > loadtest.MaxProfileRuns {
+		errs = append(errs, fmt.Errorf("--num-profile-runs %d: want 1 to %d", s.runs, loadtest.MaxProfileRuns))
 	}
 	if !(s.confidence > 0 && s.confidence < 1) {
 		errs = append(errs, fmt.Errorf("--confidence-level %v: want a level between 0 and 1, such as 0.95", s.confidence))
@@ -259,7 +182,7 @@ func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, string, error) {
 		errs = append(errs, fmt.Errorf("--random-seed: %w", err))
 	}
 	if len(errs) > 0 {
-		return nil, "", errors.Join(errs...)
+		return loadtest.Sweep{}, errors.Join(errs...)
 	}
 	base := str("artifact-dir")
 	if base == "" {
@@ -276,49 +199,9 @@ func (s *sweepFlags) plan(fs *flag.FlagSet) ([]plannedCell, string, error) {
 		}
 		base = filepath.Join("artifacts", artifactName(str("model"), workload.ArtifactName(str("endpoint-type")), mode))
 	}
-	levels := s.conc.values
-	if len(levels) < 2 {
-		levels = []int{0}
-	}
-	var cells []plannedCell
-	add := func(run, li int) {
-		c := plannedCell{run: run, runLabel: fmt.Sprintf("run_%04d", run+1)}
-		c.level = levels[li]
-		c.seed = seed
-		if c.level > 0 && !s.sameSeed {
-			c.seed = seed + uint64(li)
-		}
-		c.noWarmup = run > 0 && s.disableWarmupAfterFirst
-		value := "concurrency_" + strconv.Itoa(c.level)
-		switch {
-		case c.level == 0: // repeated runs only
-			c.dir = filepath.Join(base, "profile_runs", c.runLabel)
-			c.aggDir, c.label = filepath.Join(base, "aggregate"), c.runLabel
-		case s.runs == 1: // sweep only
-			c.dir, c.label = filepath.Join(base, value), value
-		case s.sweepMode == "independent":
-			c.dir = filepath.Join(base, value, "profile_runs", c.runLabel)
-			c.aggDir, c.label = filepath.Join(base, value, "aggregate"), value+" "+c.runLabel
-		default:
-			c.dir = filepath.Join(base, "profile_runs", c.runLabel, value)
-			c.aggDir, c.label = filepath.Join(base, "aggregate", value), c.runLabel+" "+value
-		}
-		cells = append(cells, c)
-	}
-	if s.sweepMode == "independent" {
-		for li := range levels {
-			for run := range s.runs {
-				add(run, li)
-			}
-		}
-	} else {
-		for run := range s.runs {
-			for li := range levels {
-				add(run, li)
-			}
-		}
-	}
-	return cells, base, nil
+	return loadtest.Sweep{Base: base, Levels: s.conc.values, Runs: s.runs, Independent: s.sweepMode == "independent",
+		Seed: seed, SameSeed: s.sameSeed, WarmupAfterFirst: !s.disableWarmupAfterFirst,
+		RunCooldown: seconds(s.runCooldown), SweepCooldown: seconds(s.sweepCooldown), Confidence: s.confidence}, nil
 }
 
 // apply sets the run's ramps, warmup, timeout and timeslices on spec, which bench built for

@@ -397,7 +397,7 @@ func FuzzConcurrencyList(f *testing.F) {
 // TestSweepPlanLayouts checks the folders, seeds and warmups of every combination of a sweep
 // and repeated runs against AIPerf's orchestrator layout.
 func TestSweepPlanLayouts(t *testing.T) {
-	plan := func(args ...string) []plannedCell {
+	plan := func(args ...string) []loadtest.SweepCell {
 		t.Helper()
 		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 		var cf clientFlags
@@ -409,11 +409,11 @@ func TestSweepPlanLayouts(t *testing.T) {
 		if err := fs.Parse(append([]string{"--model", "m", "--artifact-dir", "B", "--random-seed", "10"}, args...)); err != nil {
 			t.Fatal(err)
 		}
-		cells, _, err := sw.plan(fs)
+		s, err := sw.sweep(fs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cells
+		return s.Plan()
 	}
 	type want struct {
 		dir, agg string
@@ -421,14 +421,14 @@ func TestSweepPlanLayouts(t *testing.T) {
 		seed     uint64
 		noWarmup bool
 	}
-	check := func(name string, cells []plannedCell, ws []want) {
+	check := func(name string, cells []loadtest.SweepCell, ws []want) {
 		t.Helper()
 		if len(cells) != len(ws) {
 			t.Fatalf("%s: %d cells, want %d", name, len(cells), len(ws))
 		}
 		for i, w := range ws {
 			c := cells[i]
-			got := want{filepath.ToSlash(c.dir), filepath.ToSlash(c.aggDir), c.level, c.seed, c.noWarmup}
+			got := want{filepath.ToSlash(c.Dir), filepath.ToSlash(c.AggDir), c.Level, c.Seed, c.NoWarmup}
 			if got != w {
 				t.Errorf("%s cell %d: %+v, want %+v", name, i, got, w)
 			}

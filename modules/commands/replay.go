@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -136,72 +134,6 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		}
 		r.spec.Model = cf.model
 	}
-	plan := planReplay(reqs)
-	corpus, err := workload.CorpusFor(r.tokens) // synthetic prompts sized in --tokenizer tokens
-	if err != nil {
-		return 1, err
-	}
-	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
-	// otherwise: fit is learned from the usage of the first responses, and every prompt built
-	// after it is sized so that the server counts the trace's input length (fit == nil: sized
-	// as the trace says).
-	var fit *workload.TokenFit
-	var sent []atomic.Int32
-	if *fitTokens && cf.tokenizer == "" && hasSynthetic(reqs) {
-		fit, sent = new(workload.TokenFit), make([]atomic.Int32, len(reqs))
-	}
-	// AIPerf's session_num: the index of a request's conversation, in the order the trace first
-	// names it; a request without a session is a conversation of its own.
-	sessionNums := make([]int, len(reqs))
-	bySession := map[string]int{}
-	next := 0
-	for i := range reqs {
-		id := reqs[i].SessionID
-		if k, ok := bySession[id]; ok && id != "" {
-			sessionNums[i] = k
-			continue
-		}
-		sessionNums[i] = next
-		if id != "" {
-			bySession[id] = next
-		}
-		next++
-	}
-	build := func(i int) (loadtest.Request, error) {
-		q := &reqs[i]
-		b := loadtest.Request{Path: r.path, Session: q.SessionID, SessionNum: &sessionNums[i]}
-		if q.Payload != nil {
-			b.Body = q.Payload
-			if q.Path != "" {
-				b.Path = q.Path
-			}
-			return b, nil
-		}
-		n := q.InputLength
-		if fit != nil {
-			n = fit.Size(n)
-			sent[i].Store(int32(min(n, math.MaxInt32)))
-		}
-		body, err := r.spec.TraceBody(corpus, n, q.OutputLength, q.HashIDs, i)
-		b.Body = body
-		return b, err
-	}
-	// Bodies are built before the run when they fit in memory comfortably, so that the send
-	// path does no prompt building or JSON encoding and the schedule is kept to the millisecond;
-	// not when their sizes are fitted to the server's counts as the responses come.
-	total := 0
-	for i := range reqs {
-		total += reqs[i].InputLength
-	}
-	if fit == nil && total <= prebuildTokens {
-		bodies := make([]loadtest.Request, len(reqs))
-		for i := range reqs {
-			if bodies[i], err = build(i); err != nil {
-				return 1, err
-			}
-		}
-		build = func(i int) (loadtest.Request, error) { return bodies[i], nil }
-	}
 	model := cf.model
 	if model == "" {
 		model = "payloads"
@@ -211,64 +143,32 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if dir == "" {
 		dir = workerDir(filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode)), r.worker)
 	}
-	w := r.worker
-	heads := loadtest.Take(w, plan.heads)
-	if len(heads) == 0 {
-		return 1, fmt.Errorf("worker %d of %d has no request: the trace schedules %d", w.Index, w.Count, len(plan.heads))
-	}
-	times := make([]time.Duration, len(heads))
-	for i, h := range heads {
-		times[i] = reqs[h].Timestamp
-	}
-	arrivals, err := loadgen.NewTrace(times, *speedup)
-	if err != nil {
-		return 1, err
-	}
-	last := time.Duration(0)
-	if n := len(plan.headTimes); n > 0 {
-		last = time.Duration(float64(plan.headTimes[n-1]-plan.headTimes[0]+lead) / *speedup)
-	}
-	// A worker's first request keeps its place in the whole trace's schedule, which starts
-	// at --fixed-schedule-start-offset when one is given.
-	shift := time.Duration(float64(times[0]-plan.headTimes[0]+lead) / *speedup)
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Schedule: loadgen.Config{Arrivals: loadtest.Shifted(arrivals, shift), MaxInFlight: -1}, Total: plan.requests(heads),
-		Build: build, MapN: func(n int) int { return heads[n] }, Log: stderr, Terminal: terminal,
 		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
-		Worker: w, StartAt: r.startAt, RequestTimeout: timeout,
+		Worker: r.worker, StartAt: r.startAt, RequestTimeout: timeout, Grace: graceD,
 	}
-	if fit != nil {
-		spec.OnRecord = func(n int, rec *record.Record) {
-			if n >= 0 && n < len(sent) && rec.InputTokensSource == "usage" {
-				fit.Observe(int(sent[n].Load()), rec.InputTokens)
-			}
-		}
+	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
+	// otherwise: their sizes are fitted to the server's counts (--fit-input-tokens).
+	rp := loadtest.Replay{Requests: reqs, Path: r.path, Body: r.spec, Tokens: r.tokens,
+		FitTokens: *fitTokens && cf.tokenizer == "", Speedup: *speedup, Lead: lead, Worker: r.worker}
+	fit, err := rp.Apply(spec)
+	if err != nil {
+		return 1, err
 	}
-	if plan.hasSessions {
-		spec.Next = func(i int) (int, time.Duration, bool) {
-			nx := plan.next[i]
-			if nx < 0 {
-				return 0, 0, false
-			}
-			return nx, time.Duration(float64(reqs[nx].Delay) / *speedup), true
-		}
-	}
-	// The grace period starts when the trace's last request is due.
-	spec.Grace, spec.GraceFrom = graceD, last
-	spec.Schedule.Duration = 0
+	w := r.worker
 	if w.Split() {
 		fmt.Fprintf(stderr, "worker %d of %d: %d of the trace's requests, whole sessions\n", w.Index, w.Count, spec.Total)
 	}
-	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, last.Round(time.Millisecond), *speedup)
+	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, spec.GraceFrom.Round(time.Millisecond), *speedup)
 	var rec *report.Run
 	if len(compareTo) > 0 { // read before the replay: a bad path is told before the load is sent
 		if rec, err = loadRuns(compareTo, ""); err != nil {
 			return 1, fmt.Errorf("--compare-to: %w", err)
 		}
 	}
-	code, err := executeMain(ctx, spec, cf.apiListen, stdout, hook)
+	_, code, err := executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
 	if fit != nil {
 		fmt.Fprintf(stderr, "input tokens: %s (--tokenizer names the server's tokenizer instead)\n", fit)
 	}
@@ -284,10 +184,6 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	}
 	return 0, nil
 }
-
-// prebuildTokens bounds the prompt tokens of a trace whose bodies are all built before the
-// run: about 5 bytes a token, so 50 M tokens is 250 MB.
-const prebuildTokens = 50_000_000
 
 // reorderFlags lets flags follow the trace file name (`llmtap replay TRACE --speedup 20`), as
 // users type it: arguments that are not flags are moved to the end.
@@ -318,59 +214,4 @@ func reorderFlags(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return append(flags, rest...)
-}
-
-// replayPlan splits a trace into the requests sent on the open-loop schedule (heads: requests
-// without a session, and each session's first turn) and the chain of each session's turns.
-type replayPlan struct {
-	heads       []int           // trace indices of scheduled requests, in time order
-	headTimes   []time.Duration // their timestamps
-	next        []int           // trace index of the turn after i in its session, −1 if none
-	hasSessions bool
-}
-
-// requests counts the requests the scheduled heads send, each with its session's later turns.
-func (p replayPlan) requests(heads []int) int {
-	n := 0
-	for _, h := range heads {
-		for i := h; i >= 0; i = p.next[i] {
-			n++
-		}
-	}
-	return n
-}
-
-func planReplay(reqs []trace.Request) replayPlan {
-	p := replayPlan{next: make([]int, len(reqs))}
-	last := map[string]int{}
-	for i := range reqs {
-		p.next[i] = -1
-		sid := reqs[i].SessionID
-		if sid == "" {
-			p.heads = append(p.heads, i)
-			continue
-		}
-		if prev, ok := last[sid]; ok {
-			p.next[prev] = i
-			p.hasSessions = true
-		} else {
-			p.heads = append(p.heads, i)
-		}
-		last[sid] = i
-	}
-	for _, i := range p.heads {
-		p.headTimes = append(p.headTimes, reqs[i].Timestamp)
-	}
-	return p
-}
-
-// hasSynthetic reports whether any request of the trace is replayed with a synthetic prompt
-// (sized by its input length) rather than its recorded body.
-func hasSynthetic(reqs []trace.Request) bool {
-	for i := range reqs {
-		if reqs[i].Payload == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -4,39 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"regexp"
 	"runtime/debug"
-	"time"
 
 	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/shadow/trace/merge"
 )
-
-// mergeNameLayout is the start time in llmtap's trace file names (telemetry/recorder's
-// nameLayout): trace-<UTC start>.jsonl, or trace-<UTC start>-<n>.jsonl when the name was taken.
-const mergeNameLayout = "20060102T150405.000Z"
-
-var recordingFileName = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.jsonl$`)
-
-// recordingFile returns the kind (trace, records or payloads) and the absolute start of a file
-// llmtap's recorder wrote, from its name.
-func recordingFile(path string) (kind string, start time.Time, err error) {
-	m := recordingFileName.FindStringSubmatch(filepath.Base(path))
-	if m == nil {
-		return "", time.Time{}, fmt.Errorf("%s: not an llmtap recording file name (trace-, records- or payloads-<UTC start>.jsonl): its kind and start time are unknown", path)
-	}
-	start, err = time.Parse(mergeNameLayout, m[2])
-	return m[1], start, err
-}
-
-// traceFileStart returns the absolute start of an llmtap trace file, from its name.
-func traceFileStart(path string) (time.Time, error) {
-	kind, start, err := recordingFile(path)
-	if err == nil && kind != "trace" {
-		err = fmt.Errorf("%s: a %s file, not a trace file (trace-<UTC start>.jsonl)", path, kind)
-	}
-	return start, err
-}
 
 func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	fs := flag.NewFlagSet("llmtap trace merge", flag.ContinueOnError)
@@ -45,39 +17,25 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	roundMs := fs.Bool("round-ms", false, "write whole milliseconds (for tools that want integer timestamps)")
 	keepSessions := fs.Bool("keep-sessions", false, "write session_id and delay (off by default: AIPerf would append earlier turns to prompts that may already hold them)")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed lines instead of stopping at the first")
-	window := fs.Duration("window", DefaultMergeWindow, "how much earlier than a file's latest row a later row of it may arrive: the longest request (rows are written when their request ends)")
+	window := fs.Duration("window", merge.DefaultWindow, "how much earlier than a file's latest row a later row of it may arrive: the longest request (rows are written when their request ends)")
 	if code, err := parseFiles(fs, args); err != nil { // trace.go
 		return code, err
 	}
 	if !(*window > 0) {
 		return 2, fmt.Errorf("--window %v: want a positive duration", *window)
 	}
-	kind, err := mergeKind(fs.Args())
+	m, err := merge.Open(fs.Args(), merge.Options{Window: *window, SkipBad: *skipBad,
+		Trace: trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}})
 	if err != nil {
 		return 1, err
 	}
-	var info trace.Info
-	var m *streamMerge
-	if kind == "trace" {
-		m, err = traceInputs(fs.Args(), *skipBad, &info)
-	} else {
-		m, err = lineInputs(kind, fs.Args(), *skipBad, &info)
-	}
-	if err != nil {
-		return 1, err
-	}
-	defer m.close()
-	m.window = *window
+	defer m.Close()
 	// The rows held are the heap: collect at half the default growth, so the process holds
 	// ~1.5 times its rows instead of ~2 (the merge is CPU-light; docs/fleet.md measures it).
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	var n int
 	write := func(w io.Writer) (err error) {
-		if kind == "trace" {
-			n, err = writeTraceMerge(m, w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
-		} else {
-			n, err = writeLineMerge(m, kind, w)
-		}
+		n, err = m.Write(w)
 		return err
 	}
 	if *out == "-" {
@@ -85,6 +43,7 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	} else {
 		err = writeFile0600(*out, write)
 	}
+	kind := m.Kind()
 	if kind == "trace" {
 		kind = "mooncake"
 	}
@@ -92,6 +51,7 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 		return 1, err
 	}
 	fmt.Fprintf(stderr, "llmtap trace merge: %d requests from %d files to %s (%s)", n, fs.NArg(), *out, kind)
+	info := m.Info()
 	if info.Torn > 0 {
 		fmt.Fprintf(stderr, "; %d torn last lines ignored", info.Torn)
 	}

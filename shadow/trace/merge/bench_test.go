@@ -1,4 +1,4 @@
-package commands
+package merge
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func BenchmarkTraceMerge(b *testing.B) {
 	var size int64
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := range instances {
-		p := filepath.Join(dir, fmt.Sprintf("trace-%s.jsonl", start.Add(time.Duration(i)*time.Second).Format(mergeNameLayout)))
+		p := filepath.Join(dir, fmt.Sprintf("trace-%s.jsonl", start.Add(time.Duration(i)*time.Second).Format(nameLayout)))
 		f, err := os.Create(p)
 		if err != nil {
 			b.Fatal(err)

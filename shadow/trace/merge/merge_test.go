@@ -1,4 +1,4 @@
-package commands
+package merge
 
 import (
 	"bufio"
@@ -158,7 +158,7 @@ func nearSorted(t *testing.T, kind string, files, rows int, maxDur time.Duration
 		for _, r := range rs {
 			b.WriteString(r.text + "\n")
 		}
-		p := filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", kind, start.Format(mergeNameLayout)))
+		p := filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", kind, start.Format(nameLayout)))
 		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -167,13 +167,15 @@ func nearSorted(t *testing.T, kind string, files, rows int, maxDur time.Duration
 	return paths
 }
 
-// runMerge runs `llmtap trace merge` to stdout and returns its output and error.
-func runMerge(args ...string) ([]byte, error) {
-	var out, errOut bytes.Buffer
-	code, err := traceMain(&out, &errOut, append([]string{"merge"}, args...))
-	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, errOut.String())
+// runMerge merges paths with opt and returns the output and the error.
+func runMerge(opt Options, paths ...string) ([]byte, error) {
+	m, err := Open(paths, opt)
+	if err != nil {
+		return nil, err
 	}
+	defer m.Close()
+	var out bytes.Buffer
+	_, err = m.Write(&out)
 	return out.Bytes(), err
 }
 
@@ -190,7 +192,7 @@ func TestStreamMergeEqualsInMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := runMerge(append([]string{"--keep-sessions", "--window", "2s"}, paths...)...)
+		got, err := runMerge(Options{Window: 2 * time.Second}, paths...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +226,7 @@ func TestStreamMergeEqualsInMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := runMerge(append([]string{"--window", "1s"}, paths...)...)
+			got, err := runMerge(Options{Window: time.Second}, paths...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,15 +267,12 @@ func mooncake(t *testing.T, reqs []trace.Request) []byte {
 func TestStreamMergeWindow(t *testing.T) {
 	t.Parallel()
 	paths := nearSorted(t, "trace", 2, 200, 3*time.Second, 7)
-	_, err := runMerge(append([]string{"--window", "100ms"}, paths...)...)
+	_, err := runMerge(Options{Window: 100 * time.Millisecond}, paths...)
 	if err == nil || !strings.Contains(err.Error(), "--window 100ms") || !strings.Contains(err.Error(), ".jsonl:") {
 		t.Fatalf("merge with a window shorter than the requests: %v", err)
 	}
-	if _, err := runMerge(append([]string{"--window", "3s"}, paths...)...); err != nil {
+	if _, err := runMerge(Options{Window: 3 * time.Second}, paths...); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := runMerge(append([]string{"--window", "0s"}, paths...)...); err == nil {
-		t.Fatal("a zero window was taken")
 	}
 }
 
@@ -322,7 +321,7 @@ func FuzzMergeLines(f *testing.F) {
 			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out, err := runMerge("--skip-bad", p)
+			out, err := runMerge(Options{SkipBad: true}, p)
 			if err != nil {
 				var pe *os.PathError
 				if errors.As(err, &pe) || !strings.Contains(err.Error(), p) {
@@ -347,4 +346,21 @@ func FuzzMergeLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFileNames: a recording file's name gives its start, with or without the suffix the
+// recorder adds when a name was taken.
+func TestFileNames(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"trace-20261201T211530.250Z.jsonl":   "2026-12-01T21:15:30.25Z",
+		"trace-20261201T211530.250Z-2.jsonl": "2026-12-01T21:15:30.25Z",
+	} {
+		if at, err := traceFileStart("/x/" + name); err != nil || at.Format(time.RFC3339Nano) != want {
+			t.Errorf("%s: start %v %v, want %s", name, at, err, want)
+		}
+	}
+	if _, err := traceFileStart("/x/records-20261201T211530.250Z.jsonl"); err == nil {
+		t.Error("a records file taken as a trace file")
+	}
 }

@@ -1,4 +1,7 @@
-package commands
+// Package merge merges the recording files of several llmtap instances (trace, records or
+// payloads files, named by their recorder with their UTC start) into one file of the same kind
+// in arrival order: what `llmtap trace merge` writes.
+package merge
 
 import (
 	"bufio"
@@ -20,16 +23,16 @@ import (
 
 // A merge streams: llmtap's recorder writes a row when its request ends, so each file is in
 // arrival order but for rows that arrived at most one request duration before rows already
-// written. Each file is read ahead only as far as that reorder window (--window): a row is
+// written. Each file is read ahead only as far as that reorder window (Options.Window): a row is
 // final in its file once the file has shown a row arriving a window after it, and the
 // smallest final row of all files is written next. Memory holds the rows of one window per
 // file; ids are written as the files hold them, so no map grows with the input. A row that
 // arrives before one already written (its file broke the window) stops the merge with its file
 // and line, so the output is never silently out of order.
 
-// DefaultMergeWindow is how much earlier than the latest row read from a file a later row of
+// DefaultWindow is how much earlier than the latest row read from a file a later row of
 // that file may arrive: the longest request the recordings hold.
-const DefaultMergeWindow = 5 * time.Minute
+const DefaultWindow = 5 * time.Minute
 
 // maxMergeHeld bounds the bytes of the rows a merge holds in its reorder windows: past it the
 // input is denser than the window allows (files × rate × window) and the merge stops, naming
@@ -221,7 +224,7 @@ const rowSize = int(unsafe.Sizeof(mergeRow{})) + 8
 // traceInputs opens llmtap trace files for a merge. Torn and skipped lines are added to info
 // as each file ends.
 func traceInputs(paths []string, skipBad bool, info *trace.Info) (*streamMerge, error) {
-	m := &streamMerge{window: DefaultMergeWindow, maxHeld: maxMergeHeld}
+	m := &streamMerge{window: DefaultWindow, maxHeld: maxMergeHeld}
 	models := interner{}
 	for i, p := range paths {
 		start, err := traceFileStart(p)
@@ -277,7 +280,7 @@ func writeTraceMerge(m *streamMerge, w io.Writer, opt trace.WriterOptions) (int,
 
 // lineInputs opens llmtap records or payloads files for a merge.
 func lineInputs(kind string, paths []string, skipBad bool, info *trace.Info) (*streamMerge, error) {
-	m := &streamMerge{window: DefaultMergeWindow, maxHeld: maxMergeHeld}
+	m := &streamMerge{window: DefaultWindow, maxHeld: maxMergeHeld}
 	for i, path := range paths {
 		_, start, err := recordingFile(path)
 		if err != nil {
@@ -386,3 +389,63 @@ func writeLineMerge(m *streamMerge, kind string, w io.Writer) (int, error) {
 	}
 	return n, bw.Flush()
 }
+
+// Options are a merge's choices; the zero value means the defaults.
+type Options struct {
+	// Window is how much earlier than the latest row read from a file a later row of that file
+	// may arrive: the longest request the recordings hold (default DefaultWindow).
+	Window time.Duration
+	// SkipBad skips malformed lines instead of stopping at the first.
+	SkipBad bool
+	// Trace is how a merge of trace files writes its Mooncake rows.
+	Trace trace.WriterOptions
+}
+
+// Merge is a merge of recording files, opened and ready to write.
+type Merge struct {
+	kind string
+	m    *streamMerge
+	info trace.Info
+	opt  Options
+}
+
+// Open opens the files of a merge: all of one kind (trace, records or payloads), each named as
+// llmtap's recorder names it, which gives its kind and its start.
+func Open(paths []string, opt Options) (*Merge, error) {
+	kind, err := mergeKind(paths)
+	if err != nil {
+		return nil, err
+	}
+	mg := &Merge{kind: kind, opt: opt}
+	if kind == "trace" {
+		mg.m, err = traceInputs(paths, opt.SkipBad, &mg.info)
+	} else {
+		mg.m, err = lineInputs(kind, paths, opt.SkipBad, &mg.info)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opt.Window > 0 {
+		mg.m.window = opt.Window
+	}
+	return mg, nil
+}
+
+// Kind is the kind of the files merged: "trace", "records" or "payloads".
+func (mg *Merge) Kind() string { return mg.kind }
+
+// Info counts the torn last lines ignored and the malformed lines skipped so far.
+func (mg *Merge) Info() trace.Info { return mg.info }
+
+// Write writes the merged file to w and returns the rows written: trace files as Mooncake
+// JSONL, records lines byte for byte, payload lines with timestamp_ms rebased to the first
+// arrival.
+func (mg *Merge) Write(w io.Writer) (int, error) {
+	if mg.kind == "trace" {
+		return writeTraceMerge(mg.m, w, mg.opt.Trace)
+	}
+	return writeLineMerge(mg.m, mg.kind, w)
+}
+
+// Close closes the files.
+func (mg *Merge) Close() { mg.m.close() }

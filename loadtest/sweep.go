@@ -1,0 +1,200 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxProfileRuns is AIPerf's bound on the profile runs of one benchmark (--num-profile-runs).
+const MaxProfileRuns = 10
+
+// Sweep is a concurrency sweep, repeated profile runs of one benchmark, or both (AIPerf's
+// --concurrency 1,4,16 and --num-profile-runs), laid out in folders as AIPerf's orchestrator
+// lays them out (ParameterSweepStrategy, FixedTrialsStrategy).
+type Sweep struct {
+	// Base is the folder every run's artifact folder and every aggregate goes under.
+	Base string
+	// Levels are the concurrency values swept, at least two; none runs the benchmark as it is,
+	// Runs times.
+	Levels []int
+	// Runs is the number of profile runs, 1 to MaxProfileRuns. More than one writes the
+	// confidence statistics of the runs into an aggregate folder.
+	Runs int
+	// Independent runs each value's Runs runs one after another (AIPerf's independent mode);
+	// false runs the whole sweep Runs times (repeated mode).
+	Independent bool
+	// Seed is the first value's seed; each next value's is one more, unless SameSeed. The runs of
+	// one value share its seed.
+	Seed     uint64
+	SameSeed bool
+	// WarmupAfterFirst keeps the warmup in every run; false sends it before the first run of
+	// each value only.
+	WarmupAfterFirst bool
+	// RunCooldown is the pause between profile runs, SweepCooldown between the values of one run.
+	RunCooldown, SweepCooldown time.Duration
+	// Confidence is the level of the intervals across runs, in (0, 1).
+	Confidence float64
+}
+
+// SweepCell is one run of a sweep: what it changes in the benchmark, and where it goes.
+type SweepCell struct {
+	// Level is the run's concurrency; 0: the benchmark's own.
+	Level int
+	// Seed is the run's random seed.
+	Seed uint64
+	// Dir is the run's artifact folder.
+	Dir string
+	// NoWarmup leaves out the benchmark's warmup.
+	NoWarmup bool
+	// Label names the run for a person: concurrency_4, run_0002, run_0001 concurrency_4.
+	Label string
+	// Run is the profile run (from 0) and RunLabel its name (run_0001).
+	Run      int
+	RunLabel string
+	// AggDir is where the aggregate of the run's value goes; empty: none (one run).
+	AggDir string
+}
+
+// Plan lays out the runs: a sweep alone runs <Base>/concurrency_<v>/ for each value; repeated
+// runs alone run <Base>/profile_runs/run_<NNNN>/ with the aggregate in <Base>/aggregate/; both
+// together, in repeated mode, run the whole sweep Runs times as
+// <Base>/profile_runs/run_<NNNN>/concurrency_<v>/ (each value's aggregate in
+// <Base>/aggregate/concurrency_<v>/, llmtap's choice), and in independent mode run each value
+// Runs times as <Base>/concurrency_<v>/profile_runs/run_<NNNN>/ (aggregate in
+// <Base>/concurrency_<v>/aggregate/).
+func (s Sweep) Plan() []SweepCell {
+	levels := s.Levels
+	if len(levels) < 2 {
+		levels = []int{0}
+	}
+	var cells []SweepCell
+	add := func(run, li int) {
+		c := SweepCell{Run: run, RunLabel: fmt.Sprintf("run_%04d", run+1), Level: levels[li], Seed: s.Seed}
+		if c.Level > 0 && !s.SameSeed {
+			c.Seed = s.Seed + uint64(li)
+		}
+		c.NoWarmup = run > 0 && !s.WarmupAfterFirst
+		value := "concurrency_" + strconv.Itoa(c.Level)
+		switch {
+		case c.Level == 0: // repeated runs only
+			c.Dir = filepath.Join(s.Base, "profile_runs", c.RunLabel)
+			c.AggDir, c.Label = filepath.Join(s.Base, "aggregate"), c.RunLabel
+		case s.Runs <= 1: // sweep only
+			c.Dir, c.Label = filepath.Join(s.Base, value), value
+		case s.Independent:
+			c.Dir = filepath.Join(s.Base, value, "profile_runs", c.RunLabel)
+			c.AggDir, c.Label = filepath.Join(s.Base, value, "aggregate"), value+" "+c.RunLabel
+		default:
+			c.Dir = filepath.Join(s.Base, "profile_runs", c.RunLabel, value)
+			c.AggDir, c.Label = filepath.Join(s.Base, "aggregate", value), c.RunLabel+" "+value
+		}
+		cells = append(cells, c)
+	}
+	runs := max(s.Runs, 1)
+	if s.Independent {
+		for li := range levels {
+			for run := range runs {
+				add(run, li)
+			}
+		}
+	} else {
+		for run := range runs {
+			for li := range levels {
+				add(run, li)
+			}
+		}
+	}
+	return cells
+}
+
+// StopSweep, returned by a run of RunSweep, ends the sweep at once with Err: the run could not
+// start, and no other would (a spec that is wrong for every run alike).
+type StopSweep struct{ Err error }
+
+func (e *StopSweep) Error() string { return e.Err.Error() }
+func (e *StopSweep) Unwrap() error { return e.Err }
+
+// RunSweep runs the cells of sw's plan in order, pausing the cooldowns between them; run runs
+// one cell and returns its export (or why it failed: the cell counts as a failed run). Then it
+// aggregates the runs in memory and writes each value's aggregate (WriteAggregate) and, for a
+// sweep, the sweep aggregate in <Base>/sweep_aggregate (WriteSweepAggregate). note, when set,
+// is told what each aggregate holds. A failed run makes the error, once the others are done.
+func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell) (*Export, error), note func(string)) error {
+	if note == nil {
+		note = func(string) {}
+	}
+	cells := sw.Plan()
+	var failed []string
+	outcomes := map[string][]RunOutcome{} // aggregate folder → its runs
+	var order []string
+	var byValue []SweepValue // a sweep's runs by value, for its sweep aggregate
+	for i, c := range cells {
+		if i > 0 {
+			pause := sw.RunCooldown
+			if c.Run == cells[i-1].Run {
+				pause = sw.SweepCooldown
+			}
+			if err := Sleep(ctx, pause); err != nil {
+				break
+			}
+		}
+		e, err := run(ctx, c)
+		if stop := (*StopSweep)(nil); errors.As(err, &stop) {
+			return stop.Err
+		}
+		out := RunOutcome{Label: c.RunLabel, Export: e}
+		if err != nil {
+			out.Err = err.Error()
+			failed = append(failed, c.Label+": "+out.Err)
+		}
+		if c.AggDir != "" {
+			if _, ok := outcomes[c.AggDir]; !ok {
+				order = append(order, c.AggDir)
+			}
+			outcomes[c.AggDir] = append(outcomes[c.AggDir], out)
+		}
+		if c.Level > 0 {
+			i := slices.IndexFunc(byValue, func(v SweepValue) bool { return v.Concurrency == c.Level })
+			if i < 0 {
+				i = len(byValue)
+				byValue = append(byValue, SweepValue{Concurrency: c.Level})
+			}
+			byValue[i].Runs = append(byValue[i].Runs, out)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	for _, dir := range order {
+		a, err := AggregateRuns(outcomes[dir], sw.Confidence)
+		if err != nil {
+			failed = append(failed, dir+": "+err.Error())
+			continue
+		}
+		files, err := WriteAggregate(dir, a)
+		if err != nil {
+			return err
+		}
+		note(fmt.Sprintf("%d of %d runs aggregated at confidence %g: %s", len(a.Successful), a.Runs, sw.Confidence, strings.Join(files, ", ")))
+	}
+	if len(byValue) > 0 {
+		files, err := WriteSweepAggregate(filepath.Join(sw.Base, "sweep_aggregate"), byValue, sw.Confidence)
+		if err != nil {
+			return err
+		}
+		note(fmt.Sprintf("sweep of %d values aggregated: %s", len(byValue), strings.Join(files, ", ")))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d runs failed: %s", len(failed), len(cells), strings.Join(failed, "; "))
+	}
+	return nil
+}

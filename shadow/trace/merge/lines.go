@@ -1,0 +1,60 @@
+package merge
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// nameLayout is the start time in llmtap's trace file names (telemetry/recorder's
+// nameLayout): trace-<UTC start>.jsonl, or trace-<UTC start>-<n>.jsonl when the name was taken.
+const nameLayout = "20060102T150405.000Z"
+
+var recordingFileName = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.jsonl$`)
+
+// recordingFile returns the kind (trace, records or payloads) and the absolute start of a file
+// llmtap's recorder wrote, from its name.
+func recordingFile(path string) (kind string, start time.Time, err error) {
+	m := recordingFileName.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return "", time.Time{}, fmt.Errorf("%s: not an llmtap recording file name (trace-, records- or payloads-<UTC start>.jsonl): its kind and start time are unknown", path)
+	}
+	start, err = time.Parse(nameLayout, m[2])
+	return m[1], start, err
+}
+
+// traceFileStart returns the absolute start of an llmtap trace file, from its name.
+func traceFileStart(path string) (time.Time, error) {
+	kind, start, err := recordingFile(path)
+	if err == nil && kind != "trace" {
+		err = fmt.Errorf("%s: a %s file, not a trace file (trace-<UTC start>.jsonl)", path, kind)
+	}
+	return start, err
+}
+
+// maxMergeLine bounds one line of a records or payloads file in a merge. The recorder's
+// payload lines are bounded by its max_body (64 MiB at most), a record line by the record's
+// own bounded fields; a longer line is not one the recorder wrote.
+const maxMergeLine = 65 << 20
+
+// payloadPrefix is how the recorder begins every payload line (telemetry/recorder's
+// appendPayload): the merge rewrites the number after it and keeps the rest of the line,
+// payload included, byte for byte.
+var payloadPrefix = []byte(`{"timestamp_ms": `)
+
+// mergeKind returns the one kind (trace, records or payloads) of the files of a merge.
+func mergeKind(paths []string) (string, error) {
+	var kind string
+	for _, p := range paths {
+		k, _, err := recordingFile(p)
+		if err != nil {
+			return "", err
+		}
+		if kind != "" && k != kind {
+			return "", fmt.Errorf("%s is a %s file and %s a %s file: merge files of one kind at a time", paths[0], kind, p, k)
+		}
+		kind = k
+	}
+	return kind, nil
+}
