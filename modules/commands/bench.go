@@ -31,7 +31,7 @@ func init() {
 		`Sends synthetic load to an OpenAI-compatible (or Anthropic, or Ollama) server and measures
 every response with the same engine the llmtap proxy uses, with AIPerf's flag names:
 
-  closed loop        --concurrency N
+  closed loop        --concurrency N (default 1, as AIPerf, when no --request-rate is given)
   open loop          --request-rate R [--arrival-pattern constant|poisson|gamma] [--arrival-smoothness K]
   rate with ceiling  --request-rate R --concurrency N  (waiting shows as effective − request latency)
   stop after         --request-count N and/or --benchmark-duration S (default 10 requests)
@@ -227,6 +227,13 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		return res, 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	shapes.visited(fs)
+	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
+	// --concurrency 1 had been given (the folder, input_config and run_info say so).
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if *concurrency == 0 && arr.Rate == 0 && !shapes.userCentric() && !given["concurrency"] {
+		fs.Set("concurrency", "1")
+	}
 	if cell != nil {
 		cellFlags(fs, *cell)
 	} else if sw.sweeping() {
@@ -256,7 +263,7 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	case *concurrency < 0:
 		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", *concurrency))
 	case !rate && *concurrency == 0 && !shapes.userCentric():
-		errs = append(errs, errors.New("set --concurrency (closed loop) or --request-rate (open loop)"))
+		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
 		if err := arr.Validate(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -199,7 +200,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		args []string
 	}{
 		{"no model", []string{"--concurrency", "1"}},
-		{"no mode", []string{"--model", "m"}},
+		{"concurrency 0 without a rate", []string{"--model", "m", "--concurrency", "0"}},
 		{"bad arrival pattern", []string{"--model", "m", "--request-rate", "5", "--arrival-pattern", "weird"}},
 		{"bad goodput", []string{"--model", "m", "--concurrency", "1", "--goodput", "ttft:5"}},
 		{"bad extra input", []string{"--model", "m", "--concurrency", "1", "--extra-inputs", "novalue"}},
@@ -215,6 +216,31 @@ func TestBenchFlagErrors(t *testing.T) {
 				t.Fatalf("exit %d, error %v; want 2 and an error", code, err)
 			}
 		})
+	}
+}
+
+// TestBenchDefaultConcurrency: without --concurrency or --request-rate bench runs one
+// request in flight, AIPerf's default (issue 34: it refused to run), and says so in its folder
+// name and input_config.
+func TestBenchDefaultConcurrency(t *testing.T) {
+	_, url := testkit.StartMock(t, fastMock())
+	out := t.TempDir()
+	t.Chdir(out)
+	code, stdout, res, spec := runBenchArgs(t, "--url", url, "--model", "mock-model", "--request-count", "5", "--osl", "4")
+	if code != 0 || res == nil {
+		t.Fatalf("exit %d without a concurrency or rate\n%s", code, stdout)
+	}
+	if spec.Schedule.Concurrency != 1 || spec.Schedule.Arrivals != nil {
+		t.Errorf("spec concurrency %d, arrivals %v; want a closed loop of 1", spec.Schedule.Concurrency, spec.Schedule.Arrivals)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "artifacts", "*-concurrency1"))
+	if len(dirs) != 1 {
+		entries, _ := os.ReadDir(filepath.Join(out, "artifacts"))
+		t.Fatalf("artifact folders %v, want one named …-concurrency1", entries)
+	}
+	cfg, err := os.ReadFile(filepath.Join(dirs[0], "profile_export_aiperf.json"))
+	if err != nil || !regexp.MustCompile(`"concurrency":\s*1\b`).Match(cfg) {
+		t.Errorf("profile_export_aiperf.json's input_config does not say concurrency 1 (%v)", err)
 	}
 }
 
