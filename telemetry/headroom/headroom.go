@@ -607,9 +607,6 @@ func interval(v float64, resamples []float64, lo, hi, k float64) Interval {
 	return Interval{Estimate: ptr(v), Low: ptr(l), High: ptr(h)}
 }
 
-// probit is the standard normal quantile of p in (0, 1).
-func probit(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
-
 // less is i with minus taken from each bound.
 func (i Interval) less(minus float64) Interval {
 	f := func(p *float64) *float64 {
