@@ -50,8 +50,8 @@ type passiveEstimate struct {
 // and between 60 % and 110 % of the model's 10.5 requests/s, its knee near 4. The band is wider
 // below than above: the estimate is capped at the low end of the rate delivered by the windows
 // past the objective (telemetry/headroom's delivered), here two to four 1 s windows of about
-// ten requests, so it reads low by design (8.4, 8.4 and 7.7 in three runs), and overstating is
-// the error that matters. A request's concurrency is the mean of the
+// ten requests, so it reads low by design (8.4 in both runs with the Poisson bound it uses there), and overstating
+// is the error that matters. A request's concurrency is the mean of the
 // requests in flight over its lifetime: requests that arrive together in a burst all see it. The times are long beside the proxy's own (a few ms, up to a hundred under -race on
 // busy cores), so that the slots, not the CPU, set the knee.
 func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
