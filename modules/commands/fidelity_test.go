@@ -79,12 +79,15 @@ func verdictLine(t *testing.T, out string) string {
 }
 
 // TestReplayFidelity records bursty traffic (gamma arrivals, CV about 1.4) through real Caddy
-// with llmtap's recorder in front of the mock, then replays the recording through the proxy
-// against the same mock configuration and against one whose TTFT is 50 % longer, and judges
-// each replay against the recording: with the proxy's records on both sides (llmtap report
-// RECORDED --compare REPLAYED) the first is reproduced and the second is not, naming TTFT; the
-// replay's own client-side export (llmtap replay --compare-to) is reproduced too, within the
-// absolute margin that allows for the hop through the proxy.
+// with llmtap's recorder in front of the mock, then replays the recording through a recording
+// proxy against the same mock configuration and against one whose TTFT is 50 % longer, and
+// judges each replay against the recording. By default (llmtap replay --compare-to) the
+// replay is judged as the proxy it went through measured it: that proxy records into a copy
+// of the recording's folder (the proxy that recorded, recording on), where replay finds its
+// requests by X-Request-Id, and the first line says both sides were measured at the proxy;
+// the first replay is reproduced and the second is not, naming TTFT. llmtap report RECORDED
+// --compare with the replay's records says the same, and with the replay's client-side export
+// says the replay was measured at the client and claims no difference for the same mock.
 //
 // The load is sized so that the times measured are the mock's, not the machine's queue: at 100
 // requests/s (each streaming ten events through mock, proxy and client, all under the race
@@ -123,6 +126,10 @@ func TestReplayFidelity(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("record files %v, want one", files)
 	}
+	recorded, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name     string
@@ -135,32 +142,41 @@ func TestReplayFidelity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, url := testkit.StartMock(t, tc.mock)
-			repDir := filepath.Join(t.TempDir(), "replayed")
-			site, stop := proxyRecording(t, repDir, url)
+			// The proxy records the replay into the recording's folder (a copy per case).
+			dir := filepath.Join(t.TempDir(), "recorded")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			copied := filepath.Join(dir, filepath.Base(files[0]))
+			if err := os.WriteFile(copied, recorded, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			site, stop := proxyRecording(t, dir, url)
 			art := t.TempDir()
-			code, out, _ := runReplayArgs(t, "--url", "http://"+site, "--artifact-dir", art, "--compare-to", recDir, files[0])
+			code, out, _ := runReplayArgs(t, "--url", "http://"+site, "--artifact-dir", art, "--compare-to", dir, files[0])
 			stop()
 			if code != 0 {
 				t.Fatalf("replay exit %d:\n%s", code, out)
 			}
-			t.Logf("replay --compare-to (client side):\n%s", out[strings.Index(out, "fidelity of"):])
-			if !strings.Contains(out, "recording measured at the proxy, replay at the client") {
-				t.Errorf("replay --compare-to does not say where each side was measured")
+			t.Logf("replay --compare-to (the default):\n%s", out[strings.Index(out, "fidelity of"):])
+			if !strings.Contains(out, "both sides measured at the proxy (replay: the replay's 540 of 540 requests as the llmtap proxy it went through recorded them, found by request id)") {
+				t.Errorf("replay --compare-to does not compare both sides as the proxy measured them")
 			}
-			// Measured at the client, the replay's times also hold the test process's own
-			// scheduling (the race detector, other packages on the same two cores), which can
-			// widen its tails past a margin: for the same mock the client side must not claim a
-			// difference (reproduced, or not enough requests to say); the proxy side below, both
-			// sides measured alike, must say reproduced.
-			v := verdictLine(t, out)
-			switch {
-			case tc.verdict == "verdict: reproduced" && strings.HasPrefix(v, "verdict: not reproduced"):
-				t.Errorf("replay --compare-to: %s for the same mock", v)
-			case tc.verdict != "verdict: reproduced" && (!strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged)):
+			if v := verdictLine(t, out); !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
 				t.Errorf("replay --compare-to: %s, want %s (%s)", v, tc.verdict, tc.diverged)
 			}
 
-			code, out = runReportArgs(t, recDir, "--compare", repDir, "-o", filepath.Join(t.TempDir(), "r.html"))
+			all, _ := filepath.Glob(filepath.Join(dir, "records-*.jsonl"))
+			var replayed string
+			for _, f := range all {
+				if f != copied {
+					replayed = f
+				}
+			}
+			if len(all) != 2 || replayed == "" {
+				t.Fatalf("record files %v, want the recording's copy and the replay's", all)
+			}
+			code, out = runReportArgs(t, files[0], "--compare", replayed, "-o", filepath.Join(t.TempDir(), "r.html"))
 			if code != 0 {
 				t.Fatalf("report exit %d:\n%s", code, out)
 			}
@@ -168,9 +184,28 @@ func TestReplayFidelity(t *testing.T) {
 			if !strings.Contains(out, "both sides measured at the proxy") {
 				t.Errorf("report --compare does not say both sides were measured at the proxy")
 			}
-			v = verdictLine(t, out)
+			v := verdictLine(t, out)
 			if !strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged) {
 				t.Errorf("report --compare: %s, want %s (%s)", v, tc.verdict, tc.diverged)
+			}
+
+			// The replay's client-side export: measured at the client, said so. Its times also
+			// hold the test process's own scheduling (the race detector, other packages on the
+			// same two cores), which can widen its tails past a margin: for the same mock it
+			// must not claim a difference (reproduced, or not enough requests to say).
+			code, out = runReportArgs(t, files[0], "--compare", art, "-o", filepath.Join(t.TempDir(), "r.html"))
+			if code != 0 {
+				t.Fatalf("report exit %d:\n%s", code, out)
+			}
+			if !strings.Contains(out, "recording measured at the proxy, replay at the client") {
+				t.Errorf("report --compare with the client's export does not say where each side was measured")
+			}
+			v = verdictLine(t, out)
+			switch {
+			case tc.verdict == "verdict: reproduced" && strings.HasPrefix(v, "verdict: not reproduced"):
+				t.Errorf("client side: %s for the same mock", v)
+			case tc.verdict != "verdict: reproduced" && (!strings.HasPrefix(v, tc.verdict) || !strings.Contains(v, tc.diverged)):
+				t.Errorf("client side: %s, want %s (%s)", v, tc.verdict, tc.diverged)
 			}
 		})
 	}

@@ -46,7 +46,10 @@ Outputs as llmtap bench: artifacts/<model>-<endpoint>-replay_speedup<X>/.
 --compare-to RECORDED (repeatable: the folders or files of one recording, usually the proxy's
 records the trace came from) prints the replay fidelity verdict after the replay, as
 "llmtap report RECORDED --compare <artifact folder>" does: reproduced, not reproduced, or not
-enough requests, with the metric that diverged most (docs/fidelity.md).`,
+enough requests, with the metric that diverged most (docs/fidelity.md). The replay is judged as
+the llmtap proxy it went through measured it when that proxy's records hold its requests (found
+by X-Request-Id: the recording's folder when the replay goes through the proxy that recorded,
+or --replay-records PATH), else as the replay's client measured it; the first line says which.`,
 		runReplay)
 }
 
@@ -67,6 +70,8 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
 	var compareTo multiFlag
 	fs.Var(&compareTo, "compare-to", "a recording (records folder or file; repeatable) to judge the replay's fidelity against")
+	var replayRecords multiFlag
+	fs.Var(&replayRecords, "replay-records", "with --compare-to: the records of the llmtap proxy the replay goes through (repeatable; default: the --compare-to recording's), to judge the replay as that proxy measured it")
 	var ff fidelityFlags
 	ff.register(fs, false)
 	var sel traceSelect
@@ -179,7 +184,14 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if err != nil {
 		return 1, fmt.Errorf("--compare-to: reading the replay's export: %w", err)
 	}
-	if err := writeFidelity(stdout, side(rec), side(rep), &ff); err != nil {
+	if len(replayRecords) == 0 {
+		replayRecords = compareTo
+	}
+	repSide, err := replayedAtProxy(ctx, side(rep), replayRecords)
+	if err != nil {
+		return 1, err
+	}
+	if err := writeFidelity(stdout, side(rec), repSide, &ff); err != nil {
 		return 1, err
 	}
 	return 0, nil

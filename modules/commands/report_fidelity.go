@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/report"
@@ -143,4 +145,30 @@ func traceHashIDs(path string) ([][]int64, error) {
 		return nil, fmt.Errorf("--compare-traces: %s has no hash_ids", path)
 	}
 	return ids, nil
+}
+
+// replayedAtProxy is the replay's side as the llmtap proxy it went through measured it, when
+// the records at paths hold its requests (fidelity.AtProxy, waiting up to 10 s for the proxy's
+// recorder to flush); otherwise the client's side, with a note saying why.
+func replayedAtProxy(ctx context.Context, rep fidelity.Side, paths []string) (fidelity.Side, error) {
+	load := func() ([]*record.Record, error) {
+		var all []*record.Record
+		for _, p := range paths {
+			run, err := report.Load(p)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, run.Records...)
+		}
+		return all, nil
+	}
+	at, ok, note, err := fidelity.AtProxy(ctx, rep, load, 10*time.Second, 1500*time.Millisecond)
+	if err != nil {
+		return rep, fmt.Errorf("reading the records of the proxy the replay went through: %w", err)
+	}
+	if !ok {
+		rep.Note = note
+		return rep, nil
+	}
+	return at, nil
 }

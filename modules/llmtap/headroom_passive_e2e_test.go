@@ -45,9 +45,13 @@ type passiveEstimate struct {
 // a step of 10 requests or more tolerates two slowed by a busy machine) beside no live
 // traffic. The mock's capacity is 4 / 0.38 s = 10.5 requests/s and TTFT rises 95 ms per
 // request beyond 4 in flight: the passive estimate of the rate at which mean TTFT reaches
-// 450 ms (6.6 in flight, by Little's law 6.6 / 0.63 s = 10.5 requests/s) must lie within 25 %
-// of the probe's knee (the middle of its last passing and first failing rates) and within 20 %
-// of the model's 10.5 requests/s, its knee near 4. A request's concurrency is the mean of the
+// 450 ms (6.6 in flight, by Little's law 6.6 / 0.63 s = 10.5 requests/s) must lie between
+// 60 % and 125 % of the probe's knee (the middle of its last passing and first failing rates)
+// and between 60 % and 110 % of the model's 10.5 requests/s, its knee near 4. The band is wider
+// below than above: the estimate is capped at the low end of the rate delivered by the windows
+// past the objective (telemetry/headroom's delivered), here two to four 1 s windows of about
+// ten requests, so it reads low by design (8.4 in both runs with the Poisson bound it uses there), and overstating
+// is the error that matters. A request's concurrency is the mean of the
 // requests in flight over its lifetime: requests that arrive together in a burst all see it. The times are long beside the proxy's own (a few ms, up to a hundred under -race on
 // busy cores), so that the slots, not the CPU, set the knee.
 func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
@@ -191,11 +195,11 @@ func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 	knee := (h.LastPassingRate + failing) / 2
 	x := *est.SLORequestsPerSec.Estimate
 	t.Logf("probe knee %.1f req/s (passed %v, failed %v); passive SLO rate %.1f req/s, %.0f%% of it", knee, h.LastPassingRate, failing, x, 100*x/knee)
-	if x < 0.75*knee || x > 1.25*knee {
-		t.Errorf("passive SLO rate %.1f req/s, the probe's knee %.1f req/s: more than 25 %% apart", x, knee)
+	if x < 0.6*knee || x > 1.25*knee {
+		t.Errorf("passive SLO rate %.1f req/s, the probe's knee %.1f req/s: want 60 %% to 125 %% of it", x, knee)
 	}
 	// And against what the mock's model says: 4 slots / 0.38 s.
-	if capacity := 4 / 0.38; x < 0.8*capacity || x > 1.2*capacity {
-		t.Errorf("passive SLO rate %.1f req/s, the mock's capacity %.1f req/s: more than 20 %% apart", x, capacity)
+	if capacity := 4 / 0.38; x < 0.6*capacity || x > 1.1*capacity {
+		t.Errorf("passive SLO rate %.1f req/s, the mock's capacity %.1f req/s: want 60 %% to 110 %% of it", x, capacity)
 	}
 }

@@ -137,6 +137,9 @@ type Side struct {
 	Where string
 	// Records are the run's request records.
 	Records []*record.Record
+	// Note says how the records were found when it is not plain (AtProxy: the replay's
+	// requests found in an llmtap proxy's records); the verdict's first line carries it.
+	Note string
 	// HashIDs are the content-derived block ids of each request's prompt, in time order, from
 	// the run's trace file; nil when no trace was given, and prefix reuse is then not compared.
 	HashIDs [][]int64
@@ -198,6 +201,9 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 	recs, reps := byStart(recorded.Records), byStart(replayed.Records)
 	v := Verdict{Recorded: len(recs), Replayed: len(reps)}
 	v.Measured = measured(recorded.Where, replayed.Where, o.MarginMs)
+	if replayed.Note != "" {
+		v.Measured += " (replay: " + replayed.Note + ")"
+	}
 	metrics := []struct {
 		name   string
 		tokens bool
@@ -213,7 +219,11 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 		q    float64
 		name string
 	}{{0.5, "p50"}, {0.9, "p90"}, {0.99, "p99"}}
-	prefix := recorded.HashIDs != nil && replayed.HashIDs != nil
+	// Prefix reuse is compared when both sides' traces hold blocks; a trace without any is
+	// not compared (said so), never a comparison that cannot decide.
+	_, nra := reuse(recorded.HashIDs)
+	_, nrb := reuse(replayed.HashIDs)
+	prefix := nra > 0 && nrb > 0
 	ta, tb := thinkTimes(recs, 1), thinkTimes(reps, o.Speedup)
 	think := len(ta) > 0 && len(tb) > 0
 	// The comparisons that can declare a difference: the quantiles, the error rate, the two
@@ -267,7 +277,11 @@ func Judge(recorded, replayed Side, o Options) Verdict {
 	if prefix {
 		cs = append(cs, prefixReuse(recorded.HashIDs, replayed.HashIDs, o.PrefixMargin))
 	} else {
-		v.NotCompared = append(v.NotCompared, "prefix reuse (give both sides' trace files with hash_ids: --compare-traces)")
+		why := "give both sides' trace files with hash_ids: --compare-traces"
+		if recorded.HashIDs != nil || replayed.HashIDs != nil {
+			why = "a side's trace has no hash_ids"
+		}
+		v.NotCompared = append(v.NotCompared, "prefix reuse ("+why+")")
 	}
 	if think {
 		sa, sb := compare.NewSample(ta), compare.NewSample(tb)

@@ -15,7 +15,10 @@ import (
 // calibrate runs the long calibration (300 seeds a scenario, truth runs ten times longer) and
 // prints the table of docs/headroom.md:
 //
-//	go test -count=1 -run TestHeadroomCalibration -calibrate -timeout 30m ./telemetry/headroom/
+//	go test -count=1 -timeout 30m ./telemetry/headroom/ -run TestHeadroomCalibration -calibrate
+//
+// (the package before -calibrate: go test passes an unknown flag and everything after it to the
+// test binary)
 var (
 	calibrate = flag.Bool("calibrate", false, "run the long headroom calibration and print the docs table")
 	simSeeds  = flag.Int("headroom.seeds", 100, "seeds per headroom calibration scenario")
@@ -244,7 +247,9 @@ func wilson(k, n int) (lo, hi float64) {
 // the counts allow about the model (the Wilson 95 % bounds) is logged. Against the hockey
 // stick on concurrency this replaced it failed all three (coverage 0 % in the open ramps,
 // 4 % with think time; estimate above capacity in 56–61 % of the M/M and M/G ramps; a knee
-// in 92 % of the steady M/D runs).
+// in 92 % of the steady M/D runs). Before the estimate was capped by the rate delivered above
+// the objective (delivered, rate.go), the closed loop without think time had its estimate above
+// the capacity in 12 of 100 and its interval covering the truth in 87.
 func TestHeadroomCalibration(t *testing.T) {
 	seeds := *simSeeds
 	if *calibrate && seeds == 100 {
@@ -271,16 +276,10 @@ func TestHeadroomCalibration(t *testing.T) {
 				t.Logf("%s: covered in %d of %d (95 %% bounds %.2f–%.2f)", sc.name, row.covered, seeds, lo, hi)
 			}
 		}
-		// Where the truth is the capacity itself (a closed loop without think time: every
-		// slot busy from the 17th client on), an estimate that covers it is as likely above
-		// as below up to its bias; that scenario misses the 10 % target (12 of 100) and is
-		// held at 15 %, named in docs/headroom.md.
-		limit := 10
-		if sc.truth > 0.99*simCapacity {
-			limit = 15
-		}
-		if lo, hi := wilson(row.aboveCap, seeds); row.aboveCap > seeds*limit/100 {
-			t.Errorf("%s: the estimate exceeds the capacity in %d of %d seeds (95 %% bounds %.2f–%.2f), want at most %d %%", sc.name, row.aboveCap, seeds, lo, hi, limit)
+		if lo, hi := wilson(row.aboveCap, seeds); row.aboveCap > seeds*10/100 {
+			t.Errorf("%s: the estimate exceeds the capacity in %d of %d seeds (95 %% bounds %.2f–%.2f), want at most 10 %%", sc.name, row.aboveCap, seeds, lo, hi)
+		} else {
+			t.Logf("%s: estimate above the capacity in %d of %d (95 %% bounds %.2f–%.2f)", sc.name, row.aboveCap, seeds, lo, hi)
 		}
 	}
 	t.Log("\n" + b.String())

@@ -13,7 +13,8 @@
 //     TTFT and mean concurrency; the rate and the concurrency fitted non-decreasing in TTFT
 //     and read where TTFT is the objective, between two windows seen (never extrapolated:
 //     when no window reached the objective, the estimate is unbounded and the lower bound at
-//     most the load seen);
+//     most the load seen), the rate never above the low end of what the windows at or above
+//     the objective delivered (delivered, rate.go);
 //   - the remaining capacity: both less the current figures (the last window's mean
 //     concurrency and arrival rate);
 //   - their uncertainty: a bootstrap over the windows, its central interval widened three
@@ -301,7 +302,12 @@ func (s *series) snapshot(now time.Time, o Options) ([][]level, []time.Time) {
 func (s *series) rotateLocked(now time.Time, o Options) {
 	for n := 0; now.Sub(s.starts[s.cur]) >= o.Window; n++ {
 		next := s.starts[s.cur].Add(o.Window)
-		if n >= o.Windows { // idle for longer than the whole ring: start afresh
+		// The window opened now holds what is observed from now on (Observe adds into the
+		// window the last rotation opened), so it starts now: its time is what it saw, and the
+		// current window's rate is not diluted by the time before the tick that opened it.
+		// Windows skipped while idle keep the grid, and are empty. Idle for longer than the
+		// whole ring: start afresh.
+		if n >= o.Windows || now.Sub(next) < o.Window {
 			next = now
 		}
 		s.cur = (s.cur + 1) % o.Windows
@@ -502,7 +508,7 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 			end = starts[i+1]
 		}
 		durs[i] = max(0, end.Sub(starts[i]).Seconds())
-		all[i] = window{n: l.n}
+		all[i] = window{n: l.n, d: durs[i]}
 		if l.n > 0 {
 			all[i].y, all[i].c = l.sumTTFT/l.n, l.sumC/l.n
 		}
@@ -542,6 +548,19 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 	}
 	lo, hi := (1-o.Confidence)/2, 1-(1-o.Confidence)/2
 	c, x := interval(f.concurrency, cs, lo, hi, widen), interval(f.rate, xs, lo, hi, widen)
+	if est.State == "ok" {
+		// What the windows that broke the objective delivered bounds the truth from above
+		// (TTFT does not fall as the load grows): the estimate is never above the low end of
+		// its interval, and the interval's high end never below its high end.
+		dlo, dhi := delivered(ws, obj, hi)
+		if x.Estimate != nil && dlo < *x.Estimate {
+			x.Estimate = ptr(dlo)
+			x.Low = ptr(min(deref0(x.Low, dlo), dlo))
+		}
+		if x.High != nil && dhi > *x.High {
+			x.High = ptr(dhi)
+		}
+	}
 	if est.State == "no knee yet" {
 		// The objective was not reached within what was seen: no figure, and no bound above
 		// the highest load seen.

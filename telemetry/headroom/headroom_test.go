@@ -77,8 +77,13 @@ func TestEstimateFromSyntheticTraffic(t *testing.T) {
 	if c.Estimate == nil || math.Abs(*c.Estimate-6) > 0.3 {
 		t.Errorf("SLO concurrency %v, want 6", deref(c.Estimate))
 	}
+	// The rate model reads 40/s; the windows at or above the objective (concurrency 6 to 10)
+	// delivered 40/s each, without spread, so the cap at what they delivered is 40/s too.
 	if x.Estimate == nil || math.Abs(*x.Estimate-40) > 0.5 {
 		t.Errorf("SLO rate %v, want 40", deref(x.Estimate))
+	}
+	if x.Low == nil || x.High == nil || *x.Low > *x.Estimate || *x.High < 40 {
+		t.Errorf("SLO rate interval [%v, %v]", deref(x.Low), deref(x.High))
 	}
 	// The interval holds the truth and is narrow with 400 requests.
 	if c.Low == nil || c.High == nil || *c.Low > 6 || *c.High < 6 || *c.High-*c.Low > 3 {

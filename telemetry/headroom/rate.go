@@ -3,13 +3,15 @@ package headroom
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // A window is one time window's requests as the rate model sees them: its arrival rate x
 // (requests/s, pooled with its neighbours: see smoothWindows), its mean TTFT y (ms) and mean
-// concurrency c, over n requests.
+// concurrency c, over n requests that ended within its d seconds.
 type window struct {
-	x, y, c, n float64
+	x, y, c, n, d float64
 }
 
 // smoothHalfWidth is how many windows on each side pool into a window's rate. A window's own
@@ -106,6 +108,56 @@ func (sc *scratch) fitRate(ws []window, objective float64) rateFit {
 		return f
 	}
 	return f
+}
+
+// delivered is the one-sided confidence bounds at level p of the rate the server delivered in
+// the windows whose mean TTFT is at or above the objective: their requests over their time
+// (each window's own count, not pooled with its neighbours). With minSpreadWindows such
+// windows or more its standard error comes from how their rates spread (Student's t with one
+// degree of freedom fewer than the windows: completions are as regular as the server's service
+// makes them, far more regular than Poisson's for a server of constant service times); with
+// fewer, from the counts taken as Poisson's ((√n ∓ z/2)² / d, the square-root transform of the
+// count), since a t bound from two to four windows is wider (t at 95 % of 2.1 to 6.3) than
+// the counting noise of a server as irregular as Poisson's warrants. +Inf for both when no
+// window is at or above the objective.
+//
+// A request is counted in the window where it ends, so this is a completion rate. TTFT does
+// not fall as the load grows, so the rate at which it reaches the objective is at most what
+// a window that broke it delivered, in expectation: hi is an upper confidence bound of the
+// truth by itself. Where the load could not rise past the server's capacity (a closed loop
+// without think time: every client waits for its last request), those windows delivered the
+// capacity, the truth is that rate, and a figure read from the rate model lands above it as
+// often as its noise puts it there; an estimate capped at lo is above the truth with a chance
+// of about 1 − p at most.
+// minSpreadWindows is the fewest windows whose spread sets delivered's standard error.
+const minSpreadWindows = 5
+
+func delivered(ws []window, objective, p float64) (lo, hi float64) {
+	var n, d float64
+	var rates []float64
+	for _, w := range ws {
+		if w.y >= objective && w.d > 0 {
+			n += w.n
+			d += w.d
+			rates = append(rates, w.n/w.d)
+		}
+	}
+	if d <= 0 {
+		return math.Inf(1), math.Inf(1)
+	}
+	if k := len(rates); k >= minSpreadWindows {
+		mean := n / d
+		var ss float64
+		for _, r := range rates {
+			ss += (r - mean) * (r - mean)
+		}
+		se := math.Sqrt(ss / float64(k-1) / float64(k))
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(k - 1)}.Quantile(p)
+		return max(0, mean-t*se), mean + t*se
+	}
+	z := math.Sqrt2 * math.Erfinv(2*p-1)
+	l, h := max(0, math.Sqrt(n)-z/2), math.Sqrt(n)+z/2
+	return l * l / d, h * h / d
 }
 
 // isotonic replaces y by its weighted least-squares non-decreasing fit (pool adjacent
