@@ -100,6 +100,9 @@ func (r *gpuRunner) Destruct() error {
 	return nil
 }
 
+// GPUSampling reports whether an NVML sampler runs and feeds GPU samples to the hub.
+func (p *Process) GPUSampling() bool { return p.nvmlActive() }
+
 // nvmlActive reports whether an NVML sampler feeds the hub, in which case a dcgm-exporter
 // scrape's GPU samples are ignored rather than counted twice.
 func (p *Process) nvmlActive() bool {

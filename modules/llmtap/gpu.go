@@ -2,9 +2,11 @@ package llmtap
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
+	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/internal/limits"
 	"github.com/llmtap/llmtap/telemetry/gpu"
@@ -67,9 +69,15 @@ func (c *GPUConfig) validate() error {
 }
 
 // startGPU adopts the running sampler (reconfiguring it) or starts one.
-func (a *App) startGPU() (func(), error) {
-	if a.GPU != nil && a.GPU.Off {
-		return nil, nil
+func (a *App) startGPU() (release func(), err error) {
+	if a.GPU == nil || !a.GPU.Off {
+		release, err = a.proc.HoldGPU(a.logger, a.GPU.interval())
 	}
-	return a.proc.HoldGPU(a.logger, a.GPU.interval())
+	// A price with nothing to price: say so when the config loads, not only in the surfaces.
+	if dcgm := slices.ContainsFunc(a.Scrape, func(s ScrapeConfig) bool { return s.Kind == "dcgm" }); err == nil && !dcgm &&
+		a.GPU != nil && a.GPU.PricePerGPUHour > 0 && (a.GPU.Off || !a.proc.GPUSampling()) {
+		a.logger.Warn("price_per_gpu_hour is set but no GPU is sampled (NVML is not available or gpu is off, and no dcgm scrape is configured): requests get no GPU time and no cost, and every surface says \"no GPU samples\"",
+			zap.Float64("price_per_gpu_hour", a.GPU.PricePerGPUHour))
+	}
+	return release, err
 }
