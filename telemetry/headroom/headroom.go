@@ -368,7 +368,8 @@ type Estimate struct {
 	CurrentConcurrency    float64 `json:"current_concurrency"`
 	CurrentRequestsPerSec float64 `json:"current_requests_per_sec"`
 	// RemainingConcurrency and RemainingRequestsPerSec are the capacity left before the
-	// objective breaks: the SLO figures less the current ones.
+	// objective breaks: the SLO rate less the current rate, and the SLO concurrency less
+	// what the current rate takes of it (remainingConcurrency: the two agree in sign).
 	RemainingConcurrency    Interval `json:"remaining_concurrency"`
 	RemainingRequestsPerSec Interval `json:"remaining_requests_per_sec"`
 	// Extrapolated is always false: the objective is read between windows seen. Kept so
@@ -529,7 +530,7 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 	case f.rate == 0:
 		est.State = "objective broken"
 	case math.IsInf(f.rate, 1):
-		est.State = "no knee yet"
+		est.State = "objective not reached yet"
 	default:
 		est.State = "ok"
 	}
@@ -561,7 +562,7 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 			x.High = ptr(dhi)
 		}
 	}
-	if est.State == "no knee yet" {
+	if est.State == "objective not reached yet" {
 		// The objective was not reached within what was seen: no figure, and no bound above
 		// the highest load seen.
 		c.Low = ptr(min(deref0(c.Low, f.maxConcurrency), f.maxConcurrency))
@@ -569,9 +570,26 @@ func (e *Estimator) estimate(s *series, wins [][]level, starts []time.Time, now 
 		c.High, x.High = nil, nil
 	}
 	est.SLOConcurrency, est.SLORequestsPerSec = c, x
-	est.RemainingConcurrency = c.less(est.CurrentConcurrency)
 	est.RemainingRequestsPerSec = x.less(est.CurrentRequestsPerSec)
+	est.RemainingConcurrency = remainingConcurrency(c, x, est.CurrentRequestsPerSec)
 	return est
+}
+
+// remainingConcurrency is the concurrency left at the current arrival rate, read from the
+// rate so that the two remaining figures never disagree in sign: right after a load the last
+// window's requests see the previous load's requests still in flight (its concurrency lags
+// its arrival rate), so SLO concurrency less the measured one could be negative while rate
+// was left. By Little's law the concurrency at rate r is r·L(r), and the latency L does not
+// fall with the load, so SLOConcurrency·(1 − r/SLORate) is at most what is left: a
+// conservative figure, 0 or less exactly when the rate left is.
+func remainingConcurrency(c, x Interval, rate float64) Interval {
+	f := func(cp, xp *float64) *float64 {
+		if cp == nil || xp == nil || *xp <= 0 {
+			return nil
+		}
+		return ptr(*cp * (1 - rate / *xp))
+	}
+	return Interval{Estimate: f(c.Estimate, x.Estimate), Low: f(c.Low, x.Low), High: f(c.High, x.High)}
 }
 
 // deref0 is *p, or v when p is nil.

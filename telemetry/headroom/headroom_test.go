@@ -93,8 +93,12 @@ func TestEstimateFromSyntheticTraffic(t *testing.T) {
 	if est.CurrentConcurrency != 10 || math.Abs(est.CurrentRequestsPerSec-40) > 1 {
 		t.Errorf("current %v at %v/s", est.CurrentConcurrency, est.CurrentRequestsPerSec)
 	}
-	if r := est.RemainingConcurrency.Estimate; r == nil || math.Abs(*r-(*c.Estimate-10)) > 1e-9 {
-		t.Errorf("remaining %v", deref(r))
+	// What is left is read from the rate, so the two remaining figures agree in sign (issue
+	// 34: right after a load, concurrency left read negative beside rate left positive).
+	rc, rx := est.RemainingConcurrency, est.RemainingRequestsPerSec
+	if r := rc.Estimate; r == nil || rx.Estimate == nil || math.Abs(*r-*c.Estimate*(1 - est.CurrentRequestsPerSec / *x.Estimate)) > 1e-9 ||
+		(*r > 0) != (*rx.Estimate > 0) {
+		t.Errorf("remaining concurrency %v beside remaining rate %v", deref(r), deref(rx.Estimate))
 	}
 	if len(est.Levels) != 10 || est.Requests != 400 {
 		t.Errorf("%d levels, %d requests", len(est.Levels), est.Requests)
@@ -114,7 +118,7 @@ func TestNoKneeAndAgeing(t *testing.T) {
 	// Flat TTFT well under the objective: no knee, the SLO figures unbounded.
 	feed(e, clk, rand.New(rand.NewPCG(1, 1)), 4, 20, 100, 40, 0, 70)
 	est := e.Estimates()[0]
-	if est.State != "no knee yet" || est.SLOConcurrency.Estimate != nil {
+	if est.State != "objective not reached yet" || est.SLOConcurrency.Estimate != nil {
 		t.Errorf("flat traffic: state %q, SLO concurrency %v", est.State, deref(est.SLOConcurrency.Estimate))
 	}
 	// The knee is out of sight: no estimate, no upper bound, and a lower bound no higher
@@ -211,5 +215,26 @@ func BenchmarkTick(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		e.Tick()
+	}
+}
+
+// TestRemainingAgreeInSign: the last window after a load still sees the load's requests in
+// flight (concurrency 12 against an SLO concurrency of 6) while its arrival rate fell to 10 of
+// the SLO's 40 a second: both remaining figures say capacity is left, and both say none when
+// the rate is past the SLO's.
+func TestRemainingAgreeInSign(t *testing.T) {
+	c := Interval{Estimate: ptr(6.0), Low: ptr(5.0), High: ptr(7.0)}
+	x := Interval{Estimate: ptr(40.0), Low: ptr(35.0), High: ptr(45.0)}
+	for _, rate := range []float64{0, 10, 39, 40, 50} {
+		r := remainingConcurrency(c, x, rate)
+		left := x.less(rate)
+		for i, pair := range [][2]*float64{{r.Estimate, left.Estimate}, {r.Low, left.Low}, {r.High, left.High}} {
+			if pair[0] == nil || pair[1] == nil || (*pair[0] > 0) != (*pair[1] > 0) {
+				t.Errorf("rate %v, end %d: concurrency left %v, rate left %v", rate, i, deref(pair[0]), deref(pair[1]))
+			}
+		}
+	}
+	if r := remainingConcurrency(c, Interval{Estimate: ptr(40.0)}, 10); r.High != nil || math.Abs(*r.Estimate-4.5) > 1e-12 {
+		t.Errorf("an unbounded rate end gives an unbounded concurrency end: %+v", r)
 	}
 }

@@ -3142,7 +3142,7 @@ type PassiveHeadroom struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Upstream        string                 `protobuf:"bytes,1,opt,name=upstream,proto3" json:"upstream,omitempty"`
 	TtftObjectiveMs float64                `protobuf:"fixed64,2,opt,name=ttft_objective_ms,json=ttftObjectiveMs,proto3" json:"ttft_objective_ms,omitempty"`
-	// State is "ok", "collecting", "no knee yet" or "objective broken".
+	// State is "ok", "collecting", "objective not reached yet" or "objective broken".
 	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
 	// Requests and Windows are what the estimate is over; WindowSeconds is a window's length
 	// and Confidence the central probability of the intervals.
