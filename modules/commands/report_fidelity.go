@@ -125,8 +125,26 @@ func writeFidelity(w io.Writer, rec, rep fidelity.Side, f *fidelityFlags) error 
 			return err
 		}
 	}
+	v := fidelity.Judge(rec, rep, o)
+	if !replayed(rep) {
+		// Two runs, neither a replay (two benchmarks compared): name them, not "recorded"
+		// and "replayed"; the verdict's rules are the same.
+		fmt.Fprintf(w, "comparison of %s to %s (neither is a replay: the fidelity verdict's rules)\n", rep.Name, rec.Name)
+		v.Labels = [2]string{"first", "second"}
+		return v.Write(w)
+	}
 	fmt.Fprintf(w, "fidelity of %s (replayed) to %s (recorded)\n", rep.Name, rec.Name)
-	return fidelity.Judge(rec, rep, o).Write(w)
+	return v.Write(w)
+}
+
+// replayed reports whether a side holds a replay: records of class replay (a replay's export
+// or a proxy's records of replayed requests) or a proxy's recording (the side a replay is
+// compared at when it went through the proxy).
+func replayed(s fidelity.Side) bool {
+	if s.Where == "proxy" || s.Note != "" {
+		return true
+	}
+	return slices.ContainsFunc(s.Records, func(r *record.Record) bool { return r.Class == record.ClassReplay })
 }
 
 // traceHashIDs reads a trace's hash ids in time order; a trace without any is an error.

@@ -176,6 +176,9 @@ type Verdict struct {
 	Paired bool
 	// Recorded and Replayed count the requests of each side.
 	Recorded, Replayed int
+	// Labels name the two sides in Write when neither is a replay of the other (two benchmark
+	// runs compared): the base's and the other's; empty, they are "recorded" and "replayed".
+	Labels [2]string
 	// Measured says where each side was measured and how a difference of place is allowed for.
 	Measured string
 	// Comparisons are the metrics compared, in a fixed order.
@@ -679,8 +682,14 @@ func (v Verdict) Write(w io.Writer) error {
 	if v.Paired {
 		paired = "; paired request by request"
 	}
-	fmt.Fprintf(&b, "fidelity: %d recorded requests, %d replayed; %s%s\n", v.Recorded, v.Replayed, v.Measured, paired)
-	fmt.Fprintf(&b, "%-26s %12s %12s %9s %21s %7s %6s  %s\n", "metric", "recorded", "replayed", "ratio", "interval", "margin", "KS D", "verdict")
+	base, other := "recorded", "replayed"
+	if v.Labels[0] != "" && v.Labels[1] != "" {
+		base, other = v.Labels[0], v.Labels[1]
+		fmt.Fprintf(&b, "comparison: %d requests of %s, %d of %s; %s%s\n", v.Recorded, base, v.Replayed, other, v.Measured, paired)
+	} else {
+		fmt.Fprintf(&b, "fidelity: %d recorded requests, %d replayed; %s%s\n", v.Recorded, v.Replayed, v.Measured, paired)
+	}
+	fmt.Fprintf(&b, "%-26s %12.12s %12.12s %9s %21s %7s %6s  %s\n", "metric", base, other, "ratio", "interval", "margin", "KS D", "verdict")
 	for _, c := range v.Comparisons {
 		est, iv := "-", "-"
 		if c.Count > 0 {
