@@ -69,6 +69,30 @@ func Files(path, kind string) ([]string, error) {
 	return files, nil
 }
 
+// Meta returns the kind and start a file's metadata give ("" and zero when it has none).
+func Meta(path string) (kind string, start time.Time, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("%s: not a Parquet file: %w", path, err)
+	}
+	kind, _ = pf.Lookup(MetaKind)
+	if s, ok := pf.Lookup(MetaStart); ok {
+		if start, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return "", time.Time{}, fmt.Errorf("%s: metadata %s %q is not an RFC 3339 time", path, MetaStart, s)
+		}
+	}
+	return kind, start, nil
+}
+
 // Reader reads the rows of one file.
 type Reader[T any] struct {
 	f     *os.File

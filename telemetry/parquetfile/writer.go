@@ -154,6 +154,7 @@ func (w *Writer[T]) Write(start time.Time, size int64, build func(fileStart time
 		w.parts[hour] = p
 	}
 	if _, err := p.w.Write([]T{build(p.start)}); err != nil {
+		w.abandon(hour)
 		return err
 	}
 	p.rows++
@@ -162,9 +163,21 @@ func (w *Writer[T]) Write(start time.Time, size int64, build func(fileStart time
 	p.last = w.now()
 	if p.buffered >= w.opts.RowGroupRows || p.bufBytes >= w.opts.RowGroupBytes {
 		p.buffered, p.bufBytes = 0, 0
-		return p.w.Flush()
+		if err := p.w.Flush(); err != nil {
+			w.abandon(hour)
+			return err
+		}
 	}
 	return nil
+}
+
+// abandon closes the hour's file after a failed write, without its footer: its rows are lost
+// (the caller counts them), the next row of the hour opens a new file.
+func (w *Writer[T]) abandon(hour time.Time) {
+	p := w.parts[hour]
+	delete(w.parts, hour)
+	p.f.Close()
+	os.Remove(p.path)
 }
 
 func (w *Writer[T]) open(start time.Time) (*part[T], error) {
