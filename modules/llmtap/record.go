@@ -97,6 +97,22 @@ type RecordConfig struct {
 	// its trace and payload lines left out and counted (reason queue_bytes). Default: 4096.
 	Queue int `json:"queue,omitempty"`
 
+	// Format is the format of the records and trace files: "jsonl" (one JSON object per line,
+	// the default) or "parquet", for the query engines a fleet keeps request data in (DuckDB,
+	// Spark, Trino, ClickHouse): files in hourly Hive-style partitions under the folder,
+	// dir/dt=YYYY-MM-DD/hour=HH/<kind>-<UTC start>.parquet, by each request's arrival, with
+	// the same fields as the JSONL and null where a value is unknown (docs/parquet.md lists
+	// every column). A Parquet file can be read once it is closed: when it rolls (rotate_size,
+	// rotate_age, rotate_rows), when its hour has passed and a minute went by without a
+	// request of that hour ending, and on shutdown; a crash loses the rows of the files still
+	// open. Payload files stay JSONL. llmtap report, trace stats, trace merge and replay read
+	// either format. Default: jsonl.
+	Format string `json:"format,omitempty"`
+
+	// RotateRows starts a new Parquet file once the current one holds this many rows
+	// (format parquet only). Default: 1048576.
+	RotateRows int64 `json:"rotate_rows,omitempty"`
+
 	// OTLPLogs also exports every request this recording keeps (the same routes, models and
 	// sampling) as one OpenTelemetry log record over OTLP, with every field of the records
 	// file as an attribute (docs/logs.md) and never a request body, to where the standard
@@ -162,6 +178,8 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 		RotateAge:    time.Duration(c.RotateAge),
 		FlushEvery:   time.Duration(c.FlushInterval),
 		Queue:        c.Queue,
+		Format:       c.Format,
+		RotateRows:   c.RotateRows,
 	}
 	if key, err := fleetKey(); err != nil {
 		errs = append(errs, fmt.Errorf("record: %w", err))
