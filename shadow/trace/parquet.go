@@ -29,6 +29,8 @@ type pqSource struct {
 	haveOrigin bool
 	sessions   *record.Sessions
 	rows       int
+	// arrival is the absolute arrival of the last trace row read.
+	arrival time.Time
 }
 
 // openParquet opens the Parquet input at path for format f (FormatAuto: a trace when path
@@ -156,14 +158,11 @@ func (s *pqSource) nextTrace(req *Request) error {
 	if _, err := s.offset(row.Timestamp, time.Millisecond); err != nil {
 		return s.where("timestamp", err)
 	}
-	// The arrival from the first file's start, as the JSONL trace writes a row's from its
-	// file's: cut to the microsecond, and a row that arrived before its file's start (it
-	// ended after the row that opened the file) at the file's start.
-	at := row.Start
-	if at.Before(start) {
-		at = start
-	}
-	*req = Request{Timestamp: at.Sub(s.origin).Truncate(time.Microsecond)}
+	// The arrival from the first file's start, cut to the microsecond as the JSONL trace
+	// writes it; a row that arrived before that start (it ended after the row that opened the
+	// file) at the start, as JSONL writes such a row of its file.
+	s.arrival = row.Start
+	*req = Request{Timestamp: max(row.Start.Sub(s.origin), 0).Truncate(time.Microsecond)}
 	if req.InputLength, err = count(row.InputLength); err != nil {
 		return s.where("input_length", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/valyala/fastjson"
 
@@ -151,6 +152,15 @@ func (r *Reader) Close() error {
 
 // Info returns what has been read so far; after the last request it is final.
 func (r *Reader) Info() Info { r.info.Lines = r.lr.line; return r.info }
+
+// Arrival returns the absolute arrival of the request Next returned last, when the input
+// records one (the recorder's Parquet trace: its start column); ok is false otherwise.
+func (r *Reader) Arrival() (at time.Time, ok bool) {
+	if r.pq == nil || r.pq.arrival.IsZero() {
+		return time.Time{}, false
+	}
+	return r.pq.arrival, true
+}
 
 // Format returns the format being read.
 func (r *Reader) Format() Format { return r.info.Format }
