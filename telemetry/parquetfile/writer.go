@@ -88,6 +88,7 @@ type part[T any] struct {
 	opened   time.Time
 	last     time.Time // when a row was last written to it
 	rows     int64
+	batch    []T   // rows not yet handed to w (it takes them faster many at a time)
 	buffered int   // rows since the last row group
 	bufBytes int64 // their estimated size
 }
@@ -153,15 +154,20 @@ func (w *Writer[T]) Write(start time.Time, size int64, build func(fileStart time
 		}
 		w.parts[hour] = p
 	}
-	if _, err := p.w.Write([]T{build(p.start)}); err != nil {
-		w.abandon(hour)
-		return err
-	}
+	p.batch = append(p.batch, build(p.start))
 	p.rows++
 	p.buffered++
 	p.bufBytes += size
 	p.last = w.now()
-	if p.buffered >= w.opts.RowGroupRows || p.bufBytes >= w.opts.RowGroupBytes {
+	group := p.buffered >= w.opts.RowGroupRows || p.bufBytes >= w.opts.RowGroupBytes
+	if len(p.batch) < batchRows && !group {
+		return nil
+	}
+	if err := p.hand(); err != nil {
+		w.abandon(hour)
+		return err
+	}
+	if group {
 		p.buffered, p.bufBytes = 0, 0
 		if err := p.w.Flush(); err != nil {
 			w.abandon(hour)
@@ -169,6 +175,20 @@ func (w *Writer[T]) Write(start time.Time, size int64, build func(fileStart time
 		}
 	}
 	return nil
+}
+
+// batchRows is how many rows a part collects before it hands them to the Parquet writer.
+const batchRows = 256
+
+// hand gives the collected rows to the Parquet writer.
+func (p *part[T]) hand() error {
+	if len(p.batch) == 0 {
+		return nil
+	}
+	_, err := p.w.Write(p.batch)
+	clear(p.batch)
+	p.batch = p.batch[:0]
+	return err
 }
 
 // abandon closes the hour's file after a failed write, without its footer: its rows are lost
@@ -216,7 +236,7 @@ func (w *Writer[T]) open(start time.Time) (*part[T], error) {
 func (w *Writer[T]) closePart(hour time.Time) error {
 	p := w.parts[hour]
 	delete(w.parts, hour)
-	err := errors.Join(p.w.Close(), p.f.Sync(), p.f.Close())
+	err := errors.Join(p.hand(), p.w.Close(), p.f.Sync(), p.f.Close())
 	if p.rows == 0 {
 		os.Remove(p.path)
 	}
