@@ -80,6 +80,7 @@ func Meta(path string) (kind string, start time.Time, err error) {
 	if err != nil {
 		return "", time.Time{}, err
 	}
+	defer recovered(path, &err)
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("%s: not a Parquet file: %w", path, err)
@@ -117,9 +118,12 @@ func Open[T any](path string) (rd *Reader[T], err error) {
 	defer func() {
 		if err != nil {
 			f.Close()
-			err = fmt.Errorf("%s: %w", path, err)
+			if !errors.Is(err, errCorrupt) {
+				err = fmt.Errorf("%s: %w", path, err)
+			}
 		}
 	}()
+	defer recovered(path, &err)
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -135,11 +139,41 @@ func Open[T any](path string) (rd *Reader[T], err error) {
 			return nil, fmt.Errorf("metadata %s %q is not an RFC 3339 time", MetaStart, s)
 		}
 	}
+	if err = bounded(pf, st.Size()); err != nil {
+		return nil, err
+	}
 	if err = readable[T](pf); err != nil {
 		return nil, err
 	}
 	rd.r = parquet.NewGenericReader[T](pf)
 	return rd, nil
+}
+
+// maxExpansion bounds how much larger than the file its pages may claim to decode to: zstd
+// at its best on these columns stays far below it, so a claim past it is a corrupt or hostile
+// footer, refused before the library allocates for it.
+const maxExpansion = 256
+
+// bounded checks the footer's claims against the file's size: the decoded size of every
+// column chunk, and the rows and values, at most maxExpansion times the file plus 64 MiB.
+func bounded(pf *parquet.File, size int64) error {
+	limit := maxExpansion*size + 64<<20
+	var total int64
+	for i, rg := range pf.Metadata().RowGroups {
+		if rg.NumRows < 0 || rg.NumRows > limit {
+			return fmt.Errorf("%w: row group %d claims %d rows in a file of %d bytes", errCorrupt, i, rg.NumRows, size)
+		}
+		for _, c := range rg.Columns {
+			m := c.MetaData
+			if m.TotalUncompressedSize < 0 || m.NumValues < 0 || m.NumValues > limit {
+				return fmt.Errorf("%w: row group %d claims %d values, %d bytes", errCorrupt, i, m.NumValues, m.TotalUncompressedSize)
+			}
+			if total += m.TotalUncompressedSize; total > limit {
+				return fmt.Errorf("%w: its pages claim more than %d bytes decoded in a file of %d bytes", errCorrupt, limit, size)
+			}
+		}
+	}
+	return nil
 }
 
 // readable checks that the file has every required column of T, so that a file of another
@@ -168,8 +202,32 @@ func (rd *Reader[T]) Start() time.Time { return rd.start }
 // Row is the number of rows returned so far.
 func (rd *Reader[T]) Row() int64 { return rd.row }
 
+// errCorrupt is what a panic of the Parquet library on a malformed file becomes.
+var errCorrupt = errors.New("corrupt Parquet file")
+
+// recovered turns a panic of the Parquet library (it panics on some malformed pages) into
+// *err, naming the file.
+func recovered(name string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s: %w (%v)", name, errCorrupt, p)
+	}
+}
+
 // Next returns the next row, io.EOF after the last.
-func (rd *Reader[T]) Next() (T, error) {
+func (rd *Reader[T]) Next() (row T, err error) {
+	if rd.done && rd.i >= rd.n {
+		return row, io.EOF
+	}
+	defer func() {
+		if err != nil && !errors.Is(err, io.EOF) {
+			rd.done, rd.i, rd.n = true, 0, 0
+		}
+	}()
+	defer recovered(rd.name, &err)
+	return rd.next()
+}
+
+func (rd *Reader[T]) next() (T, error) {
 	for rd.i >= rd.n {
 		var zero T
 		if rd.done {
@@ -191,6 +249,8 @@ func (rd *Reader[T]) Next() (T, error) {
 }
 
 // Close closes the file.
-func (rd *Reader[T]) Close() error {
-	return errors.Join(rd.r.Close(), rd.f.Close())
+func (rd *Reader[T]) Close() (err error) {
+	defer func() { err = errors.Join(err, rd.f.Close()) }()
+	defer recovered(rd.name, &err)
+	return rd.r.Close()
 }
