@@ -65,12 +65,13 @@ func run(dir string, n, tenants int) error {
 		}
 		itl := (total - ttft) / float64(max(len(gaps), 1))
 		tenant := fmt.Sprintf("tenant-%02d", int(float64(tenants)*math.Pow(rng.Float64(), 2)))
+		in := int64(lognormal(1000, 0.7))
 		mk := func() *record.Record {
 			ttftV, itlV, lat := ttft, itl, total
 			return &record.Record{RequestID: fmt.Sprintf("req-%08d", i), Class: record.ClassLive, Model: models[i%3],
 				Path: "/v1/chat/completions", API: "openai.chat", Stream: true, Status: 200, Finish: "stop", Start: start,
 				Tenant: tenant, TTFTMs: &ttftV, ITLMs: &itlV, RequestLatencyMs: &lat, InterChunkMs: gaps, DurationMs: total + 0.2,
-				InputTokens: int64(lognormal(1000, 0.7)), InputTokensSource: record.SourceUsage,
+				InputTokens: in, InputTokensSource: record.SourceUsage,
 				OutputTokens: int64(out), OutputTokensSource: record.SourceUsage, UsageOutputTokens: int64(out),
 				ContentEvents: out, Events: out + 2, Bytes: int64(out * 180),
 				ListCost: record.NewCost(float64(out)*8e-6, record.BasisListPrice, int64(out))}

@@ -54,7 +54,7 @@ func readAll[T any](p string) {
 		return
 	}
 	defer rd.Close()
-	for range 1 << 16 {
+	for range 1 << 12 {
 		if _, err := rd.Next(); err != nil {
 			return
 		}
