@@ -35,7 +35,8 @@ import (
 // the one named by session_header, which may not be one of those.
 type RecordConfig struct {
 	// Dir is the folder the files go to. It is created with mode 0700 when missing; files are
-	// created 0600 and named <kind>-<UTC start time>.jsonl. Required.
+	// created 0600 and named <kind>-<UTC start time>.jsonl (.parquet, in hourly partitions, with
+	// format parquet). Required.
 	Dir string `json:"dir"`
 
 	// Files chooses what is written: "records" (the per-request records, as GET
