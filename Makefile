@@ -36,9 +36,10 @@ generate-check: generate ## fail when the committed gen/ differs from what `make
 
 test: tools generate-check vet staticcheck fmt-check unit fuzz-smoke demo-smoke soak-smoke ## everything CI runs: vet, gofmt, race tests, short fuzzing, the demo, the 2-minute soak
 
-vet: ## go vet (the root module and the nested e2e/otlp module)
+vet: ## go vet (the root module and the nested e2e/otlp and e2e/parquet modules)
 	$(GO) vet ./...
 	cd e2e/otlp && $(GO) vet -mod=mod ./...
+	cd e2e/parquet && $(GO) vet -mod=mod ./...
 
 staticcheck: ## staticcheck over every package (pinned, via go run); a deliberate exception carries a //lint:ignore with its reason
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
@@ -49,10 +50,11 @@ fmt-check: ## fail when gofmt would change a file
 # The Ollama tests (package e2e) judge shadow load and headroom against a saturation they
 # measure on this machine, so they run alone, after the other packages: run beside them, a
 # -race build of another package can stall the one-thread model mid-probe (CI, stop 36).
-unit: ## all tests with the race detector (the Ollama package e2e alone, last), then the OTLP export test (nested module e2e/otlp: the Collector's receiver)
+unit: ## all tests with the race detector (the Ollama package e2e alone, last), then the OTLP export test (nested module e2e/otlp: the Collector's receiver) and the Parquet test (nested module e2e/parquet: DuckDB, cgo)
 	LLMTAP_ARTIFACTS=$${LLMTAP_ARTIFACTS:-$(CURDIR)/bin/test-artifacts} $(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '/e2e$$')
 	LLMTAP_ARTIFACTS=$${LLMTAP_ARTIFACTS:-$(CURDIR)/bin/test-artifacts} $(GO) test -race -count=1 -timeout 10m ./e2e/
 	cd e2e/otlp && $(GO) test -mod=mod -race -count=1 -timeout 10m ./...
+	cd e2e/parquet && CGO_ENABLED=1 $(GO) test -mod=mod -race -count=1 -timeout 20m ./...
 
 fuzz-smoke: ## run every fuzz target for FUZZTIME each
 	@./bench/fuzz.sh $(FUZZTIME)

@@ -90,6 +90,8 @@ var errorCases = []errorCase{
 	{inDirective("\t\trecord /tmp/r {\n\t\t\trotate_age forever\n\t\t}"), `record rotate_age: "forever" is not a positive duration, such as 250ms or 1s`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tflush_interval -1s\n\t\t}"), `record flush_interval: "-1s" is not a positive duration, such as 250ms or 1s`, 4},
 	{inDirective("\t\trecord /tmp/r {\n\t\t\tqueue 0\n\t\t}"), `record queue: "0" is not a positive number of records`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\tformat csv\n\t\t}"), `record format: "csv" is not one of jsonl or parquet`, 4},
+	{inDirective("\t\trecord /tmp/r {\n\t\t\trotate_rows 0\n\t\t}"), `record rotate_rows: "0" is not a positive number of rows`, 4},
 	// mirror <upstream> { … }
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tsample 150%\n\t\t}"), `mirror sample: "150%" is not a fraction in (0, 1] (0.1 or 10%)`, 4},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tmax_body 0\n\t\t}"), `mirror max_body must be between 1 byte and 2GiB, got "0"`, 4},

@@ -129,6 +129,8 @@ func parseTenant(o *option) (*llmtap.TenantConfig, error) {
 //	    rotate_age     <duration>
 //	    flush_interval <duration>
 //	    queue          <records>
+//	    format         jsonl|parquet
+//	    rotate_rows    <rows>
 //	    otlp_logs
 //	}
 func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
@@ -143,7 +145,7 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 	}
 	c.Dir = dir
 	payloads := false
-	err = options(d, "record", false, "dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval, queue or otlp_logs", func(o *option) (err error) {
+	err = options(d, "record", false, "dir, files, payloads, max_payload, redact_fields, redact_text, session_header, sample, routes, models, rotate_size, rotate_age, flush_interval, queue, format, rotate_rows or otlp_logs", func(o *option) (err error) {
 		switch o.word {
 		case "dir":
 			c.Dir, err = one(o, text("a folder"))
@@ -175,6 +177,12 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 			c.FlushInterval, err = one(o, duration)
 		case "queue":
 			c.Queue, err = one(o, integer(1, maxInt, "records"))
+		case "format":
+			c.Format, err = one(o, oneOf(recorder.FormatJSONL, recorder.FormatParquet))
+		case "rotate_rows":
+			var n int
+			n, err = one(o, integer(1, maxInt, "rows"))
+			c.RotateRows = int64(n)
 		case "otlp_logs":
 			c.OTLPLogs, err = o.flag()
 		default:

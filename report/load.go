@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/timeline"
@@ -94,8 +97,14 @@ func Load(path string) (*Run, error) {
 				tls = append(tls, filepath.Join(path, name))
 			}
 		}
+		if len(recs) == 0 && parquetfile.Is(path) {
+			// The recorder's Parquet files, in hourly partitions below the folder.
+			if recs, err = parquetfile.Files(path, parquetfile.KindRecords); err != nil {
+				return nil, err
+			}
+		}
 		if len(recs) == 0 {
-			return nil, fmt.Errorf("%s holds no record file (records-*.jsonl, records.jsonl or profile_export.jsonl)", path)
+			return nil, fmt.Errorf("%s holds no record file (records-*.jsonl, records.jsonl, profile_export.jsonl or records-*.parquet in partitions)", path)
 		}
 	} else {
 		recs = []string{path}
@@ -189,6 +198,9 @@ type recordLine struct {
 
 func (run *Run) readRecords(file string) error {
 	run.Files = append(run.Files, file)
+	if strings.HasSuffix(file, parquetfile.Ext) {
+		return run.readParquet(file)
+	}
 	return eachLine(file, func(n int, line []byte) error {
 		r, aiperf, why := parseRecordLine(line, run.model)
 		if r == nil {
@@ -201,6 +213,34 @@ func (run *Run) readRecords(file string) error {
 		run.Records = append(run.Records, r)
 		return nil
 	})
+}
+
+// readParquet reads the records of a Parquet file the recorder wrote: each row is the record
+// its JSONL line holds.
+func (run *Run) readParquet(file string) error {
+	rd, err := parquetfile.Open[parquetfile.RecordRow](file)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	for {
+		row, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		r := row.Record()
+		if r.Start.IsZero() {
+			run.skip(file, int(rd.Row()), "record without a start time")
+			continue
+		}
+		if r.Class == "" {
+			r.Class = record.ClassLive
+		}
+		run.Records = append(run.Records, r)
+	}
 }
 
 // parseRecordLine reads one line of a record file: a llmtap record (old or new layout) or a

@@ -24,7 +24,11 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	if !(*window > 0) {
 		return 2, fmt.Errorf("--window %v: want a positive duration", *window)
 	}
-	m, err := merge.Open(fs.Args(), merge.Options{Window: *window, SkipBad: *skipBad,
+	paths, err := merge.ExpandParquet(fs.Args())
+	if err != nil {
+		return 1, err
+	}
+	m, err := merge.Open(paths, merge.Options{Window: *window, SkipBad: *skipBad,
 		Trace: trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}})
 	if err != nil {
 		return 1, err
@@ -50,7 +54,7 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stderr, "llmtap trace merge: %d requests from %d files to %s (%s)", n, fs.NArg(), *out, kind)
+	fmt.Fprintf(stderr, "llmtap trace merge: %d requests from %d files to %s (%s)", n, len(paths), *out, kind)
 	info := m.Info()
 	if info.Torn > 0 {
 		fmt.Fprintf(stderr, "; %d torn last lines ignored", info.Torn)

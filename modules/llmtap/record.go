@@ -38,7 +38,8 @@ import (
 // the one named by session_header, which may not be one of those.
 type RecordConfig struct {
 	// Dir is the folder the files go to. It is created with mode 0700 when missing; files are
-	// created 0600 and named <kind>-<UTC start time>.jsonl. Required.
+	// created 0600 and named <kind>-<UTC start time>.jsonl (.parquet, in hourly partitions, with
+	// format parquet). Required.
 	Dir string `json:"dir"`
 
 	// Files chooses what is written: "records" (the per-request records, as GET
@@ -99,6 +100,22 @@ type RecordConfig struct {
 	// request bodies: a request whose body does not fit is written to the records file only,
 	// its trace and payload lines left out and counted (reason queue_bytes). Default: 4096.
 	Queue int `json:"queue,omitempty"`
+
+	// Format is the format of the records and trace files: "jsonl" (one JSON object per line,
+	// the default) or "parquet", for the query engines a fleet keeps request data in (DuckDB,
+	// Spark, Trino, ClickHouse): files in hourly Hive-style partitions under the folder,
+	// dir/dt=YYYY-MM-DD/hour=HH/<kind>-<UTC start>.parquet, by each request's arrival, with
+	// the same fields as the JSONL and null where a value is unknown (docs/parquet.md lists
+	// every column). A Parquet file can be read once it is closed: when it rolls (rotate_size,
+	// rotate_age, rotate_rows), when its hour has passed and a minute went by without a
+	// request of that hour ending, and on shutdown; a crash loses the rows of the files still
+	// open. Payload files stay JSONL. llmtap report, trace stats, trace merge and replay read
+	// either format. Default: jsonl.
+	Format string `json:"format,omitempty"`
+
+	// RotateRows starts a new Parquet file once the current one holds this many rows
+	// (format parquet only). Default: 1048576.
+	RotateRows int64 `json:"rotate_rows,omitempty"`
 
 	// OTLPLogs also exports every request this recording keeps (the same routes, models and
 	// sampling) as one OpenTelemetry log record over OTLP, with every field of the records
@@ -165,6 +182,8 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 		RotateAge:    time.Duration(c.RotateAge),
 		FlushEvery:   time.Duration(c.FlushInterval),
 		Queue:        c.Queue,
+		Format:       c.Format,
+		RotateRows:   c.RotateRows,
 	}
 	if key, err := fleetKey(); err != nil {
 		errs = append(errs, fmt.Errorf("record: %w", err))

@@ -8,10 +8,12 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/llmtap/llmtap/internal/limits"
+	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 
 // Options configures a Reader.
@@ -57,6 +59,7 @@ type Reader struct {
 	pending []byte // a data line read while detecting the format
 	pendEnd bool   // whether pending ended with a newline
 	closer  io.Closer
+	pq      *pqSource // Parquet input (Open of a .parquet file or a folder of them)
 	done    bool
 	maxMem  int64 // Options.MaxMemory, defaulted
 }
@@ -82,8 +85,24 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 	return rd, nil
 }
 
-// Open opens a trace file; Close the Reader to close the file.
+// Open opens a trace file; Close the Reader to close the file. A .parquet file, or a folder
+// holding the recorder's Parquet files in hourly partitions, reads as the JSONL trace or
+// records they hold (telemetry/parquetfile).
 func Open(path string, opt Options) (*Reader, error) {
+	if parquetfile.Is(path) {
+		pq, f, err := openParquet(path, opt.Format)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Name == "" {
+			opt.Name = path
+		}
+		if opt.MaxMemory <= 0 {
+			opt.MaxMemory = limits.MaxTraceMemory
+		}
+		return &Reader{lr: newLineReader(bytes.NewReader(nil), 0), info: Info{Name: opt.Name, Format: f},
+			pq: pq, closer: pq, maxMem: opt.MaxMemory}, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -134,6 +153,15 @@ func (r *Reader) Close() error {
 // Info returns what has been read so far; after the last request it is final.
 func (r *Reader) Info() Info { r.info.Lines = r.lr.line; return r.info }
 
+// Arrival returns the absolute arrival of the request Next returned last, when the input
+// records one (the recorder's Parquet trace: its start column); ok is false otherwise.
+func (r *Reader) Arrival() (at time.Time, ok bool) {
+	if r.pq == nil || r.pq.arrival.IsZero() {
+		return time.Time{}, false
+	}
+	return r.pq.arrival, true
+}
+
 // Format returns the format being read.
 func (r *Reader) Format() Format { return r.info.Format }
 
@@ -155,6 +183,9 @@ func (r *Reader) All() iter.Seq2[Request, error] {
 // Next returns the next request, io.EOF after the last one, or a *ParseError for a malformed
 // line (unless Options.SkipBad). After an error, Next keeps returning io.EOF.
 func (r *Reader) Next() (Request, error) {
+	if r.pq != nil {
+		return r.nextParquet()
+	}
 	for !r.done {
 		line, terminated, err := r.take()
 		if err != nil {
@@ -187,6 +218,23 @@ func (r *Reader) Next() (Request, error) {
 			r.info.FirstSkipped = perr
 		}
 		r.info.Skipped++
+	}
+	return Request{}, io.EOF
+}
+
+// nextParquet returns the next request of Parquet input. Its rows count as the lines.
+func (r *Reader) nextParquet() (Request, error) {
+	var req Request
+	for !r.done {
+		err := r.pq.next(&req)
+		r.lr.line = r.pq.rows
+		if err == nil {
+			return req, nil
+		}
+		r.done = true
+		if !errors.Is(err, io.EOF) {
+			return Request{}, err
+		}
 	}
 	return Request{}, io.EOF
 }

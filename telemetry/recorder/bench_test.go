@@ -29,6 +29,7 @@ func BenchmarkRecording(b *testing.B) {
 		{"records", Options{Records: true}},
 		{"records+trace", Options{Records: true, Trace: true}},
 		{"records+trace+payloads", Options{Records: true, Trace: true, Payloads: true}},
+		{"records+trace_parquet", Options{Records: true, Trace: true, Format: FormatParquet}},
 	}
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {

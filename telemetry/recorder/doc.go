@@ -33,6 +33,12 @@
 //     redaction rules; a body that is not valid UTF-8 is written as "payload_b64",
 //     the base64 of its exact bytes, so every line stays valid JSON.
 //
+// With Options.Format FormatParquet the records and trace are Parquet files instead
+// (telemetry/parquetfile), in hourly Hive-style partitions by arrival under the folder,
+// Dir/dt=YYYY-MM-DD/hour=HH/<kind>-<UTC start>.parquet, with the same fields (docs/parquet.md
+// lists the columns); payload files stay JSONL. A Parquet file is readable once it is closed
+// (rolled by RotateRows, RotateBytes or RotateAge, at the end of its hour, on Close).
+//
 // Lines are written when a request completes, so within a file they are in completion order
 // and a long stream's line comes after shorter requests that arrived later: sort by timestamp
 // before replaying (shadow/trace.SortByTime). A file opened by a rotation starts at the arrival

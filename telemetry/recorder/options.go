@@ -7,6 +7,12 @@ import (
 	"time"
 )
 
+// Formats of the records and trace files (Options.Format).
+const (
+	FormatJSONL   = "jsonl"
+	FormatParquet = "parquet"
+)
+
 // Defaults of Options' zero values.
 const (
 	DefaultMaxBodyBytes = 1 << 20
@@ -26,6 +32,13 @@ type Options struct {
 	Dir string
 	// Records, Trace and Payloads choose the files written; at least one must be set.
 	Records, Trace, Payloads bool
+	// Format is the format of the records and trace files: FormatJSONL (the zero value) or
+	// FormatParquet, Parquet files in hourly Hive partitions under Dir (see the package
+	// documentation). Payload files are JSONL in either case.
+	Format string
+	// RotateRows starts a new Parquet file once the current one holds this many rows (JSONL
+	// files rotate by RotateBytes and RotateAge only). Default parquetfile.DefaultMaxRows.
+	RotateRows int64
 	// MaxBodyBytes is the largest request body written to the payload file; a larger body (or
 	// one that was cut when captured, and so is not a JSON object) is left out and counted in
 	// Stats.Skipped. Default DefaultMaxBodyBytes.
@@ -149,6 +162,9 @@ func (o Options) Validate() error {
 	if !o.Records && !o.Trace && !o.Payloads {
 		errs = append(errs, errors.New("no file chosen: enable records, trace or payloads"))
 	}
+	if o.Format != "" && o.Format != FormatJSONL && o.Format != FormatParquet {
+		errs = append(errs, fmt.Errorf("format %q: want %s or %s", o.Format, FormatJSONL, FormatParquet))
+	}
 	if o.Sample < 0 || o.Sample > 1 {
 		errs = append(errs, fmt.Errorf("sample must be a fraction between 0 and 1, got %v", o.Sample))
 	}
@@ -157,7 +173,7 @@ func (o Options) Validate() error {
 			errs = append(errs, fmt.Errorf("model pattern %q is malformed: %v", m, err))
 		}
 	}
-	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 || o.QueueBytes < 0 || o.MaxSessions < 0 || o.SessionIdle < 0 {
+	if o.MaxBodyBytes < 0 || o.RotateBytes < 0 || o.RotateAge < 0 || o.FlushEvery < 0 || o.Queue < 0 || o.QueueBytes < 0 || o.MaxSessions < 0 || o.SessionIdle < 0 || o.RotateRows < 0 {
 		errs = append(errs, errors.New("sizes, durations and the queue length must not be negative"))
 	}
 	if len(o.FleetKey) > 0 && len(o.FleetKey) < MinFleetKey {

@@ -23,6 +23,9 @@ type writer struct {
 	opts  Options
 	on    [len(kinds)]bool
 	files [len(kinds)]*file
+	// pq writes the records and trace when Options.Format is FormatParquet (on[0] and on[1]
+	// are then off: files holds only the payloads).
+	pq *pqFiles
 
 	ids  *prefixIDs
 	red  redactor
@@ -68,6 +71,13 @@ func newWriter(r *Recorder) (*writer, error) {
 		now:    time.Now,
 	}
 	w.enc = json.NewEncoder(&w.buf)
+	if r.opts.Format == FormatParquet {
+		pq, err := newPQFiles(r.opts)
+		if err != nil {
+			return nil, err
+		}
+		w.pq, w.on[0], w.on[1] = pq, false, false
+	}
 	now := time.Now()
 	for k := range kinds {
 		if !w.on[k] {
@@ -128,6 +138,10 @@ func (w *writer) handle(j job) {
 // tick flushes what was written since the last tick and rotates files that are too old.
 func (w *writer) tick(now time.Time) {
 	w.flushAll()
+	if w.pq != nil {
+		w.check(w.pq.tick(now))
+		w.setPaths()
+	}
 	w.rec.sess.sweep(now)
 	for k, f := range w.files {
 		if f != nil && w.opts.tooOld(f.start, now) {
@@ -150,6 +164,9 @@ func (w *writer) flushAll() {
 		} else if f.flushed > 0 {
 			w.backoff[k] = 0 // the disk takes writes again
 		}
+	}
+	if w.pq != nil {
+		w.setPaths()
 	}
 	w.settle(ok)
 }
@@ -179,6 +196,9 @@ func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
 		now = r.Start
 	}
 	ok := true
+	if w.pq != nil && w.pq.records != nil {
+		ok = w.check(w.pq.writeRecord(now, r))
+	}
 	if w.on[0] {
 		ok = w.put(0, now, func(*file) []byte {
 			w.buf.Reset()
@@ -190,6 +210,9 @@ func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
 		// A mirror is a copy of a live request the trace and the payloads hold already; a shed
 		// record's body was not kept (Options.QueueBytes).
 		return ok
+	}
+	if w.pq != nil && w.pq.trace != nil {
+		ok = w.check(w.pq.writeTrace(now, r, w.hashIDs(r, body), t)) && ok
 	}
 	if w.on[1] {
 		ok = w.put(1, now, func(f *file) []byte {
@@ -322,6 +345,9 @@ func (w *writer) closeFiles() error {
 			w.files[k] = nil
 		}
 	}
+	if w.pq != nil {
+		errs = append(errs, w.pq.close())
+	}
 	w.setPaths()
 	err := errors.Join(errs...)
 	w.settle(err == nil)
@@ -345,5 +371,8 @@ func (w *writer) setPaths() {
 		if f != nil {
 			w.paths = append(w.paths, f.path)
 		}
+	}
+	if w.pq != nil {
+		w.paths = append(w.paths, w.pq.paths()...)
 	}
 }

@@ -2,16 +2,20 @@ package merge
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
+
+	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 
 // nameLayout is the start time in llmtap's trace file names (telemetry/recorder's
 // nameLayout): trace-<UTC start>.jsonl, or trace-<UTC start>-<n>.jsonl when the name was taken.
 const nameLayout = "20060102T150405.000Z"
 
-var recordingFileName = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.jsonl$`)
+var recordingFileName = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.(?:jsonl|parquet)$`)
 
 // recordingFile returns the kind (trace, records or payloads) and the absolute start of a file
 // llmtap's recorder wrote, from its name.
@@ -24,13 +28,45 @@ func recordingFile(path string) (kind string, start time.Time, err error) {
 	return m[1], start, err
 }
 
-// traceFileStart returns the absolute start of an llmtap trace file, from its name.
+// traceFileStart returns the absolute start of an llmtap trace file, from its name (a
+// Parquet file's from its metadata, to the nanosecond).
 func traceFileStart(path string) (time.Time, error) {
 	kind, start, err := recordingFile(path)
 	if err == nil && kind != "trace" {
 		err = fmt.Errorf("%s: a %s file, not a trace file (trace-<UTC start>.jsonl)", path, kind)
 	}
+	if err == nil && strings.HasSuffix(path, parquetfile.Ext) {
+		var meta time.Time
+		if _, meta, err = parquetfile.Meta(path); err == nil && !meta.IsZero() {
+			start = meta
+		}
+	}
 	return start, err
+}
+
+// ExpandParquet replaces every folder among paths by the recorder's Parquet files below it
+// (its hourly partitions): trace files when it holds any, else records files.
+func ExpandParquet(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		files, err := parquetfile.Files(p, parquetfile.KindTrace)
+		if err != nil {
+			files, err = parquetfile.Files(p, parquetfile.KindRecords)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: a folder to merge must hold the recorder's Parquet trace or records files: %w", p, err)
+		}
+		out = append(out, files...)
+	}
+	return out, nil
 }
 
 // maxMergeLine bounds one line of a records or payloads file in a merge. The recorder's

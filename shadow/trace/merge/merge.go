@@ -7,18 +7,21 @@ import (
 	"bufio"
 	"bytes"
 	"container/heap"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/valyala/fastjson"
 
 	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 
 // A merge streams: llmtap's recorder writes a row when its request ends, so each file is in
@@ -251,7 +254,11 @@ func traceInputs(paths []string, skipBad bool, info *trace.Info) (*streamMerge, 
 			}
 			model := models.get(q.Model)
 			size := rowSize + 8*cap(q.HashIDs) + len(q.SessionID) + len(q.Model) // the model counted even when shared
-			return &mergeRow{at: start.Add(q.Timestamp), file: file, seq: int32(rd.Info().Lines), size: int32(size),
+			at := start.Add(q.Timestamp)
+			if a, ok := rd.Arrival(); ok {
+				at = a // a Parquet trace keeps the exact arrival
+			}
+			return &mergeRow{at: at, file: file, seq: int32(rd.Info().Lines), size: int32(size),
 				tr: traceFields{in: int32(q.InputLength), out: int32(q.OutputLength), delay: q.Delay, hashIDs: q.HashIDs, session: q.SessionID, model: model}}, nil
 		}
 		m.inputs = append(m.inputs, in)
@@ -286,6 +293,15 @@ func lineInputs(kind string, paths []string, skipBad bool, info *trace.Info) (*s
 		if err != nil {
 			m.close()
 			return nil, err
+		}
+		if strings.HasSuffix(path, parquetfile.Ext) {
+			in, err := parquetRecordsInput(kind, path, int32(i))
+			if err != nil {
+				m.close()
+				return nil, err
+			}
+			m.inputs = append(m.inputs, in)
+			continue
 		}
 		f, err := os.Open(path)
 		if err != nil {
@@ -327,6 +343,32 @@ func lineInputs(kind string, paths []string, skipBad bool, info *trace.Info) (*s
 		m.inputs = append(m.inputs, in)
 	}
 	return m, nil
+}
+
+// parquetRecordsInput reads a Parquet records file for a merge: each row as the JSON line
+// the JSONL records file holds for it.
+func parquetRecordsInput(kind, path string, file int32) (*mergeInput, error) {
+	if kind != "records" {
+		return nil, fmt.Errorf("%s: only records and trace are written as Parquet", path)
+	}
+	rd, err := parquetfile.Open[parquetfile.RecordRow](path)
+	if err != nil {
+		return nil, err
+	}
+	in := &mergeInput{path: path, close: rd.Close}
+	in.read = func() (*mergeRow, error) {
+		row, err := rd.Next()
+		if err != nil {
+			return nil, err
+		}
+		r := row.Record()
+		line, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: row %d: %w", path, rd.Row(), err)
+		}
+		return &mergeRow{at: r.Start, file: file, seq: int32(rd.Row()), line: line, size: int32(rowSize + len(line))}, nil
+	}
+	return in, nil
 }
 
 // parseMergeLine reads the arrival of one records or payloads line (see mergeLines' rules in
