@@ -312,6 +312,19 @@ func writeMooncake(stdout io.Writer, out string, reqs []trace.Request, opt trace
 // when complete: the result has mode 0600 even when it replaces an existing file, and a failed
 // conversion leaves no half-written trace behind.
 func writeFile0600(path string, write func(io.Writer) error) (err error) {
+	// A device or a pipe (-o /dev/null, a named pipe) is written as it is: a temporary file
+	// beside it would land in /dev and be renamed over the device.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
