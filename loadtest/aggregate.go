@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	json "github.com/goccy/go-json"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -134,6 +135,42 @@ func AggregateRuns(runs []RunOutcome, level float64) (AggregateResult, error) {
 		res.Metrics[k] = NewConfidence(v, level, units[k])
 	}
 	return res, nil
+}
+
+// tableRows are the statistics Table shows, in order, where the runs have them.
+var tableRows = []string{
+	"time_to_first_token_avg", "time_to_first_token_p50", "time_to_first_token_p99",
+	"inter_token_latency_avg", "inter_token_latency_p99",
+	"request_latency_avg", "request_latency_p99",
+	"output_token_throughput_avg", "request_throughput_avg",
+}
+
+// Table is the aggregate as a console table: the main statistics' mean across the runs, its
+// confidence interval at the aggregate's level, the coefficient of variation and the range
+// (every statistic is in the aggregate files).
+func (a AggregateResult) Table() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "statistic\tmean\t%g%% interval\tCV\tmin\tmax\tunit\t\n", 100*a.Level)
+	f := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'g', 5, 64)
+	}
+	for _, k := range tableRows {
+		c, ok := a.Metrics[k]
+		if !ok {
+			continue
+		}
+		iv := "-"
+		if !math.IsNaN(c.TCritical) {
+			iv = "[" + f(c.CILow) + ", " + f(c.CIHigh) + "]"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k, f(c.Mean), iv, f(c.CV), f(c.Min), f(c.Max), c.Unit)
+	}
+	tw.Flush()
+	return b.String()
 }
 
 // summaryMetric is one metric of a profile_export_aiperf.json: its unit and statistics.

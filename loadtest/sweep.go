@@ -181,7 +181,7 @@ func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell
 		if err != nil {
 			return err
 		}
-		note(fmt.Sprintf("%d of %d runs aggregated at confidence %g: %s", len(a.Successful), a.Runs, sw.Confidence, strings.Join(files, ", ")))
+		note(fmt.Sprintf("%d of %d runs aggregated at confidence %g: %s\n%s", len(a.Successful), a.Runs, sw.Confidence, strings.Join(files, ", "), a.Table()))
 	}
 	if len(byValue) > 0 {
 		files, err := WriteSweepAggregate(filepath.Join(sw.Base, "sweep_aggregate"), byValue, sw.Confidence)

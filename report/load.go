@@ -104,6 +104,11 @@ func Load(path string) (*Run, error) {
 			}
 		}
 		if len(recs) == 0 {
+			if runs := sweepRuns(path); len(runs) > 0 {
+				// A sweep's or repeated runs' folder holds runs of different settings (or
+				// repeats to compare): one report of them all would mix them.
+				return nil, fmt.Errorf("%s is a sweep's or repeated runs' folder (%d runs: %s): report one run, or compare two with --compare; the statistics across the runs are in its aggregate folders (profile_export_aiperf_aggregate.json)", path, len(runs), strings.Join(runs[:min(len(runs), 6)], ", "))
+			}
 			return nil, fmt.Errorf("%s holds no record file (records-*.jsonl, records.jsonl, profile_export.jsonl or records-*.parquet in partitions)", path)
 		}
 	} else {
@@ -315,4 +320,19 @@ func (run *Run) readTimeline(file string) error {
 		}
 		return nil
 	})
+}
+
+// sweepRuns lists the run folders of a bench sweep or of repeated runs below dir (AIPerf's
+// layout: concurrency_<v>/, profile_runs/run_<NNNN>/ and both nested), each holding a
+// profile_export.jsonl; empty for another folder.
+func sweepRuns(dir string) []string {
+	var runs []string
+	for _, pattern := range []string{"concurrency_*", "profile_runs/run_*", "profile_runs/run_*/concurrency_*", "concurrency_*/profile_runs/run_*"} {
+		matches, _ := filepath.Glob(filepath.Join(dir, pattern, "profile_export.jsonl"))
+		for _, m := range matches {
+			rel, _ := filepath.Rel(dir, filepath.Dir(m))
+			runs = append(runs, rel)
+		}
+	}
+	return runs
 }

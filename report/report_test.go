@@ -395,3 +395,20 @@ func TestUsageByTenant(t *testing.T) {
 		t.Error("a row without GPU time does not read no GPU samples")
 	}
 }
+
+// TestLoadSweepFolder: the top folder of a sweep or of repeated runs is refused with what it
+// holds and what to give instead (issue 34: report could not read it, and did not say why).
+func TestLoadSweepFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, run := range []string{"profile_runs/run_0001/concurrency_1", "profile_runs/run_0001/concurrency_4"} {
+		if err := os.MkdirAll(filepath.Join(dir, run), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		writeRecords(t, filepath.Join(dir, run), "profile_export.jsonl", nil)
+	}
+	_, err := Load(dir)
+	if err == nil || !strings.Contains(err.Error(), "sweep's or repeated runs' folder (2 runs: profile_runs/run_0001/concurrency_1, profile_runs/run_0001/concurrency_4)") ||
+		!strings.Contains(err.Error(), "--compare") {
+		t.Errorf("loading a sweep's folder: %v", err)
+	}
+}
