@@ -103,6 +103,18 @@ func TestOtelCollectorConfig(t *testing.T) {
 	if dig(doc, "receivers", "otlp", "protocols", "http") == nil {
 		t.Error("the OTLP receiver has no HTTP protocol (Caddy's default OTLP protocol is http/protobuf)")
 	}
+	// The request records (record { otlp_logs }) have a logs pipeline from OTLP to a store.
+	logs := dig(doc, "service", "pipelines", "logs")
+	if logs == nil || !slices.Contains(names(dig(logs, "receivers")), "otlp") || len(names(dig(logs, "exporters"))) == 0 {
+		t.Fatalf("no logs pipeline from the OTLP receiver to an exporter: %v", logs)
+	}
+	for _, kind := range []string{"receivers", "processors", "exporters"} {
+		for _, name := range names(dig(logs, kind)) {
+			if dig(doc, kind, name) == nil {
+				t.Errorf("the logs pipeline names %s %q, which is not defined", kind, name)
+			}
+		}
+	}
 }
 
 // TestPrometheusConfig checks that Prometheus scrapes Caddy's admin /metrics.
@@ -144,6 +156,9 @@ func TestKubernetesSidecar(t *testing.T) {
 	}
 	if !bytes.Contains(cfg, []byte(`"otlp":true`)) {
 		t.Error("the ConfigMap's Caddyfile does not push metrics over OTLP (metrics { otlp })")
+	}
+	if !bytes.Contains(cfg, []byte(`"otlp_logs":true`)) {
+		t.Error("the ConfigMap's Caddyfile does not send request records as OTLP logs (record { otlp_logs })")
 	}
 	validate(t, "k8s ConfigMap Caddyfile", cfg)
 
