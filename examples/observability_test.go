@@ -220,7 +220,11 @@ var metricDecl = regexp.MustCompile(`(?s)(Histogram|Counter|Gauge)Opts\{\s*Name:
 func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
-	for _, file := range append(glob(t, "../modules/llmtap/*.go"), glob(t, "../telemetry/promexport/*.go")...) {
+	var files []string
+	for _, dir := range []string{"../modules/llmtap", "../internal/process", "../telemetry/promexport", "../export/prom"} {
+		files = append(files, glob(t, dir+"/*.go")...)
+	}
+	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
 		}
@@ -242,7 +246,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	if !out["llmtap_requests_total"] || !out["gen_ai_server_time_to_first_token_seconds_bucket"] {
-		t.Fatalf("found no llmtap metric declarations (the pattern no longer matches modules/llmtap and telemetry/promexport?): %v", out)
+		t.Fatalf("found no llmtap metric declarations (the pattern no longer matches modules/llmtap, internal/process, telemetry/promexport and export/prom?): %v", out)
 	}
 	return out
 }
