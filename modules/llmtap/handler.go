@@ -22,6 +22,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/headroom"
+	"github.com/llmtap/llmtap/telemetry/inject"
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -360,4 +361,39 @@ var (
 // expectsContinue reports whether the client waits for "100 Continue" before sending its body.
 func expectsContinue(r *http.Request) bool {
 	return strings.EqualFold(strings.TrimSpace(r.Header.Get("Expect")), "100-continue")
+}
+
+// validateSLO checks the handler's SLOs.
+func (h *Handler) validateSLO() error {
+	if err := slo.Validate(h.SLO); err != nil {
+		return fmt.Errorf("slo: %w", err)
+	}
+	return nil
+}
+
+// provisionSLO compiles the handler's SLOs; its records then carry them to the Process's SLO
+// tracker, which /metrics and GET /llmtap/slo report.
+func (h *Handler) provisionSLO() error {
+	if len(h.SLO) == 0 {
+		return nil
+	}
+	if err := h.validateSLO(); err != nil {
+		return err
+	}
+	h.slo = h.proc.SLO.NewSet(h.SLO)
+	return nil
+}
+
+// injectUsage applies the inject_usage option to one request (inject.Request): the request's
+// API is the handler's api option, else the one its path names. Without the option, w is
+// returned unchanged.
+func (h *Handler) injectUsage(w http.ResponseWriter, r *http.Request, limit int, rec *record.Record) (_ http.ResponseWriter, end func(), original []byte) {
+	if !h.InjectUsage {
+		return w, func() {}, nil
+	}
+	api := h.API
+	if api == "" {
+		api = decode.APIForPath(r.URL.Path)
+	}
+	return inject.Request(w, r, api, limit, h.MaxEventSize, rec)
 }
