@@ -27,7 +27,7 @@ func TestFleetLogs(t *testing.T) {
 	cfg := mockllm.DefaultConfig()
 	cfg.TTFT, cfg.ITL = 5*time.Millisecond, time.Millisecond
 	mockURL := startMock(t, cfg)
-	rcv := startLogsReceiver(t)
+	rcv := startReceiver(t)
 	env := []string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + rcv.grpcAddr,
 		"OTEL_EXPORTER_OTLP_PROTOCOL=grpc",

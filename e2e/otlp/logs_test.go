@@ -3,7 +3,6 @@ package otlp
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,59 +14,14 @@ import (
 	"time"
 
 	"github.com/caddyserver/caddy/v2"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/receiver/otlpreceiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
-
-// logsReceiver is the Collector's OTLP receiver taking logs and traces on loopback; stop shuts
-// it down (a Collector going away mid-run).
-type logsReceiver struct {
-	grpcAddr, httpAddr string
-	logs               *consumertest.LogsSink
-	traces             *consumertest.TracesSink
-	stop               func()
-}
-
-func startLogsReceiver(t *testing.T) *logsReceiver {
-	t.Helper()
-	r := &logsReceiver{grpcAddr: testkit.FreeAddr(t), httpAddr: testkit.FreeAddr(t),
-		logs: new(consumertest.LogsSink), traces: new(consumertest.TracesSink)}
-	f := otlpreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
-	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = r.grpcAddr
-	cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.NetAddr.Endpoint = r.httpAddr
-	set := receivertest.NewNopSettings(f.Type())
-	ctx := context.Background()
-	lr, err := f.CreateLogs(ctx, set, cfg, r.logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := f.CreateTraces(ctx, set, cfg, r.traces)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := lr.Start(ctx, componentHost{}); err != nil { // one receiver instance for both signals
-		t.Fatal(err)
-	}
-	stopped := false
-	r.stop = func() {
-		if !stopped {
-			stopped = true
-			_ = tr.Shutdown(context.Background())
-			_ = lr.Shutdown(context.Background())
-		}
-	}
-	t.Cleanup(r.stop)
-	return r
-}
 
 // runLogsProxy runs Caddy (tracing, llmtap recording records to dir with the given record
 // options, reverse_proxy to the mock) and returns the site's and the admin's base URLs.
@@ -332,7 +286,7 @@ func TestOTLPLogs(t *testing.T) {
 	} {
 		t.Run(strings.ReplaceAll(c.proto, "/", "_"), func(t *testing.T) {
 			const n = 24
-			rcv := startLogsReceiver(t)
+			rcv := startReceiver(t)
 			endpoint := "http://" + rcv.httpAddr
 			if c.proto == "grpc" {
 				endpoint = "http://" + rcv.grpcAddr
@@ -392,7 +346,7 @@ func TestOTLPLogs(t *testing.T) {
 // (the log sink never held it up), and /metrics serves the drops while Caddy runs.
 func TestOTLPLogsCollectorDown(t *testing.T) {
 	const first, second = 6, 80
-	rcv := startLogsReceiver(t)
+	rcv := startReceiver(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+rcv.grpcAddr)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")

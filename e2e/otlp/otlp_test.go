@@ -34,18 +34,21 @@ import (
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
-// receiver is the OpenTelemetry Collector's OTLP receiver (gRPC and HTTP), run in-process on
-// loopback, feeding sinks that keep everything it accepted.
+// receiver is the OpenTelemetry Collector's OTLP receiver (gRPC and HTTP) for metrics, logs
+// and traces, run in-process on loopback, feeding sinks that keep everything it accepted; stop
+// shuts it down (a Collector going away mid-run), as the test's end does.
 type receiver struct {
 	grpcAddr, httpAddr string
 	metrics            *consumertest.MetricsSink
+	logs               *consumertest.LogsSink
 	traces             *consumertest.TracesSink
+	stop               func()
 }
 
 func startReceiver(t *testing.T) *receiver {
 	t.Helper()
 	r := &receiver{grpcAddr: testkit.FreeAddr(t), httpAddr: testkit.FreeAddr(t),
-		metrics: new(consumertest.MetricsSink), traces: new(consumertest.TracesSink)}
+		metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink), traces: new(consumertest.TracesSink)}
 	f := otlpreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*otlpreceiver.Config)
 	cfg.Protocols.GRPC.GetOrInsertDefault().NetAddr.Endpoint = r.grpcAddr
@@ -56,18 +59,28 @@ func startReceiver(t *testing.T) *receiver {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lr, err := f.CreateLogs(ctx, set, cfg, r.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tr, err := f.CreateTraces(ctx, set, cfg, r.traces)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both signals share one receiver instance (the factory keys it by config): start once.
+	// The signals share one receiver instance (the factory keys it by config): start once.
 	if err := mr.Start(ctx, componentHost{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = tr.Shutdown(context.Background())
-		_ = mr.Shutdown(context.Background())
-	})
+	stopped := false
+	r.stop = func() {
+		if !stopped {
+			stopped = true
+			_ = tr.Shutdown(context.Background())
+			_ = lr.Shutdown(context.Background())
+			_ = mr.Shutdown(context.Background())
+		}
+	}
+	t.Cleanup(r.stop)
 	return r
 }
 
