@@ -76,8 +76,8 @@ var processSalt = sync.OnceValue(func() uint64 {
 })
 
 // ProcessSalt is a random value drawn once per process: what sets the arrivals of a shared
-// load (workload.Spec.Share) apart from those of the other instances that run the same config, while a
-// config reload in the same process keeps them.
+// load (workload.Spec.Share) apart from those of the other instances that run the same
+// config, while a config reload in the same process keeps them.
 func ProcessSalt() uint64 { return processSalt() }
 
 // config returns the runner's config of a defaulted spec, without its source. Fields that fail
@@ -86,7 +86,7 @@ func config(s workload.Spec) Config {
 	c := Config{
 		Name: s.Name, Seed: s.Seed, MaxRate: s.MaxRate, MaxInFlight: s.MaxInFlight,
 		StartAfter: time.Duration(s.StartAfter), Duration: time.Duration(s.Duration),
-		Arrival: loadgen.ArrivalSpec{Pattern: s.Arrival, Rate: s.Rate, Smoothness: s.Smoothness},
+		Arrival: s.Arrivals(),
 	}
 	if s.Window != "" {
 		c.Window, _ = loadgen.ParseWindow(s.Window)
@@ -111,10 +111,7 @@ func config(s workload.Spec) Config {
 // request) and one body per request: a payload verbatim, otherwise a synthetic prompt of the
 // recorded input length. A body spec without a model takes the first model the trace names.
 func traceBodies(t *workload.TraceSpec, body workload.BodySpec, corpus *workload.Corpus) ([]time.Duration, [][]byte, error) {
-	format := trace.FormatAuto
-	if t.Format != "" {
-		format, _ = trace.ParseFormat(t.Format)
-	}
+	format, _ := trace.ParseFormat(t.Format)
 	reqs, _, err := trace.ReadSorted(t.File, trace.Options{Format: format}, t.MaxRequests)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the trace: %w", err)

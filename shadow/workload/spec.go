@@ -198,11 +198,8 @@ func (s Spec) WithDefaults() Spec {
 	return s
 }
 
-// Validate checks the spec with its defaults, every problem at once, without reading the trace
-// file: the name, the URL (an http:// or https:// URL with a host), the body (Spec.Body), the
-// model of a synthetic load, the entries, the lengths (Spec.Lengths), the window, the share,
-// the arrivals of a synthetic load (Spec.Arrivals), the trace's file and format and the
-// headroom probe's SLO.
+// Validate checks every field of the spec with its defaults and reports every problem at once;
+// it reads no file (the trace is read when its bodies are built).
 func (s Spec) Validate() error {
 	s = s.WithDefaults()
 	var errs []error
@@ -260,10 +257,8 @@ func (t *TraceSpec) validate() error {
 	if t.File == "" {
 		return errors.New("trace: a file is required")
 	}
-	if t.Format != "" {
-		if _, err := trace.ParseFormat(t.Format); err != nil {
-			return fmt.Errorf("trace: %w", err)
-		}
+	if _, err := trace.ParseFormat(t.Format); err != nil {
+		return fmt.Errorf("trace: %w", err)
 	}
 	return nil
 }
