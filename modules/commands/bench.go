@@ -81,7 +81,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.streaming, "streaming", true, "ask for streamed responses (--streaming=false for unary)")
 	fs.BoolVar(&c.legacyMaxTokens, "use-legacy-max-tokens", false, "send the output length as max_tokens instead of max_completion_tokens")
 	fs.Var(&c.extra, "extra-inputs", "key:value merged into every body, typed as JSON (min_tokens:128, ignore_eos:true), or a JSON object (repeatable)")
-	fs.Uint64Var(&c.seed, "random-seed", defaultSeed, "seed of prompts, lengths, arrivals and cancellations (every value is a seed, 0 included, as in AIPerf; unset: 42, where AIPerf draws one)")
+	fs.Uint64Var(&c.seed, "random-seed", workload.DefaultSeed, "seed of prompts, lengths, arrivals and cancellations (every value is a seed, 0 included, as in AIPerf; unset: 42, where AIPerf draws one)")
 	fs.StringVar(&c.goodput, "goodput", "", "SLOs as metric:value pairs, e.g. 'time_to_first_token:100 inter_token_latency:5'")
 	fs.Float64Var(&c.cancelRate, "request-cancellation-rate", 0, "percentage (0-100) of requests to cancel")
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
@@ -91,9 +91,14 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	c.workerFlags.register(fs)
 }
 
-// defaultSeed is the seed when --random-seed is not given: a fixed one, so that two runs send
-// the same prompts (AIPerf draws a random seed instead; docs/metrics.md lists the deviation).
-const defaultSeed = 42
+// fill sets the fields of a load spec these flags give, so that a flag and the shadow config
+// field of the same meaning share the spec's default and check. Unlike the config's, a zero
+// --random-seed is a seed; the default seed is a fixed one, so that two runs send the same
+// prompts (AIPerf draws a random seed instead; docs/metrics.md lists the deviation).
+func (c *clientFlags) fill(s *workload.Spec) {
+	stream := c.streaming
+	s.URL, s.Model, s.EndpointType, s.Extra, s.Streaming, s.Seed = c.url, c.model, c.endpointType, c.extra, &stream, c.seed
+}
 
 // resolved is the validated common configuration.
 type resolved struct {
@@ -114,19 +119,13 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	var r resolved
 	var errs []error
 	r.seed = c.seed
-	var extras []workload.Extra
-	for _, e := range c.extra {
-		ex, err := workload.ParseExtra(e)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		extras = append(extras, ex...)
-	}
-	r.spec = workload.BodySpec{Endpoint: c.endpointType, Model: c.model, Stream: c.streaming,
-		LegacyMaxTokens: c.legacyMaxTokens, Extra: extras}
-	if err := r.spec.Validate(); err != nil {
+	var load workload.Spec
+	c.fill(&load)
+	var err error
+	if r.spec, err = load.Body(); err != nil {
 		errs = append(errs, err)
 	}
+	r.spec.LegacyMaxTokens = c.legacyMaxTokens
 	r.path = c.endpoint
 	if r.path == "" {
 		r.path = workload.DefaultPath(c.endpointType)
@@ -134,7 +133,7 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	if !strings.HasPrefix(r.path, "/") {
 		r.path = "/" + r.path
 	}
-	if !strings.HasPrefix(c.url, "http://") && !strings.HasPrefix(c.url, "https://") {
+	if !workload.HTTPURL(c.url) {
 		errs = append(errs, fmt.Errorf("--url %q: want http:// or https://", c.url))
 	}
 	c.url = strings.TrimRight(c.url, "/")
@@ -155,7 +154,6 @@ func (c *clientFlags) resolve() (resolved, []error) {
 			r.headers.Set("Authorization", "Bearer "+c.apiKey)
 		}
 	}
-	var err error
 	if r.tokens, err = tokens.Load(c.tokenizer); err != nil {
 		errs = append(errs, fmt.Errorf("--tokenizer: %w", err))
 	}
@@ -209,16 +207,18 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
 	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
 	warmup := fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
-	isl := fs.Float64("isl", 550, "mean input tokens")
-	fs.Float64Var(isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
-	islSD := fs.Float64("isl-stddev", 0, "standard deviation of input tokens")
-	fs.Float64Var(islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
-	osl := fs.Float64("osl", 0, "mean output tokens, sent as the output limit (0 = none)")
-	fs.Float64Var(osl, "output-tokens-mean", 0, "alias of --osl")
-	oslSD := fs.Float64("osl-stddev", 0, "standard deviation of output tokens")
-	fs.Float64Var(oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
+	var load workload.Spec // what bench shares with the shadow config: the flags fill it
+	fs.Float64Var(&load.ISL, "isl", workload.DefaultISL, "mean input tokens")
+	fs.Float64Var(&load.ISL, "synthetic-input-tokens-mean", workload.DefaultISL, "alias of --isl")
+	fs.Float64Var(&load.ISLStddev, "isl-stddev", 0, "standard deviation of input tokens")
+	fs.Float64Var(&load.ISLStddev, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
+	fs.Float64Var(&load.OSL, "osl", 0, "mean output tokens, sent as the output limit (0 = none)")
+	fs.Float64Var(&load.OSL, "output-tokens-mean", 0, "alias of --osl")
+	fs.Float64Var(&load.OSLStddev, "osl-stddev", 0, "standard deviation of output tokens")
+	fs.Float64Var(&load.OSLStddev, "output-tokens-stddev", 0, "alias of --osl-stddev")
 	seqDist := fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
-	entries := fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
+	entries := &load.Entries
+	fs.IntVar(entries, "num-dataset-entries", workload.DefaultEntries, "distinct prompts, built before the run and reused in turn")
 	spin := fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
 	if err := fs.Parse(args); err != nil {
 		return res, 2, err
@@ -248,14 +248,17 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
 	}
-	var lengths workload.Lengths = workload.Pair{ISL: workload.Normal{Mean: *isl, Stddev: *islSD}, OSL: workload.Normal{Mean: *osl, Stddev: *oslSD}}
+	cf.fill(&load)
+	load.Arrival, load.Rate, load.Smoothness = arr.Pattern, arr.Rate, arr.Smoothness
+	pair, err := load.Lengths()
+	var lengths workload.Lengths = pair
 	if *seqDist != "" {
 		m, err := workload.ParseMix(*seqDist)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		lengths = m
-	} else if err := errors.Join(workload.Normal{Mean: *isl, Stddev: *islSD}.Validate(), workload.Normal{Mean: *osl, Stddev: *oslSD}.Validate()); err != nil {
+	} else if err != nil {
 		errs = append(errs, fmt.Errorf("--isl/--osl: %w", err))
 	}
 	rate := arr.Rate != 0
@@ -266,7 +269,7 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
-		if err := arr.Validate(); err != nil {
+		if err := load.Arrivals().Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}
