@@ -68,13 +68,13 @@ func BatchMean(xs []float64) (mean, se float64, df int) {
 // many or few batches, overlapping batches, Bartlett kernels — are consistent only when the
 // series is long against its memory (Flegal & Jones, Ann. Statist. 38, 2010; Andrews,
 // Econometrica 59, 1991): at 800 pairs and a memory of 200 each of them was measured to see
-// about half of the true standard error. The allowance states the drift an interval must
-// cover instead: each side's own level, on the log scale, an AR(1) of stationary standard
-// deviation SD whose correlation falls by a factor e every Memory pairs, the two sides'
-// drifts independent. Its variance (Variance) is added to the variance of independent pairs —
-// a component of uncertainty stated rather than estimated, as the GUM's Type B (JCGM
-// 100:2008, §4.3) — and the batch means' variance is used instead when larger (a drift of
-// shorter memory, which they see). The zero Drift allows none.
+// 0.4 to 0.65 of the true standard error (the canary's calibration, ITL at CV 0.3). The
+// allowance states the drift an interval must cover instead: each side's own level, on the
+// log scale, an AR(1) of stationary standard deviation SD whose correlation falls by a factor
+// e every Memory pairs, the two sides' drifts independent. Its variance (Variance) is added to
+// the variance of independent pairs — a component of uncertainty stated rather than
+// estimated, as the GUM's Type B (JCGM 100:2008, §4.3) — and the batch means' variance is used
+// instead when larger (a drift of shorter memory, which they see). The zero Drift allows none.
 type Drift struct {
 	// SD is the standard deviation of each side's own drift on the log scale (0.02: 2 %).
 	SD float64
