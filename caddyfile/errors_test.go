@@ -107,6 +107,8 @@ var errorCases = []errorCase{
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\ttail_margin x\n\t\t\t}\n\t\t}"), `verdict tail_margin: "x" is not a fraction`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\terror_margin -1\n\t\t\t}\n\t\t}"), `verdict error_margin: "-1" is not a fraction`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tmargin_ms -2\n\t\t\t}\n\t\t}"), `verdict margin_ms: "-2" is not a non-negative number`, 5},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tdrift 2\n\t\t\t}\n\t\t}"), `verdict drift: "2" is not a fraction`, 5},
+	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tdrift_memory 0\n\t\t\t}\n\t\t}"), `verdict drift_memory: "0" is not a number of pairs from 1 to 102400`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tfirst_look 0\n\t\t\t}\n\t\t}"), `verdict first_look: "0" is not a number of pairs from 1 to 1048576`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tlooks 13\n\t\t\t}\n\t\t}"), `verdict looks: "13" is not a number of looks from 1 to 12`, 5},
 	{inDirective("\t\tmirror http://a:1 {\n\t\t\tverdict {\n\t\t\t\tslo\n\t\t\t}\n\t\t}"), `verdict slo needs at least one metric:value pair, such as time_to_first_token:500`, 5},

@@ -271,6 +271,8 @@ func parseMirror(d *caddyfile.Dispenser) (*llmtap.MirrorConfig, error) {
 //	    tail_margin  <fraction>   # slow shares above the pooled p99 (1: twice as many)
 //	    margin_ms    <ms>|off     # constant offset forgiven on TTFT and request latency
 //	    error_margin <fraction>   # error rates' difference
+//	    drift        <fraction>|off  # own drift of each upstream's speed allowed for (SD, log scale)
+//	    drift_memory <pairs>      # that drift's memory
 //	    first_look   <pairs>
 //	    looks        <n>
 //	    slo          <metric:value>...  # objectives judging both sides (default: the handler's slo)
@@ -281,7 +283,7 @@ func mirrorVerdict(d *caddyfile.Dispenser, c *llmtap.MirrorConfig) error {
 	}
 	v := &mirror.VerdictOptions{}
 	c.Verdict = v
-	return options(d, "verdict", false, "alpha, margin, tail_margin, margin_ms, error_margin, first_look, looks or slo", func(o *option) (err error) {
+	return options(d, "verdict", false, "alpha, margin, tail_margin, margin_ms, error_margin, drift, drift_memory, first_look, looks or slo", func(o *option) (err error) {
 		switch o.word {
 		case "alpha":
 			v.Alpha, err = one(o, fraction(true))
@@ -298,6 +300,14 @@ func mirrorVerdict(d *caddyfile.Dispenser, c *llmtap.MirrorConfig) error {
 			} else {
 				v.MarginMs, err = one(o, nonNegative)
 			}
+		case "drift":
+			if o.accept("off") {
+				v.Drift, err = -1, o.end()
+			} else {
+				v.Drift, err = one(o, fraction(true))
+			}
+		case "drift_memory":
+			v.DriftMemory, err = one(o, integer(1, mirror.MaxVerdictPairs, "pairs"))
 		case "first_look":
 			v.FirstLook, err = one(o, integer(1, 1<<20, "pairs"))
 		case "looks":

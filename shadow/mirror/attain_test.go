@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -113,5 +114,31 @@ func TestVerdictOwnSLO(t *testing.T) {
 	}
 	if ps := p.Pairs(); ps[0].SLO != "verdict" {
 		t.Errorf("pair judged by %q, want the verdict's objectives", ps[0].SLO)
+	}
+}
+
+// TestVerdictDriftOptions: the drift allowance's bounds, and "off" (negative) allows none.
+func TestVerdictDriftOptions(t *testing.T) {
+	for _, tc := range []struct {
+		o    VerdictOptions
+		want string
+	}{
+		{VerdictOptions{Drift: 1}, "drift 1: must be below 1"},
+		{VerdictOptions{Drift: math.NaN()}, "drift NaN"},
+		{VerdictOptions{DriftMemory: -1}, "drift_memory -1"},
+		{VerdictOptions{DriftMemory: MaxVerdictPairs + 1}, "drift_memory 102401"},
+	} {
+		if err := tc.o.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want it to say %q", tc.o, err, tc.want)
+		}
+	}
+	if err := (VerdictOptions{Drift: -1, DriftMemory: 50}).Validate(); err != nil {
+		t.Errorf("drift off: %v", err)
+	}
+	if d := (VerdictOptions{}).withDefaults().speedDrift(); d.SD != DefaultVerdictDrift || d.Memory != DefaultVerdictDriftMemory {
+		t.Errorf("default allowance %+v", d)
+	}
+	if d := (VerdictOptions{Drift: -1}).withDefaults().speedDrift(); d.SD != 0 {
+		t.Errorf("drift off: allowance %+v, want none", d)
 	}
 }

@@ -36,6 +36,11 @@ const (
 	DefaultVerdictErrorMargin = 0.025
 	DefaultVerdictFirstLook   = 200
 	DefaultVerdictLooks       = 7
+	// DefaultVerdictDrift and DefaultVerdictDriftMemory are the allowance for each upstream's
+	// own drift of speed (VerdictOptions.Drift): SD 2 % on the log scale with a memory of 200
+	// pairs, the own drift of the calibration's traffic (docs/canary.md).
+	DefaultVerdictDrift       = 0.02
+	DefaultVerdictDriftMemory = 200
 )
 
 // VerdictOptions are the equivalence margins and the look schedule of a canary verdict.
@@ -57,7 +62,7 @@ const (
 // a gating metric's truth is past its margin at most Alpha too (union bounds over looks and
 // comparisons, and an intersection–union test over the gates, whatever the dependence between
 // them), provided each interval holds its level. The upper ends of the speed ratios allow for
-// each upstream's own drift (SpeedDrift) besides what the batch means see, so that they hold
+// each upstream's own drift (Drift) besides what the batch means see, so that they hold
 // their level under the drift the calibration simulates; docs/canary.md's calibration
 // measures what they achieve.
 type VerdictOptions struct {
@@ -87,6 +92,20 @@ type VerdictOptions struct {
 	// Looks is the number of looks; after the last the verdict no longer changes. Default 7
 	// (200 … 12,800 pairs).
 	Looks int `json:"looks,omitempty"`
+	// Drift is the standard deviation, on the log scale, of the slow drift of each upstream's
+	// own speed that the upper ends of the TTFT, ITL and request-latency ratios allow for
+	// beyond what their batch means see (0.02: 2 %), and DriftMemory that drift's memory in
+	// pairs (an AR(1) whose correlation falls by 1/e over it). Over the first few thousand
+	// pairs such a drift is mostly an offset the pairs cannot show: without the allowance a
+	// mirror at the margin in ITL went through in 149 of 1,000 runs at CV 0.3. It widens the
+	// upper ends only, the ones whose error lets a change through; the lower ends keep the
+	// batch means, so a 20 % regression is still caught by 800 pairs at CV 0.3 (a mirror
+	// exactly at the margin is called worse in up to 17 % of runs there). The false-pass bound
+	// holds for upstreams whose own drift is within the allowance; set a larger one for
+	// upstreams whose speed wanders more, at the cost of passing later. Default 0.02 and 200;
+	// a negative Drift allows none.
+	Drift       float64 `json:"drift,omitempty"`
+	DriftMemory int     `json:"drift_memory,omitempty"`
 	// SLO, when set, names the objectives both records of every pair are judged by, in
 	// AIPerf's --goodput syntax ("time_to_first_token:500 request_latency:2000", one SLO over
 	// every request), for the verdict's SLO attainment comparison. Default: the handler's slo
@@ -116,7 +135,21 @@ func (o VerdictOptions) withDefaults() VerdictOptions {
 	if o.Looks <= 0 {
 		o.Looks = DefaultVerdictLooks
 	}
+	if o.Drift == 0 {
+		o.Drift = DefaultVerdictDrift
+	}
+	if o.DriftMemory <= 0 {
+		o.DriftMemory = DefaultVerdictDriftMemory
+	}
 	return o
+}
+
+// speedDrift is the allowance of the options (with their defaults) for the speed ratios.
+func (o VerdictOptions) speedDrift() compare.Drift {
+	if o.Drift < 0 {
+		return compare.Drift{}
+	}
+	return compare.Drift{SD: o.Drift, Memory: float64(o.DriftMemory)}
 }
 
 // GateShare is the share of the false-worse budget spent on the gates' lower ends (TTFT, ITL,
@@ -147,6 +180,12 @@ func (o VerdictOptions) Validate() error {
 	}
 	if math.IsNaN(o.MarginMs) || math.IsInf(o.MarginMs, 0) {
 		errs = append(errs, fmt.Errorf("margin_ms %v: must be a number", o.MarginMs))
+	}
+	if !(o.Drift < 1) || math.IsInf(o.Drift, -1) {
+		errs = append(errs, fmt.Errorf("drift %v: must be below 1 (0 means the default, negative none)", o.Drift))
+	}
+	if o.DriftMemory < 0 || o.DriftMemory > MaxVerdictPairs {
+		errs = append(errs, fmt.Errorf("drift_memory %d: must be from 1 to %d pairs (0 means the default)", o.DriftMemory, MaxVerdictPairs))
 	}
 	if _, err := stats.ParseSLOs(o.SLO); err != nil {
 		errs = append(errs, fmt.Errorf("slo: %w", err))
@@ -213,7 +252,7 @@ var verdictMetrics = []struct {
 	tail   bool // a "p99" tail alarm too
 	offset bool // MarginMs applies
 	alarm  bool // the typical ratio is an alarm, not a gate
-	speed  bool // a measure of the upstream's speed: SpeedDrift applies
+	speed  bool // a measure of the upstream's speed: VerdictOptions.Drift applies
 	get    func(Side) *float64
 }{
 	{"ttft_ms", true, true, false, true, func(s Side) *float64 { return s.TTFTMs }},
@@ -224,21 +263,6 @@ var verdictMetrics = []struct {
 	{"request_latency_ms", true, true, true, true, func(s Side) *float64 { return s.LatencyMs }},
 	{"output_tokens", false, false, true, false, func(s Side) *float64 { return s.OutputTokens }},
 }
-
-// SpeedDrift is the drift of each upstream's own speed that the upper ends of the typical
-// ratios of TTFT, ITL and request latency allow for beyond what their batch means see
-// (compare.Drift): SD 2 % on the log scale with a memory of 200 pairs, the own drift of the
-// calibration's traffic (docs/canary.md). Over the first few thousand pairs such a drift is
-// mostly an offset that the pairs cannot show: batch means see half of the true standard
-// error of ITL's ratio at 800 pairs at CV 0.3, and with them alone a mirror at the margin in
-// ITL went through in 149 of 1,000 runs at CV 0.3. It widens the upper ends only, the ones
-// whose error lets a change through; the lower ends keep the batch means, so that a 20 %
-// regression is still caught by 800 pairs at CV 0.3 (with the allowance on the lower ends
-// too, in 179 of 200 runs: under the 90 % target). Identical upstreams were never called
-// worse (0 of 1,400 runs); a mirror exactly at the margin is, in up to 17 % of runs at
-// CV 0.3. An own drift stronger or longer than this is outside what the false-pass bound
-// covers (the calibration's rows with more own drift show what the verdict does there).
-var SpeedDrift = compare.Drift{SD: 0.02, Memory: 200}
 
 // Judge takes the verdict over one model's pairs (oldest first) at the last look their count
 // has reached; pairs past the last look are not used.
@@ -301,7 +325,7 @@ func Judge(pairs []Pair, o VerdictOptions) Verdict {
 		}
 		var drift compare.Drift
 		if vm.speed {
-			drift = SpeedDrift
+			drift = o.speedDrift()
 		}
 		r := compare.PairedRatio(vm.metric+" p50", live, mirror, ends, o.Margin, drift)
 		r.Alarm = vm.alarm

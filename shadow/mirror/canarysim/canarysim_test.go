@@ -167,3 +167,41 @@ func TestCanaryTable(t *testing.T) {
 	}
 	t.Log(b.String())
 }
+
+// TestCanaryDriftOption: upstreams whose own speed wanders twice as much as the default
+// allowance (SD 4 %) let a mirror at the margin in ITL through more often than the floor with
+// the defaults; a verdict told of that drift (drift 0.04) holds the floor again, and still
+// lets identical upstreams through, later (by 3,200 pairs). 400 runs each.
+func TestCanaryDriftOption(t *testing.T) {
+	t.Parallel()
+	const runs = 400
+	wandering := Traffic{CV: 0.3, Drift: 0.10, OwnDrift: 0.04}
+	told := mirror.VerdictOptions{Drift: 0.04}
+	for _, tc := range []struct {
+		name     string
+		e        Effect
+		o        mirror.VerdictOptions
+		maxPairs int
+		atMost   bool
+		p        float64
+	}{
+		{"ITL at the margin, default allowance: passes above the floor", itl(1 + mirror.DefaultVerdictMargin), mirror.VerdictOptions{}, 1600, false, 0.05},
+		{"ITL at the margin, drift 0.04: at most the floor", itl(1 + mirror.DefaultVerdictMargin), told, 1600, true, 0.05},
+		{"A/A, drift 0.04: passes by 3,200", None, told, 3200, false, 0.95},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := fnv.New64a()
+			h.Write([]byte(tc.name))
+			k := Simulate(h.Sum64(), runs, wandering, tc.e, tc.o, tc.maxPairs).Ever(0, pass...)
+			lo, hi := lower(k, runs), upper(k, runs)
+			t.Logf("ever passed: %d of %d (95 %% bounds %.3f, %.3f)", k, runs, lo, hi)
+			if tc.atMost && hi > tc.p {
+				t.Errorf("%d of %d passed, upper bound %.3f above %.2f", k, runs, hi, tc.p)
+			}
+			if !tc.atMost && lo < tc.p {
+				t.Errorf("%d of %d passed, lower bound %.3f below %.2f", k, runs, lo, tc.p)
+			}
+		})
+	}
+}
