@@ -1,4 +1,4 @@
-package commands
+package top
 
 import (
 	"cmp"
@@ -14,17 +14,17 @@ import (
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// topTenantRows is how many tenants the tenant part of a frame lists, most requests first.
-const topTenantRows = 10
+// tenantRows is how many tenants the tenant part of a frame lists, most requests first.
+const tenantRows = 10
 
-// tenantsPart returns the frame's tenant part: the usage rows of GET /llmtap/summary (Caddy's
+// Tenants returns the frame's tenant part: the usage rows of GET /llmtap/summary (Caddy's
 // admin listener serves it; a bench's API and an llmtap_api site do not), summed per tenant
 // over the models and classes the view shows, since the server started. It is "" when the
 // address has no summary or no request had a tenant.
-func (v *topView) tenantsPart(ctx context.Context) string {
+func (v *View) Tenants(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.base+"/llmtap/summary", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.o.Base+"/llmtap/summary", nil)
 	if err != nil {
 		return ""
 	}
@@ -44,15 +44,15 @@ func (v *topView) tenantsPart(ctx context.Context) string {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&doc); err != nil {
 		return ""
 	}
-	return v.tenantTable(doc.Summary.Usage)
+	return v.TenantTable(doc.Summary.Usage)
 }
 
-// tenantTable sums usage rows per tenant (within the view's class and model filters) and
+// TenantTable sums usage rows per tenant (within the view's class and model filters) and
 // renders the busiest.
-func (v *topView) tenantTable(rows []stats.Usage) string {
+func (v *View) TenantTable(rows []stats.Usage) string {
 	by := map[string]*stats.Usage{}
 	for _, u := range rows {
-		if u.Tenant == "" || v.cfg.class != "" && u.Class != v.cfg.class || v.cfg.model != "" && u.Model != v.cfg.model {
+		if u.Tenant == "" || v.o.Class != "" && u.Class != v.o.Class || v.o.Model != "" && u.Model != v.o.Model {
 			continue
 		}
 		t := by[u.Tenant]
@@ -74,9 +74,9 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 	})
 	var b strings.Builder
 	noGPU := false
-	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), topTenantRows), len(list))
+	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), tenantRows), len(list))
 	fmt.Fprintf(&b, "%-24s %9s %7s %11s %11s %9s %9s %9s %9s %9s\n", "tenant", "requests", "errors", "in tokens", "out tokens", "cached", "reasoning", "GPU-s", "cost", "list cost")
-	for _, u := range list[:min(len(list), topTenantRows)] {
+	for _, u := range list[:min(len(list), tenantRows)] {
 		name := u.Tenant
 		if len(name) > 24 {
 			name = name[:23] + "…"

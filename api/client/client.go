@@ -1,0 +1,29 @@
+// Package client reads a running llmtap's API as its commands do: a Connect client in one of
+// the wire protocols (New), and the mirror's canary verdicts, read from the JSON route or the
+// Connect API and polled until every model has one (Mirror, WaitVerdicts). It neither prints
+// nor listens.
+package client
+
+import (
+	"fmt"
+	"net/http"
+
+	"connectrpc.com/connect"
+)
+
+// New returns the HTTP client and Connect options of a wire protocol: connect (HTTP/1.1),
+// grpc (HTTP/2 cleartext) or grpcweb. The client ignores proxy settings of the environment.
+func New(protocol string) (*http.Client, []connect.ClientOption, error) {
+	switch protocol {
+	case "connect":
+		return &http.Client{Transport: &http.Transport{Proxy: nil}}, nil, nil
+	case "grpcweb":
+		return &http.Client{Transport: &http.Transport{Proxy: nil}}, []connect.ClientOption{connect.WithGRPCWeb()}, nil
+	case "grpc":
+		tr := &http.Transport{Proxy: nil, Protocols: new(http.Protocols)}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		tr.Protocols.SetHTTP2(true)
+		return &http.Client{Transport: tr}, []connect.ClientOption{connect.WithGRPC()}, nil
+	}
+	return nil, nil, fmt.Errorf("protocol %q: want connect, grpc or grpcweb", protocol)
+}
