@@ -1,12 +1,15 @@
 // Package client reads a running llmtap's API as its commands do: a Connect client in one of
 // the wire protocols (New), and the mirror's canary verdicts, read from the JSON route or the
-// Connect API and polled until every model has one (Mirror, WaitVerdicts). It neither prints
-// nor listens.
+// Connect API and polled until every model has one (Mirror, WaitVerdicts), and the JSON
+// routes' documents (Get). It neither prints nor listens.
 package client
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 
 	"connectrpc.com/connect"
 )
@@ -26,4 +29,23 @@ func New(protocol string) (*http.Client, []connect.ClientOption, error) {
 		return &http.Client{Transport: tr}, []connect.ClientOption{connect.WithGRPC()}, nil
 	}
 	return nil, nil, fmt.Errorf("protocol %q: want connect, grpc or grpcweb", protocol)
+}
+
+// Get reads url with c and returns its body (at most 64 MiB); a status other than 200 is an
+// error that quotes the start of the body.
+func Get(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -27,20 +25,10 @@ type Mirror struct {
 // MirrorJSON reads GET /llmtap/mirror from url.
 func MirrorJSON(ctx context.Context, c *http.Client, url string) (Mirror, error) {
 	var doc Mirror
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return doc, err
+	b, err := Get(ctx, c, url)
+	if err == nil {
+		err = json.Unmarshal(b, &doc)
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return doc, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return doc, fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
-	}
-	err = json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&doc)
 	return doc, err
 }
 

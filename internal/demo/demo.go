@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -23,8 +22,10 @@ import (
 	// The demo's Caddyfile needs the adapter, reverse_proxy and the llmtap directive even when
 	// this package is used outside cmd/llmtap (the command's tests).
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
+
 	_ "github.com/llmtap/llmtap/caddyfile"
 
+	"github.com/llmtap/llmtap/api/client"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -205,18 +206,5 @@ func WriteResults(out string, summaryJSON []byte, export loadtest.Export) ([]str
 // SummaryJSON reads GET /llmtap/summary from the admin API at adminAddr, as a user would; a
 // status other than 200 is an error.
 func SummaryJSON(adminAddr string) ([]byte, error) {
-	url := "http://" + adminAddr + "/llmtap/summary"
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, b)
-	}
-	return b, nil
+	return client.Get(context.Background(), http.DefaultClient, "http://"+adminAddr+"/llmtap/summary")
 }

@@ -5,12 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/api/client"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -24,24 +24,13 @@ const tenantRows = 10
 func (v *View) Tenants(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.o.Base+"/llmtap/summary", nil)
-	if err != nil {
-		return ""
-	}
-	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ""
-	}
 	var doc struct {
 		Summary struct {
 			Usage []stats.Usage `json:"usage"`
 		} `json:"summary"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&doc); err != nil {
+	b, err := client.Get(ctx, &http.Client{Transport: &http.Transport{Proxy: nil}}, v.o.Base+"/llmtap/summary")
+	if err != nil || json.Unmarshal(b, &doc) != nil {
 		return ""
 	}
 	return v.TenantTable(doc.Summary.Usage)
