@@ -31,6 +31,15 @@ func New(protocol string) (*http.Client, []connect.ClientOption, error) {
 	return nil, nil, fmt.Errorf("protocol %q: want connect, grpc or grpcweb", protocol)
 }
 
+// Base is the base URL of an API address: host:port or a URL, without a trailing slash.
+func Base(addr string) string {
+	base := strings.TrimRight(addr, "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	return base
+}
+
 // Get reads url with c and returns its body (at most 64 MiB); a status other than 200 is an
 // error that quotes the start of the body.
 func Get(ctx context.Context, c *http.Client, url string) ([]byte, error) {

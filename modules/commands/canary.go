@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/llmtap/llmtap/api/client"
@@ -61,11 +60,7 @@ func canaryMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []
 	if *interval <= 0 || *timeout <= 0 {
 		return 2, errors.New("--interval and --timeout must be positive")
 	}
-	base := *admin
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	base = strings.TrimRight(base, "/")
+	base := client.Base(*admin)
 	fetch := func(ctx context.Context) (client.Mirror, error) {
 		return client.MirrorJSON(ctx, &http.Client{Timeout: 30 * time.Second}, base+"/llmtap/mirror")
 	}

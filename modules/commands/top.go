@@ -66,10 +66,7 @@ func topMain(ctx context.Context, stdout io.Writer, fs *flag.FlagSet, args []str
 		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	var errs []error
-	o.Base = strings.TrimRight(*admin, "/")
-	if !strings.Contains(o.Base, "://") {
-		o.Base = "http://" + o.Base
-	}
+	o.Base = client.Base(*admin)
 	if !strings.HasPrefix(o.Base, "http://") && !strings.HasPrefix(o.Base, "https://") {
 		errs = append(errs, fmt.Errorf("--admin %q: want host:port or an http:// or https:// URL", *admin))
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/api/client"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -24,11 +25,7 @@ const tenantRows = 10
 func (v *View) Tenants(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var doc struct {
-		Summary struct {
-			Usage []stats.Usage `json:"usage"`
-		} `json:"summary"`
-	}
+	var doc api.SummaryDoc
 	b, err := client.Get(ctx, &http.Client{Transport: &http.Transport{Proxy: nil}}, v.o.Base+"/llmtap/summary")
 	if err != nil || json.Unmarshal(b, &doc) != nil {
 		return ""

@@ -277,51 +277,27 @@ func errorsOf(s *llmtapv1.Series) string {
 // gpu writes the readings a GPU reported.
 func gpu(g *llmtapv1.GPU) string {
 	var b strings.Builder
-	if g.UtilizationPercent != nil {
-		fmt.Fprintf(&b, "  util %.0f%%", g.GetUtilizationPercent())
-	}
-	if g.MemoryUtilizationPercent != nil {
-		fmt.Fprintf(&b, "  mem busy %.0f%%", g.GetMemoryUtilizationPercent())
-	}
-	if g.PowerWatts != nil {
-		fmt.Fprintf(&b, "  power %.0f W", g.GetPowerWatts())
-	}
-	if g.EnergyJoules != nil {
-		fmt.Fprintf(&b, "  energy %.0f J", g.GetEnergyJoules())
-	}
+	put(&b, "  util %.0f%%", g.UtilizationPercent, 1)
+	put(&b, "  mem busy %.0f%%", g.MemoryUtilizationPercent, 1)
+	put(&b, "  power %.0f W", g.PowerWatts, 1)
+	put(&b, "  energy %.0f J", g.EnergyJoules, 1)
 	if g.MemoryUsedBytes != nil && g.MemoryTotalBytes != nil {
 		fmt.Fprintf(&b, "  mem %.1f/%.1f GiB", float64(g.GetMemoryUsedBytes())/(1<<30), float64(g.GetMemoryTotalBytes())/(1<<30))
 	}
-	if g.TemperatureCelsius != nil {
-		fmt.Fprintf(&b, "  %.0f°C", g.GetTemperatureCelsius())
-	}
-	if g.SmClockMhz != nil {
-		fmt.Fprintf(&b, "  SM %.0f MHz", g.GetSmClockMhz())
-	}
+	put(&b, "  %.0f°C", g.TemperatureCelsius, 1)
+	put(&b, "  SM %.0f MHz", g.SmClockMhz, 1)
 	return b.String()
 }
 
 // server writes the figures an inference server reported.
 func server(s *llmtapv1.ServerModel) string {
 	var b strings.Builder
-	if s.KvCacheUsage != nil {
-		fmt.Fprintf(&b, "  kv cache %.0f%%", 100*s.GetKvCacheUsage())
-	}
-	if s.Running != nil {
-		fmt.Fprintf(&b, "  running %.0f", s.GetRunning())
-	}
-	if s.Waiting != nil {
-		fmt.Fprintf(&b, "  waiting %.0f", s.GetWaiting())
-	}
-	if s.GenerationTokensPerSecond != nil {
-		fmt.Fprintf(&b, "  gen %.1f tok/s", s.GetGenerationTokensPerSecond())
-	}
-	if s.PromptTokensPerSecond != nil {
-		fmt.Fprintf(&b, "  prompt %.1f tok/s", s.GetPromptTokensPerSecond())
-	}
-	if s.PrefixCacheHitRate != nil {
-		fmt.Fprintf(&b, "  prefix hits %.0f%%", 100*s.GetPrefixCacheHitRate())
-	}
+	put(&b, "  kv cache %.0f%%", s.KvCacheUsage, 100)
+	put(&b, "  running %.0f", s.Running, 1)
+	put(&b, "  waiting %.0f", s.Waiting, 1)
+	put(&b, "  gen %.1f tok/s", s.GenerationTokensPerSecond, 1)
+	put(&b, "  prompt %.1f tok/s", s.PromptTokensPerSecond, 1)
+	put(&b, "  prefix hits %.0f%%", s.PrefixCacheHitRate, 100)
 	if q := s.GetTtftMs(); q.GetCount() > 0 {
 		fmt.Fprintf(&b, "  server TTFT p50 %s", ms(q, false))
 	}
@@ -329,4 +305,11 @@ func server(s *llmtapv1.ServerModel) string {
 		fmt.Fprintf(&b, "  server ITL p50 %s", ms(q, false))
 	}
 	return b.String()
+}
+
+// put writes a figure the server reported, times scale, in format; nothing when it has none.
+func put(b *strings.Builder, format string, v *float64, scale float64) {
+	if v != nil {
+		fmt.Fprintf(b, format, scale*(*v))
+	}
 }
