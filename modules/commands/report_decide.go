@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -60,11 +59,9 @@ func (f *decideFlags) writeDecisions(w io.Writer, d report.Decisions) error {
 	if f.json == "" {
 		return nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(f.json, b.Bytes(), 0o644)
+	return os.WriteFile(f.json, append(b, '\n'), 0o644) // as json.Encoder ends it
 }

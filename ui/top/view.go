@@ -6,6 +6,7 @@
 package top
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -164,10 +165,7 @@ func (v *View) Frame(w *llmtapv1.TimelineWindow, width int) string {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b Key) int {
-		if c := strings.Compare(a.Model, b.Model); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Class, b.Class)
+		return cmp.Or(strings.Compare(a.Model, b.Model), strings.Compare(a.Class, b.Class))
 	})
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "MODEL\tCLASS\tREQ/S\tTTFT p50\tTTFT p99\tITL p50\tITL p99\tOUT TOK/S\tERRORS\tIN FLIGHT\t\n")
