@@ -2,9 +2,13 @@ package report
 
 import (
 	"cmp"
+	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
@@ -183,4 +187,64 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// WriteText writes the decisions for a console: each canary verdict with its comparisons, and
+// the SLO attainment per run, class, model and tenant with its burn rate.
+func (d Decisions) WriteText(w io.Writer) {
+	for _, c := range d.Canary {
+		fmt.Fprintf(w, "canary verdict, %s: ", c.Run)
+		WriteVerdicts(w, []mirror.ModelVerdict{c.ModelVerdict}, mirror.Counters{})
+		fmt.Fprintf(w, "  %d of %d live requests have a mirror record\n", c.Paired, c.Live)
+	}
+	if len(d.SLO) == 0 {
+		return
+	}
+	var objs []string
+	for _, s := range d.SLOs {
+		objs = append(objs, s.String())
+	}
+	fmt.Fprintf(w, "SLO attainment (%s; target %g):\n", strings.Join(objs, ", "), d.SLOTarget)
+	for _, r := range d.SLO {
+		fmt.Fprintf(w, "  %s %s %s tenant %q: %d of %d good (%.2f%%, burn rate %.2f)", r.Run, r.Class, r.Model, r.Tenant, r.Good, r.Requests, 100*r.Attainment[AttainAll], r.BurnRate)
+		for _, s := range d.SLOs {
+			fmt.Fprintf(w, "; %s %.2f%%", s.Metric, 100*r.Attainment[s.Metric])
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// WriteVerdicts writes one line per model's canary verdict and the comparisons that decided
+// it, then, when the counters sampled live requests, the share the mirror skipped and why.
+func WriteVerdicts(w io.Writer, vs []mirror.ModelVerdict, c mirror.Counters) {
+	if len(vs) == 0 {
+		fmt.Fprintln(w, "no pairs yet: is mirroring configured and are live requests coming in?")
+	}
+	for _, v := range vs {
+		fmt.Fprintf(w, "%s: %s\n", v.Model, v.Verdict)
+		for _, m := range v.Comparisons {
+			if m.Count == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %-24s live %10.3f  mirror %10.3f  estimate %7.3f  [%.3f, %.3f]  margin %.3g  %s", m.Name, m.Base, m.Other, m.Estimate, m.Low, m.High, m.Margin, m.Outcome)
+			if m.Outcome == mirror.VerdictNotEnough && m.Needed > 0 {
+				fmt.Fprintf(w, " (about %d pairs needed)", m.Needed)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if share, ok := api.SkippedShare(c); ok {
+		var why []string
+		for r, n := range c.Skipped {
+			if n > 0 {
+				why = append(why, fmt.Sprintf("%s %d", r, n))
+			}
+		}
+		slices.Sort(why)
+		fmt.Fprintf(w, "mirrored %d of %d sampled live requests; %.2f%% skipped", c.Sent, c.Sampled, 100*share)
+		if len(why) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(why, ", "))
+		}
+		fmt.Fprintln(w)
+	}
 }

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -57,33 +55,13 @@ func (f *decideFlags) options() (report.DecideOptions, error) {
 
 // writeDecisions prints the report's decisions and writes them as JSON when asked to.
 func (f *decideFlags) writeDecisions(w io.Writer, d report.Decisions) error {
-	for _, c := range d.Canary {
-		fmt.Fprintf(w, "canary verdict, %s: ", c.Run)
-		printCanary(w, []mirror.ModelVerdict{c.ModelVerdict}, mirror.Counters{})
-		fmt.Fprintf(w, "  %d of %d live requests have a mirror record\n", c.Paired, c.Live)
-	}
-	if len(d.SLO) > 0 {
-		var objs []string
-		for _, s := range d.SLOs {
-			objs = append(objs, s.String())
-		}
-		fmt.Fprintf(w, "SLO attainment (%s; target %g):\n", strings.Join(objs, ", "), d.SLOTarget)
-		for _, r := range d.SLO {
-			fmt.Fprintf(w, "  %s %s %s tenant %q: %d of %d good (%.2f%%, burn rate %.2f)", r.Run, r.Class, r.Model, r.Tenant, r.Good, r.Requests, 100*r.Attainment[report.AttainAll], r.BurnRate)
-			for _, s := range d.SLOs {
-				fmt.Fprintf(w, "; %s %.2f%%", s.Metric, 100*r.Attainment[s.Metric])
-			}
-			fmt.Fprintln(w)
-		}
-	}
+	d.WriteText(w)
 	if f.json == "" {
 		return nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(f.json, b.Bytes(), 0o644)
+	return os.WriteFile(f.json, append(b, '\n'), 0o644) // as json.Encoder ends it
 }

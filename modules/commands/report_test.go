@@ -3,7 +3,6 @@ package commands
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"image/png"
 	"io"
 	"os"
@@ -12,11 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/report/fidelity"
-	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // TestReportCommand runs two real benchmarks against the mock, then `llmtap report` on the
@@ -199,40 +195,5 @@ func TestReportCompareCountsErrorsAsEachToolDoes(t *testing.T) {
 	if got := counts["llmtap-run"]; got != [2]int{valid, failed} {
 		t.Errorf("the bench: the report shows %d valid, %d errors; the bench's summary %d and %d (%d stream errors with content are valid there)",
 			got[0], got[1], valid, failed, streamErrs)
-	}
-}
-
-// TestCompareLabelsSides: `report --compare` of two benchmark runs names them first and
-// second, not "recorded" and "replayed" (issue 34); a replay is still judged as one.
-func TestCompareLabelsSides(t *testing.T) {
-	recs := func(class string) []*record.Record {
-		var out []*record.Record
-		base := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
-		for i := range 50 {
-			ttft, itl, lat := 20+float64(i%7), 5.0, 80.0
-			out = append(out, &record.Record{RequestID: fmt.Sprint(i), Class: class, Model: "m", Status: 200, Stream: true,
-				Start: base.Add(time.Duration(i) * 100 * time.Millisecond), TTFTMs: &ttft, ITLMs: &itl, RequestLatencyMs: &lat,
-				DurationMs: lat, OutputTokens: 12, InputTokens: 100})
-		}
-		return out
-	}
-	var f fidelityFlags
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	f.register(fs, false)
-	for _, c := range []struct {
-		class, want, not string
-	}{
-		{record.ClassBench, "comparison of run-b to run-a", "replayed"},
-		{record.ClassReplay, "fidelity of run-b (replayed) to run-a (recorded)", "first"},
-	} {
-		var b strings.Builder
-		a := fidelity.Side{Name: "run-a", Where: "client", Records: recs(record.ClassBench)}
-		other := fidelity.Side{Name: "run-b", Where: "client", Records: recs(c.class)}
-		if err := writeFidelity(&b, a, other, &f); err != nil {
-			t.Fatal(err)
-		}
-		if out := b.String(); !strings.Contains(out, c.want) || strings.Contains(out, c.not) {
-			t.Errorf("%s runs compared:\n%s\nwant %q and no %q", c.class, out, c.want, c.not)
-		}
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
+	"github.com/llmtap/llmtap/ui/top"
 )
 
 // surfacesCaddyfile is llmtap recording every request in front of the mock, with the admin
@@ -126,8 +127,8 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	streamCtx, cancelStream := context.WithTimeout(ctx, 60*time.Second)
 	defer cancelStream()
 	conn := llmtapv1connect.NewTapServiceClient(&http.Client{}, "http://"+admin)
-	view := &topView{cfg: topConfig{base: "http://" + admin, model: mdl, keep: 1000}, rows: map[[2]string]*topRow{}}
-	st, err := view.stream(streamCtx, conn)
+	view := top.New(top.Options{Base: "http://" + admin, Model: mdl, Keep: 1000})
+	st, err := view.Stream(streamCtx, conn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	if !st.Receive() { // the stream is open: every window from now on is seen
 		t.Fatalf("no first timeline window: %v", st.Err())
 	}
-	view.add(st.Msg().GetWindow())
+	view.Add(st.Msg().GetWindow())
 
 	r := runBenchFull(t, "--url", "http://"+site, "--model", mdl, "--concurrency", "8",
 		"--request-count", fmt.Sprint(surfaceRequests), "--isl", "40", "--osl", "8",
@@ -171,7 +172,7 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	// then has been sent final: the windows before it that were sent provisional have been sent
 	// again final by then (windows turn final in order), and top replaced them.
 	var last *llmtapv1.TimelineWindow
-	var row *topRow
+	var row *top.Row
 	for counted := int64(0); ; {
 		if !st.Receive() {
 			t.Fatalf("the timeline stream ended before top had every request: %v", st.Err())
@@ -180,23 +181,23 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 		if w.GetSource() != source {
 			t.Fatalf("top's windows come from %q, want %q", w.GetSource(), source)
 		}
-		if view.add(w) {
+		if view.Add(w) {
 			last = w
 		}
-		row = view.rows[[2]string{mdl, record.ClassLive}]
-		if row == nil || row.total.requests < surfaceRequests {
+		row = view.Row(top.Key{Model: mdl, Class: record.ClassLive})
+		if row == nil || row.Total.Requests < surfaceRequests {
 			continue
 		}
 		if counted == 0 {
-			counted = view.newest
+			counted = view.Newest()
 		}
 		if source == api.SourceStats || (w.GetFinal() && w.GetSeq() >= counted) {
 			break
 		}
 	}
-	topTotals := row.total
-	if source != api.SourceStats && len(row.provisional) > 0 {
-		t.Errorf("top still holds %d provisional windows after the newest turned final", len(row.provisional))
+	topTotals := row.Total
+	if source != api.SourceStats && row.Provisional() > 0 {
+		t.Errorf("top still holds %d provisional windows after the newest turned final", row.Provisional())
 	}
 
 	// The proxy's records, from its file (Caddy stops first: that flushes the recorder).
@@ -417,14 +418,14 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	// llmtap top's model: requests and errors of every status class; tokens as the Connect
 	// Timeline defines them (total_isl, and total_osl: all generated tokens, reasoning
 	// included, of the successful requests).
-	if topTotals.requests != surfaceRequests || topTotals.errors != int64(exp.failed()) {
-		t.Errorf("top: %d requests, %d errors over its windows; want %d and %d", topTotals.requests, topTotals.errors, surfaceRequests, exp.failed())
+	if topTotals.Requests != surfaceRequests || topTotals.Errors != int64(exp.failed()) {
+		t.Errorf("top: %d requests, %d errors over its windows; want %d and %d", topTotals.Requests, topTotals.Errors, surfaceRequests, exp.failed())
 	}
-	if math.Abs(topTotals.output-float64(exp.osl)) > 1e-6 || math.Abs(topTotals.input-float64(exp.isl)) > 1e-6 {
-		t.Errorf("top: %v output and %v input tokens over its windows; want %d and %d", topTotals.output, topTotals.input, exp.osl, exp.isl)
+	if math.Abs(topTotals.Output-float64(exp.osl)) > 1e-6 || math.Abs(topTotals.Input-float64(exp.isl)) > 1e-6 {
+		t.Errorf("top: %v output and %v input tokens over its windows; want %d and %d", topTotals.Output, topTotals.Input, exp.osl, exp.isl)
 	}
-	if row := topFields(view.frame(last, 0), mdl, record.ClassLive); row == nil {
-		t.Errorf("top's frame has no row for %s:\n%s", mdl, view.frame(last, 0))
+	if row := topFields(view.Frame(last, 0), mdl, record.ClassLive); row == nil {
+		t.Errorf("top's frame has no row for %s:\n%s", mdl, view.Frame(last, 0))
 	}
 
 	// llmtap report, over the proxy's records and over the bench's export.

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/llmtap/llmtap/api/client"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/ui/top"
 )
 
 // hostileModel is a model name a client chose (the proxy keeps it when the server answers
@@ -39,7 +41,7 @@ func controlIn(out string) string {
 // terminal title and cleared the screen). Each fails without termsafe.
 func TestConsoleEscapesClientText(t *testing.T) {
 	t.Parallel()
-	doc := canaryDoc{Counters: mirror.Counters{Sampled: 50, Sent: 50, Completed: 50},
+	doc := client.Mirror{Counters: mirror.Counters{Sampled: 50, Sent: 50, Completed: 50},
 		Verdicts: []mirror.ModelVerdict{{Model: hostileModel, Verdict: mirror.Verdict{Outcome: mirror.VerdictSame, Pairs: 50}}}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(doc)
@@ -63,12 +65,12 @@ func TestConsoleEscapesClientText(t *testing.T) {
 		}
 	}
 
-	v := &topView{cfg: topConfig{base: "http://127.0.0.1:2019", keep: 2}, rows: map[[2]string]*topRow{}}
+	v := top.New(top.Options{Base: "http://127.0.0.1:2019", Keep: 2})
 	w := &llmtapv1.TimelineWindow{Seq: 1, Source: "timeline",
 		Series: []*llmtapv1.Series{{Model: hostileModel, Class: "live", Requests: 3, RequestRate: 3, Errors: 3,
 			ErrorsByClass: map[string]int64{"http_status": 3}}}}
-	v.add(w)
-	frame := v.frame(w, 0)
+	v.Add(w)
+	frame := v.Frame(w, 0)
 	if c := controlIn(frame); c != "" || !strings.Contains(frame, "pwned") {
 		t.Errorf("top's frame has the control %q of a client's model name (or not the name): %q", c, frame)
 	}

@@ -102,16 +102,6 @@ func (v formatFlag) Set(s string) error {
 	return err
 }
 
-// fileStats is one file's entry in `trace stats --json`.
-type fileStats struct {
-	File         string `json:"file"`
-	Format       string `json:"format"`
-	TornLine     int    `json:"torn_line,omitempty"`
-	Skipped      int    `json:"skipped_lines,omitempty"`
-	FirstSkipped string `json:"first_skipped,omitempty"`
-	trace.Summary
-}
-
 func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	stdout = termsafe.Writer(stdout) // a trace file's text is anyone's
 	fs := flag.NewFlagSet("llmtap trace stats", flag.ContinueOnError)
@@ -123,9 +113,9 @@ func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	if code, err := parseFiles(fs, args); err != nil {
 		return code, err
 	}
-	var all []fileStats
+	var all []trace.FileSummary
 	for _, path := range fs.Args() {
-		st, err := statsOf(path, trace.Options{Format: format, SkipBad: *skipBad})
+		st, err := trace.SummarizeFile(path, trace.Options{Format: format, SkipBad: *skipBad})
 		if err != nil {
 			return 1, err
 		}
@@ -150,31 +140,7 @@ func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	return 0, nil
 }
 
-// statsOf streams one file through a Collector, so memory holds counts, not requests.
-func statsOf(path string, opt trace.Options) (fileStats, error) {
-	rd, err := trace.Open(path, opt)
-	if err != nil {
-		return fileStats{}, err
-	}
-	defer rd.Close()
-	c := trace.NewCollector()
-	for req, err := range rd.All() {
-		if err != nil {
-			return fileStats{}, err
-		}
-		if err := c.Add(req); err != nil {
-			return fileStats{}, fmt.Errorf("%s:%d: %w", path, rd.Info().Lines, err)
-		}
-	}
-	info := rd.Info()
-	st := fileStats{File: path, Format: info.Format.String(), TornLine: info.Torn, Skipped: info.Skipped, Summary: c.Summary()}
-	if info.FirstSkipped != nil {
-		st.FirstSkipped = info.FirstSkipped.Error()
-	}
-	return st, nil
-}
-
-func printStats(w io.Writer, st fileStats) error {
+func printStats(w io.Writer, st trace.FileSummary) error {
 	s := st.Summary
 	fmt.Fprintf(w, "%s (%s)\n", st.File, st.Format)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -241,28 +207,23 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 		return 2, errors.New("want IN and OUT")
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
-	reqs, info, err := trace.ReadFile(in, trace.Options{Format: from, SkipBad: *skipBad})
+	// Replayers schedule from zero in arrival order; records are written in completion order.
+	reqs, info, err := trace.ReadSorted(in, trace.Options{Format: from, SkipBad: *skipBad}, 0)
 	if err != nil {
 		return 1, err
 	}
-	// Replayers schedule from zero in arrival order; records are written in completion order.
-	trace.SortByTime(reqs)
 	trace.Rebase(reqs)
-	var maxID int64 = -1
-	for _, r := range reqs {
-		for _, id := range r.HashIDs {
-			maxID = max(maxID, id)
+	synthesized := trace.SynthesizeMissing(reqs)
+	err = writeOut(stdout, out, func(w io.Writer) error {
+		mw := trace.NewMooncakeWriter(w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
+		for _, r := range reqs {
+			if err := mw.Write(r); err != nil {
+				return err
+			}
 		}
-	}
-	synth := trace.NewHashSynth(maxID + 1)
-	synthesized := 0
-	for i := range reqs {
-		if len(reqs[i].HashIDs) == 0 && reqs[i].InputLength > 0 {
-			synth.Assign(&reqs[i])
-			synthesized++
-		}
-	}
-	if err := writeMooncake(stdout, out, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions}); err != nil {
+		return mw.Flush()
+	})
+	if err != nil {
 		return 1, err
 	}
 	fmt.Fprintf(stderr, "llmtap trace convert: %d requests from %s (%s) to %s (mooncake); %d given synthetic hash ids",
@@ -290,18 +251,9 @@ func parseFiles(fs *flag.FlagSet, args []string) (int, error) {
 	return 0, nil
 }
 
-// writeMooncake writes reqs as a Mooncake JSONL trace to out (created 0600 through
-// writeFile0600), or to stdout when out is "-".
-func writeMooncake(stdout io.Writer, out string, reqs []trace.Request, opt trace.WriterOptions) error {
-	write := func(w io.Writer) error {
-		mw := trace.NewMooncakeWriter(w, opt)
-		for _, r := range reqs {
-			if err := mw.Write(r); err != nil {
-				return err
-			}
-		}
-		return mw.Flush()
-	}
+// writeOut writes to stdout when out is "-", else to the file out (created 0600 through
+// writeFile0600).
+func writeOut(stdout io.Writer, out string, write func(io.Writer) error) error {
 	if out == "-" {
 		return write(stdout)
 	}

@@ -38,15 +38,10 @@ func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {
 	// ~1.5 times its rows instead of ~2 (the merge is CPU-light; docs/fleet.md measures it).
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	var n int
-	write := func(w io.Writer) (err error) {
+	err = writeOut(stdout, *out, func(w io.Writer) (err error) {
 		n, err = m.Write(w)
 		return err
-	}
-	if *out == "-" {
-		err = write(stdout)
-	} else {
-		err = writeFile0600(*out, write)
-	}
+	})
 	kind := m.Kind()
 	if kind == "trace" {
 		kind = "mooncake"

@@ -40,3 +40,24 @@ func (s *HashSynth) Assign(r *Request) {
 
 // Next returns the id the next assigned block will get.
 func (s *HashSynth) Next() int64 { return s.next }
+
+// SynthesizeMissing gives every request with a prompt and no hash ids synthetic ones (HashSynth,
+// in the order of reqs), numbered above every id the requests already carry; it returns how
+// many requests it gave ids.
+func SynthesizeMissing(reqs []Request) int {
+	var maxID int64 = -1
+	for _, r := range reqs {
+		for _, id := range r.HashIDs {
+			maxID = max(maxID, id)
+		}
+	}
+	synth := NewHashSynth(maxID + 1)
+	n := 0
+	for i := range reqs {
+		if len(reqs[i].HashIDs) == 0 && reqs[i].InputLength > 0 {
+			synth.Assign(&reqs[i])
+			n++
+		}
+	}
+	return n
+}

@@ -119,27 +119,6 @@ func Open(path string, opt Options) (*Reader, error) {
 	return rd, nil
 }
 
-// ReadFile reads a whole trace file.
-func ReadFile(path string, opt Options) ([]Request, Info, error) {
-	rd, err := Open(path, opt)
-	if err != nil {
-		return nil, Info{Name: path, Format: opt.Format}, err
-	}
-	defer rd.Close()
-	var reqs []Request
-	var mem memBudget
-	for req, err := range rd.All() {
-		if err == nil {
-			err = mem.add(rd, &req)
-		}
-		if err != nil {
-			return reqs, rd.Info(), err
-		}
-		reqs = append(reqs, req)
-	}
-	return reqs, rd.Info(), nil
-}
-
 // Close closes the file a Reader made by Open reads; for NewReader it does nothing.
 func (r *Reader) Close() error {
 	if r.closer == nil {

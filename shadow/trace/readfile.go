@@ -5,12 +5,31 @@ import (
 	"unsafe"
 )
 
+// ReadFile reads a whole trace file, in the file's order.
+func ReadFile(path string, opt Options) ([]Request, Info, error) { return readFile(path, opt, 0) }
+
 // ReadSorted reads up to maxN requests (0 = all) of the trace at path, in arrival order. It is
 // what `llmtap replay` and the proxy's trace shadow load share.
 func ReadSorted(path string, opt Options, maxN int) ([]Request, Info, error) {
+	reqs, info, err := readFile(path, opt, maxN)
+	if err != nil {
+		return nil, info, err
+	}
+	SortByTime(reqs)
+	if maxN > 0 && len(reqs) > maxN {
+		reqs = reqs[:maxN]
+	}
+	return reqs, info, nil
+}
+
+// readFile reads the trace at path in the file's order, within the memory budget, stopping
+// after maxN requests (0 = all) unless the file holds records: records are written as
+// requests end, so a file's first N lines need not be its first N arrivals, while every other
+// format is in arrival order and can stop early. On an error it returns what it read before.
+func readFile(path string, opt Options, maxN int) ([]Request, Info, error) {
 	rd, err := Open(path, opt)
 	if err != nil {
-		return nil, Info{}, err
+		return nil, Info{Name: path, Format: opt.Format}, err
 	}
 	defer rd.Close()
 	var reqs []Request
@@ -20,18 +39,12 @@ func ReadSorted(path string, opt Options, maxN int) ([]Request, Info, error) {
 			err = mem.add(rd, &q)
 		}
 		if err != nil {
-			return nil, rd.Info(), err
+			return reqs, rd.Info(), err
 		}
 		reqs = append(reqs, q)
-		// Records are written as requests end, so a file's first N lines need not be its first
-		// N arrivals; every other format is in arrival order and can stop early.
 		if maxN > 0 && len(reqs) >= maxN && rd.Format() != FormatRecords {
 			break
 		}
-	}
-	SortByTime(reqs)
-	if maxN > 0 && len(reqs) > maxN {
-		reqs = reqs[:maxN]
 	}
 	return reqs, rd.Info(), nil
 }

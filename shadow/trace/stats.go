@@ -145,6 +145,42 @@ func Stats(reqs []Request) Summary {
 	return c.Summary()
 }
 
+// FileSummary is one file's Summary with what its reading skipped: the entry of `llmtap trace
+// stats --json`.
+type FileSummary struct {
+	File         string `json:"file"`
+	Format       string `json:"format"`
+	TornLine     int    `json:"torn_line,omitempty"`
+	Skipped      int    `json:"skipped_lines,omitempty"`
+	FirstSkipped string `json:"first_skipped,omitempty"`
+	Summary
+}
+
+// SummarizeFile streams the trace file at path through a Collector, so memory holds counts, not
+// requests.
+func SummarizeFile(path string, opt Options) (FileSummary, error) {
+	rd, err := Open(path, opt)
+	if err != nil {
+		return FileSummary{}, err
+	}
+	defer rd.Close()
+	c := NewCollector()
+	for req, err := range rd.All() {
+		if err != nil {
+			return FileSummary{}, err
+		}
+		if err := c.Add(req); err != nil {
+			return FileSummary{}, fmt.Errorf("%s:%d: %w", path, rd.Info().Lines, err)
+		}
+	}
+	info := rd.Info()
+	st := FileSummary{File: path, Format: info.Format.String(), TornLine: info.Torn, Skipped: info.Skipped, Summary: c.Summary()}
+	if info.FirstSkipped != nil {
+		st.FirstSkipped = info.FirstSkipped.Error()
+	}
+	return st, nil
+}
+
 // peakMinute finds the busiest whole minute of sorted arrival times, minutes aligned to the
 // first; it returns zeros when they span less than a minute.
 func peakMinute(times []time.Duration) (rate, start float64) {

@@ -1,58 +1,44 @@
-package commands
+package top
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/api/client"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// topTenantRows is how many tenants the tenant part of a frame lists, most requests first.
-const topTenantRows = 10
+// tenantRows is how many tenants the tenant part of a frame lists, most requests first.
+const tenantRows = 10
 
-// tenantsPart returns the frame's tenant part: the usage rows of GET /llmtap/summary (Caddy's
+// Tenants returns the frame's tenant part: the usage rows of GET /llmtap/summary (Caddy's
 // admin listener serves it; a bench's API and an llmtap_api site do not), summed per tenant
 // over the models and classes the view shows, since the server started. It is "" when the
 // address has no summary or no request had a tenant.
-func (v *topView) tenantsPart(ctx context.Context) string {
+func (v *View) Tenants(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.base+"/llmtap/summary", nil)
-	if err != nil {
+	var doc api.SummaryDoc
+	b, err := client.Get(ctx, &http.Client{Transport: &http.Transport{Proxy: nil}}, v.o.Base+"/llmtap/summary")
+	if err != nil || json.Unmarshal(b, &doc) != nil {
 		return ""
 	}
-	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ""
-	}
-	var doc struct {
-		Summary struct {
-			Usage []stats.Usage `json:"usage"`
-		} `json:"summary"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&doc); err != nil {
-		return ""
-	}
-	return v.tenantTable(doc.Summary.Usage)
+	return v.TenantTable(doc.Summary.Usage)
 }
 
-// tenantTable sums usage rows per tenant (within the view's class and model filters) and
+// TenantTable sums usage rows per tenant (within the view's class and model filters) and
 // renders the busiest.
-func (v *topView) tenantTable(rows []stats.Usage) string {
+func (v *View) TenantTable(rows []stats.Usage) string {
 	by := map[string]*stats.Usage{}
 	for _, u := range rows {
-		if u.Tenant == "" || v.cfg.class != "" && u.Class != v.cfg.class || v.cfg.model != "" && u.Model != v.cfg.model {
+		if u.Tenant == "" || v.o.Class != "" && u.Class != v.o.Class || v.o.Model != "" && u.Model != v.o.Model {
 			continue
 		}
 		t := by[u.Tenant]
@@ -74,9 +60,9 @@ func (v *topView) tenantTable(rows []stats.Usage) string {
 	})
 	var b strings.Builder
 	noGPU := false
-	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), topTenantRows), len(list))
+	fmt.Fprintf(&b, "\ntenants (since start, %d of %d)\n", min(len(list), tenantRows), len(list))
 	fmt.Fprintf(&b, "%-24s %9s %7s %11s %11s %9s %9s %9s %9s %9s\n", "tenant", "requests", "errors", "in tokens", "out tokens", "cached", "reasoning", "GPU-s", "cost", "list cost")
-	for _, u := range list[:min(len(list), topTenantRows)] {
+	for _, u := range list[:min(len(list), tenantRows)] {
 		name := u.Tenant
 		if len(name) > 24 {
 			name = name[:23] + "…"
