@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -185,84 +184,117 @@ func runBench(fs *flag.FlagSet, args []string) (int, error) {
 }
 
 // benchMain is the bench command with its streams as parameters, for in-process tests; hook,
-// when set, sees the spec before it runs and the result after.
+// when set, sees the spec before it runs and the result after (each run's, in a sweep).
+// Flags that ask for a sweep or for repeated runs run them, each with its own spec
+// (benchFlags.spec with the run's cell), in this process.
 func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
-	_, code, err := benchCell(ctx, stdout, stderr, terminal, fs, args, hook, nil)
-	return code, err
-}
-
-// benchCell parses bench's flags into a spec and runs it; cell, when set, is the run of a sweep
-// or of repeated runs to make (its concurrency, seed, folder and warmup replace the flags').
-// Flags that ask for a sweep or for repeated runs, without a cell, run them (runSweep).
-func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result), cell *loadtest.SweepCell) (loadtest.Result, int, error) {
-	var res loadtest.Result
-	var cf clientFlags
-	cf.register(fs)
-	var arr loadgen.ArrivalSpec
-	arr.RegisterFlags(fs)
-	var shapes shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
-	shapes.register(fs)
-	var sw sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
-	concurrency := sw.register(fs)
-	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
-	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
-	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
-	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
-	warmup := fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
-	isl := fs.Float64("isl", 550, "mean input tokens")
-	fs.Float64Var(isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
-	islSD := fs.Float64("isl-stddev", 0, "standard deviation of input tokens")
-	fs.Float64Var(islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
-	osl := fs.Float64("osl", 0, "mean output tokens, sent as the output limit (0 = none)")
-	fs.Float64Var(osl, "output-tokens-mean", 0, "alias of --osl")
-	oslSD := fs.Float64("osl-stddev", 0, "standard deviation of output tokens")
-	fs.Float64Var(oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
-	seqDist := fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
-	entries := fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
-	spin := fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
+	var b benchFlags
+	b.register(fs)
 	if err := fs.Parse(args); err != nil {
-		return res, 2, err
+		return 2, err
 	}
 	if fs.NArg() > 0 {
-		return res, 2, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	shapes.visited(fs)
+	b.shapes.visited(fs)
 	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
 	// --concurrency 1 had been given (the folder, input_config and run_info say so).
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *concurrency == 0 && arr.Rate == 0 && !shapes.userCentric() && !given["concurrency"] {
+	if *b.concurrency == 0 && b.arr.Rate == 0 && !b.shapes.userCentric() && !given["concurrency"] {
 		fs.Set("concurrency", "1")
 	}
-	if cell != nil {
-		cellFlags(fs, *cell)
-	} else if sw.sweeping() {
-		code, err := sw.run(ctx, fs, stderr, func(ctx context.Context, c loadtest.SweepCell) (loadtest.Result, int, error) {
-			sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-			sub.SetOutput(fs.Output())
-			return benchCell(ctx, stdout, stderr, terminal, sub, args, hook, &c)
-		})
-		return res, code, err
+	run := func(ctx context.Context, cell *loadtest.SweepCell) (loadtest.Result, int, error) {
+		spec, code, err := b.spec(fs, args, stderr, cell)
+		if err != nil {
+			return loadtest.Result{}, code, err
+		}
+		return executeMain(ctx, spec, b.cf.apiListen, stdout, stderr, terminal, hook)
 	}
+	if b.sw.sweeping() {
+		return b.sw.run(ctx, &b, stderr, run)
+	}
+	_, code, err := run(ctx, nil)
+	return code, err
+}
+
+// benchFlags are bench's flags, parsed once; spec builds a run's spec from them.
+type benchFlags struct {
+	cf          clientFlags
+	arr         loadgen.ArrivalSpec
+	shapes      shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
+	sw          sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
+	concurrency *int
+	count       *int
+	duration    *float64
+	grace       *float64
+	warmup      *int
+	isl, islSD  *float64
+	osl, oslSD  *float64
+	seqDist     *string
+	entries     *int
+	spin        *time.Duration
+}
+
+func (b *benchFlags) register(fs *flag.FlagSet) {
+	b.cf.register(fs)
+	b.arr.RegisterFlags(fs)
+	b.shapes.register(fs)
+	b.concurrency = b.sw.register(fs)
+	b.count = fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
+	fs.IntVar(b.count, "num-requests", 0, "alias of --request-count")
+	b.duration = fs.Float64("benchmark-duration", 0, "seconds to send requests")
+	b.grace = fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
+	b.warmup = fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
+	b.isl = fs.Float64("isl", 550, "mean input tokens")
+	fs.Float64Var(b.isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
+	b.islSD = fs.Float64("isl-stddev", 0, "standard deviation of input tokens")
+	fs.Float64Var(b.islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
+	b.osl = fs.Float64("osl", 0, "mean output tokens, sent as the output limit (0 = none)")
+	fs.Float64Var(b.osl, "output-tokens-mean", 0, "alias of --osl")
+	b.oslSD = fs.Float64("osl-stddev", 0, "standard deviation of output tokens")
+	fs.Float64Var(b.oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
+	b.seqDist = fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
+	b.entries = fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
+	b.spin = fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
+}
+
+// spec checks the parsed flags and builds the run's spec; cell, when set, is the run of a
+// sweep or of repeated runs, whose concurrency, seed, folder and warmup replace the flags'.
+// The exit code of an error is 2 for wrong flags, 1 otherwise.
+func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *loadtest.SweepCell) (*loadtest.Spec, int, error) {
+	cf, phases, concurrency, warmup, count := b.cf, b.sw.phases, *b.concurrency, *b.warmup, *b.count
+	over := cellFlags(cell)
+	if cell != nil {
+		if cell.Level > 0 {
+			concurrency = cell.Level
+		}
+		cf.seed, cf.artifactDir = cell.Seed, cell.Dir
+		if cell.NoWarmup {
+			warmup, phases.WarmupDuration = 0, 0
+		}
+	}
+	arr, shapes, duration := b.arr, &b.shapes, *b.duration
 	r, errs := cf.resolve()
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
 	}
-	var lengths workload.Lengths = workload.Pair{ISL: workload.Normal{Mean: *isl, Stddev: *islSD}, OSL: workload.Normal{Mean: *osl, Stddev: *oslSD}}
-	if *seqDist != "" {
-		m, err := workload.ParseMix(*seqDist)
+	isl, islSD, osl, oslSD := *b.isl, *b.islSD, *b.osl, *b.oslSD
+	var lengths workload.Lengths = workload.Pair{ISL: workload.Normal{Mean: isl, Stddev: islSD}, OSL: workload.Normal{Mean: osl, Stddev: oslSD}}
+	if *b.seqDist != "" {
+		m, err := workload.ParseMix(*b.seqDist)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		lengths = m
-	} else if err := errors.Join(workload.Normal{Mean: *isl, Stddev: *islSD}.Validate(), workload.Normal{Mean: *osl, Stddev: *oslSD}.Validate()); err != nil {
+	} else if err := errors.Join(workload.Normal{Mean: isl, Stddev: islSD}.Validate(), workload.Normal{Mean: osl, Stddev: oslSD}.Validate()); err != nil {
 		errs = append(errs, fmt.Errorf("--isl/--osl: %w", err))
 	}
 	rate := arr.Rate != 0
 	switch {
-	case *concurrency < 0:
-		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", *concurrency))
-	case !rate && *concurrency == 0 && !shapes.userCentric():
+	case concurrency < 0:
+		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", concurrency))
+	case !rate && concurrency == 0 && !shapes.userCentric():
 		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
@@ -270,33 +302,34 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 			errs = append(errs, err)
 		}
 	}
-	if *count < 0 || !(*duration >= 0) || math.IsInf(*duration, 0) || *warmup < 0 || *entries < 1 {
+	entries := *b.entries
+	if count < 0 || !(duration >= 0) || math.IsInf(duration, 0) || warmup < 0 || entries < 1 {
 		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
 	}
-	graceD, err := gracePeriod(*grace)
+	graceD, err := loadtest.GracePeriod(*b.grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return res, 2, errors.Join(errs...)
+		return nil, 2, errors.Join(errs...)
 	}
 	sayNotes(stderr, r.notes)
-	if *count == 0 && *duration == 0 {
-		*count = 10
+	if count == 0 && duration == 0 {
+		count = 10
 	}
 
 	corpus, err := workload.CorpusFor(r.tokens) // prompts sized in --tokenizer tokens
 	if err != nil {
-		return res, 1, err
+		return nil, 1, err
 	}
 	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
-	n := min(*entries, max(*count, 1))
-	if *count == 0 {
-		n = *entries
+	n := min(entries, max(count, 1))
+	if count == 0 {
+		n = entries
 	}
 	pool, err := syn.Bodies(n)
 	if err != nil {
-		return res, 1, err
+		return nil, 1, err
 	}
 	maxBody := 0
 	for _, b := range pool {
@@ -304,63 +337,63 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	pick, err := shapes.sampler(len(pool), r.seed)
 	if err != nil {
-		return res, 2, err
+		return nil, 2, err
 	}
 	build := func(n int) (loadtest.Request, error) {
 		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
 	}
 
-	mode := "concurrency" + fmt.Sprint(*concurrency)
+	mode := "concurrency" + fmt.Sprint(concurrency)
 	w := r.worker
-	share := w.Concurrency(*concurrency)
-	if *concurrency > 0 && share == 0 {
-		return res, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", *concurrency, w.Count, w.Index)
+	share := w.Concurrency(concurrency)
+	if concurrency > 0 && share == 0 {
+		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
-	sched := loadgen.Config{MaxRequests: w.Requests(*count), Duration: seconds(*duration), MaxInFlight: -1,
-		SpinThreshold: pacerSpin(*spin, arr.Rate/float64(w.Count)), Concurrency: share}
+	sched := loadgen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
+		SpinThreshold: pacerSpin(*b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
-		if sched.Arrivals, err = workerArrivals(arr, w, r.seed, 0xa7); err != nil {
-			return res, 2, err
+		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
+			return nil, 2, err
 		}
 		mode = "request_rate" + formatValue(arr.Rate)
-		if *concurrency > 0 {
-			mode += "-concurrency" + fmt.Sprint(*concurrency)
+		if concurrency > 0 {
+			mode += "-concurrency" + fmt.Sprint(concurrency)
 		}
 	}
 	mode = shapes.mode(mode)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = workerDir(filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode)), w)
+		dir = w.Dir(loadtest.ArtifactDir(cf.model, cf.endpointType, mode))
 	}
 	spec := &loadtest.Spec{
 		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
 		MaxIdle: share, MaxBody: maxBody,
-		Info:   newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
+		Info:   newRunInfo(newFlagReader(fs, over), "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt,
 	}
 	if w.Split() {
 		spec.MapN = w.N
 	}
-	if *warmup > 0 {
+	if warmup > 0 {
 		wu := sched
-		wu.MaxRequests, wu.Duration = w.Requests(*warmup), 0
+		wu.MaxRequests, wu.Duration = w.Requests(warmup), 0
 		if rate {
-			wu.Arrivals, _ = workerArrivals(arr, w, r.seed, 0x3a)
+			wu.Arrivals, _ = w.Arrivals(arr, r.seed, 0x3a)
 		}
 		if wu.MaxRequests > 0 {
 			spec.Warmup = &wu
 		}
 	}
-	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: *entries, count: *count,
-		concurrency: *concurrency, rate: rate, warmup: *warmup > 0}); err != nil {
-		return res, 2, err
+	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: entries, count: count,
+		concurrency: concurrency, rate: rate, warmup: warmup > 0}); err != nil {
+		return nil, 2, err
 	}
-	if err := sw.apply(spec, arr, *concurrency, *warmup, r.seed); err != nil {
-		return res, 2, err
+	if err := phases.Apply(spec, arr, concurrency, warmup, r.seed); err != nil {
+		return nil, 2, err
 	}
-	return executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
+	return spec, 0, nil
 }
 
 // changedSLOs are the goodput metrics whose objective compared ≤ before llmtap followed AIPerf
@@ -404,31 +437,4 @@ func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
 		return -1 // loadgen: timer only
 	}
 	return loadgen.DefaultSpinThreshold
-}
-
-// gracePeriod turns --benchmark-grace-period seconds into a Duration: "inf" (or anything past
-// the longest Duration) is an infinite grace, returned as -1; negative and NaN are errors.
-func gracePeriod(s float64) (time.Duration, error) {
-	switch {
-	case !(s >= 0):
-		return 0, fmt.Errorf("--benchmark-grace-period %v: want seconds ≥ 0, or inf", s)
-	case s*float64(time.Second) >= math.MaxInt64:
-		return -1, nil
-	}
-	return seconds(s), nil
-}
-
-// seconds converts flag seconds to a Duration.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// flagValues returns every flag's value, for the export's input_config.
-func flagValues(fs *flag.FlagSet) map[string]any {
-	m := map[string]any{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "api-key" || strings.EqualFold(f.Name, "H") || f.Name == "header" {
-			return // secrets stay out of the exports
-		}
-		m[f.Name] = f.Value.String()
-	})
-	return m
 }

@@ -36,7 +36,7 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 	}
 	res, err := loadtest.Run(ctx, *spec)
 	if err == nil {
-		err = writeConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
+		err = loadtest.WriteConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
 	}
 	if hook != nil {
 		hook(spec, &res)

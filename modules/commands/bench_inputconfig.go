@@ -4,25 +4,30 @@ import (
 	"flag"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/workload"
 )
 
-// flagReader reads a parsed flag set's values by name; a flag the command does not have
-// reads as "" (0, unset).
+// flagReader reads a parsed flag set's values by name, with a sweep cell's values (over) in
+// place of the command line's; a flag the command does not have reads as "" (0, unset).
 type flagReader struct {
-	fs  *flag.FlagSet
-	set map[string]bool // the flags given
+	fs   *flag.FlagSet
+	set  map[string]bool   // the flags given
+	over map[string]string // values that replace the flags' (cellFlags)
 }
 
-func newFlagReader(fs *flag.FlagSet) flagReader {
-	r := flagReader{fs: fs, set: map[string]bool{}}
+func newFlagReader(fs *flag.FlagSet, over map[string]string) flagReader {
+	r := flagReader{fs: fs, set: map[string]bool{}, over: over}
 	fs.Visit(func(f *flag.Flag) { r.set[f.Name] = true })
 	return r
 }
 
 func (r flagReader) str(name string) string {
+	if v, ok := r.over[name]; ok {
+		return v
+	}
 	if f := r.fs.Lookup(name); f != nil {
 		return f.Value.String()
 	}
@@ -30,6 +35,19 @@ func (r flagReader) str(name string) string {
 }
 
 func (r flagReader) num(name string) float64 { v, _ := strconv.ParseFloat(r.str(name), 64); return v }
+
+// values returns every flag's value, for the export's run_info.flags; secrets (--api-key,
+// --header) stay out of the exports.
+func (r flagReader) values() map[string]any {
+	m := map[string]any{}
+	r.fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "api-key" || strings.EqualFold(f.Name, "H") || f.Name == "header" {
+			return
+		}
+		m[f.Name] = r.str(f.Name)
+	})
+	return m
+}
 
 // given reports whether any of the flags was given.
 func (r flagReader) given(names ...string) bool {
@@ -112,7 +130,7 @@ func shapeInput(in *loadtest.InputConfig, r flagReader) {
 		noWarmup := r.str("profile-run-disable-warmup-after-first") == "true"
 		lg.ProfileRunDisableWarmupAfterFirst = &noWarmup
 	}
-	if t := r.num("request-timeout-seconds"); t > 0 && t != defaultRequestTimeout {
+	if t := r.num("request-timeout-seconds"); t > 0 && t != loadtest.DefaultRequestTimeout {
 		in.Endpoint.TimeoutSeconds = t
 	}
 }

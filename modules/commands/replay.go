@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/trace"
-	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -95,11 +93,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		errs = append(errs, fmt.Errorf("--max-requests %d: must not be negative", *maxReqs))
 	}
 	errs = append(errs, sel.errs()...)
-	graceD, err := gracePeriod(*grace)
+	graceD, err := loadtest.GracePeriod(*grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	timeout, err := requestTimeout(timeoutS)
+	timeout, err := loadtest.RequestTimeout(timeoutS)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -116,9 +114,9 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		return 1, err
 	}
 	var lead time.Duration
-	if sel.active() {
+	if pick := sel.selection(r.seed); pick.Active() {
 		var dropped int
-		reqs, lead, dropped = sel.apply(reqs, r.seed)
+		reqs, lead, dropped = pick.Apply(reqs)
 		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", len(reqs), dropped)
 		if len(reqs) == 0 {
 			return 1, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
@@ -146,12 +144,12 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	mode := "replay_speedup" + formatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = workerDir(filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode)), r.worker)
+		dir = r.worker.Dir(loadtest.ArtifactDir(model, cf.endpointType, mode))
 	}
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+		Info:   newRunInfo(newFlagReader(fs, nil), "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
 		Worker: r.worker, StartAt: r.startAt, RequestTimeout: timeout, Grace: graceD,
 	}
 	// Without --tokenizer the prompts are built of o200k tokens, which the server may count

@@ -8,14 +8,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/llmtap/llmtap/internal/sample"
 	"github.com/llmtap/llmtap/shadow/trace"
 )
 
-// traceSelect is replay's choice of what of a trace is sent, with AIPerf's flag names: a
-// sample of whole sessions (--trace-session-sample-ratio) and a slice of the schedule
-// (--fixed-schedule-start-offset / --fixed-schedule-end-offset, in milliseconds of the trace's
-// timestamps). A session is chosen or left out whole, by its first turn.
+// traceSelect is replay's choice of what of a trace is sent (trace.Selection), with AIPerf's
+// flag names: --trace-session-sample-ratio, and --fixed-schedule-start-offset /
+// --fixed-schedule-end-offset in milliseconds of the trace's timestamps.
 type traceSelect struct {
 	ratio      float64
 	start, end msFlag
@@ -44,8 +42,14 @@ func (f *msFlag) Set(s string) error {
 	return nil
 }
 
-// at returns the offset as a duration.
-func (f msFlag) at() time.Duration { return time.Duration(f.ms) * time.Millisecond }
+// at returns the offset as a duration, nil when unset.
+func (f msFlag) at() *time.Duration {
+	if !f.set {
+		return nil
+	}
+	d := time.Duration(f.ms) * time.Millisecond
+	return &d
+}
 
 func (s *traceSelect) register(fs *flag.FlagSet) {
 	fs.Float64Var(&s.ratio, "trace-session-sample-ratio", 1, "replay this fraction of the trace's sessions, each whole (a request without a session is a session of one); chosen by --random-seed")
@@ -69,38 +73,7 @@ func (s *traceSelect) errs() []error {
 	return errs
 }
 
-// apply keeps the sessions of reqs (sorted by time) whose first request is in the slice and in
-// the sample, every turn of each, in order. lead is how long after the schedule's start the
-// first kept request is due: its distance from the start offset, when one is given (AIPerf's
-// schedule zero), else 0. dropped counts the requests left out.
-func (s *traceSelect) apply(reqs []trace.Request, seed uint64) (kept []trace.Request, lead time.Duration, dropped int) {
-	coin := sample.New(s.ratio, seed)
-	keep := map[string]bool{} // by session id, decided at its first turn
-	for i := range reqs {
-		q := &reqs[i]
-		ok, seen := keep[q.SessionID]
-		if q.SessionID == "" || !seen {
-			id := q.SessionID
-			if id == "" {
-				id = "#" + strconv.Itoa(i) // a request without a session: its place in the trace
-			}
-			ts := q.Timestamp
-			ok = (!s.start.set || ts >= s.start.at()) && (!s.end.set || ts <= s.end.at()) && coin.Keep(id)
-			if q.SessionID != "" {
-				keep[q.SessionID] = ok
-			}
-		}
-		if ok {
-			kept = append(kept, *q)
-		} else {
-			dropped++
-		}
-	}
-	if s.start.set && len(kept) > 0 {
-		lead = kept[0].Timestamp - s.start.at()
-	}
-	return kept, lead, dropped
+// selection is what of the trace the flags choose, with seed's sample.
+func (s *traceSelect) selection(seed uint64) trace.Selection {
+	return trace.Selection{Ratio: s.ratio, Seed: seed, Start: s.start.at(), End: s.end.at()}
 }
-
-// active reports whether the flags choose anything.
-func (s *traceSelect) active() bool { return s.ratio < 1 || s.start.set || s.end.set }
