@@ -12,31 +12,23 @@ import (
 )
 
 // Phases are a benchmark's shapes over time, with AIPerf's flag names and meanings
-// (aiperf/common/config/loadgen_config.py, 2026): ramps, the warmup by duration and by load, the
-// request timeout and timeslices. Times are in seconds, as the flags give them; zero is unset
-// (AIPerf's default) for every member but Timeout, which must be positive.
+// (aiperf/common/config/loadgen_config.py, 2026), in seconds as the flags give them; zero is
+// unset (AIPerf's default) for every member but Timeout, which must be positive. RateRamp
+// (--request-rate-ramp-duration) raises an open loop's rate from rate×0.1/RateRamp to the rate
+// in 0.1 s steps; ConcurrencyRamp (--concurrency-ramp-duration) raises a closed loop's
+// concurrency from 1, one slot at even intervals. WarmupDuration (--warmup-duration) is a
+// warmup before the profiling phase, whose load is the profiling phase's but where the Warmup*
+// members (--warmup-request-rate, --warmup-concurrency, --warmup-arrival-pattern,
+// --warmup-request-rate-ramp-duration, --warmup-concurrency-ramp-duration) say otherwise.
+// Timeout is --request-timeout-seconds (Spec.RequestTimeout), SliceDuration --slice-duration
+// (Spec.SliceDuration).
 type Phases struct {
-	// RateRamp is --request-rate-ramp-duration: seconds over which an open loop's rate rises
-	// from rate×0.1/RateRamp to the rate, in 0.1 s steps.
-	RateRamp float64
-	// ConcurrencyRamp is --concurrency-ramp-duration: seconds over which a closed loop's
-	// concurrency rises from 1, one slot at even intervals.
-	ConcurrencyRamp float64
-	// WarmupDuration is --warmup-duration: seconds of warmup before the profiling phase.
-	WarmupDuration float64
-	// WarmupRate, WarmupConcurrency, WarmupPattern, WarmupRateRamp and WarmupConcurrencyRamp
-	// are the warmup's load where it differs from the profiling phase's (--warmup-request-rate,
-	// --warmup-concurrency, --warmup-arrival-pattern, --warmup-request-rate-ramp-duration,
-	// --warmup-concurrency-ramp-duration); unset, the profiling phase's apply.
-	WarmupRate            float64
-	WarmupConcurrency     int
-	WarmupPattern         string
-	WarmupRateRamp        float64
-	WarmupConcurrencyRamp float64
-	// Timeout is --request-timeout-seconds (Spec.RequestTimeout).
-	Timeout float64
-	// SliceDuration is --slice-duration: seconds per timeslice (Spec.SliceDuration).
-	SliceDuration float64
+	RateRamp, ConcurrencyRamp             float64
+	WarmupDuration, WarmupRate            float64
+	WarmupConcurrency                     int
+	WarmupPattern                         string
+	WarmupRateRamp, WarmupConcurrencyRamp float64
+	Timeout, SliceDuration                float64
 }
 
 // DefaultRequestTimeout is AIPerf's --request-timeout-seconds default: 6 hours.

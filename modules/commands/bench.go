@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -264,7 +265,6 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 // The exit code of an error is 2 for wrong flags, 1 otherwise.
 func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *loadtest.SweepCell) (*loadtest.Spec, int, error) {
 	cf, phases, concurrency, warmup, count := b.cf, b.sw.phases, *b.concurrency, *b.warmup, *b.count
-	over := cellFlags(cell)
 	if cell != nil {
 		if cell.Level > 0 {
 			concurrency = cell.Level
@@ -370,7 +370,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
 		MaxIdle: share, MaxBody: maxBody,
-		Info:   newRunInfo(newFlagReader(fs, over), "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
+		Info:   loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt,
 	}
 	if w.Split() {
@@ -438,3 +438,22 @@ func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
 	}
 	return loadgen.DefaultSpinThreshold
 }
+
+// commandLine is the parsed command line of fs, as run_info and input_config describe it
+// (loadtest.NewRunInfo), for a sweep's cell when set; secrets stay out of the exports.
+func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.SweepCell) loadtest.CommandLine {
+	c := loadtest.CommandLine{Command: "llmtap " + name + " " + strings.Join(args, " "), Values: map[string]string{}, Given: map[string]bool{}}
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != "api-key" && !strings.EqualFold(f.Name, "H") && f.Name != "header" {
+			c.Values[f.Name] = f.Value.String()
+		}
+	})
+	fs.Visit(func(f *flag.Flag) { c.Given[f.Name] = true })
+	if cell != nil {
+		return c.ForCell(*cell)
+	}
+	return c
+}
+
+// formatValue writes a flag value for a folder name: 10, 2.5.
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

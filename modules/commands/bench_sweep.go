@@ -96,22 +96,6 @@ func (c *concurrencyList) Set(s string) error {
 	return nil
 }
 
-// cellFlags are the flag values a sweep cell changes, its concurrency, seed, folder and
-// warmup, as the cell's run_info.flags and input_config show them; nil without a cell.
-func cellFlags(c *loadtest.SweepCell) map[string]string {
-	if c == nil {
-		return nil
-	}
-	m := map[string]string{"random-seed": strconv.FormatUint(c.Seed, 10), "artifact-dir": c.Dir}
-	if c.Level > 0 {
-		m["concurrency"] = strconv.Itoa(c.Level)
-	}
-	if c.NoWarmup {
-		m["warmup-request-count"], m["warmup-duration"] = "0", "0"
-	}
-	return m
-}
-
 // sweeping reports whether the flags ask for a sweep or for repeated runs.
 func (s *sweepFlags) sweeping() bool { return len(s.conc.values) > 1 || s.runs != 1 }
 

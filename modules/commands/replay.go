@@ -149,7 +149,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Info:   newRunInfo(newFlagReader(fs, nil), "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+		Info:   loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed),
 		Worker: r.worker, StartAt: r.startAt, RequestTimeout: timeout, Grace: graceD,
 	}
 	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
