@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/headroom"
-	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
@@ -76,32 +74,16 @@ func writeJSONLines[T any](w http.ResponseWriter, vs []T) error {
 	return nil
 }
 
-// Admin serves the JSON admin routes (/llmtap/…) over the host's engines. Its handlers
-// return an HTTPError for what the client got wrong; the host writes it.
-type Admin struct {
-	// Tap returns the measurement engine, or nil when none runs.
-	Tap func() *tap.Tap
-	// RecorderDropped returns the records the recorders lost (nil: 0).
-	RecorderDropped func() uint64
-	// Mirror returns the mirror's counters, gate and pairs summary; MirrorPairs its pairs,
-	// oldest first.
-	Mirror      func() MirrorDoc
-	MirrorPairs func() []mirror.Pair
-	// Timeline returns the running timeline, or nil.
-	Timeline func() *timeline.Timeline
-	// Shadow controls the shadow loads.
-	Shadow RunnerShadow
-	// SLO is the SLO tracker GET /llmtap/slo reports (nil: the route answers 404).
-	SLO *slo.Tracker
-}
+// The JSON admin routes (/llmtap/…) over a Host. Each returns an HTTPError for what the
+// client got wrong; the host writes it.
 
 // engine refuses a request that is not a GET, and returns the running engine or, when no
 // loaded config runs one, a 404.
-func (a Admin) engine(r *http.Request) (*tap.Tap, error) {
+func engine(h Host, r *http.Request) (*tap.Tap, error) {
 	if err := AllowMethod(r, http.MethodGet); err != nil {
 		return nil, err
 	}
-	if t := a.Tap(); t != nil {
+	if t := h.Tap(); t != nil {
 		return t, nil
 	}
 	return nil, Errorf(http.StatusNotFound, "no loaded config uses the llmtap handler")
@@ -109,29 +91,25 @@ func (a Admin) engine(r *http.Request) (*tap.Tap, error) {
 
 // flush delivers the records of requests that ended before now to the sinks (the mirror's
 // pairs among them).
-func (a Admin) flush() {
-	if t := a.Tap(); t != nil {
+func flush(h Host) {
+	if t := h.Tap(); t != nil {
 		t.Flush()
 	}
 }
 
 // Summary serves GET /llmtap/summary.
-func (a Admin) Summary(w http.ResponseWriter, r *http.Request) error {
-	t, err := a.engine(r)
+func Summary(h Host, w http.ResponseWriter, r *http.Request) error {
+	t, err := engine(h, r)
 	if err != nil {
 		return err
 	}
-	var dropped uint64
-	if a.RecorderDropped != nil {
-		dropped = a.RecorderDropped()
-	}
-	return writeJSON(w, NewSummaryDoc(t, dropped))
+	return writeJSON(w, NewSummaryDoc(t, h.RecorderDropped()))
 }
 
 // Requests serves GET /llmtap/requests?limit=N[&slowest=K]: the N most recent records
 // (default 100) as JSON lines, newest last, or the K slowest of them, slowest first.
-func (a Admin) Requests(w http.ResponseWriter, r *http.Request) error {
-	t, err := a.engine(r)
+func Requests(h Host, w http.ResponseWriter, r *http.Request) error {
+	t, err := engine(h, r)
 	if err != nil {
 		return err
 	}
@@ -151,18 +129,22 @@ func (a Admin) Requests(w http.ResponseWriter, r *http.Request) error {
 }
 
 // MirrorSummary serves GET /llmtap/mirror.
-func (a Admin) MirrorSummary(w http.ResponseWriter, r *http.Request) error {
+func MirrorSummary(h Host, w http.ResponseWriter, r *http.Request) error {
 	if err := AllowMethod(r, http.MethodGet); err != nil {
 		return err
 	}
-	a.flush() // so that pairs ended before this request are in
-	return writeJSON(w, a.Mirror())
+	flush(h) // so that pairs ended before this request are in
+	doc := h.Mirror()
+	if doc == nil {
+		return Errorf(http.StatusNotFound, "mirroring is not available here")
+	}
+	return writeJSON(w, doc)
 }
 
 // MirrorPairList serves GET /llmtap/mirror/pairs?limit=N: the N most recent pairs (default
 // 100) as JSON lines, oldest first, each with the live and the mirror TTFT, ITL and latency of
 // one request.
-func (a Admin) MirrorPairList(w http.ResponseWriter, r *http.Request) error {
+func MirrorPairList(h Host, w http.ResponseWriter, r *http.Request) error {
 	if err := AllowMethod(r, http.MethodGet); err != nil {
 		return err
 	}
@@ -170,19 +152,19 @@ func (a Admin) MirrorPairList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.flush()
-	pairs := a.MirrorPairs()
+	flush(h)
+	pairs := h.MirrorPairs()
 	return writeJSONLines(w, pairs[max(0, len(pairs)-limit):])
 }
 
 // TimelineWindows serves GET /llmtap/timeline[?since=<unix ms>&class=<class>&model=<model>]:
 // the closed windows that start at or after since, with only the series of class and model
 // when given.
-func (a Admin) TimelineWindows(w http.ResponseWriter, r *http.Request) error {
+func TimelineWindows(h Host, w http.ResponseWriter, r *http.Request) error {
 	if err := AllowMethod(r, http.MethodGet); err != nil {
 		return err
 	}
-	tl := a.Timeline()
+	tl := h.Timeline()
 	if tl == nil {
 		return Errorf(http.StatusNotFound, "no timeline is running: load a config with the llmtap global option (and no timeline off)")
 	}
@@ -212,19 +194,23 @@ func (a Admin) TimelineWindows(w http.ResponseWriter, r *http.Request) error {
 const ShadowRoute = "/llmtap/shadow"
 
 // ShadowLoads serves the routes under ShadowRoute.
-func (a Admin) ShadowLoads(w http.ResponseWriter, r *http.Request) error {
+func ShadowLoads(h Host, w http.ResponseWriter, r *http.Request) error {
+	sh := h.ShadowLoads()
+	if sh == nil {
+		return Errorf(http.StatusNotFound, "shadow load is not available here")
+	}
 	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, ShadowRoute), "/")
 	if rest == "" {
 		if err := AllowMethod(r, http.MethodGet); err != nil {
 			return err
 		}
-		return writeJSON(w, a.Shadow.State())
+		return writeJSON(w, sh.State())
 	}
 	name, action, ok := strings.Cut(rest, "/")
 	if !ok || strings.Contains(action, "/") {
 		return Errorf(http.StatusNotFound, "want /llmtap/shadow/<name>/start|stop|rate|headroom")
 	}
-	run := a.Shadow.Runner(name)
+	run := sh.Runner(name)
 	if run == nil {
 		return Errorf(http.StatusNotFound, "no shadow load named %q is loaded", name)
 	}
@@ -236,8 +222,8 @@ func (a Admin) ShadowLoads(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	logged := func(what string) {
-		if a.Shadow.Logged != nil {
-			a.Shadow.Logged(name, what)
+		if sh.Logged != nil {
+			sh.Logged(name, what)
 		}
 	}
 	switch action {
@@ -271,7 +257,7 @@ func (a Admin) ShadowLoads(w http.ResponseWriter, r *http.Request) error {
 		if st.Headroom == nil {
 			return Errorf(http.StatusNotFound, "shadow load %q is not a headroom probe", name)
 		}
-		passive := a.Shadow.State().PassiveHeadroom
+		passive := sh.State().PassiveHeadroom
 		if r.URL.Query().Get("format") == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, err := io.WriteString(w, st.Headroom.Table()+headroom.Table(passive))

@@ -1,9 +1,13 @@
-// Package api implements what llmtap answers over HTTP, over plain Go parts and without Caddy:
+// Package api implements what llmtap answers over HTTP, over plain Go parts and without Caddy.
+// Everything it serves comes through one port, Host: a process's measurement engine and, when
+// it has them, its timeline, mirror, SLO tracker, shadow loads and recorders (the Caddy
+// module's process implements it; a benchmark serves an engine alone by embedding NoHost).
 //
-//   - the Connect service (llmtap.v1.TapService, proto/llmtap/v1): a measurement engine
-//     (telemetry/tap) to read, a Timeline to stream and, when the host has them, shadow load
-//     and recording controls (Service);
-//   - the JSON admin routes /llmtap/… (Admin) and their documents (SummaryDoc, ShadowDoc,
+//   - the Connect service (llmtap.v1.TapService, proto/llmtap/v1): the engine (telemetry/tap)
+//     to read, a Timeline to stream and, when the host has them, shadow load and recording
+//     controls (Service);
+//   - the JSON admin routes /llmtap/… (Summary, Requests, MirrorSummary, MirrorPairList,
+//     TimelineWindows, ShadowLoads, SLOSummary, each over a Host) and their documents (SummaryDoc, ShadowDoc,
 //     MirrorDoc, TimelineDoc), with the method check and count parameter every route shares
 //     (AllowMethod, CountParam) and errors the host writes with their status (HTTPError);
 //   - the host side of the service over llmtap's engines: a running timeline as a window

@@ -39,7 +39,7 @@ func TestShadowStatusPassiveHeadroom(t *testing.T) {
 	shadow := api.RunnerShadow{State: func() api.ShadowDoc { return doc }}
 
 	rec := httptest.NewRecorder()
-	if err := (api.Admin{Shadow: shadow}).ShadowLoads(rec, httptest.NewRequest(http.MethodGet, api.ShadowRoute, nil)); err != nil || rec.Code != http.StatusOK {
+	if err := api.ShadowLoads(fakeHost{loads: &shadow}, rec, httptest.NewRequest(http.MethodGet, api.ShadowRoute, nil)); err != nil || rec.Code != http.StatusOK {
 		t.Fatalf("GET %s: %d %v", api.ShadowRoute, rec.Code, err)
 	}
 	var route map[string]any
@@ -47,7 +47,7 @@ func TestShadowStatusPassiveHeadroom(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c := serve(t, api.Options{ReadOnly: true, Shadow: func() api.Shadow { return shadow }})
+	c := serve(t, api.Options{ReadOnly: true, Host: fakeHost{shadow: shadow}.serve()})
 	res, err := c.ShadowStatus(context.Background(), connect.NewRequest(&llmtapv1.ShadowStatusRequest{}))
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,7 @@ func TestRecordingSessionCounters(t *testing.T) {
 			Path: "/v1/chat/completions", API: "openai.chat", Status: 200, Start: start.Add(time.Duration(i) * time.Millisecond),
 			DurationMs: 1, RequestBody: []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)})
 	}
-	c := serve(t, api.Options{Recording: recordings{r}})
+	c := serve(t, api.Options{Host: fakeHost{recording: recordings{r}}.serve()})
 	var got *llmtapv1.Recording
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		res, err := c.RecordingStatus(t.Context(), connect.NewRequest(&llmtapv1.RecordingStatusRequest{}))

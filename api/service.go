@@ -14,40 +14,26 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
-	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
-// Options wire a Service to what it reads and controls. Only Tap is required.
+// Options wire a Service to the host it reads and controls. Only Host is required.
 type Options struct {
-	// Tap returns the measurement engine to read, or nil when there is none (no loaded config
-	// uses the llmtap handler): the read RPCs then answer Unavailable with NoTap.
-	Tap func() *tap.Tap
-	// NoTap is the message of that Unavailable error.
+	// Host returns the host to serve, called for each request so that a host can change
+	// while the service runs (the Caddy module serves the process running at the time). A
+	// nil Host, or one that returns nil, serves nothing: the read RPCs answer Unavailable with
+	// NoTap.
+	Host func() Host
+	// NoTap is the message of the Unavailable error the read RPCs answer while the host runs
+	// no measurement engine (no loaded config uses the llmtap handler).
 	NoTap string
-	// Timeline is where StreamTimeline's windows come from; nil means a StatsTimeline over Tap.
-	// It is a function so a host can swap the source while the service runs.
-	Timeline func() Timeline
-	// Shadow controls the shadow load; nil answers the shadow RPCs Unimplemented with
-	// NoShadow.
-	Shadow func() Shadow
-	// NoShadow says why there is no shadow load control here.
+	// NoShadow says why there is no shadow load control here, for the shadow RPCs'
+	// Unimplemented error while the host has none.
 	NoShadow string
-	// Recording controls recording; nil answers the recording RPCs Unimplemented with
-	// NoRecording.
-	Recording Recording
-	// NoRecording says why there is no recording control here.
+	// NoRecording says why there is no recording control here, for the recording RPCs'
+	// Unimplemented error while the host has none.
 	NoRecording string
-	// RecorderDropped returns the records the recorders lost, for Summary (nil: 0).
-	RecorderDropped func() uint64
-	// Mirror returns the document of GET /llmtap/mirror, for MirrorStatus; nil answers
-	// MirrorStatus Unimplemented.
-	Mirror func() MirrorDoc
-	// SLO returns the SLO tracker SLOStatus reports, as GET /llmtap/slo does; nil, or a nil
-	// tracker, answers SLOStatus Unimplemented. It is a function so a host can swap the
-	// tracker while the service runs.
-	SLO func() *slo.Tracker
 	// ReadOnly refuses every control RPC (PermissionDenied), for endpoints outside the admin
 	// listener.
 	ReadOnly bool
@@ -87,7 +73,9 @@ func New(opts Options) *Service {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
-	return &Service{opts: opts, stats: &StatsTimeline{Tap: opts.Tap}}
+	s := &Service{opts: opts}
+	s.stats = &StatsTimeline{Tap: func() *tap.Tap { return s.host().Tap() }}
+	return s
 }
 
 // MaxRequestBytes bounds a request message: every request of the service is a few fields, so
@@ -111,11 +99,18 @@ func (s *Service) Streams() (open int64, refused uint64) {
 // read deadline).
 const StreamProcedure = llmtapv1connect.TapServiceStreamTimelineProcedure
 
-func (s *Service) tap() (*tap.Tap, error) {
-	var t *tap.Tap
-	if s.opts.Tap != nil {
-		t = s.opts.Tap()
+// host returns the host to serve now (NoHost when there is none).
+func (s *Service) host() Host {
+	if s.opts.Host != nil {
+		if h := s.opts.Host(); h != nil {
+			return h
+		}
 	}
+	return NoHost{}
+}
+
+func (s *Service) tap() (*tap.Tap, error) {
+	t := s.host().Tap()
 	if t == nil {
 		return nil, connect.NewError(connect.CodeUnavailable, errors.New(s.opts.NoTap))
 	}
@@ -143,9 +138,7 @@ func (s *Service) Summary(ctx context.Context, req *connect.Request[llmtapv1.Sum
 		Time: timeProto(sum.Time), Window: sum.Window, InFlight: t.InFlight(),
 		RecordsDropped: t.Dropped(), FoldedRecords: sum.Folded,
 	}
-	if s.opts.RecorderDropped != nil {
-		res.RecorderDropped = s.opts.RecorderDropped()
-	}
+	res.RecorderDropped = s.host().RecorderDropped()
 	for i := range sum.Groups {
 		if keep(sum.Groups[i].Window) {
 			res.Groups = append(res.Groups, groupProto(&sum.Groups[i]))
@@ -216,10 +209,8 @@ func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmta
 	}
 	defer s.streams.Add(-1)
 	tl := s.stats
-	if s.opts.Timeline != nil {
-		if t := s.opts.Timeline(); t != nil {
-			tl = t
-		}
+	if t := s.host().Windows(); t != nil {
+		tl = t
 	}
 	period := tl.Period()
 	interval := period
@@ -297,8 +288,8 @@ func (s *Service) StreamTimeline(ctx context.Context, req *connect.Request[llmta
 // there are any, copying the shared window first when it changes anything.
 func (s *Service) decorate(ctx context.Context, w *llmtapv1.TimelineWindow, class, model string) *llmtapv1.TimelineWindow {
 	var shadow *llmtapv1.ShadowState
-	if s.opts.Shadow != nil && w.GetShadow() == nil {
-		if sh := s.opts.Shadow(); sh != nil {
+	if w.GetShadow() == nil {
+		if sh := s.host().Shadow(); sh != nil {
 			if st, err := sh.Status(ctx); err == nil && (len(st.GetLoads()) > 0 || st.GetGuard() != nil) {
 				shadow = st
 			}
@@ -329,10 +320,8 @@ func (s *Service) shadow(write bool) (Shadow, error) {
 	if write && s.opts.ReadOnly {
 		return nil, errReadOnly
 	}
-	if s.opts.Shadow != nil {
-		if sh := s.opts.Shadow(); sh != nil {
-			return sh, nil
-		}
+	if sh := s.host().Shadow(); sh != nil {
+		return sh, nil
 	}
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New(s.opts.NoShadow))
 }
@@ -395,10 +384,11 @@ func (s *Service) recording(write bool) (Recording, error) {
 	if write && s.opts.ReadOnly {
 		return nil, errReadOnly
 	}
-	if s.opts.Recording == nil {
+	rc := s.host().Recording()
+	if rc == nil {
 		return nil, connect.NewError(connect.CodeUnimplemented, errors.New(s.opts.NoRecording))
 	}
-	return s.opts.Recording, nil
+	return rc, nil
 }
 
 // RecordingStart starts the runtime recording.

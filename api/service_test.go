@@ -32,6 +32,25 @@ func serve(t *testing.T, opts api.Options) llmtapv1connect.TapServiceClient {
 	return llmtapv1connect.NewTapServiceClient(srv.Client(), srv.URL)
 }
 
+// fakeHost is a Host with the parts a test gives it.
+type fakeHost struct {
+	api.NoHost
+	windows   api.Timeline
+	shadow    api.Shadow
+	loads     *api.RunnerShadow
+	recording api.Recording
+	mirror    *api.MirrorDoc
+	slo       *slo.Tracker
+}
+
+func (h fakeHost) Windows() api.Timeline          { return h.windows }
+func (h fakeHost) Shadow() api.Shadow             { return h.shadow }
+func (h fakeHost) ShadowLoads() *api.RunnerShadow { return h.loads }
+func (h fakeHost) Recording() api.Recording       { return h.recording }
+func (h fakeHost) Mirror() *api.MirrorDoc         { return h.mirror }
+func (h fakeHost) SLO() *slo.Tracker              { return h.slo }
+func (h fakeHost) serve() func() api.Host         { return func() api.Host { return h } }
+
 // rec is a finished streamed request of model and class.
 func rec(model, class string, ttftMs, itlMs float64, out int64, failure string) *record.Record {
 	r := &record.Record{Model: model, Class: class, Status: 200, Start: time.Now(), Error: failure,
@@ -244,7 +263,7 @@ func (f *fakeShadow) Status(context.Context) (*llmtapv1.ShadowState, error) {
 func TestStreamTimeline(t *testing.T) {
 	tl := &fakeTimeline{period: 20 * time.Millisecond, start: time.Now(), models: []string{"a", "b"}}
 	sh := &fakeShadow{}
-	c := serve(t, api.Options{Timeline: func() api.Timeline { return tl }, Shadow: func() api.Shadow { return sh }})
+	c := serve(t, api.Options{Host: fakeHost{windows: tl, shadow: sh}.serve()})
 	ctx := t.Context()
 	if _, err := c.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{})); err != nil {
 		t.Fatal(err)
@@ -291,7 +310,7 @@ func TestStreamTimeline(t *testing.T) {
 // it becomes final, with its final figures, and never again; windows stay in order otherwise.
 func TestStreamTimelineFinal(t *testing.T) {
 	tl := &fakeTimeline{period: 10 * time.Millisecond, start: time.Now(), models: []string{"a"}, settle: 3}
-	c := serve(t, api.Options{Timeline: func() api.Timeline { return tl }})
+	c := serve(t, api.Options{Host: fakeHost{windows: tl}.serve()})
 	time.Sleep(2 * tl.period) // a window exists
 	st, err := c.StreamTimeline(t.Context(), connect.NewRequest(&llmtapv1.StreamTimelineRequest{}))
 	if err != nil {
@@ -355,7 +374,7 @@ func TestStreamTimelineFinal(t *testing.T) {
 func TestControlErrors(t *testing.T) {
 	ctx := t.Context()
 	sh := &fakeShadow{}
-	c := serve(t, api.Options{Shadow: func() api.Shadow { return sh }})
+	c := serve(t, api.Options{Host: fakeHost{shadow: sh}.serve()})
 	if _, err := c.ShadowSetRate(ctx, connect.NewRequest(&llmtapv1.ShadowSetRateRequest{Rate: -1})); connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("SetRate -1: %v, want InvalidArgument with the reason", err)
 	}
@@ -372,7 +391,7 @@ func TestControlErrors(t *testing.T) {
 		t.Errorf("RecordingStatus without recording control: %v, want Unimplemented", err)
 	}
 
-	ro := serve(t, api.Options{Shadow: func() api.Shadow { return sh }, ReadOnly: true})
+	ro := serve(t, api.Options{Host: fakeHost{shadow: sh}.serve(), ReadOnly: true})
 	if _, err := ro.ShadowStart(ctx, connect.NewRequest(&llmtapv1.ShadowStartRequest{})); connect.CodeOf(err) != connect.CodePermissionDenied {
 		t.Errorf("ShadowStart read-only: %v, want PermissionDenied", err)
 	}
@@ -390,7 +409,7 @@ func TestControlErrors(t *testing.T) {
 	if _, err := c.SLOStatus(ctx, connect.NewRequest(&llmtapv1.SLOStatusRequest{})); connect.CodeOf(err) != connect.CodeUnimplemented {
 		t.Errorf("SLOStatus without an SLO tracker: %v, want Unimplemented", err)
 	}
-	status := serve(t, api.Options{ReadOnly: true, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} }, SLO: func() *slo.Tracker { return slo.NewTracker(nil, nil) }})
+	status := serve(t, api.Options{ReadOnly: true, Host: fakeHost{mirror: &api.MirrorDoc{}, slo: slo.NewTracker(nil, nil)}.serve()})
 	if res, err := status.MirrorStatus(ctx, connect.NewRequest(&llmtapv1.MirrorStatusRequest{})); err != nil || res.Msg.Counters.SkippedShare != nil {
 		t.Errorf("MirrorStatus read-only, nothing sampled: %v %v, want an answer without a skipped share", res, err)
 	}
@@ -411,7 +430,7 @@ func TestStreamTimelineCap(t *testing.T) {
 	tl := &fakeTimeline{period: 20 * time.Millisecond, start: time.Now().Add(-time.Second), models: []string{"a"}}
 	refused := 0
 	var mu sync.Mutex
-	opts := api.Options{Timeline: func() api.Timeline { return tl }, MaxStreams: 3, StreamRefused: func() { mu.Lock(); refused++; mu.Unlock() }}
+	opts := api.Options{Host: fakeHost{windows: tl}.serve(), MaxStreams: 3, StreamRefused: func() { mu.Lock(); refused++; mu.Unlock() }}
 	svc := api.New(opts)
 	path, h := svc.Handler()
 	mux := http.NewServeMux()

@@ -17,13 +17,14 @@ type SLODoc struct {
 
 // SLOSummary serves GET /llmtap/slo: attainment, goodput and burn rate per (SLO, model), in
 // total and over rolling windows (docs/slo.md). Without a tracker it is a 404.
-func (a Admin) SLOSummary(w http.ResponseWriter, r *http.Request) error {
+func SLOSummary(h Host, w http.ResponseWriter, r *http.Request) error {
 	if err := AllowMethod(r, http.MethodGet); err != nil {
 		return err
 	}
-	if a.SLO == nil {
+	tr := h.SLO()
+	if tr == nil {
 		return Errorf(http.StatusNotFound, "this host tracks no SLOs")
 	}
-	a.flush() // so that requests ended before this one are counted
-	return writeJSON(w, SLODoc{SLOs: a.SLO.Reports(), Dropped: a.SLO.Dropped()})
+	flush(h) // so that requests ended before this one are counted
+	return writeJSON(w, SLODoc{SLOs: tr.Reports(), Dropped: tr.Dropped()})
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
-	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
 // TestSLOSummary: GET /llmtap/slo reports the tracker's series; another method is a 405, a
@@ -22,9 +21,9 @@ func TestSLOSummary(t *testing.T) {
 		r := &record.Record{Class: record.ClassLive, Model: "m", RequestLatencyMs: &ms, SLO: set}
 		tr.Consume(r)
 	}
-	a := api.Admin{Tap: func() *tap.Tap { return nil }, SLO: tr}
+	h := fakeHost{slo: tr}
 	w := httptest.NewRecorder()
-	if err := a.SLOSummary(w, httptest.NewRequest(http.MethodGet, "/llmtap/slo", nil)); err != nil {
+	if err := api.SLOSummary(h, w, httptest.NewRequest(http.MethodGet, "/llmtap/slo", nil)); err != nil {
 		t.Fatal(err)
 	}
 	var doc api.SLODoc
@@ -35,11 +34,11 @@ func TestSLOSummary(t *testing.T) {
 		t.Errorf("GET /llmtap/slo: %s", w.Body.Bytes())
 	}
 	var he *api.HTTPError
-	if err := a.SLOSummary(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/llmtap/slo", nil)); !errors.As(err, &he) || he.Status != http.StatusMethodNotAllowed {
+	if err := api.SLOSummary(h, httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/llmtap/slo", nil)); !errors.As(err, &he) || he.Status != http.StatusMethodNotAllowed {
 		t.Errorf("POST: %v, want a 405", err)
 	}
-	a.SLO = nil
-	if err := a.SLOSummary(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/llmtap/slo", nil)); !errors.As(err, &he) || he.Status != http.StatusNotFound {
+	h.slo = nil
+	if err := api.SLOSummary(h, httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/llmtap/slo", nil)); !errors.As(err, &he) || he.Status != http.StatusNotFound {
 		t.Errorf("no tracker: %v, want a 404", err)
 	}
 }

@@ -18,20 +18,19 @@ import (
 // flush delivers the records of requests that ended before now to the sinks (the mirror's
 // pairer and the SLO tracker among them), as the JSON routes do before they read.
 func (s *Service) flush() {
-	if s.opts.Tap != nil {
-		if t := s.opts.Tap(); t != nil {
-			t.Flush()
-		}
+	if t := s.host().Tap(); t != nil {
+		t.Flush()
 	}
 }
 
 // MirrorStatus returns the mirror's counters, gate, pairs summary and canary verdicts.
 func (s *Service) MirrorStatus(ctx context.Context, req *connect.Request[llmtapv1.MirrorStatusRequest]) (*connect.Response[llmtapv1.MirrorStatusResponse], error) {
-	if s.opts.Mirror == nil {
+	s.flush()
+	doc := s.host().Mirror()
+	if doc == nil {
 		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("mirroring is not available here"))
 	}
-	s.flush()
-	res := MirrorStatusProto(s.opts.Mirror())
+	res := MirrorStatusProto(*doc)
 	if m := req.Msg.GetModel(); m != "" {
 		pairs := res.Pairs.Models[:0]
 		for _, p := range res.Pairs.Models {
@@ -53,10 +52,7 @@ func (s *Service) MirrorStatus(ctx context.Context, req *connect.Request[llmtapv
 
 // SLOStatus returns the attainment of every (SLO, model).
 func (s *Service) SLOStatus(ctx context.Context, req *connect.Request[llmtapv1.SLOStatusRequest]) (*connect.Response[llmtapv1.SLOStatusResponse], error) {
-	var tr *slo.Tracker
-	if s.opts.SLO != nil {
-		tr = s.opts.SLO()
-	}
+	tr := s.host().SLO()
 	if tr == nil {
 		return nil, connect.NewError(connect.CodeUnimplemented, errors.New("this host tracks no SLOs"))
 	}

@@ -2,44 +2,69 @@ package process
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/slo"
-	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 	"go.uber.org/zap"
 )
 
-// The ports of package api (the admin routes' api.Admin, the Connect service's api.Options)
-// over a Process. A host serves the Process running at the time of each call, nil when none
-// runs: the routes then answer as with no measurement engine.
+// The Process is the Host of package api (its one port): the JSON admin routes and the
+// Connect service serve the Process running at the time of each call. Its methods as a Host
+// take a nil Process, which runs nothing: the routes then answer as with no measurement
+// engine.
 
-// Admin is the JSON admin routes over p (nil: none runs).
-func (p *Process) Admin() api.Admin {
+var _ api.Host = (*Process)(nil)
+
+// RecorderDropped returns the records the recorders lost because their queues were full.
+func (p *Process) RecorderDropped() uint64 {
 	if p == nil {
-		return api.Admin{Tap: func() *tap.Tap { return nil }, Mirror: func() api.MirrorDoc { return api.MirrorDoc{} },
-			MirrorPairs: func() []mirror.Pair { return nil }, Timeline: func() *timeline.Timeline { return nil },
-			Shadow: p.shadowControl()}
+		return 0
 	}
-	return api.Admin{Tap: p.Tap, RecorderDropped: p.RecorderDropped, Mirror: p.MirrorDoc, MirrorPairs: p.Mirror.Pairs.Pairs,
-		Timeline: p.Hub.Timeline, Shadow: p.shadowControl(), SLO: p.SLO}
+	return p.recorderDropped()
 }
 
-// MirrorDoc is the document of GET /llmtap/mirror.
-func (p *Process) MirrorDoc() api.MirrorDoc {
-	m := p.Mirror
-	return api.MirrorDoc{Counters: m.Stats.Snapshot(), Gate: m.Gate.State(), Pairs: m.Pairs.Summary(), Verdicts: m.Pairs.Verdicts()}
+// Mirror is the document of GET /llmtap/mirror (zero for a nil Process).
+func (p *Process) Mirror() *api.MirrorDoc {
+	if p == nil {
+		return &api.MirrorDoc{}
+	}
+	m := p.Mirroring
+	return &api.MirrorDoc{Counters: m.Stats.Snapshot(), Gate: m.Gate.State(), Pairs: m.Pairs.Summary(), Verdicts: m.Pairs.Verdicts()}
 }
 
-// shadowControl controls the shadow loads of p (nil: none), for the admin routes and the
-// Connect service alike, logging each control.
-func (p *Process) shadowControl() api.RunnerShadow {
-	c := api.RunnerShadow{Runner: func(string) *inproc.Runner { return nil }, Runners: func() []*inproc.Runner { return nil },
+// MirrorPairs returns the mirror's pairs, oldest first.
+func (p *Process) MirrorPairs() []mirror.Pair {
+	if p == nil {
+		return nil
+	}
+	return p.Mirroring.Pairs.Pairs()
+}
+
+// Timeline returns the running timeline, nil when none runs.
+func (p *Process) Timeline() *timeline.Timeline {
+	if p == nil {
+		return nil
+	}
+	return p.Hub.Timeline()
+}
+
+// Windows serves the running timeline's windows to StreamTimeline, nil when none runs (the
+// service then makes windows from the engine's rolling statistics).
+func (p *Process) Windows() api.Timeline {
+	if tl := p.Timeline(); tl != nil {
+		return api.TimelineSource{TL: tl, RecordsDropped: p.RecordsDropped}
+	}
+	return nil
+}
+
+// ShadowLoads controls the shadow loads of p (none for a nil Process) for the admin routes,
+// logging each control.
+func (p *Process) ShadowLoads() *api.RunnerShadow {
+	c := &api.RunnerShadow{Runner: func(string) *inproc.Runner { return nil }, Runners: func() []*inproc.Runner { return nil },
 		State: func() api.ShadowDoc {
 			return api.ShadowDoc{Shadows: []inproc.Status{}, HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
 		},
@@ -53,6 +78,33 @@ func (p *Process) shadowControl() api.RunnerShadow {
 	return c
 }
 
+// Shadow controls the shadow loads of p for the RPCs, as ShadowLoads does for the routes.
+func (p *Process) Shadow() api.Shadow { return p.ShadowLoads() }
+
+// Recording controls the recorders of p (none for a nil Process); a recording started
+// through the API takes the options Options.PlanRecording makes of the request.
+func (p *Process) Recording() api.Recording {
+	if p == nil || p.opts.PlanRecording == nil {
+		return nil
+	}
+	return recording{p}
+}
+
+// SLO returns the SLO tracker, nil for a nil Process.
+func (p *Process) SLO() *slo.Tracker {
+	if p == nil {
+		return nil
+	}
+	return p.SLOTracker
+}
+
+// StreamRefused counts a timeline stream refused for the service's MaxStreams.
+func (p *Process) StreamRefused() {
+	if p != nil {
+		p.metrics.streamsRefused.Inc()
+	}
+}
+
 // ShadowDoc is the document of GET /llmtap/shadow.
 func (p *Process) ShadowDoc() api.ShadowDoc {
 	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: p.GuardState(), ForgedMarkers: p.marks.forged.Load(),
@@ -64,78 +116,23 @@ func (p *Process) ShadowDoc() api.ShadowDoc {
 	return doc
 }
 
-// ServiceOptions are the Connect service's ports over the Process current returns at each call
-// (nil when none runs): its engine, recorders, mirror, SLOs, shadow loads and, when it runs one, its timeline (without it, windows come from the engine's
-// rolling statistics). plan makes the options of a recording started through the API.
-func ServiceOptions(current func() *Process, plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)) api.Options {
-	return api.Options{
-		StreamRefused: func() {
-			if p := current(); p != nil {
-				p.metrics.streamsRefused.Inc()
-			}
-		},
-		Tap: func() *tap.Tap { return current().Admin().Tap() },
-		RecorderDropped: func() uint64 {
-			if p := current(); p != nil {
-				return p.RecorderDropped()
-			}
-			return 0
-		},
-		Recording: Recording{Current: current, Plan: plan},
-		Timeline: func() api.Timeline {
-			if p := current(); p != nil {
-				if tl := p.Hub.Timeline(); tl != nil {
-					return api.TimelineSource{TL: tl, RecordsDropped: p.RecordsDropped}
-				}
-			}
-			return nil
-		},
-		Shadow: func() api.Shadow { return current().shadowControl() },
-		Mirror: func() api.MirrorDoc { return current().Admin().Mirror() },
-		SLO:    func() *slo.Tracker { return current().Admin().SLO },
-	}
-}
-
-// Recording implements api.Recording on the recorders of the Process Current returns: the
-// runtime recording, with options made by Plan from the request (the options of a record
+// recording implements api.Recording on the recorders of a Process: the runtime recording,
+// with options made by Options.PlanRecording from the request (the options of a record
 // block), and the status of every recorder.
-type Recording struct {
-	Current func() *Process
-	Plan    func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)
-}
-
-func (rr Recording) process() (*Process, error) {
-	if p := rr.Current(); p != nil {
-		return p, nil
-	}
-	return nil, fmt.Errorf("%w: no loaded config uses llmtap", api.ErrState)
-}
-
-var _ api.Recording = Recording{}
+type recording struct{ p *Process }
 
 // Start starts the runtime recording in req.Dir.
-func (rr Recording) Start(_ context.Context, req *llmtapv1.RecordingStartRequest) (*llmtapv1.Recording, error) {
-	p, err := rr.process()
-	if err != nil {
-		return nil, err
-	}
-	return p.startRecording(req, rr.Plan)
+func (rr recording) Start(_ context.Context, req *llmtapv1.RecordingStartRequest) (*llmtapv1.Recording, error) {
+	return rr.p.startRecording(req, rr.p.opts.PlanRecording)
 }
 
 // Stop stops the runtime recording: records of requests that ended before the call are
 // delivered, the queue is written, the files synced and closed.
-func (rr Recording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
-	p, err := rr.process()
-	if err != nil {
-		return nil, err
-	}
-	return p.stopRecording(ctx)
+func (rr recording) Stop(ctx context.Context) (*llmtapv1.Recording, error) {
+	return rr.p.stopRecording(ctx)
 }
 
 // Status lists the runtime recording, then the configured recorders by folder.
-func (rr Recording) Status(context.Context) ([]*llmtapv1.Recording, error) {
-	if p := rr.Current(); p != nil {
-		return p.recordingStatus(), nil
-	}
-	return nil, nil
+func (rr recording) Status(context.Context) ([]*llmtapv1.Recording, error) {
+	return rr.p.recordingStatus(), nil
 }

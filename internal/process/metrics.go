@@ -93,7 +93,7 @@ func (p *Process) newMetrics() {
 	m.collectors = append(append(p.requests.Collectors(), p.usage.Collectors()...),
 		promexport.NewGPU(func() []gpu.Sample { return p.Hub.LatestGPU(nil) }),
 		prom.Mirror(func() prom.MirrorReading {
-			return prom.MirrorReading{Counters: p.Mirror.Stats.Snapshot(), Gate: p.Mirror.Gate.State(), Pairs: p.Mirror.Pairs.Summary().Pairs}
+			return prom.MirrorReading{Counters: p.Mirroring.Stats.Snapshot(), Gate: p.Mirroring.Gate.State(), Pairs: p.Mirroring.Pairs.Summary().Pairs}
 		}),
 		prom.Shadow(func() []inproc.Status {
 			rs := p.ShadowRunners()
@@ -103,7 +103,7 @@ func (p *Process) newMetrics() {
 			}
 			return out
 		}),
-		promexport.SLO{Tracker: p.SLO},
+		promexport.SLO{Tracker: p.SLOTracker},
 		promexport.PassiveHeadroom(p.Passive.Estimates),
 		recorderCollector{p}, logsCollector{p}, promexport.RecorderSessions{}, promexport.RecorderPayloadsSkipped{},
 		m.streamsRefused, m.guardPauses, m.guardResumes, m.forged, m.expired, m.replayed,

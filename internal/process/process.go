@@ -24,6 +24,7 @@ import (
 
 	"go.uber.org/zap"
 
+	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/shadow/guard"
 	"github.com/llmtap/llmtap/shadow/inproc"
@@ -36,6 +37,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/promexport"
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -56,6 +58,10 @@ type Options struct {
 	NativeHistograms bool
 	// OpenGPU opens the GPU source of the sampler. Nil: NVML (gpu.Open).
 	OpenGPU func() (gpu.Source, error)
+	// PlanRecording makes the recorder options of a recording started through the API (the
+	// Host's Recording) from the request: those of a record block with the request's fields.
+	// Nil: recording cannot be controlled through the API.
+	PlanRecording func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)
 }
 
 // Process is llmtap's process-wide state. Make one with New; Close stops it.
@@ -75,14 +81,14 @@ type Process struct {
 	usage           *promexport.Usage
 	metrics         metrics
 
-	// SLO counts the live requests meeting and missing the handlers' SLOs.
-	SLO *slo.Tracker
+	// SLOTracker counts the live requests meeting and missing the handlers' SLOs.
+	SLOTracker *slo.Tracker
 	// Passive holds the handlers' passive_headroom estimators, fed scrapes.
 	Passive headroom.Registry
 	// Hub routes GPU samples, scrapes and records to the timeline and the energy attributor.
 	Hub *timeline.Hub
-	// Mirror is the mirroring state every handler shares.
-	Mirror MirrorState
+	// Mirroring is the mirroring state every handler shares.
+	Mirroring MirrorState
 
 	rec  recorders
 	logs logsState
@@ -118,11 +124,11 @@ type MirrorState struct {
 // for it, its OpenTelemetry export.
 func New(o Options) *Process {
 	p := &Process{
-		opts:    o,
-		Models:  labelcap.New(labelcap.DefaultMax),
-		Tenants: labelcap.New(labelcap.DefaultMax),
-		Hub:     timeline.NewHub(),
-		Mirror:  MirrorState{Stats: new(mirror.Stats), Gate: new(mirror.Gate), Pairs: mirror.NewPairer(0, 0)},
+		opts:      o,
+		Models:    labelcap.New(labelcap.DefaultMax),
+		Tenants:   labelcap.New(labelcap.DefaultMax),
+		Hub:       timeline.NewHub(),
+		Mirroring: MirrorState{Stats: new(mirror.Stats), Gate: new(mirror.Gate), Pairs: mirror.NewPairer(0, 0)},
 	}
 	p.holds.m = map[string]*held{}
 	p.rec.byKey = map[string]*Recorder{}
@@ -131,8 +137,8 @@ func New(o Options) *Process {
 	_, _ = rand.Read(id[:])
 	p.idPrefix = hex.EncodeToString(id[:]) + "-"
 	p.marker, p.markerErr = newMarker(o.MarkerKey)
-	p.SLO = slo.NewTracker(p.Models.Get, nil)
-	p.guardTargets.Add("mirror", p.Mirror.Gate)
+	p.SLOTracker = slo.NewTracker(p.Models.Get, nil)
+	p.guardTargets.Add("mirror", p.Mirroring.Gate)
 	p.shadows.OnAdd = func(r *inproc.Runner) func() { return p.guardTargets.Add("shadow/"+r.Name(), r) }
 	p.newMetrics()
 
@@ -143,9 +149,9 @@ func New(o Options) *Process {
 	p.tap.AddSink(logSink{p})       // before startOTel's span sink: a log record takes the request's span ids
 	p.tap.AddEnricher(p.Hub.Enrich) // GPU figures per record
 	p.tap.AddSink(p.Hub)            // the timeline's request metrics
-	p.tap.AddSink(p.Mirror.Pairs)
+	p.tap.AddSink(p.Mirroring.Pairs)
 	p.tap.AddSink(shadowSink{p}) // guard rails and headroom probes
-	p.tap.AddSink(p.SLO)         // SLO attainment
+	p.tap.AddSink(p.SLOTracker)  // SLO attainment
 	p.otel = p.startOTel()
 	p.Log("engine").Debug("llmtap measurement engine started")
 	return p
@@ -159,8 +165,13 @@ func (p *Process) Close(ctx context.Context) error {
 	return err
 }
 
-// Tap is the measurement engine.
-func (p *Process) Tap() *tap.Tap { return p.tap }
+// Tap is the measurement engine, nil for a nil Process.
+func (p *Process) Tap() *tap.Tap {
+	if p == nil {
+		return nil
+	}
+	return p.tap
+}
 
 // InFlight is the number of requests being measured.
 func (p *Process) InFlight() int64 { return p.tap.InFlight() }

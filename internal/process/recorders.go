@@ -197,8 +197,8 @@ func (p *Process) RecorderDrops() [NumDropReasons]uint64 {
 	return n
 }
 
-// RecorderDropped is the number of records lost to recording since the process started.
-func (p *Process) RecorderDropped() uint64 {
+// recorderDropped is the number of records lost to recording since the process started.
+func (p *Process) recorderDropped() uint64 {
 	var sum uint64
 	for _, n := range p.RecorderDrops() {
 		sum += n

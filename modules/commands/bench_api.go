@@ -38,7 +38,7 @@ func startBenchAPI(addr, label string, stderr io.Writer) (*benchAPI, error) {
 	}
 	b := &benchAPI{served: make(chan error, 1), addr: ln.Addr().String()}
 	svc := api.New(api.Options{
-		Tap:         b.tap.Load,
+		Host:        func() api.Host { return engineHost{tap: b.tap.Load()} },
 		NoTap:       "llmtap " + label + " has not started measuring yet",
 		NoShadow:    "llmtap " + label + " sends no shadow load: its own load is the benchmark",
 		NoRecording: "llmtap " + label + " writes every request to profile_export.jsonl in its artifact folder; there is no recording to control",
@@ -57,6 +57,14 @@ func startBenchAPI(addr, label string, stderr io.Writer) (*benchAPI, error) {
 	fmt.Fprintf(stderr, "%s: API on http://%s (watch it with: llmtap top --admin %s)\n", label, b.addr, b.addr)
 	return b, nil
 }
+
+// engineHost is a host with a measurement engine only.
+type engineHost struct {
+	api.NoHost
+	tap *tap.Tap
+}
+
+func (h engineHost) Tap() *tap.Tap { return h.tap }
 
 // setTap makes t the engine the API reads.
 func (b *benchAPI) setTap(t *tap.Tap) {

@@ -29,7 +29,7 @@ func init() {
 //	GET /llmtap/slo                SLO attainment, goodput and burn rates per (SLO, model),
 //	                               in total and over rolling windows (slo.go)
 //
-// The handlers are package api's (api.Admin) over the running process.Process; their errors
+// The handlers are package api's over the running process.Process (an api.Host); their errors
 // become Caddy's, which it writes as {"error": "…"} with their status.
 type adminAPI struct{}
 
@@ -42,9 +42,9 @@ func (adminAPI) CaddyModule() caddy.ModuleInfo {
 }
 
 // adminRoute serves one JSON route of the Process running at the time of each request.
-func adminRoute(route func(api.Admin, http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
+func adminRoute(route func(api.Host, http.ResponseWriter, *http.Request) error) caddy.AdminHandler {
 	return adminHandler(func(w http.ResponseWriter, r *http.Request) error {
-		return route(running.Load().Admin(), w, r)
+		return route(running.Load(), w, r)
 	})
 }
 
@@ -52,15 +52,15 @@ func adminRoute(route func(api.Admin, http.ResponseWriter, *http.Request) error)
 // (adminguard.go).
 func (adminAPI) Routes() []caddy.AdminRoute {
 	return guardRoutes([]caddy.AdminRoute{
-		{Pattern: "/llmtap/summary", Handler: adminRoute(api.Admin.Summary)},
-		{Pattern: "/llmtap/requests", Handler: adminRoute(api.Admin.Requests)},
-		{Pattern: api.ShadowRoute, Handler: adminRoute(api.Admin.ShadowLoads)},
-		{Pattern: api.ShadowRoute + "/", Handler: adminRoute(api.Admin.ShadowLoads)},
-		{Pattern: "/llmtap/mirror", Handler: adminRoute(api.Admin.MirrorSummary)},
-		{Pattern: "/llmtap/mirror/pairs", Handler: adminRoute(api.Admin.MirrorPairList)},
+		{Pattern: "/llmtap/summary", Handler: adminRoute(api.Summary)},
+		{Pattern: "/llmtap/requests", Handler: adminRoute(api.Requests)},
+		{Pattern: api.ShadowRoute, Handler: adminRoute(api.ShadowLoads)},
+		{Pattern: api.ShadowRoute + "/", Handler: adminRoute(api.ShadowLoads)},
+		{Pattern: "/llmtap/mirror", Handler: adminRoute(api.MirrorSummary)},
+		{Pattern: "/llmtap/mirror/pairs", Handler: adminRoute(api.MirrorPairList)},
 		{Pattern: dashboardPrefix, Handler: adminHandler(dashboard())},
-		{Pattern: "/llmtap/timeline", Handler: adminRoute(api.Admin.TimelineWindows)},
-		{Pattern: "/llmtap/slo", Handler: adminRoute(api.Admin.SLOSummary)},
+		{Pattern: "/llmtap/timeline", Handler: adminRoute(api.TimelineWindows)},
+		{Pattern: "/llmtap/slo", Handler: adminRoute(api.SLOSummary)},
 	})
 }
 

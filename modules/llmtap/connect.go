@@ -10,7 +10,6 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 
 	"github.com/llmtap/llmtap/api"
-	"github.com/llmtap/llmtap/internal/process"
 )
 
 func init() {
@@ -24,9 +23,12 @@ func init() {
 // engine's rolling statistics). readOnly refuses the control RPCs; maxStreams bounds the
 // timeline streams open at once (0: api.DefaultMaxStreams).
 func newService(readOnly bool, maxStreams int) *api.Service {
-	o := process.ServiceOptions(running.Load, planRecording)
-	o.MaxStreams, o.ReadOnly, o.NoShadow = maxStreams, readOnly, "shadow load control is not built into this binary"
-	return api.New(o)
+	return api.New(api.Options{
+		Host:          func() api.Host { return running.Load() },
+		MaxStreams:    maxStreams,
+		ReadOnly:      readOnly,
+		StreamRefused: func() { running.Load().StreamRefused() },
+	})
 }
 
 // SourceTimeline names windows that come from the app's timeline.

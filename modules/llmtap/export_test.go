@@ -112,4 +112,4 @@ func RecorderDropped() uint64 {
 }
 
 // MirrorGate is the running Process's mirroring pause switch.
-func MirrorGate() *mirror.Gate { return running.Load().Mirror.Gate }
+func MirrorGate() *mirror.Gate { return running.Load().Mirroring.Gate }

@@ -380,7 +380,7 @@ func (h *Handler) provisionSLO() error {
 	if err := h.validateSLO(); err != nil {
 		return err
 	}
-	h.slo = h.proc.SLO.NewSet(h.SLO)
+	h.slo = h.proc.SLOTracker.NewSet(h.SLO)
 	return nil
 }
 

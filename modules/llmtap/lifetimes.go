@@ -69,6 +69,7 @@ func holdProcess(opts func() process.Options) (*process.Process, error) {
 	v, _, err := procs.LoadOrNew(keyProcess, func() (caddy.Destructor, error) {
 		o := opts()
 		o.Logger = func(name string) *zap.Logger { return caddy.Log().Named(name) }
+		o.PlanRecording = planRecording
 		p := process.New(o)
 		running.Store(p)
 		return heldProcess{p}, nil

@@ -160,7 +160,7 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	o := h.Mirror.options(h.tap.WithPool(h.meters), h.proc.Mirror)
+	o := h.Mirror.options(h.tap.WithPool(h.meters), h.proc.Mirroring)
 	o.Tag = func(r *record.Record) { // the handler's recorder writes the copies' records too
 		if rc := h.recording; rc != nil {
 			r.RecordTo = rc.entry.Key
@@ -178,7 +178,7 @@ func (h *Handler) provisionMirror() error {
 	if h.Mirror.Verdict != nil {
 		vo = *h.Mirror.Verdict
 	}
-	h.proc.Mirror.Pairs.SetVerdict(h.Mirror.Upstream, vo)
+	h.proc.Mirroring.Pairs.SetVerdict(h.Mirror.Upstream, vo)
 	return nil
 }
 

@@ -4,6 +4,6 @@ package llmtap
 // requests.
 func ResetSLO() {
 	if p := running.Load(); p != nil {
-		p.SLO.Reset()
+		p.SLOTracker.Reset()
 	}
 }
