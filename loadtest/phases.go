@@ -94,6 +94,9 @@ func (p Phases) Apply(spec *Spec, arr loadgen.ArrivalSpec, level, warmupCount in
 	// warmupCount requests or WarmupDuration, whichever comes first.
 	wu := spec.Schedule
 	wu.MaxRequests, wu.Duration, wu.Arrivals = spec.Worker.Requests(warmupCount), Seconds(p.WarmupDuration), nil
+	if wu.MaxRequests == 0 && wu.Duration == 0 {
+		return nil // the worker's share of the warmup's requests is none
+	}
 	wc := level
 	if p.WarmupConcurrency > 0 {
 		wc = p.WarmupConcurrency

@@ -47,7 +47,7 @@ Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) tokens (o200k_
 Results go to artifacts/<model>-<endpoint>-<mode><value>/: profile_export_aiperf.json and .csv,
 profile_export.jsonl (one line per request), in AIPerf's layout and with AIPerf's metric
 meanings (docs/metrics.md), with the generator's own schedule lag and CPU use.`,
-		runBench)
+		runLoad(benchMain))
 }
 
 // multiFlag collects a repeatable string flag.
@@ -178,10 +178,14 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	return r, append(errs, werrs...)
 }
 
-func runBench(fs *flag.FlagSet, args []string) (int, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return benchMain(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+// runLoad runs a load command's main (benchMain, replayMain) on the process's streams until
+// SIGINT or SIGTERM.
+func runLoad(main func(context.Context, io.Writer, io.Writer, bool, *flag.FlagSet, []string, func(*loadtest.Spec, *loadtest.Result)) (int, error)) func(*flag.FlagSet, []string) (int, error) {
+	return func(fs *flag.FlagSet, args []string) (int, error) {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return main(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+	}
 }
 
 // benchMain is the bench command with its streams as parameters, for in-process tests; hook,
@@ -200,9 +204,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	b.shapes.visited(fs)
 	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
 	// --concurrency 1 had been given (the folder, input_config and run_info say so).
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *b.concurrency == 0 && b.arr.Rate == 0 && !b.shapes.userCentric() && !given["concurrency"] {
+	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.userCentric() { // not given
 		fs.Set("concurrency", "1")
 	}
 	run := func(ctx context.Context, cell *loadtest.SweepCell) (loadtest.Result, int, error) {
@@ -221,20 +223,15 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 
 // benchFlags are bench's flags, parsed once; spec builds a run's spec from them.
 type benchFlags struct {
-	cf          clientFlags
-	arr         loadgen.ArrivalSpec
-	shapes      shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
-	sw          sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
-	concurrency *int
-	count       *int
-	duration    *float64
-	grace       *float64
-	warmup      *int
-	isl, islSD  *float64
-	osl, oslSD  *float64
-	seqDist     *string
-	entries     *int
-	spin        *time.Duration
+	cf                                      clientFlags
+	arr                                     loadgen.ArrivalSpec
+	shapes                                  shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
+	sw                                      sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
+	concurrency                             *int
+	count, warmup, entries                  int
+	duration, grace, isl, islSD, osl, oslSD float64
+	seqDist                                 string
+	spin                                    time.Duration
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
@@ -242,29 +239,29 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	b.arr.RegisterFlags(fs)
 	b.shapes.register(fs)
 	b.concurrency = b.sw.register(fs)
-	b.count = fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
-	fs.IntVar(b.count, "num-requests", 0, "alias of --request-count")
-	b.duration = fs.Float64("benchmark-duration", 0, "seconds to send requests")
-	b.grace = fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
-	b.warmup = fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
-	b.isl = fs.Float64("isl", 550, "mean input tokens")
-	fs.Float64Var(b.isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
-	b.islSD = fs.Float64("isl-stddev", 0, "standard deviation of input tokens")
-	fs.Float64Var(b.islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
-	b.osl = fs.Float64("osl", 0, "mean output tokens, sent as the output limit (0 = none)")
-	fs.Float64Var(b.osl, "output-tokens-mean", 0, "alias of --osl")
-	b.oslSD = fs.Float64("osl-stddev", 0, "standard deviation of output tokens")
-	fs.Float64Var(b.oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
-	b.seqDist = fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
-	b.entries = fs.Int("num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
-	b.spin = fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
+	fs.IntVar(&b.count, "request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
+	fs.IntVar(&b.count, "num-requests", 0, "alias of --request-count")
+	fs.Float64Var(&b.duration, "benchmark-duration", 0, "seconds to send requests")
+	fs.Float64Var(&b.grace, "benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
+	fs.IntVar(&b.warmup, "warmup-request-count", 0, "requests sent first and excluded from the results")
+	fs.Float64Var(&b.isl, "isl", 550, "mean input tokens")
+	fs.Float64Var(&b.isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
+	fs.Float64Var(&b.islSD, "isl-stddev", 0, "standard deviation of input tokens")
+	fs.Float64Var(&b.islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
+	fs.Float64Var(&b.osl, "osl", 0, "mean output tokens, sent as the output limit (0 = none)")
+	fs.Float64Var(&b.osl, "output-tokens-mean", 0, "alias of --osl")
+	fs.Float64Var(&b.oslSD, "osl-stddev", 0, "standard deviation of output tokens")
+	fs.Float64Var(&b.oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
+	fs.StringVar(&b.seqDist, "seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
+	fs.IntVar(&b.entries, "num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
+	fs.DurationVar(&b.spin, "pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
 }
 
 // spec checks the parsed flags and builds the run's spec; cell, when set, is the run of a
 // sweep or of repeated runs, whose concurrency, seed, folder and warmup replace the flags'.
 // The exit code of an error is 2 for wrong flags, 1 otherwise.
 func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *loadtest.SweepCell) (*loadtest.Spec, int, error) {
-	cf, phases, concurrency, warmup, count := b.cf, b.sw.phases, *b.concurrency, *b.warmup, *b.count
+	cf, phases, concurrency, warmup, count := b.cf, b.sw.phases, *b.concurrency, b.warmup, b.count
 	if cell != nil {
 		if cell.Level > 0 {
 			concurrency = cell.Level
@@ -274,15 +271,15 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 			warmup, phases.WarmupDuration = 0, 0
 		}
 	}
-	arr, shapes, duration := b.arr, &b.shapes, *b.duration
+	arr, shapes, duration := b.arr, &b.shapes, b.duration
 	r, errs := cf.resolve()
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
 	}
-	isl, islSD, osl, oslSD := *b.isl, *b.islSD, *b.osl, *b.oslSD
+	isl, islSD, osl, oslSD := b.isl, b.islSD, b.osl, b.oslSD
 	var lengths workload.Lengths = workload.Pair{ISL: workload.Normal{Mean: isl, Stddev: islSD}, OSL: workload.Normal{Mean: osl, Stddev: oslSD}}
-	if *b.seqDist != "" {
-		m, err := workload.ParseMix(*b.seqDist)
+	if b.seqDist != "" {
+		m, err := workload.ParseMix(b.seqDist)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -302,11 +299,11 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 			errs = append(errs, err)
 		}
 	}
-	entries := *b.entries
+	entries := b.entries
 	if count < 0 || !(duration >= 0) || math.IsInf(duration, 0) || warmup < 0 || entries < 1 {
 		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
 	}
-	graceD, err := loadtest.GracePeriod(*b.grace)
+	graceD, err := loadtest.GracePeriod(b.grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -350,7 +347,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
 	sched := loadgen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
-		SpinThreshold: pacerSpin(*b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
+		SpinThreshold: pacerSpin(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
 		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
 			return nil, 2, err
@@ -375,16 +372,6 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	}
 	if w.Split() {
 		spec.MapN = w.N
-	}
-	if warmup > 0 {
-		wu := sched
-		wu.MaxRequests, wu.Duration = w.Requests(warmup), 0
-		if rate {
-			wu.Arrivals, _ = w.Arrivals(arr, r.seed, 0x3a)
-		}
-		if wu.MaxRequests > 0 {
-			spec.Warmup = &wu
-		}
 	}
 	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: entries, count: count,
 		concurrency: concurrency, rate: rate, warmup: warmup > 0}); err != nil {

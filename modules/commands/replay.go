@@ -7,13 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
@@ -48,13 +43,7 @@ enough requests, with the metric that diverged most (docs/fidelity.md). The repl
 the llmtap proxy it went through measured it when that proxy's records hold its requests (found
 by X-Request-Id: the recording's folder when the replay goes through the proxy that recorded,
 or --replay-records PATH), else as the replay's client measured it; the first line says which.`,
-		runReplay)
-}
-
-func runReplay(fs *flag.FlagSet, args []string) (int, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return replayMain(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+		runLoad(replayMain))
 }
 
 // replayMain is the replay command with its streams as parameters, for in-process tests.
