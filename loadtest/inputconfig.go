@@ -3,6 +3,7 @@ package loadtest
 import (
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/llmtap/llmtap/shadow/workload"
@@ -94,12 +95,7 @@ func (c CommandLine) num(name string) float64 {
 
 // given reports whether any of the flags was given.
 func (c CommandLine) given(names ...string) bool {
-	for _, n := range names {
-		if c.Given[n] {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(n string) bool { return c.Given[n] })
 }
 
 // ForCell returns the command line of a sweep cell's run: the cell's concurrency, seed, folder

@@ -1,9 +1,12 @@
 package loadtest
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // TestPhasesWarmupWorkerShare splits a closed loop of 8 in flight and a warmup of 2 requests
@@ -23,5 +26,37 @@ func TestPhasesWarmupWorkerShare(t *testing.T) {
 		case want > 0 && (spec.Warmup == nil || spec.Warmup.MaxRequests != want || spec.Warmup.Concurrency != 2):
 			t.Errorf("worker %d: warmup %+v, want %d request at concurrency 2", i, spec.Warmup, want)
 		}
+	}
+}
+
+// TestPhasesRateRampArrivalsRise: under RateRamp the server receives fewer requests in the
+// ramp's first second than in its second, and those fewer than at the target rate after it.
+// Counts, with wide margins, not timing: at 100 req/s ramped over 2 s from 5 req/s the
+// expected counts per second are about 26, 74 and 100.
+func TestPhasesRateRampArrivalsRise(t *testing.T) {
+	t.Parallel()
+	mock, url := startMock(t)
+	spec := &Spec{Class: record.ClassBench, BaseURL: url, Dir: t.TempDir(), Schedule: loadgen.Config{Duration: 3 * time.Second, MaxInFlight: -1},
+		Build: func(n int) (Request, error) { return Request{Path: "/v1/chat/completions", Body: chatBody(n, 2)}, nil }}
+	arr := loadgen.ArrivalSpec{Rate: 100, Pattern: loadgen.PatternConstant}
+	if err := (Phases{RateRamp: 2, Timeout: DefaultRequestTimeout}).Apply(spec, arr, 0, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), *spec); err != nil {
+		t.Fatal(err)
+	}
+	at := mock.Arrivals()
+	if len(at) == 0 {
+		t.Fatal("the mock saw no request")
+	}
+	var per [3]int
+	for _, a := range at {
+		if s := int(a.Sub(at[0]) / time.Second); s < 3 {
+			per[s]++
+		}
+	}
+	t.Logf("arrivals per second at the mock: %v (expected about 26, 74, 100)", per)
+	if !(per[0] < per[1] && per[1] < per[2]) || per[0] > 45 || per[2] < 80 {
+		t.Errorf("arrivals per second %v: want a rise from about 26 to 100", per)
 	}
 }
