@@ -6,7 +6,6 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -16,6 +15,12 @@ import (
 
 // count is a non-negative integer option of a shadow load (0: the default).
 var count = integer(0, maxInt, "")
+
+// span is a duration option of a shadow load, read as duration is.
+var span = kind[workload.Duration]{noun: duration.noun, read: func(s string) (workload.Duration, string) {
+	d, why := duration.read(s)
+	return workload.Duration(d), why
+}}
 
 // parseShadow reads one shadow subdirective (the dispenser is on its name):
 //
@@ -63,7 +68,7 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 			sc.Arrival, err = one(o, oneOf(loadgen.PatternPoisson, loadgen.PatternGamma, loadgen.PatternConstant))
 		case "window":
 			if sc.Window, err = one(o, text("a window, such as 22:00-06:00")); err == nil {
-				if _, werr := inproc.ParseWindow(sc.Window); werr != nil {
+				if _, werr := loadgen.ParseWindow(sc.Window); werr != nil {
 					err = d.Errf("%v", werr)
 				}
 			}
@@ -90,9 +95,9 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "seed":
 			sc.Seed, err = one(o, seed)
 		case "start_after":
-			sc.StartAfter, err = one(o, duration)
+			sc.StartAfter, err = one(o, span)
 		case "duration":
-			sc.Duration, err = one(o, duration)
+			sc.Duration, err = one(o, span)
 		case "extra":
 			var extra []string
 			if extra, err = some(o, text("a key:value pair")); err == nil {
@@ -151,7 +156,7 @@ func shadowHeader(o *option, sc *llmtap.ShadowConfig) error {
 //	    max_requests <n>
 //	}
 func parseShadowTrace(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error {
-	t := &llmtap.ShadowTrace{}
+	t := &workload.TraceSpec{}
 	var err error
 	if t.File, err = one(head(d), text("a file: trace <file> { speedup <x> }")); err != nil {
 		return err
@@ -182,7 +187,7 @@ func parseShadowTrace(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error {
 //	    min_live      <n>
 //	}
 func parseShadowHeadroom(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error {
-	hr := &llmtap.ShadowHeadroom{}
+	hr := &workload.HeadroomSpec{}
 	if err := head(d).end(); err != nil {
 		return err
 	}
@@ -200,7 +205,7 @@ func parseShadowHeadroom(sc *llmtap.ShadowConfig, d *caddyfile.Dispenser) error 
 		case "min_live":
 			hr.MinLive, err = one(o, count)
 		case "step_duration":
-			hr.StepDuration, err = one(o, duration)
+			hr.StepDuration, err = one(o, span)
 		case "slo":
 			hr.SLO, err = sloList(o)
 		default:

@@ -109,10 +109,10 @@ func TestFieldReference(t *testing.T) {
 	}
 }
 
-// configPkgs are the engine packages whose struct types a config field of the module package
-// holds (App.ListPrices is a []price.List): their fields are documented as the module's, under
-// the qualified name ("price.List").
-var configPkgs = []string{"../telemetry/price"}
+// configPkgs are the packages whose struct types a config field of the module package holds
+// (App.ListPrices is a []price.List) or embeds (ShadowConfig embeds workload.Spec): their
+// fields are documented as the module's, under the qualified name ("price.List").
+var configPkgs = []string{"../telemetry/price", "../shadow/workload"}
 
 // structTypes parses the module package and configPkgs and returns their struct types by name
 // (qualified by the package's name outside the module package).
@@ -151,19 +151,30 @@ func structTypes(t *testing.T) map[string]*ast.StructType {
 }
 
 // renderFields writes one list item per JSON field of struct typ, paths under prefix, and
-// recurses into the package's own struct types.
+// recurses into the package's own struct types; an embedded struct's fields are written as
+// typ's own, as encoding/json flattens them.
 func renderFields(b *strings.Builder, types map[string]*ast.StructType, typ, prefix string, depth int) {
 	st := types[typ]
 	if st == nil || depth > 6 {
 		return
 	}
+	qualifier := ""
+	if i := strings.LastIndex(typ, "."); i >= 0 {
+		qualifier = typ[:i+1]
+	}
 	for _, f := range st.Fields.List {
+		if len(f.Names) == 0 && f.Tag == nil {
+			if _, embedded, _ := jsonType(f.Type, types, qualifier); embedded != "" {
+				renderFields(b, types, embedded, prefix, depth+1)
+			}
+			continue
+		}
 		name := jsonName(f)
 		if name == "" {
 			continue
 		}
 		path := prefix + name
-		jt, nested, list := jsonType(f.Type, types)
+		jt, nested, list := jsonType(f.Type, types, qualifier)
 		fmt.Fprintf(b, "- **`%s`** (%s)", path, jt)
 		if doc := docText(f.Doc); doc != "" {
 			b.WriteString(": " + doc)
@@ -195,21 +206,22 @@ func jsonName(f *ast.Field) string {
 	return name
 }
 
-// jsonType names the JSON type of a Go type expression; nested is the package struct type to
-// recurse into, list whether it is inside an array.
-func jsonType(e ast.Expr, types map[string]*ast.StructType) (name, nested string, list bool) {
+// jsonType names the JSON type of a Go type expression of the package qualifier names ("" for
+// the module package, "workload." for a configPkgs one); nested is the struct type to recurse
+// into, list whether it is inside an array.
+func jsonType(e ast.Expr, types map[string]*ast.StructType, qualifier string) (name, nested string, list bool) {
 	switch e := e.(type) {
 	case *ast.StarExpr:
-		return jsonType(e.X, types)
+		return jsonType(e.X, types, qualifier)
 	case *ast.ArrayType:
-		inner, n, _ := jsonType(e.Elt, types)
+		inner, n, _ := jsonType(e.Elt, types, qualifier)
 		return "array of " + inner, n, true
 	case *ast.MapType:
-		inner, n, _ := jsonType(e.Value, types)
+		inner, n, _ := jsonType(e.Value, types, qualifier)
 		return "object of " + inner, n, false
 	case *ast.SelectorExpr:
 		if e.Sel.Name == "Duration" {
-			return "duration: nanoseconds, or a string such as \"1.5s\"", "", false
+			return durationType, "", false
 		}
 		if x, ok := e.X.(*ast.Ident); ok && types[x.Name+"."+e.Sel.Name] != nil {
 			return "object", x.Name + "." + e.Sel.Name, false
@@ -226,13 +238,19 @@ func jsonType(e ast.Expr, types map[string]*ast.StructType) (name, nested string
 		case "float64", "float32":
 			return "number", "", false
 		}
-		if types[e.Name] != nil {
-			return "object", e.Name, false
+		if types[qualifier+e.Name] != nil {
+			return "object", qualifier + e.Name, false
+		}
+		if e.Name == "Duration" { // workload.Duration, read as caddy.Duration is
+			return durationType, "", false
 		}
 		return e.Name, "", false
 	}
 	return "value", "", false
 }
+
+// durationType is the JSON type of a caddy.Duration or workload.Duration field.
+const durationType = "duration: nanoseconds, or a string such as \"1.5s\""
 
 // htmlEscaper keeps placeholders such as <kind> visible in rendered Markdown.
 var htmlEscaper = strings.NewReplacer("<", "&lt;", ">", "&gt;")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -253,7 +254,7 @@ func TestRandomSeedZeroIsASeed(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want uint64
-	}{{[]string{"--random-seed", "0"}, 0}, {nil, defaultSeed}, {[]string{"--random-seed", "7"}, 7}} {
+	}{{[]string{"--random-seed", "0"}, 0}, {nil, workload.DefaultSeed}, {[]string{"--random-seed", "7"}, 7}} {
 		var cf clientFlags
 		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 		cf.register(fs)

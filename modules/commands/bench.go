@@ -81,7 +81,7 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.streaming, "streaming", true, "ask for streamed responses (--streaming=false for unary)")
 	fs.BoolVar(&c.legacyMaxTokens, "use-legacy-max-tokens", false, "send the output length as max_tokens instead of max_completion_tokens")
 	fs.Var(&c.extra, "extra-inputs", "key:value merged into every body, typed as JSON (min_tokens:128, ignore_eos:true), or a JSON object (repeatable)")
-	fs.Uint64Var(&c.seed, "random-seed", defaultSeed, "seed of prompts, lengths, arrivals and cancellations (every value is a seed, 0 included, as in AIPerf; unset: 42, where AIPerf draws one)")
+	fs.Uint64Var(&c.seed, "random-seed", workload.DefaultSeed, "seed of prompts, lengths, arrivals and cancellations (every value is a seed, 0 included, as in AIPerf; unset: 42, where AIPerf draws one)")
 	fs.StringVar(&c.goodput, "goodput", "", "SLOs as metric:value pairs, e.g. 'time_to_first_token:100 inter_token_latency:5'")
 	fs.Float64Var(&c.cancelRate, "request-cancellation-rate", 0, "percentage (0-100) of requests to cancel")
 	fs.Float64Var(&c.cancelDelay, "request-cancellation-delay", 0, "seconds after a request is sent before it is cancelled")
@@ -91,9 +91,14 @@ func (c *clientFlags) register(fs *flag.FlagSet) {
 	c.workerFlags.register(fs)
 }
 
-// defaultSeed is the seed when --random-seed is not given: a fixed one, so that two runs send
-// the same prompts (AIPerf draws a random seed instead; docs/metrics.md lists the deviation).
-const defaultSeed = 42
+// fill sets the fields of a load spec these flags give, so that a flag and the shadow config
+// field of the same meaning share the spec's default and check. Unlike the config's, a zero
+// --random-seed is a seed; the default seed is a fixed one, so that two runs send the same
+// prompts (AIPerf draws a random seed instead; docs/metrics.md lists the deviation).
+func (c *clientFlags) fill(s *workload.Spec) {
+	stream := c.streaming
+	s.URL, s.Model, s.EndpointType, s.Extra, s.Streaming, s.Seed = c.url, c.model, c.endpointType, c.extra, &stream, c.seed
+}
 
 // resolved is the validated common configuration.
 type resolved struct {
@@ -114,19 +119,13 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	var r resolved
 	var errs []error
 	r.seed = c.seed
-	var extras []workload.Extra
-	for _, e := range c.extra {
-		ex, err := workload.ParseExtra(e)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		extras = append(extras, ex...)
-	}
-	r.spec = workload.BodySpec{Endpoint: c.endpointType, Model: c.model, Stream: c.streaming,
-		LegacyMaxTokens: c.legacyMaxTokens, Extra: extras}
-	if err := r.spec.Validate(); err != nil {
+	var load workload.Spec
+	c.fill(&load)
+	var err error
+	if r.spec, err = load.Body(); err != nil {
 		errs = append(errs, err)
 	}
+	r.spec.LegacyMaxTokens = c.legacyMaxTokens
 	r.path = c.endpoint
 	if r.path == "" {
 		r.path = workload.DefaultPath(c.endpointType)
@@ -134,7 +133,7 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	if !strings.HasPrefix(r.path, "/") {
 		r.path = "/" + r.path
 	}
-	if !strings.HasPrefix(c.url, "http://") && !strings.HasPrefix(c.url, "https://") {
+	if !workload.HTTPURL(c.url) {
 		errs = append(errs, fmt.Errorf("--url %q: want http:// or https://", c.url))
 	}
 	c.url = strings.TrimRight(c.url, "/")
@@ -155,7 +154,6 @@ func (c *clientFlags) resolve() (resolved, []error) {
 			r.headers.Set("Authorization", "Bearer "+c.apiKey)
 		}
 	}
-	var err error
 	if r.tokens, err = tokens.Load(c.tokenizer); err != nil {
 		errs = append(errs, fmt.Errorf("--tokenizer: %w", err))
 	}
@@ -223,15 +221,16 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 
 // benchFlags are bench's flags, parsed once; spec builds a run's spec from them.
 type benchFlags struct {
-	cf                                      clientFlags
-	arr                                     loadgen.ArrivalSpec
-	shapes                                  shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
-	sw                                      sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
-	concurrency                             *int
-	count, warmup, entries                  int
-	duration, grace, isl, islSD, osl, oslSD float64
-	seqDist                                 string
-	spin                                    time.Duration
+	cf              clientFlags
+	arr             loadgen.ArrivalSpec
+	shapes          shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
+	sw              sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
+	concurrency     *int
+	count, warmup   int
+	duration, grace float64
+	load            workload.Spec // what bench shares with the shadow config: the flags fill it
+	seqDist         string
+	spin            time.Duration
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
@@ -244,16 +243,16 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&b.duration, "benchmark-duration", 0, "seconds to send requests")
 	fs.Float64Var(&b.grace, "benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
 	fs.IntVar(&b.warmup, "warmup-request-count", 0, "requests sent first and excluded from the results")
-	fs.Float64Var(&b.isl, "isl", 550, "mean input tokens")
-	fs.Float64Var(&b.isl, "synthetic-input-tokens-mean", 550, "alias of --isl")
-	fs.Float64Var(&b.islSD, "isl-stddev", 0, "standard deviation of input tokens")
-	fs.Float64Var(&b.islSD, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
-	fs.Float64Var(&b.osl, "osl", 0, "mean output tokens, sent as the output limit (0 = none)")
-	fs.Float64Var(&b.osl, "output-tokens-mean", 0, "alias of --osl")
-	fs.Float64Var(&b.oslSD, "osl-stddev", 0, "standard deviation of output tokens")
-	fs.Float64Var(&b.oslSD, "output-tokens-stddev", 0, "alias of --osl-stddev")
+	fs.Float64Var(&b.load.ISL, "isl", workload.DefaultISL, "mean input tokens")
+	fs.Float64Var(&b.load.ISL, "synthetic-input-tokens-mean", workload.DefaultISL, "alias of --isl")
+	fs.Float64Var(&b.load.ISLStddev, "isl-stddev", 0, "standard deviation of input tokens")
+	fs.Float64Var(&b.load.ISLStddev, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
+	fs.Float64Var(&b.load.OSL, "osl", 0, "mean output tokens, sent as the output limit (0 = none)")
+	fs.Float64Var(&b.load.OSL, "output-tokens-mean", 0, "alias of --osl")
+	fs.Float64Var(&b.load.OSLStddev, "osl-stddev", 0, "standard deviation of output tokens")
+	fs.Float64Var(&b.load.OSLStddev, "output-tokens-stddev", 0, "alias of --osl-stddev")
 	fs.StringVar(&b.seqDist, "seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
-	fs.IntVar(&b.entries, "num-dataset-entries", 100, "distinct prompts, built before the run and reused in turn")
+	fs.IntVar(&b.load.Entries, "num-dataset-entries", workload.DefaultEntries, "distinct prompts, built before the run and reused in turn")
 	fs.DurationVar(&b.spin, "pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
 }
 
@@ -261,7 +260,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 // sweep or of repeated runs, whose concurrency, seed, folder and warmup replace the flags'.
 // The exit code of an error is 2 for wrong flags, 1 otherwise.
 func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *loadtest.SweepCell) (*loadtest.Spec, int, error) {
-	cf, phases, concurrency, warmup, count := b.cf, b.sw.phases, *b.concurrency, b.warmup, b.count
+	cf, load, phases, concurrency, warmup, count := b.cf, b.load, b.sw.phases, *b.concurrency, b.warmup, b.count
 	if cell != nil {
 		if cell.Level > 0 {
 			concurrency = cell.Level
@@ -276,15 +275,17 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
 	}
-	isl, islSD, osl, oslSD := b.isl, b.islSD, b.osl, b.oslSD
-	var lengths workload.Lengths = workload.Pair{ISL: workload.Normal{Mean: isl, Stddev: islSD}, OSL: workload.Normal{Mean: osl, Stddev: oslSD}}
+	cf.fill(&load)
+	load.Arrival, load.Rate, load.Smoothness = arr.Pattern, arr.Rate, arr.Smoothness
+	pair, err := load.Lengths()
+	var lengths workload.Lengths = pair
 	if b.seqDist != "" {
 		m, err := workload.ParseMix(b.seqDist)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		lengths = m
-	} else if err := errors.Join(workload.Normal{Mean: isl, Stddev: islSD}.Validate(), workload.Normal{Mean: osl, Stddev: oslSD}.Validate()); err != nil {
+	} else if err != nil {
 		errs = append(errs, fmt.Errorf("--isl/--osl: %w", err))
 	}
 	rate := arr.Rate != 0
@@ -295,11 +296,11 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
-		if err := arr.Validate(); err != nil {
+		if err := load.Arrivals().Validate(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	entries := b.entries
+	entries := load.Entries
 	if count < 0 || !(duration >= 0) || math.IsInf(duration, 0) || warmup < 0 || entries < 1 {
 		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
 	}

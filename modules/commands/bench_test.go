@@ -206,6 +206,7 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"bad extra input", []string{"--model", "m", "--concurrency", "1", "--extra-inputs", "novalue"}},
 		{"bad endpoint type", []string{"--model", "m", "--concurrency", "1", "--endpoint-type", "grpc"}},
 		{"bad cancellation rate", []string{"--model", "m", "--concurrency", "1", "--request-cancellation-rate", "150"}},
+		{"a url without a host (workload.HTTPURL, the shadow config's check)", []string{"--model", "m", "--concurrency", "1", "--request-count", "1", "--url", "http://"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

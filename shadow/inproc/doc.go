@@ -5,7 +5,7 @@
 // step by step and judges each step by the live and shadow requests measured meanwhile
 // ([Runner.Observe]), to find how much more load the server takes within an SLO.
 //
-// The package knows nothing of Caddy: [Build] turns a user's [Spec] into a [Config] (defaults,
+// The package knows nothing of Caddy: [Build] turns a user's workload.Spec into a [Config] (defaults,
 // checks, request bodies, readiness probe), a [Registry] indexes the runners by name, and the
 // proxy's app module decides their lifetime (one per name, adopted across config reloads) and
 // feeds them the proxy's records.

@@ -1,7 +1,8 @@
 // Package workload builds the synthetic requests of a benchmark: prompts with an exact number
 // of tokens, input and output lengths drawn from seeded distributions, prompts that share
 // prefixes the way a Mooncake trace's hash_ids say, and request bodies for the APIs llmtap
-// decodes, with AIPerf's --extra-inputs merged in.
+// decodes, with AIPerf's --extra-inputs merged in. [Spec] is a whole load as a user writes it
+// (the proxy's shadow config embeds it; bench's flags fill it), with its defaults and checks.
 //
 // # Prompts
 //

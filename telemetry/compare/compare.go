@@ -10,6 +10,8 @@
 //     variance is estimated by batch means over the pair order (Batches batches, Student's t
 //     with Batches−1 degrees of freedom), which stays valid when the requests are not
 //     independent (slow drift, bursts), as long as a batch is long against their memory;
+//     a drift whose memory is not (Drift) is allowed for by a stated variance on the end of
+//     PairedRatio's interval that lets a change through;
 //   - independent (Quantile, Rates): exact distribution-free intervals of each side's quantile,
 //     Wilson intervals of rates, for two samples that are not pairs.
 //

@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -60,10 +61,79 @@ func BatchMean(xs []float64) (mean, se float64, df int) {
 	return mean, math.Sqrt(v), b - 1
 }
 
-// tQuantile is Student's t quantile at p with df degrees of freedom.
-func tQuantile(p float64, df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
+// Drift is an allowance for a slow drift of each side's own level (its speed) that the pairs
+// cannot show: over a window not long against the drift's memory, the drift's level is an
+// offset shared by every batch, which batch means (or any variance taken from the pairs
+// themselves) take for signal. Nonparametric long-run variance estimators — batch means with
+// many or few batches, overlapping batches, Bartlett kernels — are consistent only when the
+// series is long against its memory (Flegal & Jones, Ann. Statist. 38, 2010; Andrews,
+// Econometrica 59, 1991): at 800 pairs and a memory of 200 each of them was measured to see
+// 0.4 to 0.65 of the true standard error (the canary's calibration, ITL at CV 0.3). The
+// allowance states the drift an interval must cover instead: each side's own level, on the
+// log scale, an AR(1) of stationary standard deviation SD whose correlation falls by a factor
+// e every Memory pairs, the two sides' drifts independent. Its variance (Variance) is added to
+// the variance of independent pairs — a component of uncertainty stated rather than
+// estimated, as the GUM's Type B (JCGM 100:2008, §4.3) — and the batch means' variance is used
+// instead when larger (a drift of shorter memory, which they see). The zero Drift allows none.
+type Drift struct {
+	// SD is the standard deviation of each side's own drift on the log scale (0.02: 2 %).
+	SD float64
+	// Memory is the drift's memory in pairs (the AR(1) coefficient is exp(−1/Memory)); 0 is
+	// a drift independent from pair to pair.
+	Memory float64
 }
+
+// Variance is the variance of the mean of n consecutive values of the difference of the two
+// sides' drifts: 2·SD²/n · [(1+φ)/(1−φ) − 2φ(1−φⁿ)/(n(1−φ)²)] for φ = exp(−1/Memory), the
+// variance of the mean of an AR(1) (Box, Jenkins & Reinsel, Time Series Analysis, §2.1); it
+// falls as 1/n only once n is long against Memory.
+func (d Drift) Variance(n int) float64 {
+	if d.SD <= 0 || n <= 0 {
+		return 0
+	}
+	v := 2 * d.SD * d.SD / float64(n)
+	if d.Memory <= 0 {
+		return v
+	}
+	phi := math.Exp(-1 / d.Memory)
+	k := float64(n)
+	return v * ((1+phi)/(1-phi) - 2*phi*(1-math.Pow(phi, k))/(k*(1-phi)*(1-phi)))
+}
+
+// tQuantile is Student's t quantile at p with df degrees of freedom. The quantiles of the
+// batch means' few degrees of freedom are kept (at most maxTCache of them): a verdict asks for
+// them at the same levels for every comparison of every look.
+func tQuantile(p float64, df int) float64 {
+	if df > Batches {
+		return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
+	}
+	k := tKey{p, df}
+	tCache.Lock()
+	q, ok := tCache.m[k]
+	tCache.Unlock()
+	if ok {
+		return q
+	}
+	q = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(p)
+	tCache.Lock()
+	if len(tCache.m) < maxTCache {
+		tCache.m[k] = q
+	}
+	tCache.Unlock()
+	return q
+}
+
+type tKey struct {
+	p  float64
+	df int
+}
+
+const maxTCache = 4096
+
+var tCache = struct {
+	sync.Mutex
+	m map[tKey]float64
+}{m: map[tKey]float64{}}
 
 // Ends are the error levels of the two ends of a paired comparison's interval: the chance that
 // the lower end is above the truth is at most Low, that the upper end is below it at most
@@ -132,9 +202,14 @@ const Trim = 0.05
 // the two sides are exchangeable), and its interval (ends at e) is Student's t with the
 // Tukey–McLaughlin standard error (the winsorized values' standard error over 1−2·Trim), that
 // standard error taken by batch means over the pair order (BatchMean) so that drift and bursts
-// are counted. Within 1±margin (±log(1+margin) on the log scale) the two are the same. Base
-// and Other are each side's median. base and other are not changed.
-func PairedRatio(name string, base, other []float64, e Ends, margin float64) Result {
+// are counted. The upper end allows for drift besides: its standard error is the larger of
+// that and the one of independent pairs with drift's variance added (Drift: a drift whose
+// memory is long against the pairs, which batch means cannot see), by Student's t with the
+// pairs' degrees of freedom when the allowance is the larger. It is the end whose error lets
+// a change through (not worse, same, better); the lower end, whose error stops one, keeps the
+// batch means alone. Within 1±margin (±log(1+margin) on the log scale) the two are the same.
+// Base and Other are each side's median. base and other are not changed.
+func PairedRatio(name string, base, other []float64, e Ends, margin float64, drift Drift) Result {
 	n := min(len(base), len(other))
 	r := Result{Name: name, Margin: margin, Count: n, Outcome: NotEnough, Low: math.Inf(-1), High: math.Inf(1)}
 	if n == 0 {
@@ -157,13 +232,23 @@ func PairedRatio(name string, base, other []float64, e Ends, margin float64) Res
 	for i, x := range d {
 		d[i] = min(hi, max(lo, x)) // winsorized, in pair order
 	}
-	_, se, df := BatchMean(d)
+	wmean, se, df := BatchMean(d)
 	r.Estimate = math.Exp(mean)
 	if df == 0 {
 		return r
 	}
-	se /= 1 - 2*float64(g)/float64(n)
+	tm := 1 - 2*float64(g)/float64(n)
+	se /= tm
+	var ss float64
+	for _, x := range d {
+		ss += (x - wmean) * (x - wmean)
+	}
+	// The drift moves every pair's ratio alike, so it passes through the trimmed mean whole
+	// (not scaled by the Tukey–McLaughlin factor, which is for the spread of single pairs).
 	wl, wh := e.widths(se, df)
+	if v := ss/float64(n-1)/float64(n)/(tm*tm) + drift.Variance(n); drift.SD > 0 && v > se*se {
+		_, wh = e.widths(math.Sqrt(v), n-1)
+	}
 	r.Low, r.High = math.Exp(mean-wl), math.Exp(mean+wh)
 	m := math.Log1p(margin)
 	r.Outcome = judge(mean-wl, mean+wh, m)

@@ -8,10 +8,11 @@
 // as sampling differs); TTFT lognormal at a coefficient of variation CV (median 100 ms) and ITL
 // lognormal at half that spread (median 10 ms), the two sides of a pair correlated 0.5 on the
 // log scale (the same prompt); 2 % of requests on each side, independently, 3–10× slower in
-// TTFT and ITL; each upstream's speed drifting as a log-AR(1) of SD Drift and a memory of 200
-// requests: a drift both share (the same traffic reaches both at the same time: its load) of SD
-// Drift and one of each upstream's own of SD OwnDrift; bursts of 50 requests 1.5× slower on both sides, one start per 500 requests; 0.5 %
-// of requests failing on each side. Request latency is TTFT plus ITL per output token after
+// TTFT and ITL; each upstream's speed drifting as a log-AR(1) with a memory of Memory
+// requests (200 by default): a drift both share (the same traffic reaches both at the same
+// time: its load) of SD Drift and one of each upstream's own of SD OwnDrift; bursts of 50
+// requests 1.5× slower on both sides, one start per 500 requests; 0.5 % of requests failing on
+// each side. Request latency is TTFT plus ITL per output token after
 // the first.
 package canarysim
 
@@ -28,8 +29,11 @@ type Traffic struct {
 	// CV is the coefficient of variation of TTFT (ITL's is half of it on the log scale).
 	CV float64
 	// Drift is the SD of the slow drift of speed both upstreams share (0.10: 10 %), OwnDrift
-	// that of each upstream's own drift; both have a memory of 200 requests.
+	// that of each upstream's own drift.
 	Drift, OwnDrift float64
+	// Memory is the drifts' memory in requests (the AR(1) coefficient is exp(−1/Memory)); 0
+	// is 200.
+	Memory float64
 }
 
 // Effect is how the mirror differs from live (the truth).
@@ -63,7 +67,11 @@ func Pairs(rng *rand.Rand, n int, tr Traffic, e Effect) []mirror.Pair {
 	sTTFT := math.Sqrt(math.Log1p(tr.CV * tr.CV))
 	sITL := sTTFT / 2
 	const rho, lenRho, slow, fail, burstLen, burstEvery = 0.5, 0.7, 0.02, 0.005, 50, 500
-	dc, dl, dm := newAR(rng, tr.Drift, 200), newAR(rng, tr.OwnDrift, 200), newAR(rng, tr.OwnDrift, 200)
+	mem := tr.Memory
+	if mem <= 0 {
+		mem = 200
+	}
+	dc, dl, dm := newAR(rng, tr.Drift, mem), newAR(rng, tr.OwnDrift, mem), newAR(rng, tr.OwnDrift, mem)
 	burst := 0
 	out := make([]mirror.Pair, n)
 	for i := range out {
