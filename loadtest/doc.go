@@ -6,9 +6,12 @@
 //
 // Run(ctx, Spec) is the whole API a program needs (see the example). Workloads fill a Spec:
 // Conversations and ConversationLoad (multi-turn, datasets, user-centric rate), Replay (a
-// trace at its own pace). RunSweep runs a concurrency sweep or repeated runs and aggregates
-// them in memory. The package prints nothing and serves nothing: a program watches a run
-// through Spec.OnProgress, Spec.OnNote and Spec.Watch (each phase's engine). `llmtap bench`
-// and `llmtap replay` (modules/commands) only turn flags into a Spec, print and serve, as
-// vegeta's CLI does over its lib. The package imports neither Caddy nor zap.
+// trace at its own pace), Phases (ramps, warmup, timeout, timeslices). RunSweep runs a
+// concurrency sweep or repeated runs, each with the spec the program builds for it, and
+// aggregates them in memory. NewRunInfo describes a command line for the exports, and
+// WriteConsole writes the console report to a writer the program passes. The package prints
+// nothing of itself and serves nothing: a program watches a run through Spec.OnProgress,
+// Spec.OnNote and Spec.Watch (each phase's engine). `llmtap bench` and `llmtap replay`
+// (modules/commands) only turn flags into a Spec, print and serve, as vegeta's CLI does over
+// its lib. The package imports neither Caddy nor zap.
 package loadtest

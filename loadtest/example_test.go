@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -19,30 +20,22 @@ import (
 // program watches the run through OnProgress and reads the results from the Result (the AIPerf
 // exports are written into Dir as well).
 func Example() {
-	mock, err := mockllm.New(mockllm.Config{})
+	url, dir, stop, err := exampleServer()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	server := httptest.NewServer(mock) // a stand-in for the inference server under test
-	defer server.Close()
-	dir, err := os.MkdirTemp("", "loadtest-example-")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
+	defer stop()
 
-	body := []byte(`{"model":"m","stream":true,"max_completion_tokens":8,"messages":[{"role":"user","content":"Count to eight."}]}`)
 	spec := loadtest.Spec{
 		Class:    record.ClassBench,
 		Label:    "example",
-		BaseURL:  server.URL,
+		BaseURL:  url,
 		Dir:      dir,
 		Schedule: loadgen.Config{Concurrency: 2, MaxRequests: 6, MaxInFlight: -1},
 		Total:    6,
 		Build: func(n int) (loadtest.Request, error) {
-			return loadtest.Request{Path: "/v1/chat/completions", Body: body}, nil
+			return loadtest.Request{Path: "/v1/chat/completions", Body: exampleBody}, nil
 		},
 		OnProgress: func(c loadgen.Counters, final bool) {
 			if final {
@@ -67,4 +60,60 @@ func Example() {
 	// profile_export_aiperf.json
 	// profile_export_aiperf.csv
 	// profile_export.jsonl
+}
+
+// A program sweeps the concurrency over 1 and 2 with the library: RunSweep lays the runs out
+// as AIPerf's orchestrator does, the program builds and runs each run's spec in this
+// process, with the run's concurrency, seed and folder, and RunSweep aggregates the runs'
+// exports in memory into the sweep aggregate (sweep_aggregate/ under Base). What each aggregate
+// holds is said through the note hook; the library prints nothing.
+func ExampleRunSweep() {
+	url, dir, stop, err := exampleServer()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stop()
+
+	sweep := loadtest.Sweep{Base: dir, Levels: []int{1, 2}, Runs: 1, Seed: 7, Confidence: 0.95}
+	run := func(ctx context.Context, cell loadtest.SweepCell) (*loadtest.Export, error) {
+		res, err := loadtest.Run(ctx, loadtest.Spec{
+			Class: record.ClassBench, Label: cell.Label, BaseURL: url, Dir: cell.Dir, Seed: cell.Seed,
+			Schedule: loadgen.Config{Concurrency: cell.Level, MaxRequests: 4, MaxInFlight: -1},
+			Build: func(n int) (loadtest.Request, error) {
+				return loadtest.Request{Path: "/v1/chat/completions", Body: exampleBody}, nil
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		fmt.Printf("%s: %d requests completed\n", cell.Label, res.Counters.Completed)
+		return &res.Export, nil
+	}
+	note := func(s string) { fmt.Println(strings.SplitN(s, ":", 2)[0]) } // less the file names
+	if err := loadtest.RunSweep(context.Background(), sweep, run, note); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// concurrency_1: 4 requests completed
+	// concurrency_2: 4 requests completed
+	// sweep of 2 values aggregated
+}
+
+// exampleBody is a streamed chat request for eight tokens.
+var exampleBody = []byte(`{"model":"m","stream":true,"max_completion_tokens":8,"messages":[{"role":"user","content":"Count to eight."}]}`)
+
+// exampleServer starts the mock inference server, a stand-in for the server under test, and a
+// folder for the exports; stop ends both.
+func exampleServer() (url, dir string, stop func(), err error) {
+	mock, err := mockllm.New(mockllm.Config{})
+	if err != nil {
+		return "", "", nil, err
+	}
+	server := httptest.NewServer(mock)
+	if dir, err = os.MkdirTemp("", "loadtest-example-"); err != nil {
+		server.Close()
+		return "", "", nil, err
+	}
+	return server.URL, dir, func() { server.Close(); os.RemoveAll(dir) }, nil
 }

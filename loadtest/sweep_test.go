@@ -98,3 +98,47 @@ func TestAggregateTable(t *testing.T) {
 		t.Errorf("one run's row %q", lines[2])
 	}
 }
+
+// TestSweepPlanLayouts checks the folders, seeds and warmups of every combination of a sweep
+// and repeated runs against AIPerf's orchestrator layout.
+func TestSweepPlanLayouts(t *testing.T) {
+	t.Parallel()
+	base := Sweep{Base: "B", Seed: 10, Runs: 1}
+	type want struct {
+		dir, agg string
+		level    int
+		seed     uint64
+		noWarmup bool
+	}
+	check := func(name string, sw Sweep, ws []want) {
+		t.Helper()
+		cells := sw.Plan()
+		if len(cells) != len(ws) {
+			t.Fatalf("%s: %d cells, want %d", name, len(cells), len(ws))
+		}
+		for i, w := range ws {
+			c := cells[i]
+			got := want{filepath.ToSlash(c.Dir), filepath.ToSlash(c.AggDir), c.Level, c.Seed, c.NoWarmup}
+			if got != w {
+				t.Errorf("%s cell %d: %+v, want %+v", name, i, got, w)
+			}
+		}
+	}
+	with := func(f func(*Sweep)) Sweep { s := base; f(&s); return s }
+	check("sweep", with(func(s *Sweep) { s.Levels = []int{2, 8} }), []want{
+		{"B/concurrency_2", "", 2, 10, false}, {"B/concurrency_8", "", 8, 11, false}})
+	check("same seed", with(func(s *Sweep) { s.Levels, s.SameSeed = []int{2, 8}, true }), []want{
+		{"B/concurrency_2", "", 2, 10, false}, {"B/concurrency_8", "", 8, 10, false}})
+	check("runs", with(func(s *Sweep) { s.Runs = 2 }), []want{
+		{"B/profile_runs/run_0001", "B/aggregate", 0, 10, false}, {"B/profile_runs/run_0002", "B/aggregate", 0, 10, true}})
+	check("repeated", with(func(s *Sweep) { s.Levels, s.Runs = []int{2, 8}, 2 }), []want{
+		{"B/profile_runs/run_0001/concurrency_2", "B/aggregate/concurrency_2", 2, 10, false},
+		{"B/profile_runs/run_0001/concurrency_8", "B/aggregate/concurrency_8", 8, 11, false},
+		{"B/profile_runs/run_0002/concurrency_2", "B/aggregate/concurrency_2", 2, 10, true},
+		{"B/profile_runs/run_0002/concurrency_8", "B/aggregate/concurrency_8", 8, 11, true}})
+	check("independent", with(func(s *Sweep) { s.Levels, s.Runs, s.Independent, s.WarmupAfterFirst = []int{2, 8}, 2, true, true }), []want{
+		{"B/concurrency_2/profile_runs/run_0001", "B/concurrency_2/aggregate", 2, 10, false},
+		{"B/concurrency_2/profile_runs/run_0002", "B/concurrency_2/aggregate", 2, 10, false},
+		{"B/concurrency_8/profile_runs/run_0001", "B/concurrency_8/aggregate", 8, 11, false},
+		{"B/concurrency_8/profile_runs/run_0002", "B/concurrency_8/aggregate", 8, 11, false}})
+}

@@ -2,8 +2,11 @@ package loadtest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -137,4 +140,34 @@ func ParseStartAt(s string) (time.Time, error) {
 		return time.Unix(sec, int64((f-float64(sec))*1e9)), nil
 	}
 	return time.Time{}, fmt.Errorf("--start-at %q: want an RFC 3339 time (2026-12-01T10:00:00Z) or Unix seconds", s)
+}
+
+// Dir is the default artifact folder of the worker: a folder per worker under the workload's
+// (dir), so that workers sharing a volume do not overwrite each other.
+func (w Worker) Dir(dir string) string {
+	if !w.Split() {
+		return dir
+	}
+	return filepath.Join(dir, "worker"+strconv.Itoa(w.Index))
+}
+
+// Arrivals builds the worker's share of an open-loop schedule of rate arr.Rate: rate/N each,
+// from a random stream of the worker's own so that the workers' arrivals are independent (N
+// Poisson processes of rate λ/N superpose into one of rate λ); a constant rate is phased,
+// worker i sending at (i + kN)/λ, so the workers together send the one-process schedule
+// exactly. stream picks the random stream of the phase (profiling or warmup).
+func (w Worker) Arrivals(arr loadgen.ArrivalSpec, seed, stream uint64) (loadgen.Arrivals, error) {
+	if !w.Split() {
+		return arr.New(rand.New(rand.NewPCG(seed, stream)))
+	}
+	share := arr
+	share.Rate = arr.Rate / float64(w.Count)
+	a, err := share.New(rand.New(rand.NewPCG(seed, stream+uint64(w.Index+1)<<16)))
+	if err != nil {
+		return nil, err
+	}
+	if strings.EqualFold(strings.TrimSpace(share.Pattern), loadgen.PatternConstant) {
+		a = Shifted(a, time.Duration(float64(w.Index)/arr.Rate*float64(time.Second)))
+	}
+	return a, nil
 }

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -47,7 +47,7 @@ Prompts have exactly --isl (± --isl-stddev, or a --seq-dist mix) tokens (o200k_
 Results go to artifacts/<model>-<endpoint>-<mode><value>/: profile_export_aiperf.json and .csv,
 profile_export.jsonl (one line per request), in AIPerf's layout and with AIPerf's metric
 meanings (docs/metrics.md), with the generator's own schedule lag and CPU use.`,
-		runBench)
+		runLoad(benchMain))
 }
 
 // multiFlag collects a repeatable string flag.
@@ -176,74 +176,101 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	return r, append(errs, werrs...)
 }
 
-func runBench(fs *flag.FlagSet, args []string) (int, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return benchMain(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+// runLoad runs a load command's main (benchMain, replayMain) on the process's streams until
+// SIGINT or SIGTERM.
+func runLoad(main func(context.Context, io.Writer, io.Writer, bool, *flag.FlagSet, []string, func(*loadtest.Spec, *loadtest.Result)) (int, error)) func(*flag.FlagSet, []string) (int, error) {
+	return func(fs *flag.FlagSet, args []string) (int, error) {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return main(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+	}
 }
 
 // benchMain is the bench command with its streams as parameters, for in-process tests; hook,
-// when set, sees the spec before it runs and the result after.
+// when set, sees the spec before it runs and the result after (each run's, in a sweep).
+// Flags that ask for a sweep or for repeated runs run them, each with its own spec
+// (benchFlags.spec with the run's cell), in this process.
 func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
-	_, code, err := benchCell(ctx, stdout, stderr, terminal, fs, args, hook, nil)
+	var b benchFlags
+	b.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() > 0 {
+		return 2, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	b.shapes.visited(fs)
+	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
+	// --concurrency 1 had been given (the folder, input_config and run_info say so).
+	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.userCentric() { // not given
+		fs.Set("concurrency", "1")
+	}
+	run := func(ctx context.Context, cell *loadtest.SweepCell) (loadtest.Result, int, error) {
+		spec, code, err := b.spec(fs, args, stderr, cell)
+		if err != nil {
+			return loadtest.Result{}, code, err
+		}
+		return executeMain(ctx, spec, b.cf.apiListen, stdout, stderr, terminal, hook)
+	}
+	if b.sw.sweeping() {
+		return b.sw.run(ctx, &b, stderr, run)
+	}
+	_, code, err := run(ctx, nil)
 	return code, err
 }
 
-// benchCell parses bench's flags into a spec and runs it; cell, when set, is the run of a sweep
-// or of repeated runs to make (its concurrency, seed, folder and warmup replace the flags').
-// Flags that ask for a sweep or for repeated runs, without a cell, run them (runSweep).
-func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result), cell *loadtest.SweepCell) (loadtest.Result, int, error) {
-	var res loadtest.Result
-	var cf clientFlags
-	cf.register(fs)
-	var arr loadgen.ArrivalSpec
-	arr.RegisterFlags(fs)
-	var shapes shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
-	shapes.register(fs)
-	var sw sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
-	concurrency := sw.register(fs)
-	count := fs.Int("request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
-	fs.IntVar(count, "num-requests", 0, "alias of --request-count")
-	duration := fs.Float64("benchmark-duration", 0, "seconds to send requests")
-	grace := fs.Float64("benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
-	warmup := fs.Int("warmup-request-count", 0, "requests sent first and excluded from the results")
-	var load workload.Spec // what bench shares with the shadow config: the flags fill it
-	fs.Float64Var(&load.ISL, "isl", workload.DefaultISL, "mean input tokens")
-	fs.Float64Var(&load.ISL, "synthetic-input-tokens-mean", workload.DefaultISL, "alias of --isl")
-	fs.Float64Var(&load.ISLStddev, "isl-stddev", 0, "standard deviation of input tokens")
-	fs.Float64Var(&load.ISLStddev, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
-	fs.Float64Var(&load.OSL, "osl", 0, "mean output tokens, sent as the output limit (0 = none)")
-	fs.Float64Var(&load.OSL, "output-tokens-mean", 0, "alias of --osl")
-	fs.Float64Var(&load.OSLStddev, "osl-stddev", 0, "standard deviation of output tokens")
-	fs.Float64Var(&load.OSLStddev, "output-tokens-stddev", 0, "alias of --osl-stddev")
-	seqDist := fs.String("seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
-	entries := &load.Entries
-	fs.IntVar(entries, "num-dataset-entries", workload.DefaultEntries, "distinct prompts, built before the run and reused in turn")
-	spin := fs.Duration("pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
-	if err := fs.Parse(args); err != nil {
-		return res, 2, err
-	}
-	if fs.NArg() > 0 {
-		return res, 2, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	shapes.visited(fs)
-	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
-	// --concurrency 1 had been given (the folder, input_config and run_info say so).
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if *concurrency == 0 && arr.Rate == 0 && !shapes.userCentric() && !given["concurrency"] {
-		fs.Set("concurrency", "1")
-	}
+// benchFlags are bench's flags, parsed once; spec builds a run's spec from them.
+type benchFlags struct {
+	cf              clientFlags
+	arr             loadgen.ArrivalSpec
+	shapes          shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
+	sw              sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
+	concurrency     *int
+	count, warmup   int
+	duration, grace float64
+	load            workload.Spec // what bench shares with the shadow config: the flags fill it
+	seqDist         string
+	spin            time.Duration
+}
+
+func (b *benchFlags) register(fs *flag.FlagSet) {
+	b.cf.register(fs)
+	b.arr.RegisterFlags(fs)
+	b.shapes.register(fs)
+	b.concurrency = b.sw.register(fs)
+	fs.IntVar(&b.count, "request-count", 0, "requests to send (default 10 unless --benchmark-duration is set)")
+	fs.IntVar(&b.count, "num-requests", 0, "alias of --request-count")
+	fs.Float64Var(&b.duration, "benchmark-duration", 0, "seconds to send requests")
+	fs.Float64Var(&b.grace, "benchmark-grace-period", 30, "seconds responses may take after --benchmark-duration (inf: wait for all); requests still open then are left out of the results")
+	fs.IntVar(&b.warmup, "warmup-request-count", 0, "requests sent first and excluded from the results")
+	fs.Float64Var(&b.load.ISL, "isl", workload.DefaultISL, "mean input tokens")
+	fs.Float64Var(&b.load.ISL, "synthetic-input-tokens-mean", workload.DefaultISL, "alias of --isl")
+	fs.Float64Var(&b.load.ISLStddev, "isl-stddev", 0, "standard deviation of input tokens")
+	fs.Float64Var(&b.load.ISLStddev, "synthetic-input-tokens-stddev", 0, "alias of --isl-stddev")
+	fs.Float64Var(&b.load.OSL, "osl", 0, "mean output tokens, sent as the output limit (0 = none)")
+	fs.Float64Var(&b.load.OSL, "output-tokens-mean", 0, "alias of --osl")
+	fs.Float64Var(&b.load.OSLStddev, "osl-stddev", 0, "standard deviation of output tokens")
+	fs.Float64Var(&b.load.OSLStddev, "output-tokens-stddev", 0, "alias of --osl-stddev")
+	fs.StringVar(&b.seqDist, "seq-dist", "", "a mix of shapes 'ISL[|sd],OSL[|sd]:weight;…' instead of --isl/--osl")
+	fs.IntVar(&b.load.Entries, "num-dataset-entries", workload.DefaultEntries, "distinct prompts, built before the run and reused in turn")
+	fs.DurationVar(&b.spin, "pacer-spin", -1, "how long before each send the pacer stops sleeping and spins: 0 = timer only, default 1ms up to 1000 req/s and timer only above")
+}
+
+// spec checks the parsed flags and builds the run's spec; cell, when set, is the run of a
+// sweep or of repeated runs, whose concurrency, seed, folder and warmup replace the flags'.
+// The exit code of an error is 2 for wrong flags, 1 otherwise.
+func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *loadtest.SweepCell) (*loadtest.Spec, int, error) {
+	cf, load, phases, concurrency, warmup, count := b.cf, b.load, b.sw.phases, *b.concurrency, b.warmup, b.count
 	if cell != nil {
-		cellFlags(fs, *cell)
-	} else if sw.sweeping() {
-		code, err := sw.run(ctx, fs, stderr, func(ctx context.Context, c loadtest.SweepCell) (loadtest.Result, int, error) {
-			sub := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-			sub.SetOutput(fs.Output())
-			return benchCell(ctx, stdout, stderr, terminal, sub, args, hook, &c)
-		})
-		return res, code, err
+		if cell.Level > 0 {
+			concurrency = cell.Level
+		}
+		cf.seed, cf.artifactDir = cell.Seed, cell.Dir
+		if cell.NoWarmup {
+			warmup, phases.WarmupDuration = 0, 0
+		}
 	}
+	arr, shapes, duration := b.arr, &b.shapes, b.duration
 	r, errs := cf.resolve()
 	if cf.model == "" {
 		errs = append(errs, errors.New("--model is required"))
@@ -252,8 +279,8 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	load.Arrival, load.Rate, load.Smoothness = arr.Pattern, arr.Rate, arr.Smoothness
 	pair, err := load.Lengths()
 	var lengths workload.Lengths = pair
-	if *seqDist != "" {
-		m, err := workload.ParseMix(*seqDist)
+	if b.seqDist != "" {
+		m, err := workload.ParseMix(b.seqDist)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -263,9 +290,9 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	rate := arr.Rate != 0
 	switch {
-	case *concurrency < 0:
-		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", *concurrency))
-	case !rate && *concurrency == 0 && !shapes.userCentric():
+	case concurrency < 0:
+		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", concurrency))
+	case !rate && concurrency == 0 && !shapes.userCentric():
 		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
@@ -273,33 +300,34 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 			errs = append(errs, err)
 		}
 	}
-	if *count < 0 || !(*duration >= 0) || math.IsInf(*duration, 0) || *warmup < 0 || *entries < 1 {
+	entries := load.Entries
+	if count < 0 || !(duration >= 0) || math.IsInf(duration, 0) || warmup < 0 || entries < 1 {
 		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
 	}
-	graceD, err := gracePeriod(*grace)
+	graceD, err := loadtest.GracePeriod(b.grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return res, 2, errors.Join(errs...)
+		return nil, 2, errors.Join(errs...)
 	}
 	sayNotes(stderr, r.notes)
-	if *count == 0 && *duration == 0 {
-		*count = 10
+	if count == 0 && duration == 0 {
+		count = 10
 	}
 
 	corpus, err := workload.CorpusFor(r.tokens) // prompts sized in --tokenizer tokens
 	if err != nil {
-		return res, 1, err
+		return nil, 1, err
 	}
 	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
-	n := min(*entries, max(*count, 1))
-	if *count == 0 {
-		n = *entries
+	n := min(entries, max(count, 1))
+	if count == 0 {
+		n = entries
 	}
 	pool, err := syn.Bodies(n)
 	if err != nil {
-		return res, 1, err
+		return nil, 1, err
 	}
 	maxBody := 0
 	for _, b := range pool {
@@ -307,63 +335,53 @@ func benchCell(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	}
 	pick, err := shapes.sampler(len(pool), r.seed)
 	if err != nil {
-		return res, 2, err
+		return nil, 2, err
 	}
 	build := func(n int) (loadtest.Request, error) {
 		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
 	}
 
-	mode := "concurrency" + fmt.Sprint(*concurrency)
+	mode := "concurrency" + fmt.Sprint(concurrency)
 	w := r.worker
-	share := w.Concurrency(*concurrency)
-	if *concurrency > 0 && share == 0 {
-		return res, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", *concurrency, w.Count, w.Index)
+	share := w.Concurrency(concurrency)
+	if concurrency > 0 && share == 0 {
+		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
-	sched := loadgen.Config{MaxRequests: w.Requests(*count), Duration: seconds(*duration), MaxInFlight: -1,
-		SpinThreshold: pacerSpin(*spin, arr.Rate/float64(w.Count)), Concurrency: share}
+	sched := loadgen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
+		SpinThreshold: pacerSpin(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
-		if sched.Arrivals, err = workerArrivals(arr, w, r.seed, 0xa7); err != nil {
-			return res, 2, err
+		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
+			return nil, 2, err
 		}
 		mode = "request_rate" + formatValue(arr.Rate)
-		if *concurrency > 0 {
-			mode += "-concurrency" + fmt.Sprint(*concurrency)
+		if concurrency > 0 {
+			mode += "-concurrency" + fmt.Sprint(concurrency)
 		}
 	}
 	mode = shapes.mode(mode)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = workerDir(filepath.Join("artifacts", artifactName(cf.model, workload.ArtifactName(cf.endpointType), mode)), w)
+		dir = w.Dir(loadtest.ArtifactDir(cf.model, cf.endpointType, mode))
 	}
 	spec := &loadtest.Spec{
 		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
 		MaxIdle: share, MaxBody: maxBody,
-		Info:   newRunInfo(fs, "llmtap bench "+strings.Join(args, " "), mode, dir, r.seed),
+		Info:   loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed),
 		Worker: w, StartAt: r.startAt,
 	}
 	if w.Split() {
 		spec.MapN = w.N
 	}
-	if *warmup > 0 {
-		wu := sched
-		wu.MaxRequests, wu.Duration = w.Requests(*warmup), 0
-		if rate {
-			wu.Arrivals, _ = workerArrivals(arr, w, r.seed, 0x3a)
-		}
-		if wu.MaxRequests > 0 {
-			spec.Warmup = &wu
-		}
+	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: entries, count: count,
+		concurrency: concurrency, rate: rate, warmup: warmup > 0}); err != nil {
+		return nil, 2, err
 	}
-	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: *entries, count: *count,
-		concurrency: *concurrency, rate: rate, warmup: *warmup > 0}); err != nil {
-		return res, 2, err
+	if err := phases.Apply(spec, arr, concurrency, warmup, r.seed); err != nil {
+		return nil, 2, err
 	}
-	if err := sw.apply(spec, arr, *concurrency, *warmup, r.seed); err != nil {
-		return res, 2, err
-	}
-	return executeMain(ctx, spec, cf.apiListen, stdout, stderr, terminal, hook)
+	return spec, 0, nil
 }
 
 // changedSLOs are the goodput metrics whose objective compared ≤ before llmtap followed AIPerf
@@ -409,29 +427,53 @@ func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
 	return loadgen.DefaultSpinThreshold
 }
 
-// gracePeriod turns --benchmark-grace-period seconds into a Duration: "inf" (or anything past
-// the longest Duration) is an infinite grace, returned as -1; negative and NaN are errors.
-func gracePeriod(s float64) (time.Duration, error) {
-	switch {
-	case !(s >= 0):
-		return 0, fmt.Errorf("--benchmark-grace-period %v: want seconds ≥ 0, or inf", s)
-	case s*float64(time.Second) >= math.MaxInt64:
-		return -1, nil
+// commandLine is the parsed command line of fs, as run_info and input_config describe it
+// (loadtest.NewRunInfo), for a sweep's cell when set; secrets stay out of the exports.
+func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.SweepCell) loadtest.CommandLine {
+	c := loadtest.CommandLine{Command: "llmtap " + name + " " + strings.Join(args, " "), Values: map[string]string{}, Given: map[string]bool{}}
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != "api-key" && !strings.EqualFold(f.Name, "H") && f.Name != "header" {
+			c.Values[f.Name] = f.Value.String()
+		}
+	})
+	fs.Visit(func(f *flag.Flag) { c.Given[f.Name] = true })
+	if cell != nil {
+		return c.ForCell(*cell)
 	}
-	return seconds(s), nil
+	return c
 }
 
-// seconds converts flag seconds to a Duration.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// formatValue writes a flag value for a folder name: 10, 2.5.
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
-// flagValues returns every flag's value, for the export's input_config.
-func flagValues(fs *flag.FlagSet) map[string]any {
-	m := map[string]any{}
-	fs.VisitAll(func(f *flag.Flag) {
-		if f.Name == "api-key" || strings.EqualFold(f.Name, "H") || f.Name == "header" {
-			return // secrets stay out of the exports
-		}
-		m[f.Name] = f.Value.String()
-	})
-	return m
+// workerFlags split one workload across worker processes (docs/workers.md): bench and replay
+// share them.
+type workerFlags struct {
+	worker  loadtest.Worker
+	envErr  error
+	startAt string
+}
+
+func (w *workerFlags) register(fs *flag.FlagSet) {
+	env, err := loadtest.WorkerFromEnv()
+	w.envErr = err
+	fs.IntVar(&w.worker.Index, "worker-index", env.Index, "this worker's index, 0 … count-1, in a workload split across --worker-count processes (default $"+loadtest.EnvWorkerIndex+", else 0)")
+	fs.IntVar(&w.worker.Count, "worker-count", env.Count, "worker processes the workload is split across (default $"+loadtest.EnvWorkerCount+", else 1)")
+	fs.StringVar(&w.startAt, "start-at", "", "shared wall-clock start of the profiling phase, RFC 3339 or Unix seconds: every worker waits for it")
+}
+
+// resolve validates the flags.
+func (w *workerFlags) resolve() (loadtest.Worker, time.Time, []error) {
+	var errs []error
+	if w.envErr != nil {
+		errs = append(errs, w.envErr)
+	}
+	if err := w.worker.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--worker-index/--worker-count: %w", err))
+	}
+	at, err := loadtest.ParseStartAt(w.startAt)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return w.worker, at, errs
 }

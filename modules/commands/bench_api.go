@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/internal/h2cserve"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -20,11 +19,8 @@ import (
 // and cleartext HTTP/2 (h2c, for gRPC). The figures are those of the phase running (warmup,
 // then profiling); shadow and recording control are not part of a benchmark.
 type benchAPI struct {
-	tap    atomic.Pointer[tap.Tap]
-	srv    *http.Server
-	cancel context.CancelFunc
-	served chan error
-	addr   string
+	tap  atomic.Pointer[tap.Tap]
+	stop func() error
 }
 
 // startBenchAPI listens on addr and serves the API; an empty addr serves nothing (nil).
@@ -36,7 +32,7 @@ func startBenchAPI(addr, label string, stderr io.Writer) (*benchAPI, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--api-listen: %w", err)
 	}
-	b := &benchAPI{served: make(chan error, 1), addr: ln.Addr().String()}
+	b := &benchAPI{}
 	svc := api.New(api.Options{
 		Host:        func() api.Host { return engineHost{tap: b.tap.Load()} },
 		NoTap:       "llmtap " + label + " has not started measuring yet",
@@ -46,15 +42,9 @@ func startBenchAPI(addr, label string, stderr io.Writer) (*benchAPI, error) {
 	path, h := svc.Handler()
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
-	var protos http.Protocols
-	protos.SetHTTP1(true)
-	protos.SetUnencryptedHTTP2(true)
-	base, cancel := context.WithCancel(context.Background())
-	b.cancel = cancel
-	b.srv = &http.Server{Handler: mux, Protocols: &protos, ReadHeaderTimeout: 5 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return base }}
-	go func() { b.served <- b.srv.Serve(ln) }()
-	fmt.Fprintf(stderr, "%s: API on http://%s (watch it with: llmtap top --admin %s)\n", label, b.addr, b.addr)
+	b.stop = h2cserve.Start(ln, mux, 2*time.Second)
+	at := ln.Addr().String()
+	fmt.Fprintf(stderr, "%s: API on http://%s (watch it with: llmtap top --admin %s)\n", label, at, at)
 	return b, nil
 }
 
@@ -78,14 +68,5 @@ func (b *benchAPI) Close() error {
 	if b == nil {
 		return nil
 	}
-	b.cancel() // streams return, so their connections can go idle
-	ctx, done := context.WithTimeout(context.Background(), 2*time.Second)
-	defer done()
-	if err := b.srv.Shutdown(ctx); err != nil {
-		_ = b.srv.Close()
-	}
-	if err := <-b.served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return b.stop()
 }

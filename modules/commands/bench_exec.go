@@ -7,9 +7,12 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
+	"time"
 
 	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/shadow/loadgen"
 )
 
 // executeMain runs a prepared spec for a command, serving the Connect API on apiListen while
@@ -36,7 +39,7 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 	}
 	res, err := loadtest.Run(ctx, *spec)
 	if err == nil {
-		err = writeConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
+		err = loadtest.WriteConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
 	}
 	if hook != nil {
 		hook(spec, &res)
@@ -51,4 +54,43 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 		return res, 1, errors.New("no request completed")
 	}
 	return res, 0, nil
+}
+
+// watchProgress makes spec's progress line and notes appear on w: on a terminal the line
+// rewrites itself in place every 200 ms (and ends only after the last), in a log it is a line a
+// second.
+func watchProgress(spec *loadtest.Spec, w io.Writer, terminal bool) {
+	label, total, duration := spec.Label, spec.Total, spec.Schedule.Duration
+	spec.OnProgress = func(c loadgen.Counters, final bool) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s [%6.1fs", label, c.Elapsed.Seconds())
+		if duration > 0 {
+			fmt.Fprintf(&b, " / %v", duration)
+		}
+		b.WriteString("] ")
+		if total > 0 {
+			pct := 100 * float64(c.Sent) / float64(total)
+			n := min(20, max(0, int(pct/100*20)))
+			fmt.Fprintf(&b, "[%s%s] %3.0f%% ", strings.Repeat("#", n), strings.Repeat(".", 20-n), pct)
+		}
+		rate := 0.0
+		if s := c.Elapsed.Seconds(); s > 0 {
+			rate = float64(c.Completed+c.Errors) / s
+		}
+		fmt.Fprintf(&b, "sent %d  done %d  rate %.1f/s  in flight %d  errors %d  dropped %d",
+			c.Sent, c.Completed, rate, c.InFlight, c.Errors, c.Dropped)
+		switch {
+		case !terminal:
+			fmt.Fprintln(w, b.String())
+		case final:
+			fmt.Fprint(w, "\r", b.String(), "\n")
+		default:
+			fmt.Fprint(w, "\r", b.String(), "   ")
+		}
+	}
+	spec.ProgressEvery = time.Second
+	if terminal {
+		spec.ProgressEvery = 200 * time.Millisecond
+	}
+	spec.OnNote = func(s string) { fmt.Fprintln(w, s) }
 }

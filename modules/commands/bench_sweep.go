@@ -7,15 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/workload"
 
 	"github.com/llmtap/llmtap/internal/limits"
 )
@@ -24,16 +20,9 @@ import (
 // (aiperf/common/config/loadgen_config.py, 2026): ramps, warmup by duration, the request
 // timeout, concurrency sweeps, repeated runs with confidence intervals, and timeslices.
 type sweepFlags struct {
-	conc concurrencyList
+	conc   concurrencyList
+	phases loadtest.Phases // ramps, warmup, request timeout, timeslices
 
-	rateRamp, concRamp float64 // seconds
-
-	warmupDuration, warmupRate        float64
-	warmupConcurrency                 int
-	warmupPattern                     string
-	warmupRateRamp, warmupConcRamp    float64
-	timeout                           float64
-	sliceDuration                     float64
 	runs                              int
 	confidence                        float64
 	runCooldown, sweepCooldown        float64
@@ -45,16 +34,16 @@ type sweepFlags struct {
 // a sweep, which each level's run replaces).
 func (s *sweepFlags) register(fs *flag.FlagSet) *int {
 	fs.Var(&s.conc, "concurrency", "requests in flight: closed loop alone, a ceiling with --request-rate; a comma-separated list (1,4,16) runs one benchmark per value")
-	fs.Float64Var(&s.rateRamp, "request-rate-ramp-duration", 0, "seconds over which the request rate rises from rate×0.1/duration to --request-rate, in 0.1 s steps")
-	fs.Float64Var(&s.concRamp, "concurrency-ramp-duration", 0, "seconds over which concurrency rises from 1 to --concurrency, one slot at even intervals")
-	fs.Float64Var(&s.warmupDuration, "warmup-duration", 0, "seconds of warmup before the profiling phase, excluded from the results")
-	fs.IntVar(&s.warmupConcurrency, "warmup-concurrency", 0, "concurrency of the warmup (default --concurrency)")
-	fs.Float64Var(&s.warmupRate, "warmup-request-rate", 0, "request rate of the warmup (default --request-rate)")
-	fs.StringVar(&s.warmupPattern, "warmup-arrival-pattern", "", "arrival pattern of the warmup (default --arrival-pattern)")
-	fs.Float64Var(&s.warmupRateRamp, "warmup-request-rate-ramp-duration", 0, "rate ramp of the warmup (default --request-rate-ramp-duration)")
-	fs.Float64Var(&s.warmupConcRamp, "warmup-concurrency-ramp-duration", 0, "concurrency ramp of the warmup (default --concurrency-ramp-duration)")
-	registerRequestTimeout(fs, &s.timeout)
-	fs.Float64Var(&s.sliceDuration, "slice-duration", 0, "seconds per timeslice: also write profile_export_aiperf_timeslices.json and .csv")
+	fs.Float64Var(&s.phases.RateRamp, "request-rate-ramp-duration", 0, "seconds over which the request rate rises from rate×0.1/duration to --request-rate, in 0.1 s steps")
+	fs.Float64Var(&s.phases.ConcurrencyRamp, "concurrency-ramp-duration", 0, "seconds over which concurrency rises from 1 to --concurrency, one slot at even intervals")
+	fs.Float64Var(&s.phases.WarmupDuration, "warmup-duration", 0, "seconds of warmup before the profiling phase, excluded from the results")
+	fs.IntVar(&s.phases.WarmupConcurrency, "warmup-concurrency", 0, "concurrency of the warmup (default --concurrency)")
+	fs.Float64Var(&s.phases.WarmupRate, "warmup-request-rate", 0, "request rate of the warmup (default --request-rate)")
+	fs.StringVar(&s.phases.WarmupPattern, "warmup-arrival-pattern", "", "arrival pattern of the warmup (default --arrival-pattern)")
+	fs.Float64Var(&s.phases.WarmupRateRamp, "warmup-request-rate-ramp-duration", 0, "rate ramp of the warmup (default --request-rate-ramp-duration)")
+	fs.Float64Var(&s.phases.WarmupConcurrencyRamp, "warmup-concurrency-ramp-duration", 0, "concurrency ramp of the warmup (default --concurrency-ramp-duration)")
+	registerRequestTimeout(fs, &s.phases.Timeout)
+	fs.Float64Var(&s.phases.SliceDuration, "slice-duration", 0, "seconds per timeslice: also write profile_export_aiperf_timeslices.json and .csv")
 	fs.IntVar(&s.runs, "num-profile-runs", 1, "profile runs of the same benchmark (1-10); more than 1 writes aggregate/profile_export_aiperf_aggregate.json and .csv with confidence intervals")
 	fs.Float64Var(&s.confidence, "confidence-level", 0.95, "confidence level of the intervals across profile runs (0-1)")
 	fs.Float64Var(&s.runCooldown, "profile-run-cooldown-seconds", 0, "seconds to wait between profile runs")
@@ -107,34 +96,21 @@ func (c *concurrencyList) Set(s string) error {
 	return nil
 }
 
-// cellFlags sets a sweep cell's concurrency, seed, folder and warmup on bench's flags.
-func cellFlags(fs *flag.FlagSet, c loadtest.SweepCell) {
-	if c.Level > 0 {
-		fs.Set("concurrency", strconv.Itoa(c.Level))
-	}
-	fs.Set("random-seed", strconv.FormatUint(c.Seed, 10))
-	fs.Set("artifact-dir", c.Dir)
-	if c.NoWarmup {
-		fs.Set("warmup-request-count", "0")
-		fs.Set("warmup-duration", "0")
-	}
-}
-
 // sweeping reports whether the flags ask for a sweep or for repeated runs.
 func (s *sweepFlags) sweeping() bool { return len(s.conc.values) > 1 || s.runs != 1 }
 
 // run runs the sweep or repeated runs the flags ask for (loadtest.RunSweep), each run with
-// bench (a cell's flags set on a fresh parse of the command line), and says on stderr where
-// each goes and what each aggregate holds.
-func (s *sweepFlags) run(ctx context.Context, fs *flag.FlagSet, stderr io.Writer, bench func(context.Context, loadtest.SweepCell) (loadtest.Result, int, error)) (int, error) {
-	sw, err := s.sweep(fs)
+// bench (a spec built from b for the cell), and says on stderr where each goes and what each
+// aggregate holds.
+func (s *sweepFlags) run(ctx context.Context, b *benchFlags, stderr io.Writer, bench func(context.Context, *loadtest.SweepCell) (loadtest.Result, int, error)) (int, error) {
+	sw, err := s.sweep(b)
 	if err != nil {
 		return 2, err
 	}
 	usage := false
 	err = loadtest.RunSweep(ctx, sw, func(ctx context.Context, c loadtest.SweepCell) (*loadtest.Export, error) {
 		fmt.Fprintf(stderr, "bench: %s → %s\n", c.Label, c.Dir)
-		res, code, err := bench(ctx, c)
+		res, code, err := bench(ctx, &c)
 		switch code {
 		case 0:
 			return &res.Export, nil
@@ -157,7 +133,7 @@ func (s *sweepFlags) run(ctx context.Context, fs *flag.FlagSet, stderr io.Writer
 // orchestrator lays the runs out): a sweep value's seed is the seed plus its index, unless
 // --parameter-sweep-same-seed; only the first run of each value has the warmup, unless
 // --profile-run-disable-warmup-after-first=false.
-func (s *sweepFlags) sweep(fs *flag.FlagSet) (loadtest.Sweep, error) {
+func (s *sweepFlags) sweep(b *benchFlags) (loadtest.Sweep, error) {
 	var errs []error
 	if s.runs < 1 || s.runs > loadtest.MaxProfileRuns {
 		errs = append(errs, fmt.Errorf("--num-profile-runs %d: want 1 to %d", s.runs, loadtest.MaxProfileRuns))
@@ -173,134 +149,33 @@ func (s *sweepFlags) sweep(fs *flag.FlagSet) (loadtest.Sweep, error) {
 			errs = append(errs, fmt.Errorf("%s %v: want seconds ≥ 0", name, v))
 		}
 	}
-	str := func(name string) string { return fs.Lookup(name).Value.String() }
-	if n, _ := strconv.Atoi(str("worker-count")); n > 1 {
+	if b.cf.worker.Count > 1 {
 		errs = append(errs, errors.New("sweeps and --num-profile-runs run in one process: --worker-count is not supported with them"))
-	}
-	seed, err := strconv.ParseUint(str("random-seed"), 10, 64)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--random-seed: %w", err))
 	}
 	if len(errs) > 0 {
 		return loadtest.Sweep{}, errors.Join(errs...)
 	}
-	base := str("artifact-dir")
+	base := b.cf.artifactDir
 	if base == "" {
 		mode := "concurrency" + s.conc.String()
 		if len(s.conc.values) > 1 {
 			mode = "concurrency_sweep"
 		}
-		if r, _ := strconv.ParseFloat(str("request-rate"), 64); r > 0 {
+		if r := b.arr.Rate; r > 0 {
 			if s.conc.level > 0 {
 				mode = "request_rate" + formatValue(r) + "-" + mode
 			} else {
 				mode = "request_rate" + formatValue(r)
 			}
 		}
-		base = filepath.Join("artifacts", artifactName(str("model"), workload.ArtifactName(str("endpoint-type")), mode))
+		base = loadtest.ArtifactDir(b.cf.model, b.cf.endpointType, mode)
 	}
 	return loadtest.Sweep{Base: base, Levels: s.conc.values, Runs: s.runs, Independent: s.sweepMode == "independent",
-		Seed: seed, SameSeed: s.sameSeed, WarmupAfterFirst: !s.disableWarmupAfterFirst,
-		RunCooldown: seconds(s.runCooldown), SweepCooldown: seconds(s.sweepCooldown), Confidence: s.confidence}, nil
+		Seed: b.cf.seed, SameSeed: s.sameSeed, WarmupAfterFirst: !s.disableWarmupAfterFirst,
+		RunCooldown: loadtest.Seconds(s.runCooldown), SweepCooldown: loadtest.Seconds(s.sweepCooldown), Confidence: s.confidence}, nil
 }
 
-// apply sets the run's ramps, warmup, timeout and timeslices on spec, which bench built for
-// the run's concurrency (level) and arrivals (arr, rate set for an open loop), with the
-// profiling phase's random stream; warmupCount is --warmup-request-count.
-func (s *sweepFlags) apply(spec *loadtest.Spec, arr loadgen.ArrivalSpec, level, warmupCount int, seed uint64) error {
-	var errs []error
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"--request-rate-ramp-duration", s.rateRamp}, {"--concurrency-ramp-duration", s.concRamp},
-		{"--warmup-duration", s.warmupDuration}, {"--warmup-request-rate", s.warmupRate},
-		{"--warmup-request-rate-ramp-duration", s.warmupRateRamp}, {"--warmup-concurrency-ramp-duration", s.warmupConcRamp},
-		{"--slice-duration", s.sliceDuration}} {
-		if !(f.v >= 0) || math.IsInf(f.v, 0) {
-			errs = append(errs, fmt.Errorf("%s %v: want a finite number ≥ 0", f.name, f.v))
-		}
-	}
-	timeout, err := requestTimeout(s.timeout)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if s.warmupConcurrency < 0 || s.warmupConcurrency > limits.MaxConcurrency {
-		errs = append(errs, fmt.Errorf("--warmup-concurrency %d: want 0 to %d (limits.MaxConcurrency)", s.warmupConcurrency, limits.MaxConcurrency))
-	}
-	rate := arr.Rate > 0
-	if s.rateRamp > 0 && !rate {
-		errs = append(errs, errors.New("--request-rate-ramp-duration needs --request-rate"))
-	}
-	if s.concRamp > 0 && level <= 0 {
-		errs = append(errs, errors.New("--concurrency-ramp-duration needs --concurrency"))
-	}
-	ramped := s.rateRamp > 0 || s.concRamp > 0 || s.warmupRateRamp > 0 || s.warmupConcRamp > 0
-	if ramped && spec.Worker.Split() {
-		errs = append(errs, errors.New("ramps run in one process: --worker-count is not supported with them"))
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	spec.RequestTimeout = timeout
-	if s.sliceDuration > 0 {
-		spec.SliceDuration = seconds(s.sliceDuration)
-		d := s.sliceDuration
-		spec.Info.Input.Output.SliceDuration = &d
-	}
-	if level > 0 {
-		spec.Schedule.ConcurrencyRamp = seconds(s.concRamp)
-	}
-	if s.rateRamp > 0 {
-		a, err := loadgen.NewRateRamp(arr, seconds(s.rateRamp), rand.New(rand.NewPCG(seed, 0xa7)))
-		if err != nil {
-			return err
-		}
-		spec.Schedule.Arrivals = a
-	}
-	if s.warmupDuration <= 0 && warmupCount <= 0 {
-		return nil
-	}
-	// The warmup: the profiling phase's load unless --warmup-* says otherwise, ending at
-	// --warmup-request-count or --warmup-duration, whichever comes first.
-	wu := spec.Schedule
-	wu.MaxRequests, wu.Duration, wu.Arrivals = spec.Worker.Requests(warmupCount), seconds(s.warmupDuration), nil
-	wc := level
-	if s.warmupConcurrency > 0 {
-		wc = s.warmupConcurrency
-	}
-	wu.Concurrency = spec.Worker.Concurrency(wc)
-	wu.ConcurrencyRamp = seconds(orDefault(s.warmupConcRamp, s.concRamp))
-	if wc <= 0 {
-		wu.ConcurrencyRamp = 0
-	}
-	warr := arr
-	if s.warmupRate > 0 {
-		warr.Rate = s.warmupRate
-	}
-	if s.warmupPattern != "" {
-		warr.Pattern = s.warmupPattern
-	}
-	if warr.Rate > 0 {
-		var err error
-		if ramp := orDefault(s.warmupRateRamp, s.rateRamp); ramp > 0 {
-			wu.Arrivals, err = loadgen.NewRateRamp(warr, seconds(ramp), rand.New(rand.NewPCG(seed, 0x3a)))
-		} else {
-			wu.Arrivals, err = workerArrivals(warr, spec.Worker, seed, 0x3a)
-		}
-		if err != nil {
-			return fmt.Errorf("warmup: %w", err)
-		}
-	} else if wu.Concurrency <= 0 {
-		return errors.New("the warmup has no load: set --concurrency, --warmup-concurrency or a request rate")
-	}
-	spec.Warmup = &wu
-	return nil
-}
-
-// orDefault is v, or def when v is 0.
-func orDefault(v, def float64) float64 {
-	if v > 0 {
-		return v
-	}
-	return def
+// registerRequestTimeout defines --request-timeout-seconds on fs (bench and replay alike).
+func registerRequestTimeout(fs *flag.FlagSet, v *float64) {
+	fs.Float64Var(v, "request-timeout-seconds", loadtest.DefaultRequestTimeout, "seconds a request may take before it is cancelled and counted as an error (TimeoutError)")
 }

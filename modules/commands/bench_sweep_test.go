@@ -15,7 +15,6 @@ import (
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -105,34 +104,6 @@ func avgOf(m map[string]any, tag string) float64 {
 	v, _ := m[tag].(map[string]any)
 	f, _ := v["avg"].(float64)
 	return f
-}
-
-// TestBenchRateRampArrivalsRise: under --request-rate-ramp-duration the mock receives fewer
-// requests in the ramp's first second than in its second, and those fewer than at the target
-// rate after it. Counts, with wide margins, not timing: at 100 req/s ramped over 2 s from
-// 5 req/s the expected counts per second are about 26, 74 and 100.
-func TestBenchRateRampArrivalsRise(t *testing.T) {
-	mock, url := testkit.StartMock(t, fastMock())
-	code, out := runBenchPlain(t, "--url", url, "--model", "m", "--isl", "10", "--osl", "2",
-		"--request-rate", "100", "--arrival-pattern", "constant", "--request-rate-ramp-duration", "2",
-		"--benchmark-duration", "3", "--artifact-dir", t.TempDir())
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, out)
-	}
-	arr := mock.Arrivals()
-	if len(arr) == 0 {
-		t.Fatal("the mock saw no request")
-	}
-	var per [3]int
-	for _, a := range arr {
-		if s := int(a.Sub(arr[0]) / time.Second); s < 3 {
-			per[s]++
-		}
-	}
-	t.Logf("arrivals per second at the mock: %v (expected about 26, 74, 100)", per)
-	if !(per[0] < per[1] && per[1] < per[2]) || per[0] > 45 || per[2] < 80 {
-		t.Errorf("arrivals per second %v: want a rise from about 26 to 100", per)
-	}
 }
 
 // TestBenchConcurrencyRampInFlightRises: with --concurrency-ramp-duration the mock sees one
@@ -392,65 +363,6 @@ func FuzzConcurrencyList(f *testing.F) {
 			t.Fatalf("%q: %v reads back as %v (%v)", s, c.values, back.values, err)
 		}
 	})
-}
-
-// TestSweepPlanLayouts checks the folders, seeds and warmups of every combination of a sweep
-// and repeated runs against AIPerf's orchestrator layout.
-func TestSweepPlanLayouts(t *testing.T) {
-	plan := func(args ...string) []loadtest.SweepCell {
-		t.Helper()
-		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-		var cf clientFlags
-		cf.register(fs)
-		var arr loadgen.ArrivalSpec
-		arr.RegisterFlags(fs)
-		var sw sweepFlags
-		sw.register(fs)
-		if err := fs.Parse(append([]string{"--model", "m", "--artifact-dir", "B", "--random-seed", "10"}, args...)); err != nil {
-			t.Fatal(err)
-		}
-		s, err := sw.sweep(fs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Plan()
-	}
-	type want struct {
-		dir, agg string
-		level    int
-		seed     uint64
-		noWarmup bool
-	}
-	check := func(name string, cells []loadtest.SweepCell, ws []want) {
-		t.Helper()
-		if len(cells) != len(ws) {
-			t.Fatalf("%s: %d cells, want %d", name, len(cells), len(ws))
-		}
-		for i, w := range ws {
-			c := cells[i]
-			got := want{filepath.ToSlash(c.Dir), filepath.ToSlash(c.AggDir), c.Level, c.Seed, c.NoWarmup}
-			if got != w {
-				t.Errorf("%s cell %d: %+v, want %+v", name, i, got, w)
-			}
-		}
-	}
-	check("sweep", plan("--concurrency", "2,8"), []want{
-		{"B/concurrency_2", "", 2, 10, false}, {"B/concurrency_8", "", 8, 11, false}})
-	check("same seed", plan("--concurrency", "2,8", "--parameter-sweep-same-seed"), []want{
-		{"B/concurrency_2", "", 2, 10, false}, {"B/concurrency_8", "", 8, 10, false}})
-	check("runs", plan("--concurrency", "4", "--num-profile-runs", "2"), []want{
-		{"B/profile_runs/run_0001", "B/aggregate", 0, 10, false}, {"B/profile_runs/run_0002", "B/aggregate", 0, 10, true}})
-	check("repeated", plan("--concurrency", "2,8", "--num-profile-runs", "2"), []want{
-		{"B/profile_runs/run_0001/concurrency_2", "B/aggregate/concurrency_2", 2, 10, false},
-		{"B/profile_runs/run_0001/concurrency_8", "B/aggregate/concurrency_8", 8, 11, false},
-		{"B/profile_runs/run_0002/concurrency_2", "B/aggregate/concurrency_2", 2, 10, true},
-		{"B/profile_runs/run_0002/concurrency_8", "B/aggregate/concurrency_8", 8, 11, true}})
-	check("independent", plan("--concurrency", "2,8", "--num-profile-runs", "2", "--parameter-sweep-mode", "independent",
-		"--profile-run-disable-warmup-after-first=false"), []want{
-		{"B/concurrency_2/profile_runs/run_0001", "B/concurrency_2/aggregate", 2, 10, false},
-		{"B/concurrency_2/profile_runs/run_0002", "B/concurrency_2/aggregate", 2, 10, false},
-		{"B/concurrency_8/profile_runs/run_0001", "B/concurrency_8/aggregate", 8, 11, false},
-		{"B/concurrency_8/profile_runs/run_0002", "B/concurrency_8/aggregate", 8, 11, false}})
 }
 
 // TestBenchSweepFlagErrors: bad values of the new flags are refused before anything is sent,

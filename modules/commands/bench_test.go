@@ -245,12 +245,6 @@ func TestBenchDefaultConcurrency(t *testing.T) {
 	}
 }
 
-func TestArtifactName(t *testing.T) {
-	if got := artifactName("Qwen/Qwen3-0.6B", "openai-chat", "concurrency2"); got != "Qwen_Qwen3-0.6B-openai-chat-concurrency2" {
-		t.Errorf("got %q, want AIPerf's Qwen_Qwen3-0.6B-openai-chat-concurrency2", got)
-	}
-}
-
 // TestBenchTokenizer runs bench with --tokenizer against a server that reports no usage: the
 // prompts are sized in the tokenizer file's tokens (exactly --isl of them, where a prompt of 50
 // o200k_base tokens takes many more of this 512-token vocabulary's), the counts in the records

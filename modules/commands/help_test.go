@@ -77,7 +77,7 @@ func TestCommandUsage(t *testing.T) {
 	var out bytes.Buffer
 	fs.SetOutput(&out)
 	fs.Usage = usageOf(fs, c)
-	if _, err := runBench(fs, []string{"--help"}); !errors.Is(err, flag.ErrHelp) {
+	if _, err := runLoad(benchMain)(fs, []string{"--help"}); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("bench --help: %v", err)
 	}
 	text := out.String()

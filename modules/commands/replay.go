@@ -7,19 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
-	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/trace"
-	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -50,13 +44,7 @@ enough requests, with the metric that diverged most (docs/fidelity.md). The repl
 the llmtap proxy it went through measured it when that proxy's records hold its requests (found
 by X-Request-Id: the recording's folder when the replay goes through the proxy that recorded,
 or --replay-records PATH), else as the replay's client measured it; the first line says which.`,
-		runReplay)
-}
-
-func runReplay(fs *flag.FlagSet, args []string) (int, error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return replayMain(ctx, os.Stdout, fs.Output(), term.IsTerminal(int(os.Stderr.Fd())), fs, args, nil)
+		runLoad(replayMain))
 }
 
 // replayMain is the replay command with its streams as parameters, for in-process tests.
@@ -95,11 +83,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		errs = append(errs, fmt.Errorf("--max-requests %d: must not be negative", *maxReqs))
 	}
 	errs = append(errs, sel.errs()...)
-	graceD, err := gracePeriod(*grace)
+	graceD, err := loadtest.GracePeriod(*grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	timeout, err := requestTimeout(timeoutS)
+	timeout, err := loadtest.RequestTimeout(timeoutS)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -116,9 +104,9 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		return 1, err
 	}
 	var lead time.Duration
-	if sel.active() {
+	if pick := sel.selection(r.seed); pick.Active() {
 		var dropped int
-		reqs, lead, dropped = sel.apply(reqs, r.seed)
+		reqs, lead, dropped = pick.Apply(reqs)
 		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", len(reqs), dropped)
 		if len(reqs) == 0 {
 			return 1, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
@@ -146,12 +134,12 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	mode := "replay_speedup" + formatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = workerDir(filepath.Join("artifacts", artifactName(model, workload.ArtifactName(cf.endpointType), mode)), r.worker)
+		dir = r.worker.Dir(loadtest.ArtifactDir(model, cf.endpointType, mode))
 	}
 	spec := &loadtest.Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Info:   newRunInfo(fs, "llmtap replay "+strings.Join(args, " "), mode, dir, r.seed),
+		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+		Info:   loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed),
 		Worker: r.worker, StartAt: r.startAt, RequestTimeout: timeout, Grace: graceD,
 	}
 	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
@@ -226,4 +214,71 @@ func reorderFlags(fs *flag.FlagSet, args []string) []string {
 		}
 	}
 	return append(flags, rest...)
+}
+
+// traceSelect is replay's choice of what of a trace is sent (trace.Selection), with AIPerf's
+// flag names: --trace-session-sample-ratio, and --fixed-schedule-start-offset /
+// --fixed-schedule-end-offset in milliseconds of the trace's timestamps.
+type traceSelect struct {
+	ratio      float64
+	start, end msFlag
+	auto       bool
+}
+
+// msFlag is an optional whole number of milliseconds, ≥ 0.
+type msFlag struct {
+	set bool
+	ms  int64
+}
+
+func (f *msFlag) String() string {
+	if f == nil || !f.set {
+		return ""
+	}
+	return strconv.FormatInt(f.ms, 10)
+}
+
+func (f *msFlag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 || v > math.MaxInt64/int64(time.Millisecond) {
+		return fmt.Errorf("want a whole number of milliseconds, 0 or more, got %q", s)
+	}
+	f.set, f.ms = true, v
+	return nil
+}
+
+// at returns the offset as a duration, nil when unset.
+func (f msFlag) at() *time.Duration {
+	if !f.set {
+		return nil
+	}
+	d := time.Duration(f.ms) * time.Millisecond
+	return &d
+}
+
+func (s *traceSelect) register(fs *flag.FlagSet) {
+	fs.Float64Var(&s.ratio, "trace-session-sample-ratio", 1, "replay this fraction of the trace's sessions, each whole (a request without a session is a session of one); chosen by --random-seed")
+	fs.Var(&s.start, "fixed-schedule-start-offset", "replay only sessions whose first request is at or after this many ms of the trace; the schedule starts at this offset")
+	fs.Var(&s.end, "fixed-schedule-end-offset", "replay only sessions whose first request is at or before this many ms of the trace")
+	fs.BoolVar(&s.auto, "fixed-schedule-auto-offset", false, "start the schedule at the first replayed request (the default unless --fixed-schedule-start-offset is given)")
+}
+
+// errs reports every problem of the flags.
+func (s *traceSelect) errs() []error {
+	var errs []error
+	if !(s.ratio > 0 && s.ratio <= 1) {
+		errs = append(errs, fmt.Errorf("--trace-session-sample-ratio %v: want a fraction in (0, 1]", s.ratio))
+	}
+	if s.auto && s.start.set {
+		errs = append(errs, errors.New("--fixed-schedule-auto-offset and --fixed-schedule-start-offset exclude each other (as in AIPerf): the start offset is the schedule's zero"))
+	}
+	if s.start.set && s.end.set && s.end.ms < s.start.ms {
+		errs = append(errs, fmt.Errorf("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", s.end.ms, s.start.ms))
+	}
+	return errs
+}
+
+// selection is what of the trace the flags choose, with seed's sample.
+func (s *traceSelect) selection(seed uint64) trace.Selection {
+	return trace.Selection{Ratio: s.ratio, Seed: seed, Start: s.start.at(), End: s.end.at()}
 }

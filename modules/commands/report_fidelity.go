@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmtap/llmtap/internal/termsafe"
+	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/report/fidelity"
 )
@@ -44,7 +45,7 @@ func (f *fidelityFlags) options() (fidelity.Options, error) {
 	if !(f.window >= 0) {
 		return o, fmt.Errorf("--rate-window %v: must not be negative", f.window)
 	}
-	o.Window = seconds(f.window)
+	o.Window = loadtest.Seconds(f.window)
 	return o, o.Validate()
 }
 

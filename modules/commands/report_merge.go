@@ -19,7 +19,7 @@ func reportMerge(stdout io.Writer, dirs []string, out string) (int, error) {
 		return 1, fmt.Errorf("--merge: %w", err)
 	}
 	fmt.Fprintf(stdout, "merged %d worker exports\n", len(dirs))
-	if err := writeConsole(stdout, e, e.End.Sub(e.Start), files); err != nil {
+	if err := loadtest.WriteConsole(stdout, e, e.End.Sub(e.Start), files); err != nil {
 		return 1, err
 	}
 	return 0, nil

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
 
 	"github.com/llmtap/llmtap/internal/h1server"
+	"github.com/llmtap/llmtap/internal/h2cserve"
 )
 
 // shutdownGrace is how long a stop waits for connections to close after
@@ -38,15 +38,15 @@ func (s *Server) Start(addr string) (url string, stop func() error, err error) {
 	if s.cfg.LeanHTTP {
 		return s.startLean(ln)
 	}
-	hs, cancel := s.httpServer()
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() { stopErr = s.shutdown(hs, cancel, served) })
-		return stopErr
-	}
+	stopServer := h2cserve.Start(ln, s, shutdownGrace)
+	stop = sync.OnceValue(func() error {
+		err := stopServer()
+		s.active.Wait()
+		if err != nil {
+			return fmt.Errorf("mockllm: stopping: %w", err)
+		}
+		return nil
+	})
 	return "http://" + ln.Addr().String(), stop, nil
 }
 
@@ -75,54 +75,14 @@ func (s *Server) startLean(ln net.Listener) (url string, stop func() error, err 
 	}}
 	served := make(chan error, 1)
 	go func() { served <- ls.Serve(ln) }()
-	var once sync.Once
-	var stopErr error
-	stop = func() error {
-		once.Do(func() {
-			cancel()
-			ls.Close()
-			if serr := <-served; !errors.Is(serr, h1server.ErrServerClosed) {
-				stopErr = fmt.Errorf("mockllm: stopping: %w", serr)
-			}
-			s.active.Wait()
-		})
-		return stopErr
-	}
+	stop = sync.OnceValue(func() (err error) {
+		cancel()
+		ls.Close()
+		if serr := <-served; !errors.Is(serr, h1server.ErrServerClosed) {
+			err = fmt.Errorf("mockllm: stopping: %w", serr)
+		}
+		s.active.Wait()
+		return err
+	})
 	return "http://" + ln.Addr().String(), stop, nil
-}
-
-// httpServer builds the http.Server: HTTP/1.1 and h2c through the standard
-// library's Protocols, and a base context whose cancellation ends every
-// in-flight response at once (Shutdown alone would wait for long streams).
-func (s *Server) httpServer() (*http.Server, context.CancelFunc) {
-	base, cancel := context.WithCancel(context.Background())
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	hs := &http.Server{
-		Handler:           s,
-		Protocols:         &p,
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return base },
-	}
-	return hs, cancel
-}
-
-// shutdown cancels responses, shuts hs down, and joins its goroutines.
-func (s *Server) shutdown(hs *http.Server, cancel context.CancelFunc, served <-chan error) error {
-	cancel()
-	ctx, done := context.WithTimeout(context.Background(), shutdownGrace)
-	defer done()
-	err := hs.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, hs.Close())
-	}
-	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	s.active.Wait()
-	if err != nil {
-		return fmt.Errorf("mockllm: stopping: %w", err)
-	}
-	return nil
 }
