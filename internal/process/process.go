@@ -139,13 +139,19 @@ func New(o Options) *Process {
 	p.tap = tap.New(tap.Options{Stats: stats.Options{Models: p.Models, Tenants: p.Tenants}})
 	p.tap.AddSink(p.requests)
 	p.tap.AddSink(p.usage)
-	p.tap.AddSink(recordSink{p})
-	p.tap.AddSink(logSink{p})       // before startOTel's span sink: a log record takes the request's span ids
+	p.tap.AddRouted(p.record)
+	p.tap.AddRouted(p.emitLog)      // before startOTel's span sink: a log record takes the request's span ids
 	p.tap.AddEnricher(p.Hub.Enrich) // GPU figures per record
 	p.tap.AddSink(p.Hub)            // the timeline's request metrics
-	p.tap.AddSink(p.Mirror.Pairs)
-	p.tap.AddSink(shadowSink{p}) // guard rails and headroom probes
-	p.tap.AddSink(p.SLO)         // SLO attainment
+	p.tap.AddRouted(func(x pipeline.Routed) {
+		if s := x.Route.SLO; s != nil { // the pair's SLO attainment
+			p.Mirror.Pairs.ConsumeJudged(x.Record, s)
+		} else {
+			p.Mirror.Pairs.Consume(x.Record)
+		}
+	})
+	p.tap.AddSink(shadowSink{p})                                                    // guard rails and headroom probes
+	p.tap.AddRouted(func(x pipeline.Routed) { p.SLO.Count(x.Record, x.Route.SLO) }) // SLO attainment
 	p.otel = p.startOTel()
 	p.Log("engine").Debug("llmtap measurement engine started")
 	return p
@@ -273,7 +279,7 @@ func (p *Process) startOTel() *otelExport {
 	}
 	if prov.TracerProvider != nil {
 		o.tracer = otelexport.NewTracer(prov.TracerProvider, prov.Propagator)
-		p.tap.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
+		p.tap.AddRouted(func(x pipeline.Routed) { otelexport.EndSpan(x.Record, x.Span) })
 	}
 	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil),
 		zap.String("service.instance.id", prov.InstanceID))

@@ -31,12 +31,12 @@ func TestEveryRecordReachesTheSinksWithAndWithoutLinger(t *testing.T) {
 	for _, linger := range []time.Duration{0, time.Millisecond, 50 * time.Millisecond} {
 		var finalized atomic.Int64
 		c := &collect{}
-		p := New(64, func(*record.Record) { finalized.Add(1) }, c)
+		p := New(64, func(Routed) { finalized.Add(1) }, c)
 		p.SetLinger(linger)
 		const n = 1000
 		sent := 0
 		for i := range n {
-			if p.Submit(&record.Record{RequestID: string(rune('a'+i%26)) + string(rune('0'+i/26%10))}) {
+			if p.Submit(Routed{Record: &record.Record{RequestID: string(rune('a'+i%26)) + string(rune('0'+i/26%10))}}) {
 				sent++
 			}
 			if i%50 == 0 {
@@ -56,7 +56,7 @@ func TestEveryRecordReachesTheSinksWithAndWithoutLinger(t *testing.T) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Fatalf("linger %v: Close took %v", linger, d)
 		}
-		if p.Submit(&record.Record{}) {
+		if p.Submit(Routed{Record: &record.Record{}}) {
 			t.Fatalf("linger %v: a closed pipeline accepted a record", linger)
 		}
 	}
@@ -68,13 +68,13 @@ func TestCloseDrainsWhileLingering(t *testing.T) {
 	c := &collect{}
 	p := New(64, nil, c)
 	p.SetLinger(time.Hour)
-	p.Submit(&record.Record{RequestID: "first"})
+	p.Submit(Routed{Record: &record.Record{RequestID: "first"}})
 	for len(c.seen()) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	// The worker now lingers for an hour; these wait in the queue.
-	p.Submit(&record.Record{RequestID: "second"})
-	p.Submit(&record.Record{RequestID: "third"})
+	p.Submit(Routed{Record: &record.Record{RequestID: "second"}})
+	p.Submit(Routed{Record: &record.Record{RequestID: "third"}})
 	done := make(chan struct{})
 	go func() { p.Close(); close(done) }()
 	select {

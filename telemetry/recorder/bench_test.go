@@ -47,9 +47,9 @@ func BenchmarkRecording(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				rc := benchRecord(i, t0, body)
-				meter.Finalize(rc)
+				meter.Finalize(rc, nil)
 				if r != nil {
-					r.Submit(rc)
+					r.Submit(rc, nil)
 				}
 				rc.RequestBody = nil // as the pipeline does after the sinks
 			}
@@ -124,7 +124,7 @@ func BenchmarkTraceThroughput(b *testing.B) {
 	for i := range b.N {
 		rc := benchRecord(i, t0, bodies[i%len(bodies)])
 		rc.InputTokens = 300_000
-		r.Submit(rc)
+		r.Submit(rc, nil)
 		if i%4 == 3 {
 			if err := r.Flush(context.Background()); err != nil { // bound the queue
 				b.Fatal(err)

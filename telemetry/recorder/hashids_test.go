@@ -123,13 +123,13 @@ func TestRotationKeepsIDs(t *testing.T) {
 	for i := range 2 {
 		rc := rec(i, time.Now(), body)
 		rc.InputTokens = 1200
-		r.Submit(rc)
+		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
 	r2, dir2 := open(t, Options{Trace: true, FleetKey: testKey})
 	rc := rec(5, time.Now(), body)
 	rc.InputTokens = 1200
-	r2.Submit(rc)
+	r2.Submit(rc, nil)
 	closeRec(t, r2)
 	files, _ := filepath.Glob(filepath.Join(dir, "trace-*.jsonl"))
 	if len(files) < 2 {
@@ -160,7 +160,7 @@ func TestTracePrefixThroughTokenizer(t *testing.T) {
 		body := chat("m", shared+q, 8)
 		rc := rec(i, time.Now(), body)
 		rc.InputTokens = 1400
-		r.Submit(rc)
+		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
 	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)

@@ -65,7 +65,7 @@ type Options struct {
 	// FlushEvery is the longest a written line waits in the buffer before it reaches the
 	// operating system: what a crash of the process can lose. Default DefaultFlushEvery.
 	FlushEvery time.Duration
-	// Queue is the number of records waiting for the writer before Consume drops. Default
+	// Queue is the number of records waiting for the writer before Submit drops. Default
 	// DefaultQueue.
 	Queue int
 	// QueueBytes bounds the request bodies (what the trace's block ids and the payload file
