@@ -148,8 +148,9 @@ func Finalize(r *record.Record, c tokens.Counter) {
 			r.Model = req.Model
 		}
 		if r.InputTokensSource == record.SourceNone && len(req.Prompt) > 0 {
-			if n, err := c.Count(req.Prompt); err == nil {
+			if ids, n, err := countPrompt(c, req.Prompt); err == nil {
 				r.InputTokens, r.InputTokensSource, r.Tokenizer = int64(n), record.SourceTokenizer, c.Name()
+				r.PromptIDs = ids
 			}
 		}
 	}
@@ -188,6 +189,18 @@ func Finalize(r *record.Record, c tokens.Counter) {
 		r.ITLMs = &itl
 	}
 	r.BoundStrings() // models, ids, paths and messages come from clients and upstreams
+}
+
+// countPrompt counts the tokens of a prompt with c, keeping their ids when c gives them
+// (tokens.Encoder: both of llmtap's tokenizers), so that the recorder cuts the trace's
+// hash_ids from them rather than tokenizing the prompt again; its Count is the ids' length.
+func countPrompt(c tokens.Counter, prompt []byte) (ids []uint, n int, err error) {
+	if e, ok := c.(tokens.Encoder); ok {
+		ids, err = e.IDs(prompt)
+		return ids, len(ids), err
+	}
+	n, err = c.Count(prompt)
+	return nil, n, err
 }
 
 // outcome is what the error classification of a finished exchange reads.

@@ -270,8 +270,8 @@ func (p *Pipeline) handle(x Routed) {
 		s(x)
 	}
 	p.mu.RUnlock()
-	// The request body is for the sinks only (a recorder keeps its own reference); dropping it
-	// here keeps the ring of recent records from holding up to a body per record.
-	r.RequestBody = nil
+	// The request body and the prompt's token ids are for the sinks only (a recorder keeps its
+	// own references); dropping them here keeps the ring of recent records from holding them.
+	r.RequestBody, r.PromptIDs = nil, nil
 	p.processed.Add(1)
 }

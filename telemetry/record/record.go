@@ -150,11 +150,14 @@ type Record struct {
 	UsageInjection string `json:"usage_injection,omitempty"`
 
 	// OutputText and ReasoningText hold what the tokenizer counts until the record is
-	// finalized off the request path; RequestBody (the captured request body) lasts until the
-	// pipeline's sinks have seen the record. They are never serialized.
+	// finalized off the request path; RequestBody (the captured request body) and PromptIDs
+	// (its prompt's token ids, when the tokenizer counted input_tokens from them: the
+	// recorder cuts the trace's hash_ids from them) last until the pipeline's sinks have seen
+	// the record. They are never serialized.
 	OutputText    []byte `json:"-"`
 	ReasoningText []byte `json:"-"`
 	RequestBody   []byte `json:"-"`
+	PromptIDs     []uint `json:"-"`
 	// RequestModel is the model the request body named (Model is the response's when it names
 	// one); the OTel export's gen_ai.request.model. It is not serialized: Model is the record's.
 	RequestModel string `json:"-"`

@@ -69,7 +69,8 @@ type Options struct {
 	// DefaultQueue.
 	Queue int
 	// QueueBytes bounds the request bodies (what the trace's block ids and the payload file
-	// read) waiting for the writer, in bytes. A record whose body would take the queue past
+	// read), and the prompts' token ids kept with them (8 bytes each, record.PromptIDs),
+	// waiting for the writer, in bytes. A record whose body would take the queue past
 	// it is queued without the body: its records line is written, its trace and payload
 	// lines are left out and it is counted in Stats.Shed (with only a trace or payload file,
 	// nothing of it is written). So a recorder holds at most QueueBytes of bodies, plus Queue

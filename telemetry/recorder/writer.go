@@ -236,17 +236,18 @@ func (w *writer) write(j job) bool {
 	return ok
 }
 
-// hashIDs tokenizes the prompt of the job's body with the tokenizer that counted the record's
-// tokens (the handler's, job.tok; o200k_base when none) and returns its chained block ids,
-// exactly blocks(input tokens) of them.
+// hashIDs returns the chained block ids of the job's prompt, exactly blocks(input tokens) of
+// them: of the token ids that counted its input tokens, else of the prompt of its body
+// tokenized with the tokenizer that counted the record's tokens (the handler's, job.tok;
+// o200k_base when none).
 func (w *writer) hashIDs(j job) []int64 {
 	r := j.r
 	want := blocks(r.InputTokens)
 	if want == 0 {
 		return w.hash[:0]
 	}
-	var toks []uint
-	if len(j.body) > 0 {
+	toks := j.ids
+	if toks == nil && len(j.body) > 0 {
 		req := decode.ParseRequestFor(r.API, j.body, len(j.body))
 		var c tokens.Counter = tokens.Default
 		if j.tok != nil {
