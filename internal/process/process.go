@@ -143,13 +143,7 @@ func New(o Options) *Process {
 	p.tap.AddRouted(p.emitLog)      // before startOTel's span sink: a log record takes the request's span ids
 	p.tap.AddEnricher(p.Hub.Enrich) // GPU figures per record
 	p.tap.AddSink(p.Hub)            // the timeline's request metrics
-	p.tap.AddRouted(func(x pipeline.Routed) {
-		if s := x.Route.SLO; s != nil { // the pair's SLO attainment
-			p.Mirror.Pairs.ConsumeJudged(x.Record, s)
-		} else {
-			p.Mirror.Pairs.Consume(x.Record)
-		}
-	})
+	p.tap.AddRouted(func(x pipeline.Routed) { p.Mirror.Pairs.ConsumeJudged(x.Record, x.Route.SLO) })
 	p.tap.AddSink(shadowSink{p})                                                    // guard rails and headroom probes
 	p.tap.AddRouted(func(x pipeline.Routed) { p.SLO.Count(x.Record, x.Route.SLO) }) // SLO attainment
 	p.otel = p.startOTel()

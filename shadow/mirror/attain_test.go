@@ -94,7 +94,7 @@ func TestVerdictOwnSLO(t *testing.T) {
 		id := fmt.Sprint(i)
 		p.Expect(id)
 		live := rec(id, record.ClassLive, "m", 50, 5, 400, "")
-		var handler SLOJudge
+		var handler *slo.Set
 		if i%2 == 0 {
 			handler = set // the handler's looser SLO: the verdict's own wins
 		}

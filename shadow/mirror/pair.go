@@ -187,7 +187,7 @@ func (p *Pairer) evictOldest() {
 func (p *Pairer) Consume(r *record.Record) { p.ConsumeJudged(r, nil) }
 
 // ConsumeJudged is Consume for a record that comes with the SLOs of its handler (nil: none).
-func (p *Pairer) ConsumeJudged(r *record.Record, slo SLOJudge) {
+func (p *Pairer) ConsumeJudged(r *record.Record, set *slo.Set) {
 	if p.expecting.Load() == 0 || (r.Class != record.ClassLive && r.Class != record.ClassMirror) {
 		return
 	}
@@ -203,8 +203,8 @@ func (p *Pairer) ConsumeJudged(r *record.Record, slo SLOJudge) {
 		s.OutputTokens = &n
 	}
 	j := p.verdictJudge
-	if j == nil {
-		j = slo
+	if j == nil && set != nil {
+		j = set
 	}
 	if j == nil {
 		j = p.judge
