@@ -154,7 +154,7 @@ func New(o Options) *Process {
 // Close drains the record pipeline into the sinks and stops the exporters. Runners still held
 // are left to their holders.
 func (p *Process) Close(ctx context.Context) error {
-	err := p.tap.Close()
+	err := p.tap.Close(ctx) // and the sinks that drain: the OTel metrics
 	p.otel.shutdown(ctx, p)
 	return err
 }
@@ -296,9 +296,6 @@ func (o *otelExport) shutdown(ctx context.Context, p *Process) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if o.metrics != nil {
-		_ = o.metrics.Close()
-	}
 	if err := o.providers.Shutdown(ctx); err != nil {
 		p.Log("otel").Warn("flushing OpenTelemetry export", zap.Error(err))
 	}

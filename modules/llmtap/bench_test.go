@@ -97,7 +97,7 @@ type benchRig struct {
 func newBenchRig(tb testing.TB, events int) *benchRig {
 	tb.Helper()
 	t := tap.New(tap.Options{})
-	tb.Cleanup(func() { _ = t.Close() })
+	tb.Cleanup(func() { _ = t.Close(context.Background()) })
 	p := process.New(process.Options{}) // request ids, marks, copy buffers
 	tb.Cleanup(func() { _ = p.Close(context.Background()) })
 	raw := []byte(`{"model":"meta-llama/Llama-3.1-8B-Instruct","messages":[{"role":"user","content":"Tell me a story."}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":128}`)

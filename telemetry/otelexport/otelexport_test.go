@@ -235,7 +235,7 @@ func TestGPUInstruments(t *testing.T) {
 	if en := got[MetricEnergy].Data.(metricdata.Sum[float64]); !en.IsMonotonic {
 		t.Error("hw.energy must be a monotonic counter")
 	}
-	if err := m.Close(); err != nil {
+	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := collect(t, reader)[MetricPower]; ok {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -43,7 +44,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 		t.Errorf("dropped %d for bytes (%d in all), want %d", got, p.Dropped(), want)
 	}
 	close(hold)
-	p.Close()
+	_ = p.Close(context.Background())
 	if got := uint64(len(c.seen())) + p.Dropped(); got != sent {
 		t.Errorf("processed %d + dropped %d != %d sent", len(c.seen()), p.Dropped(), sent)
 	}

@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,13 @@ type Sink interface {
 	Consume(r *record.Record)
 }
 
+// Closer is a Sink that drains (an exporter): the pipeline's Close closes it once the last
+// record has reached it.
+type Closer interface {
+	Sink
+	Close(ctx context.Context) error
+}
+
 // SinkFunc adapts a function to a Sink.
 type SinkFunc func(r *record.Record)
 
@@ -65,9 +73,10 @@ type Pipeline struct {
 	ch       chan Routed
 	finalize func(Routed)
 
-	mu     sync.RWMutex
-	enrich []func(*record.Record)
-	sinks  []func(Routed)
+	mu      sync.RWMutex
+	enrich  []func(*record.Record)
+	sinks   []func(Routed)
+	closers []Closer
 
 	// maxBytes bounds queued, the Bytes of the records in the queue.
 	maxBytes int64
@@ -131,8 +140,15 @@ func Bytes(r *record.Record) int64 {
 	return int64(len(r.RequestBody)+len(r.OutputText)+len(r.ReasoningText)) + 8*int64(len(r.InterChunkMs))
 }
 
-// AddSink adds a sink; it sees the records submitted from now on.
-func (p *Pipeline) AddSink(s Sink) { p.AddRouted(func(x Routed) { s.Consume(x.Record) }) }
+// AddSink adds a sink; it sees the records submitted from now on. A Closer is closed by Close.
+func (p *Pipeline) AddSink(s Sink) {
+	p.AddRouted(func(x Routed) { s.Consume(x.Record) })
+	if c, ok := s.(Closer); ok {
+		p.mu.Lock()
+		p.closers = append(p.closers, c)
+		p.mu.Unlock()
+	}
+}
 
 // AddRouted adds a sink that reads, beside each record, its route and span (recorders, SLOs,
 // span export); it sees the records submitted from now on, in order with the other sinks.
@@ -212,11 +228,28 @@ func (p *Pipeline) Flush() {
 	}
 }
 
-// Close stops accepting records, drains the queue into the sinks and joins the worker. It is
-// idempotent.
-func (p *Pipeline) Close() {
-	p.closeOnce.Do(func() { close(p.closing) })
-	<-p.done
+// Close stops accepting records, drains the queue into the sinks, joins the worker and then
+// closes the sinks that are Closers, in the order they were added, joining their errors. When
+// ctx ends first it returns ctx's error: the worker drains on without it and the sinks are not
+// closed. Only the first call closes the sinks; a later one waits for the worker.
+func (p *Pipeline) Close(ctx context.Context) error {
+	first := false
+	p.closeOnce.Do(func() { close(p.closing); first = true })
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !first {
+		return nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var errs []error
+	for _, c := range p.closers {
+		errs = append(errs, c.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 func (p *Pipeline) run() {

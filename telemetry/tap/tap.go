@@ -5,6 +5,7 @@ package tap
 
 import (
 	"cmp"
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -128,8 +129,6 @@ func (t *Tap) Recent() *record.Ring { return t.recent }
 // Flush waits until every record ended so far has been finalized and aggregated.
 func (t *Tap) Flush() { t.pipe.Flush() }
 
-// Close drains the pipeline and stops its worker. It is idempotent.
-func (t *Tap) Close() error {
-	t.pipe.Close()
-	return nil
-}
+// Close drains the pipeline, stops its worker and closes the sinks that drain (see
+// pipeline.Close). It is idempotent.
+func (t *Tap) Close(ctx context.Context) error { return t.pipe.Close(ctx) }
