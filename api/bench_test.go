@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // where no timeline runs: 10 models × 3 classes with 1,000 requests each.
 func BenchmarkStatsTimelineWindow(b *testing.B) {
 	tp := tap.New(tap.Options{})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	for m := range 10 {
 		for _, c := range []string{record.ClassLive, record.ClassShadow, record.ClassMirror} {
 			for i := range 1000 {

@@ -76,7 +76,7 @@ func TestRecordingSessionCounters(t *testing.T) {
 	for i, sid := range []string{"a", "b", "c"} {
 		r.Submit(&record.Record{RequestID: fmt.Sprint("req-", i), SessionID: sid, Class: record.ClassLive, Model: "m",
 			Path: "/v1/chat/completions", API: "openai.chat", Status: 200, Start: start.Add(time.Duration(i) * time.Millisecond),
-			DurationMs: 1, RequestBody: []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)})
+			DurationMs: 1, RequestBody: []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`)}, nil)
 	}
 	c := serve(t, api.Options{Host: fakeHost{recording: recordings{r}}.serve()})
 	var got *llmtapv1.Recording

@@ -66,7 +66,7 @@ func rec(model, class string, ttftMs, itlMs float64, out int64, failure string) 
 // latencies, rates over the span.
 func TestStatsTimeline(t *testing.T) {
 	tp := tap.New(tap.Options{})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	for range 3 {
 		tp.Stats().Add(rec("m", record.ClassLive, 20, 2, 10, ""))
 	}
@@ -120,7 +120,7 @@ func TestStatsTimeline(t *testing.T) {
 // the time between them, not the rolling window's (whose span covers the percentiles only).
 func TestStatsTimelineWindowRates(t *testing.T) {
 	tp := tap.New(tap.Options{})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	add := func(n int, failure string) {
 		for range n {
 			// 4 of the 10 output tokens are reasoning: a window's output tokens are all

@@ -18,8 +18,7 @@ func TestSLOSummary(t *testing.T) {
 	tr := slo.NewTracker(nil, nil)
 	set := tr.NewSet([]slo.Objective{{Name: "chat", LatencyMs: 100}})
 	for _, ms := range []float64{50, 150} {
-		r := &record.Record{Class: record.ClassLive, Model: "m", RequestLatencyMs: &ms, SLO: set}
-		tr.Consume(r)
+		tr.Count(&record.Record{Class: record.ClassLive, Model: "m", RequestLatencyMs: &ms}, set)
 	}
 	h := fakeHost{slo: tr}
 	w := httptest.NewRecorder()

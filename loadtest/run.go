@@ -224,7 +224,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		cfg.Request, cfg.Client, cfg.OnDone = snd.loadgenRequest, snd.client, col.done
 		c := loadgen.Run(ctx, cfg)
 		tp.Flush()
-		tp.Close()
+		_ = tp.Close(context.Background())
 		s.note("warmup: %d requests, %d errors (excluded from the results)", c.Completed+c.Errors, c.Errors)
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -241,7 +241,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	defer jf.Close()
 	tp := tap.New(tap.Options{Queue: 1 << 16, Linger: recordLinger, Stats: stats.Options{SLOs: s.SLOs}, Tokens: s.Tokens})
-	defer tp.Close()
+	defer tp.Close(context.Background()) //nolint:errcheck // nothing of it drains
 	watch(tp)
 	col := newCollector(s.Class+"-"+strconv.FormatInt(time.Now().UnixNano()%1e9, 36)+"-", "profiling", jf, s.SLOs)
 	col.keep = s.Keep

@@ -27,7 +27,7 @@ func (cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // export line, without the network.
 func BenchmarkMeasuredRequest(b *testing.B) {
 	tp := tap.New(tap.Options{Queue: 1 << 16})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	col := newCollector("bench-x-", "profiling", io.Discard, nil)
 	snd := newSender(cannedTransport{}, tp, "bench", col)
 	snd.baseURL = "http://127.0.0.1"

@@ -77,7 +77,7 @@ func run(dir string, n, tenants int) error {
 				ListCost: record.NewCost(float64(out)*8e-6, record.BasisListPrice, int64(out))}
 		}
 		for _, r := range recs {
-			for !r.Submit(mk()) {
+			for !r.Submit(mk(), nil) {
 				if err := r.Flush(context.Background()); err != nil {
 					return err
 				}

@@ -97,15 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, open func
 
 	runCtx, cancel := context.WithTimeout(ctx, *duration)
 	defer cancel()
-	if err := s.Start(runCtx); err != nil {
-		fmt.Fprintf(stderr, "llmtap-gpuprobe: %v\n", err)
-		return 1
-	}
-	select {
-	case <-runCtx.Done():
-	case <-s.Done():
-	}
-	s.Stop() // joins the sampler goroutine, so writeErr and timed are safe to read
+	_ = s.Run(runCtx) // until the duration has passed or NVML went away (s.Err, below)
 
 	writeSummary(stderr, info, s.Recent(nil), timed.stats())
 	switch {

@@ -145,13 +145,13 @@ func New(o Options) *Process {
 	p.tap = tap.New(tap.Options{Stats: stats.Options{Models: p.Models, Tenants: p.Tenants}})
 	p.tap.AddSink(p.requests)
 	p.tap.AddSink(p.usage)
-	p.tap.AddSink(recordSink{p})
-	p.tap.AddSink(logSink{p})       // before startOTel's span sink: a log record takes the request's span ids
+	p.tap.AddRouted(p.record)
+	p.tap.AddRouted(p.emitLog)      // before startOTel's span sink: a log record takes the request's span ids
 	p.tap.AddEnricher(p.Hub.Enrich) // GPU figures per record
 	p.tap.AddSink(p.Hub)            // the timeline's request metrics
-	p.tap.AddSink(p.Mirroring.Pairs)
-	p.tap.AddSink(shadowSink{p}) // guard rails and headroom probes
-	p.tap.AddSink(p.SLOTracker)  // SLO attainment
+	p.tap.AddRouted(func(x pipeline.Routed) { p.Mirroring.Pairs.ConsumeJudged(x.Record, x.Route.SLO) })
+	p.tap.AddSink(shadowSink{p})                                                           // guard rails and headroom probes
+	p.tap.AddRouted(func(x pipeline.Routed) { p.SLOTracker.Count(x.Record, x.Route.SLO) }) // SLO attainment
 	p.otel = p.startOTel()
 	p.Log("engine").Debug("llmtap measurement engine started")
 	return p
@@ -160,7 +160,7 @@ func New(o Options) *Process {
 // Close drains the record pipeline into the sinks and stops the exporters. Runners still held
 // are left to their holders.
 func (p *Process) Close(ctx context.Context) error {
-	err := p.tap.Close()
+	err := p.tap.Close(ctx) // and the sinks that drain: the OTel metrics
 	p.otel.shutdown(ctx, p)
 	return err
 }
@@ -284,7 +284,7 @@ func (p *Process) startOTel() *otelExport {
 	}
 	if prov.TracerProvider != nil {
 		o.tracer = otelexport.NewTracer(prov.TracerProvider, prov.Propagator)
-		p.tap.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
+		p.tap.AddRouted(func(x pipeline.Routed) { otelexport.EndSpan(x.Record, x.Span) })
 	}
 	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil),
 		zap.String("service.instance.id", prov.InstanceID))
@@ -307,9 +307,6 @@ func (o *otelExport) shutdown(ctx context.Context, p *Process) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if o.metrics != nil {
-		_ = o.metrics.Close()
-	}
 	if err := o.providers.Shutdown(ctx); err != nil {
 		p.Log("otel").Warn("flushing OpenTelemetry export", zap.Error(err))
 	}

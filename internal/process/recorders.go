@@ -16,7 +16,7 @@ import (
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
-	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
 
@@ -25,8 +25,8 @@ import (
 // files, nothing flushed early, nothing lost). A reload that changes them, or the folder,
 // starts a new recorder in new files, which takes the new config's records; the old one goes
 // on taking the records of the old config's streams, which hold it until they have ended,
-// then writes its queue, syncs and closes. Each record carries the key of the recorder of the
-// config that measured it (record.RecordTo).
+// then writes its queue, syncs and closes. Each record travels with the key of the recorder of
+// the config that measured it (its handler's pipeline.Route).
 //
 // The runtime recording is the one started through the API (RecordingStart): a recorder that
 // receives every request the engine measures, from every handler, until RecordingStop.
@@ -47,7 +47,7 @@ type recorders struct {
 	runtime   atomic.Pointer[runtimeEntry]
 }
 
-// Recorder is a held recorder: Key names it in record.Record.RecordTo.
+// Recorder is a held recorder: Key names it in pipeline.Route.Recorder.
 type Recorder struct {
 	Key string
 	dir string
@@ -90,7 +90,7 @@ func (r DropReason) String() string {
 func (p *Process) CountDrop(r DropReason) { p.rec.dropped[r].Add(1) }
 
 // recorderKey identifies a recorder: its folder and options (every field, in Go syntax), the
-// fleet key by a digest only, since the key names records (record.Record.RecordTo).
+// fleet key by a digest only, since the key names routes (pipeline.Route.Recorder).
 func recorderKey(opts recorder.Options) string {
 	sum := sha256.Sum256(opts.FleetKey)
 	opts.FleetKey = nil
@@ -152,25 +152,24 @@ func (e *Recorder) Destruct() error {
 	return err
 }
 
-// recordSink routes finalized records to the recorder of their config. It runs on the record
-// pipeline's worker, before the pipeline drops the request body.
-type recordSink struct{ p *Process }
-
-func (s recordSink) Consume(r *record.Record) {
-	p := s.p
-	if e := p.rec.runtime.Load(); e != nil && !e.rec.Submit(r) {
+// record routes a finalized record to the recorder of its config and to the runtime
+// recording. It runs on the record pipeline's worker, before the pipeline drops the request
+// body.
+func (p *Process) record(x pipeline.Routed) {
+	r, tok := x.Record, x.Route.Tokens
+	if e := p.rec.runtime.Load(); e != nil && !e.rec.Submit(r, tok) {
 		p.CountDrop(DropQueueFull)
 	}
-	if r.RecordTo == "" {
+	if x.Route.Recorder == "" {
 		return
 	}
 	p.rec.mu.RLock()
-	e := p.rec.byKey[r.RecordTo]
+	e := p.rec.byKey[x.Route.Recorder]
 	p.rec.mu.RUnlock()
 	switch {
 	case e == nil:
 		p.CountDrop(DropClosed)
-	case !e.rec.Submit(r):
+	case !e.rec.Submit(r, tok):
 		p.CountDrop(DropQueueFull)
 	}
 }
@@ -330,7 +329,7 @@ const logsCloseTimeout = 10 * time.Second
 // logsState is the process's log export state.
 type logsState struct {
 	mu     sync.RWMutex
-	routes map[string]*logRoute // by recorder key (record.RecordTo)
+	routes map[string]*logRoute // by recorder key (pipeline.Route.Recorder)
 	// cur is the running exporter, nil when none runs.
 	cur atomic.Pointer[otelexport.RequestLogs]
 	// exported and dropped are the counts of the exporters that have stopped.
@@ -415,23 +414,20 @@ func (p *Process) HoldLogRoute(rec *Recorder, opts recorder.Options) (release fu
 	return p.letGoOnce(key), nil
 }
 
-// logSink emits the records of routed recordings as log records. It runs on the record
+// emitLog emits the records of routed recordings as log records. It runs on the record
 // pipeline's worker, before the span sink ends the request's span (whose ids the log record
 // carries).
-type logSink struct{ p *Process }
-
-func (s logSink) Consume(r *record.Record) {
-	p := s.p
-	if r.RecordTo == "" || p.logs.cur.Load() == nil {
+func (p *Process) emitLog(x pipeline.Routed) {
+	if x.Route.Recorder == "" || p.logs.cur.Load() == nil {
 		return
 	}
 	p.logs.mu.RLock()
-	route := p.logs.routes[r.RecordTo]
+	route := p.logs.routes[x.Route.Recorder]
 	p.logs.mu.RUnlock()
-	if route == nil || !route.filter.Keep(r) {
+	if route == nil || !route.filter.Keep(x.Record) {
 		return
 	}
-	route.exp.l.Emit(r)
+	route.exp.l.Emit(x.Record, x.Span)
 }
 
 // OTLPLogStats returns what the export of records as log records did since the process

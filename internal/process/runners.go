@@ -83,11 +83,10 @@ func (p *Process) newGPURunner(l *liveLogger) *gpuRunner {
 }
 
 func (r *gpuRunner) configure(interval time.Duration) error {
-	started, err := r.run.Configure(interval)
-	if started {
+	if r.run.Configure(interval) {
 		r.log().Debug("GPU sampling started", zap.Duration("interval", interval))
 	}
-	return err
+	return nil
 }
 
 // Destruct stops sampling when the last config using it is gone.
@@ -149,7 +148,7 @@ type scrapeRunner struct {
 
 // HoldScrapes adopts the scrapers, bringing them to pages, or starts them.
 func (p *Process) HoldScrapes(l *zap.Logger, pages []scrape.Page) (release func(), err error) {
-	return adopt(p, keyScrape, l, p.newScrapeRunner, func(r *scrapeRunner) error { return r.pages.Configure(pages) })
+	return adopt(p, keyScrape, l, p.newScrapeRunner, func(r *scrapeRunner) error { r.pages.Configure(pages); return nil })
 }
 
 func (p *Process) newScrapeRunner(l *liveLogger) *scrapeRunner {

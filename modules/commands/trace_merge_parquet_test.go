@@ -55,8 +55,8 @@ func TestTraceMergeParquet(t *testing.T) {
 					InputTokens: 600 + int64(i), InputTokensSource: record.SourceUsage, OutputTokens: int64(i), OutputTokensSource: record.SourceUsage,
 					UsageOutputTokens: int64(i), DurationMs: 40, RequestBody: body}
 			}
-			js.Submit(mk())
-			pq.Submit(mk())
+			js.Submit(mk(), nil)
+			pq.Submit(mk(), nil)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := js.Close(ctx); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -96,12 +97,12 @@ type benchRig struct {
 func newBenchRig(tb testing.TB, events int) *benchRig {
 	tb.Helper()
 	t := tap.New(tap.Options{})
-	tb.Cleanup(func() { _ = t.Close() })
+	tb.Cleanup(func() { _ = t.Close(context.Background()) })
 	p := process.New(process.Options{}) // request ids, marks, copy buffers
 	tb.Cleanup(func() { _ = p.Close(context.Background()) })
 	raw := []byte(`{"model":"meta-llama/Llama-3.1-8B-Instruct","messages":[{"role":"user","content":"Tell me a story."}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":128}`)
 	rig := &benchRig{
-		h:    &Handler{proc: p, tap: t, meters: meter.NewPool(meter.Options{}), streams: new(process.Streams)},
+		h:    &Handler{proc: p, tap: t, meters: meter.NewPool(meter.Options{}), streams: new(process.Streams), route: new(pipeline.Route)},
 		body: &reusableBody{},
 		raw:  raw,
 		w:    &discardWriter{h: http.Header{}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
 
@@ -31,7 +32,7 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &Handler{proc: p, tap: p.Tap(), meters: meter.NewPool(meter.Options{}), streams: new(process.Streams),
-		recording: &recording{entry: entry}}
+		recording: &recording{entry: entry}, route: &pipeline.Route{Recorder: entry.Key}}
 	a := &App{proc: p, handlers: []*Handler{h}}
 
 	h.streams.Begin() // as ServeHTTP does
@@ -49,7 +50,7 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 		t.Fatal("the recorder still runs after its only holder let go")
 	}
 
-	h.end(m, rec, "", "") // the stream ends after the drain time
+	h.end(m, "", "") // the stream ends after the drain time
 	h.tap.Flush()
 	after := p.RecorderDrops()
 	if d := after[process.DropDrainTimeout] - before[process.DropDrainTimeout]; d != 1 {

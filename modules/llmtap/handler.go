@@ -15,6 +15,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/internal/process"
@@ -24,7 +25,7 @@ import (
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/inject"
 	"github.com/llmtap/llmtap/telemetry/meter"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -136,13 +137,12 @@ type Handler struct {
 	app       *App             // the config's llmtap app, which holds the Process
 	proc      *process.Process // app.proc
 	tap       *tap.Tap
-	tracer    *otelexport.Tracer // nil unless trace export is on
+	route     *pipeline.Route // where its records go: made in Provision, never changed after
 	meters    *meter.Pool
 	logger    *zap.Logger
 	recording *recording
 	mirror    *mirror.Mirror
 	tenant    *tenant.Source   // nil without a tenant option (tenant.go)
-	slo       *slo.Set         // nil without SLOs (slo.go)
 	passive   *headroom.Target // nil without passive_headroom
 
 	streams *process.Streams // the app waits for them before it lets go of the Process
@@ -178,13 +178,16 @@ func (h *Handler) Provision(ctx caddy.Context) error {
 		return fmt.Errorf("loading the tokenizer: %w", err)
 	}
 	h.app.attach(h) // from now on the app's Cleanup releases what the handler holds
-	h.tracer = h.proc.Tracer()
+	// The SLOs and the recorder join the route as they are provisioned, before any request.
+	h.route = &pipeline.Route{Tokens: counter}
+	if tr := h.proc.Tracer(); tr != nil {
+		h.route.Spans = tr.Start
+	}
 	h.meters = meter.NewPool(meter.Options{
 		API:            h.API,
 		MaxEvent:       h.MaxEventSize,
 		MaxRequestBody: h.MaxRequestBody,
 		MaxBody:        h.MaxResponseBody,
-		Tokens:         counter,
 	})
 	if err := h.provisionMirror(); err != nil {
 		return err
@@ -221,16 +224,19 @@ func (h *Handler) Validate() error {
 }
 
 // end ends the measurement of a stream of this handler.
-func (h *Handler) end(m *meter.Meter, rec *record.Record, failure, msg string) {
-	h.endFor(nil, nil, m, rec, failure, msg)
+func (h *Handler) end(m *meter.Meter, failure, msg string) {
+	h.endFor(nil, nil, m, nil, failure, msg)
 }
 
-// endFor is end for the request r written through tw: before the record leaves for the
-// pipeline, its figures become placeholders and, when asked, a Server-Timing trailer
-// (placeholders.go). r and tw may be nil.
-func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *record.Record, failure, msg string) {
-	if rec.RecordTo != "" && h.streams.Abandoned() {
-		rec.RecordTo = "" // its recorder is gone
+// endFor is end for the request r written through tw, whose span is span: before the record
+// leaves for the pipeline, its figures become placeholders and, when asked, a Server-Timing
+// trailer (placeholders.go). r and tw may be nil.
+func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, span trace.Span, failure, msg string) {
+	rt := h.route
+	if rt.Recorder != "" && h.streams.Abandoned() {
+		unrecorded := *rt // its recorder is gone
+		unrecorded.Recorder = ""
+		rt = &unrecorded
 		h.proc.CountDrop(process.DropDrainTimeout)
 	}
 	fin := h.tap.Finish(m, time.Now(), failure, msg)
@@ -240,7 +246,7 @@ func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, rec *re
 			h.passive.Done(upstreamOf(r, "http.reverse_proxy.upstream.hostport"), tw.load, fin)
 		}
 	}
-	h.tap.Submit(fin)
+	h.tap.Submit(pipeline.Routed{Record: fin, Route: rt, Span: span})
 	h.streams.End()
 }
 
@@ -261,12 +267,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	rec.Class = h.proc.Classify(r) // shadow/replay/mirror only with this process's mark
 	h.recording.tag(r, rec)
 	rec.Tenant = h.tenantOf(r) // tenant.go
-	if h.slo != nil {
-		rec.SLO = h.slo // counted by the Process's SLO tracker (slo.go)
-	}
 	caddyhttp.SetVar(r.Context(), "llmtap.request_id", rec.RequestID)
-	if h.tracer != nil {
-		rec.Span = h.tracer.Start(r.Context(), r.Header, t0) // ended from the record, off the request path
+	var span trace.Span
+	if h.route.Spans != nil {
+		span = h.route.Spans(r.Context(), r.Header, t0) // ended with the record, off the request path
 	}
 
 	w, endInject, original := h.injectUsage(w, r, m.MaxRequestBody(), rec)
@@ -309,15 +313,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 		}
 		tw.endUpgrade()
 		ut.Hand(m)
-		h.endFor(r, tw, m, rec, failure, msg)
+		h.endFor(r, tw, m, span, failure, msg)
 		if v != nil {
 			panic(v)
 		}
 	}()
 	err := next.ServeHTTP(tw, ut.Request(r, t0))
 	ended = true
-	if rec.Span != nil {
-		spanUpstream(rec.Span, r) // server.address/port: known only once reverse_proxy ran
+	if span != nil {
+		spanUpstream(span, r) // server.address/port: known only once reverse_proxy ran
 	}
 
 	failure, msg := "", ""
@@ -347,7 +351,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request, next caddyht
 	}
 	tw.endUpgrade()
 	ut.Hand(m)
-	h.endFor(r, tw, m, rec, failure, msg)
+	h.endFor(r, tw, m, span, failure, msg)
 	return err
 }
 
@@ -371,8 +375,8 @@ func (h *Handler) validateSLO() error {
 	return nil
 }
 
-// provisionSLO compiles the handler's SLOs; its records then carry them to the Process's SLO
-// tracker, which /metrics and GET /llmtap/slo report.
+// provisionSLO compiles the handler's SLOs into its route, which carries them beside its
+// records to the Process's SLO tracker, which /metrics and GET /llmtap/slo report.
 func (h *Handler) provisionSLO() error {
 	if len(h.SLO) == 0 {
 		return nil
@@ -380,7 +384,7 @@ func (h *Handler) provisionSLO() error {
 	if err := h.validateSLO(); err != nil {
 		return err
 	}
-	h.slo = h.proc.SLOTracker.NewSet(h.SLO)
+	h.route.SLO = h.proc.SLOTracker.NewSet(h.SLO)
 	return nil
 }
 

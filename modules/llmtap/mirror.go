@@ -160,15 +160,9 @@ func (h *Handler) provisionMirror() error {
 	if err := h.Mirror.validate(h.MaxRequestBody); err != nil {
 		return err
 	}
-	o := h.Mirror.options(h.tap.WithPool(h.meters), h.proc.Mirroring)
-	o.Tag = func(r *record.Record) { // the handler's recorder writes the copies' records too
-		if rc := h.recording; rc != nil {
-			r.RecordTo = rc.entry.Key
-		}
-		if h.slo != nil {
-			r.SLO = h.slo // the pair's SLO attainment (mirror.Pairer); the SLO tracker counts live only
-		}
-	}
+	// The copies' records take the handler's route: its recorder writes them too, and its SLOs
+	// judge the pairs (mirror.Pairer; the SLO tracker counts live records only).
+	o := h.Mirror.options(h.tap.WithPool(h.meters, h.route), h.proc.Mirroring)
 	m, err := mirror.New(o)
 	if err != nil {
 		return fmt.Errorf("setting up the mirror: %w", err)

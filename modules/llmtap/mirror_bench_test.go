@@ -24,7 +24,7 @@ func BenchmarkServeHTTPMirrorOffer(b *testing.B) {
 				gate := new(mirror.Gate)
 				gate.Pause("benchmark")
 				m, err := mirror.New(mirror.Options{Upstream: "http://127.0.0.1:9", Sample: 1,
-					Measure: rig.h.tap.WithPool(rig.h.meters), Gate: gate})
+					Measure: rig.h.tap.WithPool(rig.h.meters, rig.h.route), Gate: gate})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -53,8 +53,7 @@ func BenchmarkRecordSinks(b *testing.B) {
 		{"prometheus", promexport.NewRequests(promexport.RequestSources{Models: models}).Consume},
 		{"otel-metrics", om.Consume},
 		{"otel-span", func(r *record.Record) {
-			r.Span = tr.Start(context.Background(), nil, r.Start)
-			otelexport.EndSpan(r)
+			otelexport.EndSpan(r, tr.Start(context.Background(), nil, r.Start))
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -80,8 +79,8 @@ func BenchmarkServeHTTPTracing(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			rig := newBenchRig(b, 128)
 			if traced {
-				rig.h.tracer = otelexport.NewTracer(tp, nil)
-				rig.h.tap.AddSink(pipeline.SinkFunc(otelexport.EndSpan))
+				rig.h.route.Spans = otelexport.NewTracer(tp, nil).Start
+				rig.h.tap.AddRouted(func(x pipeline.Routed) { otelexport.EndSpan(x.Record, x.Span) })
 			}
 			rig.serve(b, true)
 			b.ReportAllocs()

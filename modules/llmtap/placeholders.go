@@ -5,6 +5,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/llmtap/llmtap/telemetry/expose"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
@@ -67,7 +68,7 @@ func (h *Handler) expose(r *http.Request, tw *tapWriter, rec *record.Record) {
 // spanUpstream records on span the upstream reverse_proxy sent the request to, read from the
 // placeholders it sets ({http.reverse_proxy.upstream.host}, …port); nothing when another
 // handler answered.
-func spanUpstream(span any, r *http.Request) {
+func spanUpstream(span trace.Span, r *http.Request) {
 	otelexport.SetServer(span, upstreamOf(r, "http.reverse_proxy.upstream.host"), upstreamOf(r, "http.reverse_proxy.upstream.port"))
 }
 

@@ -257,6 +257,7 @@ func (h *Handler) provisionRecording() error {
 			h.logger.Error("OpenTelemetry log records are off", zap.Error(err))
 		}
 	}
+	h.route.Recorder = e.Key
 	if opts.Trace && opts.FleetKey == nil && h.proc.OnceKeyless() {
 		h.logger.Info("recording traces without "+FleetKeyEnv+": prefix hash_ids agree within this process only, so traces of several instances merge without prefix sharing; give every instance the same key (16 bytes or more, hex or base64) to merge them",
 			zap.String("dir", opts.Dir))
@@ -287,12 +288,11 @@ func planRecording(req *llmtapv1.RecordingStartRequest) (recorder.Options, error
 // maxSessionID bounds the session id taken from a header.
 const maxSessionID = 256
 
-// tag marks rec for the handler's recorder and takes the session id. It is nil-safe.
+// tag takes the session id of a recorded request into rec. It is nil-safe.
 func (rc *recording) tag(r *http.Request, rec *record.Record) {
 	if rc == nil {
 		return
 	}
-	rec.RecordTo = rc.entry.Key
 	if rc.sessionHeader != "" {
 		v := r.Header.Get(rc.sessionHeader)
 		if len(v) > maxSessionID {

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -27,11 +28,11 @@ type Runner struct {
 
 // loop is one guard with its goroutine.
 type loop struct {
-	cfg   Config
-	g     *Guard
-	stop  chan struct{}
-	done  chan struct{}
-	state atomic.Pointer[State]
+	cfg    Config
+	g      *Guard
+	cancel context.CancelFunc // ends run
+	done   chan struct{}      // closed when run has returned
+	state  atomic.Pointer[State]
 }
 
 // Configure keeps the running guard when its settings are cfg, and replaces it otherwise;
@@ -43,7 +44,8 @@ func (r *Runner) Configure(cfg Config) {
 	if old != nil && reflect.DeepEqual(old.cfg, cfg) {
 		return
 	}
-	l := &loop{cfg: cfg, g: New(cfg), stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &loop{cfg: cfg, g: New(cfg), cancel: cancel, done: make(chan struct{})}
 	st, _ := l.g.Evaluate(time.Now())
 	l.state.Store(&st)
 	if old != nil {
@@ -55,7 +57,7 @@ func (r *Runner) Configure(cfg Config) {
 		}
 	}
 	r.cur.Store(l)
-	go l.run(r)
+	go l.run(ctx, r)
 }
 
 // Stop stops the guard's goroutine and resumes what it paused. A later Configure starts
@@ -106,18 +108,18 @@ func ObservationOf(r *record.Record) Observation {
 }
 
 func (l *loop) halt() {
-	close(l.stop)
+	l.cancel()
 	<-l.done
 }
 
-func (l *loop) run(r *Runner) {
+func (l *loop) run(ctx context.Context, r *Runner) {
 	defer close(l.done)
 	every := min(max(l.g.Config().Window/20, 20*time.Millisecond), time.Second)
 	tk := time.NewTicker(every)
 	defer tk.Stop()
 	for {
 		select {
-		case <-l.stop:
+		case <-ctx.Done():
 			return
 		case now := <-tk.C:
 			st, changed := l.g.Evaluate(now)

@@ -26,19 +26,18 @@ func TestVerdictSLOAttainment(t *testing.T) {
 		id := fmt.Sprint(i)
 		p.Expect(id)
 		live := rec(id, record.ClassLive, "m", 50, 5, 400, "")
-		live.Tenant, live.SLO = "acme", set
+		live.Tenant = "acme"
 		mttft := 50.0
 		if i%10 < 3 {
 			mttft = 150 // misses the 100 ms TTFT objective
 		}
 		mir := rec(id, record.ClassMirror, "m", mttft, 5, 400, "")
-		mir.SLO = set
 		if i%2 == 0 {
-			p.Consume(live)
-			p.Consume(mir)
+			p.ConsumeJudged(live, set)
+			p.ConsumeJudged(mir, set)
 		} else {
-			p.Consume(mir)
-			p.Consume(live)
+			p.ConsumeJudged(mir, set)
+			p.ConsumeJudged(live, set)
 		}
 	}
 	pairs := p.Pairs()
@@ -71,8 +70,8 @@ func TestVerdictSLOAttainment(t *testing.T) {
 		id := fmt.Sprint(i)
 		q.Expect(id)
 		live := rec(id, record.ClassLive, "m", 50, 5, 400, "")
-		live.Tenant, live.SLO = "other-tenant", set
-		q.Consume(live)
+		live.Tenant = "other-tenant"
+		q.ConsumeJudged(live, set)
 		q.Consume(rec(id, record.ClassMirror, "m", 50, 5, 400, ""))
 	}
 	for _, c := range q.Verdicts()[0].Comparisons {
@@ -96,10 +95,11 @@ func TestVerdictOwnSLO(t *testing.T) {
 		id := fmt.Sprint(i)
 		p.Expect(id)
 		live := rec(id, record.ClassLive, "m", 50, 5, 400, "")
+		var handler *slo.Set
 		if i%2 == 0 {
-			live.SLO = set // the handler's looser SLO: the verdict's own wins
+			handler = set // the handler's looser SLO: the verdict's own wins
 		}
-		p.Consume(live)
+		p.ConsumeJudged(live, handler)
 		p.Consume(rec(id, record.ClassMirror, "m", 150, 5, 400, ""))
 	}
 	vs := p.Verdicts()

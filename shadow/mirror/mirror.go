@@ -101,9 +101,6 @@ type Options struct {
 	// Pairs is told the id of every copy sent, so it can pair the live and mirror records.
 	// Default: no pairing.
 	Pairs *Pairer
-	// Tag, when set, is given every copy's record as its measurement begins (the proxy names
-	// the live request's recorder in it, so the copies are recorded beside it). Default: none.
-	Tag func(*record.Record)
 }
 
 // Validate reports every invalid option at once.
@@ -445,7 +442,7 @@ func (q *Request) run(body []byte) {
 	ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
 	defer cancel()
 	ended := false
-	x := &tap.Exchange{ID: q.id, Class: record.ClassMirror, Body: body, Tag: m.opts.Tag,
+	x := &tap.Exchange{ID: q.id, Class: record.ClassMirror, Body: body,
 		Failure: func(err error, inBody bool) (string, string) {
 			msg := "sending the mirror request: " + err.Error()
 			switch {

@@ -96,7 +96,7 @@ func liveRequest(id, body string) *http.Request {
 func newMirror(t *testing.T, o Options) (*Mirror, *tap.Tap) {
 	t.Helper()
 	tp := tap.New(tap.Options{})
-	t.Cleanup(func() { _ = tp.Close() })
+	t.Cleanup(func() { _ = tp.Close(context.Background()) })
 	if o.Sample == 0 {
 		o.Sample = 1
 	}
@@ -403,7 +403,7 @@ func TestReloadsCutCopiesAreNotPaired(t *testing.T) {
 	t.Parallel()
 	url, _ := serve(t, mock(t))
 	tp := tap.New(tap.Options{})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	stats, pairs := new(Stats), NewPairer(0, 0)
 	tp.AddSink(pairs)
 	rng := rand.New(rand.NewPCG(35, 1))

@@ -50,7 +50,7 @@ type Pairer struct {
 }
 
 // SLOJudge judges the two records of a pair by the SLO that applies to the live request: a
-// record carries one in record.Record.SLO (the proxy's handler SLOs, a *slo.Set), or the
+// record comes with one (its handler's SLOs, a *slo.Set, given to ConsumeJudged), or the
 // Pairer holds one (SetSLO).
 type SLOJudge interface {
 	// Meets returns a bit per SLO, set when r meets every threshold of it (goodput's rule).
@@ -184,7 +184,10 @@ func (p *Pairer) evictOldest() {
 
 // Consume takes a finalized record: a live or mirror record of an expected id becomes one half
 // of a pair. Every other record passes at the cost of an atomic load.
-func (p *Pairer) Consume(r *record.Record) {
+func (p *Pairer) Consume(r *record.Record) { p.ConsumeJudged(r, nil) }
+
+// ConsumeJudged is Consume for a record that comes with the SLOs of its handler (nil: none).
+func (p *Pairer) ConsumeJudged(r *record.Record, set *slo.Set) {
 	if p.expecting.Load() == 0 || (r.Class != record.ClassLive && r.Class != record.ClassMirror) {
 		return
 	}
@@ -200,8 +203,8 @@ func (p *Pairer) Consume(r *record.Record) {
 		s.OutputTokens = &n
 	}
 	j := p.verdictJudge
-	if j == nil {
-		j, _ = r.SLO.(SLOJudge)
+	if j == nil && set != nil {
+		j = set
 	}
 	if j == nil {
 		j = p.judge

@@ -294,20 +294,20 @@ func TestNVMLLibraryGoneStopsSampler(t *testing.T) {
 		var rec recorder
 		s := NewSampler(src, Options{OnError: rec.onError})
 		s.Subscribe(rec.onSamples)
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		time.Sleep(time.Second)
 		synctest.Wait()
 		gone.Store(true)
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
 		select {
-		case <-s.Done():
+		case err := <-run.done:
+			if !errors.Is(err, ErrNoNVML) {
+				t.Errorf("Run returned %v, want ErrNoNVML", err)
+			}
 		default:
 			t.Fatal("sampler still polling after the library went away")
 		}
-		s.Stop()
 		times, sizes, errs := rec.snapshot()
 		if len(times) != 6 || sizes[0] != 8 {
 			t.Errorf("polls = %d (sizes %v), want 5 good ones and the one that found the library gone", len(times), sizes)

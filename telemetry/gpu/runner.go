@@ -29,15 +29,17 @@ type Runner struct {
 	src      Source // nil while no source is open
 	sampler  *Sampler
 	unsub    func()
+	cancel   context.CancelFunc // ends the sampler's Run
+	done     chan struct{}      // closed when its Run has returned
 }
 
 // Configure makes the runner sample every interval and reports whether it started a new
-// sampler. It fails only when a sampler it built cannot start.
-func (r *Runner) Configure(interval time.Duration) (started bool, err error) {
+// sampler.
+func (r *Runner) Configure(interval time.Duration) (started bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sampler != nil && r.interval == interval && r.sampler.Err() == nil {
-		return false, nil
+		return false
 	}
 	r.stopLocked()
 	src, err := r.Open()
@@ -45,16 +47,18 @@ func (r *Runner) Configure(interval time.Duration) (started bool, err error) {
 		if r.OnOpenError != nil {
 			r.OnOpenError(err)
 		}
-		return false, nil
+		return false
 	}
 	r.interval, r.src = interval, src
 	r.sampler = NewSampler(src, Options{Interval: interval, OnError: r.OnError})
 	r.unsub = r.sampler.Subscribe(r.OnSamples)
-	if err := r.sampler.Start(context.Background()); err != nil {
-		r.stopLocked()
-		return false, err
-	}
-	return true, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan struct{})
+	go func(s *Sampler, done chan struct{}) {
+		defer close(done)
+		_ = s.Run(ctx) // its ErrNoNVML went to OnError; Err keeps it
+	}(r.sampler, r.done)
+	return true
 }
 
 // Stop stops the sampler and closes its source, if one runs.
@@ -69,7 +73,8 @@ func (r *Runner) stopLocked() {
 		return
 	}
 	r.unsub()
-	r.sampler.Stop()
+	r.cancel()
+	<-r.done
 	if err := r.src.Close(); err != nil && r.OnCloseError != nil {
 		r.OnCloseError(err)
 	}
@@ -85,7 +90,7 @@ func (r *Runner) Active() bool {
 		return false
 	}
 	select {
-	case <-r.sampler.Done():
+	case <-r.done:
 		return false
 	default:
 		return true

@@ -39,8 +39,8 @@ func TestRunnerKeepsAndReplaces(t *testing.T) {
 			OnSamples:   func([]Sample) { mu.Lock(); polls++; mu.Unlock() },
 			OnError:     func(err error) { mu.Lock(); samplerErr = append(samplerErr, err); mu.Unlock() },
 		}
-		if started, err := r.Configure(time.Second); err != nil || !started || !r.Active() {
-			t.Fatalf("Configure = %v, %v, active %v", started, err, r.Active())
+		if started := r.Configure(time.Second); !started || !r.Active() {
+			t.Fatalf("Configure = %v, active %v", started, r.Active())
 		}
 		time.Sleep(2500 * time.Millisecond)
 		synctest.Wait()
@@ -49,16 +49,16 @@ func TestRunnerKeepsAndReplaces(t *testing.T) {
 			t.Errorf("%d polls in 2.5 s at 1 s, want 3", polls)
 		}
 		mu.Unlock()
-		if started, err := r.Configure(time.Second); err != nil || started || len(srcs) != 1 {
-			t.Errorf("the same interval: started %v, %v, %d sources opened; want the one kept", started, err, len(srcs))
+		if started := r.Configure(time.Second); started || len(srcs) != 1 {
+			t.Errorf("the same interval: started %v, %d sources opened; want the one kept", started, len(srcs))
 		}
-		if _, err := r.Configure(2 * time.Second); err != nil || len(srcs) != 2 || !srcs[0].closed || !r.Active() {
-			t.Errorf("another interval: %v, %d sources, first closed %v; want a second one after closing the first", err, len(srcs), srcs[0].closed)
+		if started := r.Configure(2 * time.Second); !started || len(srcs) != 2 || !srcs[0].closed || !r.Active() {
+			t.Errorf("another interval: started %v, %d sources, first closed %v; want a second one after closing the first", started, len(srcs), srcs[0].closed)
 		}
 
 		offAt = 2
-		if _, err := r.Configure(time.Second); err != nil || len(srcs) != 3 {
-			t.Fatalf("Configure = %v", err)
+		if r.Configure(time.Second); len(srcs) != 3 {
+			t.Fatalf("%d sources opened, want 3", len(srcs))
 		}
 		time.Sleep(1500 * time.Millisecond)
 		synctest.Wait()
@@ -68,17 +68,17 @@ func TestRunnerKeepsAndReplaces(t *testing.T) {
 		}
 		mu.Unlock()
 		offAt = 0
-		if _, err := r.Configure(time.Second); err != nil || len(srcs) != 4 || !r.Active() {
-			t.Errorf("the same interval after the sampler turned off: %v, %d sources, active %v; want a new one", err, len(srcs), r.Active())
+		if started := r.Configure(time.Second); !started || len(srcs) != 4 || !r.Active() {
+			t.Errorf("the same interval after the sampler turned off: started %v, %d sources, active %v; want a new one", started, len(srcs), r.Active())
 		}
 
 		failOpen = true
-		if _, err := r.Configure(3 * time.Second); err != nil || r.Active() || len(openErr) != 1 || !srcs[3].closed {
-			t.Errorf("an Open that fails: %v, active %v, open errors %v; want no sampler, no error, the old source closed", err, r.Active(), openErr)
+		if started := r.Configure(3 * time.Second); started || r.Active() || len(openErr) != 1 || !srcs[3].closed {
+			t.Errorf("an Open that fails: started %v, active %v, open errors %v; want no sampler, the old source closed", started, r.Active(), openErr)
 		}
 		failOpen = false
-		if _, err := r.Configure(time.Second); err != nil || !r.Active() {
-			t.Fatalf("Configure = %v", err)
+		if started := r.Configure(time.Second); !started || !r.Active() {
+			t.Fatalf("Configure = %v, active %v", started, r.Active())
 		}
 		r.Stop()
 		if r.Active() || !srcs[4].closed {

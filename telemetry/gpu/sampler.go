@@ -27,7 +27,7 @@ const maxRememberedCauses = 32
 // Options configures a [Sampler]. The zero value is usable.
 type Options struct {
 	// Interval is the time between polls of the Source. Zero means
-	// DefaultInterval (250 ms). The first poll happens at Start.
+	// DefaultInterval (250 ms). The first poll happens when Run starts.
 	Interval time.Duration
 	// Capacity is the number of samples (one per GPU per poll, not polls)
 	// kept for Recent. When full, the oldest sample is overwritten. Zero
@@ -45,36 +45,30 @@ type Options struct {
 	NewTicker func(d time.Duration) (ticks <-chan time.Time, stop func())
 }
 
-// Sampler polls a [Source] from a goroutine it owns, keeps a bounded ring of
-// recent samples and passes every poll's samples to subscribers.
+// Sampler polls a [Source] on the goroutine that calls Run, keeps a bounded
+// ring of recent samples and passes every poll's samples to subscribers.
 //
-// The Sampler does not own the Source: the caller closes it after Stop. When
-// the Source reports [ErrNoNVML] the Sampler reports that once through
-// OnError, stops polling and closes Done; Err then returns the cause.
+// The Sampler does not own the Source: the caller closes it once Run has
+// returned. When the Source reports [ErrNoNVML] the Sampler reports that once
+// through OnError and Run returns it; Err then returns the cause.
 type Sampler struct {
 	src  Source
 	opts Options
 
-	stop     chan struct{} // closed by Stop
-	done     chan struct{} // closed when the goroutine has returned
-	stopOnce sync.Once
-
-	mu      sync.Mutex
-	started bool
-	stopped bool
-	err     error // why the sampler turned itself off
-	ring    []Sample
-	next    int  // ring index of the next write
-	full    bool // ring has wrapped at least once
-	subs    map[uint64]func([]Sample)
-	subID   uint64
+	mu    sync.Mutex
+	err   error // why the sampler turned itself off
+	ring  []Sample
+	next  int  // ring index of the next write
+	full  bool // ring has wrapped at least once
+	subs  map[uint64]func([]Sample)
+	subID uint64
 
 	// seen is used only by the sampler goroutine.
 	seen map[string]struct{}
 }
 
 // NewSampler returns a Sampler for src with opts' zero fields defaulted. It
-// does not poll until Start.
+// does not poll until Run.
 func NewSampler(src Source, opts Options) *Sampler {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultInterval
@@ -88,8 +82,6 @@ func NewSampler(src Source, opts Options) *Sampler {
 	return &Sampler{
 		src:  src,
 		opts: opts,
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
 		ring: make([]Sample, opts.Capacity),
 		subs: make(map[uint64]func([]Sample)),
 		seen: make(map[string]struct{}),
@@ -100,41 +92,6 @@ func newTimeTicker(d time.Duration) (<-chan time.Time, func()) {
 	t := time.NewTicker(d)
 	return t.C, t.Stop
 }
-
-// errSamplerState is returned by Start when the Sampler has already been
-// started or stopped; a Sampler runs at most once.
-var errSamplerState = errors.New("gpu: sampler already started or stopped")
-
-// Start polls the Source once and then every Interval, on a new goroutine,
-// until ctx is done, Stop is called, or the Source reports ErrNoNVML. Stop
-// must be called to join the goroutine even after ctx is cancelled.
-func (s *Sampler) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started || s.stopped {
-		return errSamplerState
-	}
-	s.started = true
-	go s.run(ctx)
-	return nil
-}
-
-// Stop ends polling and waits for the sampler goroutine to return. It is
-// safe to call more than once and before Start.
-func (s *Sampler) Stop() {
-	s.stopOnce.Do(func() { close(s.stop) })
-	s.mu.Lock()
-	started := s.started
-	s.stopped = true
-	s.mu.Unlock()
-	if started {
-		<-s.done
-	}
-}
-
-// Done is closed when the sampler goroutine has returned, whether through
-// Stop, the Start context, or the Source reporting ErrNoNVML.
-func (s *Sampler) Done() <-chan struct{} { return s.done }
 
 // Err returns the error that turned the sampler off by itself (one wrapping
 // ErrNoNVML), or nil if it is running or was stopped by its caller.
@@ -173,8 +130,10 @@ func (s *Sampler) Recent(dst []Sample) []Sample {
 	return append(dst, s.ring[:s.next]...)
 }
 
-func (s *Sampler) run(ctx context.Context) {
-	defer close(s.done)
+// Run polls the Source once and then every Interval until ctx is done (it
+// returns nil) or the Source reports ErrNoNVML (it returns that error). A
+// Sampler is run once, by one goroutine.
+func (s *Sampler) Run(ctx context.Context) error {
 	ticks, stopTicks := s.opts.NewTicker(s.opts.Interval)
 	defer stopTicks()
 
@@ -184,16 +143,14 @@ func (s *Sampler) run(ctx context.Context) {
 		if !first {
 			select {
 			case <-ctx.Done():
-				return
-			case <-s.stop:
-				return
+				return nil
 			case <-ticks:
 			}
 		}
 		var ok bool
 		buf, subs, ok = s.poll(buf[:0], subs[:0])
 		if !ok {
-			return
+			return s.Err()
 		}
 	}
 }

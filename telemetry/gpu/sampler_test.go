@@ -74,6 +74,25 @@ func (r *recorder) snapshot() ([]time.Time, []int, []error) {
 	return append([]time.Time(nil), r.times...), append([]int(nil), r.sizes...), append([]error(nil), r.errs...)
 }
 
+// running is a Sampler's Run on a goroutine of its own, as its owners run it.
+type running struct {
+	cancel context.CancelFunc
+	done   chan error // receives what Run returned
+}
+
+func runSampler(ctx context.Context, s *Sampler) *running {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &running{cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- s.Run(ctx) }()
+	return r
+}
+
+// stop ends Run and returns what it returned.
+func (r *running) stop() error {
+	r.cancel()
+	return <-r.done
+}
+
 func TestSamplerPollsOnInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeSource{gpus: 2}
@@ -81,16 +100,16 @@ func TestSamplerPollsOnInterval(t *testing.T) {
 		s := NewSampler(src, Options{Interval: 250 * time.Millisecond, Capacity: 5})
 		s.Subscribe(rec.onSamples)
 		start := time.Now()
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		synctest.Wait()
 		if got := src.pollCount(); got != 1 {
-			t.Fatalf("polls right after Start = %d, want 1 (the first poll is immediate)", got)
+			t.Fatalf("polls right after Run started = %d, want 1 (the first poll is immediate)", got)
 		}
 		time.Sleep(time.Second)
 		synctest.Wait()
-		s.Stop()
+		if err := run.stop(); err != nil {
+			t.Errorf("Run returned %v once its context ended, want nil", err)
+		}
 
 		times, sizes, _ := rec.snapshot()
 		if len(times) != 5 {
@@ -119,13 +138,8 @@ func TestSamplerPollsOnInterval(t *testing.T) {
 					i, smp.Index, smp.EnergyMJ, wantIndex[i], wantEnergy[i])
 			}
 		}
-		select {
-		case <-s.Done():
-		default:
-			t.Error("Done not closed after Stop")
-		}
 		if s.Err() != nil {
-			t.Errorf("Err after caller Stop = %v, want nil", s.Err())
+			t.Errorf("Err after its context ended = %v, want nil", s.Err())
 		}
 		if src.closed {
 			t.Error("sampler closed a Source it does not own")
@@ -137,12 +151,10 @@ func TestSamplerRecentBeforeWrap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := &fakeSource{gpus: 1}
 		s := NewSampler(src, Options{Capacity: 8})
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		time.Sleep(2 * DefaultInterval)
 		synctest.Wait()
-		s.Stop()
+		_ = run.stop()
 		got := s.Recent(nil)
 		if len(got) != 3 || got[0].EnergyMJ != 100 || got[2].EnergyMJ != 300 {
 			t.Fatalf("Recent = %+v, want the three samples in order (default interval is %v)", got, DefaultInterval)
@@ -159,18 +171,16 @@ func TestSamplerHandFedTicker(t *testing.T) {
 	}})
 	polled := make(chan struct{}, 1)
 	s.Subscribe(func([]Sample) { polled <- struct{}{} })
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	run := runSampler(context.Background(), s)
 	<-polled
 	for range 3 {
 		ticks <- time.Time{}
 		<-polled
 	}
-	s.Stop()
-	<-stopped // the ticker's stop function must run when the goroutine exits
+	_ = run.stop()
+	<-stopped // the ticker's stop function must run when Run returns
 	if got := src.pollCount(); got != 4 {
-		t.Errorf("polls = %d, want 4 (one at Start, one per tick)", got)
+		t.Errorf("polls = %d, want 4 (one as Run starts, one per tick)", got)
 	}
 }
 
@@ -183,12 +193,10 @@ func TestSamplerReportsEachCauseOnce(t *testing.T) {
 		src := &fakeSource{gpus: 1, errAt: func(p int) error { return script[p] }}
 		var rec recorder
 		s := NewSampler(src, Options{OnError: rec.onError, Interval: time.Second})
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		time.Sleep(7 * time.Second)
 		synctest.Wait()
-		s.Stop()
+		_ = run.stop()
 		_, _, errs := rec.snapshot()
 		if len(errs) != 2 || errs[0] != errA || errs[1] != errB {
 			t.Fatalf("OnError got %v, want exactly [A B]: once per distinct cause, not per poll", errs)
@@ -207,12 +215,10 @@ func TestSamplerCauseMemoryIsBounded(t *testing.T) {
 		src := &fakeSource{gpus: 1, errAt: func(p int) error { return fmt.Errorf("cause %d", p%(maxRememberedCauses+1)) }}
 		var rec recorder
 		s := NewSampler(src, Options{OnError: rec.onError, Interval: time.Second})
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		time.Sleep(3 * maxRememberedCauses * time.Second)
 		synctest.Wait()
-		s.Stop()
+		_ = run.stop()
 		if len(s.seen) > maxRememberedCauses {
 			t.Errorf("remembered %d causes, want at most %d", len(s.seen), maxRememberedCauses)
 		}
@@ -234,13 +240,14 @@ func TestSamplerTurnsOffWhenLibraryAbsent(t *testing.T) {
 		}}
 		var rec recorder
 		s := NewSampler(src, Options{OnError: rec.onError})
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		select {
-		case <-s.Done():
+		case err := <-run.done:
+			if !errors.Is(err, ErrNoNVML) {
+				t.Errorf("Run returned %v, want ErrNoNVML", err)
+			}
 		default:
 			t.Fatal("sampler still running after the source reported ErrNoNVML")
 		}
@@ -253,7 +260,6 @@ func TestSamplerTurnsOffWhenLibraryAbsent(t *testing.T) {
 		if _, _, errs := rec.snapshot(); len(errs) != 1 || errs[0] != gone {
 			t.Errorf("OnError got %v, want the absent error once", errs)
 		}
-		s.Stop() // still required and harmless
 	})
 }
 
@@ -261,39 +267,18 @@ func TestSamplerContextCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		s := NewSampler(&fakeSource{gpus: 1}, Options{})
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(ctx, s)
 		cancel()
 		synctest.Wait()
 		select {
-		case <-s.Done():
+		case err := <-run.done:
+			if err != nil || s.Err() != nil {
+				t.Errorf("Run returned %v, Err %v after cancel, want nil", err, s.Err())
+			}
 		default:
 			t.Fatal("sampler did not return after its context was cancelled")
 		}
-		if s.Err() != nil {
-			t.Errorf("Err = %v after cancel, want nil", s.Err())
-		}
-		s.Stop()
 	})
-}
-
-func TestSamplerLifecycle(t *testing.T) {
-	s := NewSampler(&fakeSource{gpus: 1}, Options{})
-	s.Stop() // before Start: must not block
-	if err := s.Start(context.Background()); err == nil {
-		t.Error("Start after Stop succeeded; a Sampler runs at most once")
-	}
-
-	s = NewSampler(&fakeSource{gpus: 1}, Options{})
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(context.Background()); err == nil {
-		t.Error("second Start succeeded; it would start a second goroutine")
-	}
-	s.Stop()
-	s.Stop() // idempotent
 }
 
 func TestSamplerUnsubscribe(t *testing.T) {
@@ -302,15 +287,13 @@ func TestSamplerUnsubscribe(t *testing.T) {
 		s := NewSampler(&fakeSource{gpus: 1}, Options{})
 		cancel := s.Subscribe(rec.onSamples)
 		s.Subscribe(kept.onSamples)
-		if err := s.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		run := runSampler(t.Context(), s)
 		synctest.Wait()
 		cancel()
 		cancel()
 		time.Sleep(time.Second)
 		synctest.Wait()
-		s.Stop()
+		_ = run.stop()
 		if times, _, _ := rec.snapshot(); len(times) != 1 {
 			t.Errorf("cancelled subscriber saw %d polls, want only the first", len(times))
 		}

@@ -66,7 +66,7 @@ func feedEncodedWith(opts Options, contentType, coding string, writes [][]byte) 
 	}
 	rec := m.Finish(at(len(writes)), "", "")
 	m.Release()
-	Finalize(rec)
+	Finalize(rec, nil)
 	return rec
 }
 

@@ -28,7 +28,7 @@ func Example() {
 	m.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n"), at)
 
 	r := m.Finish(at, "", "")
-	meter.Finalize(r)
+	meter.Finalize(r, nil)
 	fmt.Printf("model %s, status %d, error %q\n", r.Model, r.Status, r.Error)
 	fmt.Printf("TTFT %.0f ms, ITL %.0f ms, latency %.0f ms\n", *r.TTFTMs, *r.ITLMs, *r.RequestLatencyMs)
 	fmt.Printf("tokens in %d (%s), out %d (%s)\n", r.InputTokens, r.InputTokensSource, r.OutputTokens, r.OutputTokensSource)

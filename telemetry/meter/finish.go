@@ -19,7 +19,6 @@ func (m *Meter) Finish(end time.Time, failure, errMsg string) *record.Record {
 	r := new(record.Record)
 	*r = m.rec
 	r.API = m.api
-	r.Tokens = m.opts.Tokens
 	r.DurationMs = record.Ms(end.Sub(m.t0))
 	r.Bytes = m.bytes
 	if m.headersAt >= 0 {
@@ -133,24 +132,14 @@ func (m *Meter) ended(res *decode.Result) bool {
 }
 
 // Finalize completes a record returned by Finish: it reads the request body (model, prompt),
-// counts tokens the server did not report with the default tokenizer (o200k_base), and derives
-// ITL. It is the expensive part of measuring and runs off the request path. The request body
-// was already bounded when it was captured, so the whole prompt it holds is counted. It leaves
-// RequestBody in place for the sinks; the record pipeline clears it after them.
-func Finalize(r *record.Record) { finalize(r, tokens.Default) }
-
-// FinalizeWith is Finalize counting with c (nil: the default tokenizer), or with the record's
-// own tokenizer when it carries one (meter.Options.Tokens).
-func FinalizeWith(c tokens.Counter) func(*record.Record) {
+// counts tokens the server did not report with c (nil: the default tokenizer, o200k_base),
+// and derives ITL. It is the expensive part of measuring and runs off the request path. The
+// request body was already bounded when it was captured, so the whole prompt it holds is
+// counted. It leaves RequestBody in place for the sinks; the record pipeline clears it after
+// them.
+func Finalize(r *record.Record, c tokens.Counter) {
 	if c == nil {
 		c = tokens.Default
-	}
-	return func(r *record.Record) { finalize(r, c) }
-}
-
-func finalize(r *record.Record, c record.TokenCounter) {
-	if r.Tokens != nil {
-		c = r.Tokens
 	}
 	if len(r.RequestBody) > 0 {
 		req := decode.ParseRequestFor(r.API, r.RequestBody, len(r.RequestBody))
@@ -159,8 +148,9 @@ func finalize(r *record.Record, c record.TokenCounter) {
 			r.Model = req.Model
 		}
 		if r.InputTokensSource == record.SourceNone && len(req.Prompt) > 0 {
-			if n, err := c.Count(req.Prompt); err == nil {
+			if ids, n, err := countPrompt(c, req.Prompt); err == nil {
 				r.InputTokens, r.InputTokensSource, r.Tokenizer = int64(n), record.SourceTokenizer, c.Name()
+				r.PromptIDs = ids
 			}
 		}
 	}
@@ -199,6 +189,18 @@ func finalize(r *record.Record, c record.TokenCounter) {
 		r.ITLMs = &itl
 	}
 	r.BoundStrings() // models, ids, paths and messages come from clients and upstreams
+}
+
+// countPrompt counts the tokens of a prompt with c, keeping their ids when c gives them
+// (tokens.Encoder: both of llmtap's tokenizers), so that the recorder cuts the trace's
+// hash_ids from them rather than tokenizing the prompt again; its Count is the ids' length.
+func countPrompt(c tokens.Counter, prompt []byte) (ids []uint, n int, err error) {
+	if e, ok := c.(tokens.Encoder); ok {
+		ids, err = e.IDs(prompt)
+		return ids, len(ids), err
+	}
+	n, err = c.Count(prompt)
+	return nil, n, err
 }
 
 // outcome is what the error classification of a finished exchange reads.

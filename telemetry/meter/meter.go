@@ -41,9 +41,6 @@ type Options struct {
 	// API forces the response decoder ("openai.chat", …) instead of choosing it from the
 	// request path. Empty means chosen per request.
 	API string
-	// Tokens counts the tokens the server did not report, for this pool's requests (it is
-	// carried on each record to Finalize); nil means the record pipeline's tokenizer.
-	Tokens record.TokenCounter
 }
 
 func (o Options) withDefaults() Options {

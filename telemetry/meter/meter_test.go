@@ -67,7 +67,7 @@ func replay(t *testing.T, name, path string) *record.Record {
 	m.RequestBody(request, false)
 	rec := m.Finish(at(reads[len(reads)-1].TMs), "", "")
 	m.Release()
-	Finalize(rec)
+	Finalize(rec, nil)
 	return rec
 }
 
@@ -252,7 +252,7 @@ func feed(path string, status int, ct string, writes []string, offsets []float64
 	}
 	rec := m.Finish(at(offsets[len(offsets)-1]+1), failure, "")
 	m.Release()
-	Finalize(rec)
+	Finalize(rec, nil)
 	return rec
 }
 

@@ -204,8 +204,9 @@ func NewLogs(ctx context.Context, o LogsOptions) (*RequestLogs, error) {
 
 // Emit maps r to a log record and queues it for export, without blocking. It reports false
 // when the record was dropped (counted in Stats). The log record carries the trace and span
-// ids of r.Span when the request has a span; call Emit before the span sink (EndSpan) takes it.
-func (l *RequestLogs) Emit(r *record.Record) bool {
+// ids of span, the request's (nil when it has none); call Emit before the span sink (EndSpan)
+// ends it.
+func (l *RequestLogs) Emit(r *record.Record, span trace.Span) bool {
 	if l.closing.Load() {
 		l.dropped[LogShutdown].Add(1)
 		return false
@@ -216,7 +217,7 @@ func (l *RequestLogs) Emit(r *record.Record) bool {
 		return false
 	}
 	ctx := context.Background()
-	if span, ok := r.Span.(trace.Span); ok && span != nil {
+	if span != nil {
 		ctx = trace.ContextWithSpanContext(ctx, span.SpanContext())
 	}
 	var lr log.Record

@@ -230,7 +230,6 @@ func TestLogRecordEqualsRecordsFile(t *testing.T) {
 	full.Error = "" // succeeded
 	tp := sdktrace.NewTracerProvider()
 	_, span := tp.Tracer("t").Start(context.Background(), "chat")
-	full.Span = span
 
 	plain := &record.Record{RequestID: "r2", Class: record.ClassLive, Model: record.UnknownModel, API: "unknown",
 		Status: 502, Error: record.ErrHTTP, Start: time.Date(2026, 5, 14, 10, 0, 0, 0, time.UTC), DurationMs: 3,
@@ -241,8 +240,12 @@ func TestLogRecordEqualsRecordsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []*record.Record{full, plain} {
-		if !l.Emit(r) {
+	for i, r := range []*record.Record{full, plain} {
+		sp := span // the full record's request had a span; the plain one's none
+		if i > 0 {
+			sp = nil
+		}
+		if !l.Emit(r, sp) {
 			t.Fatal("Emit dropped a record with an empty queue")
 		}
 	}
@@ -299,7 +302,7 @@ func TestLogsQueueBounded(t *testing.T) {
 	}
 	taken := 0
 	for i := range emitted {
-		if l.Emit(&record.Record{RequestID: fmt.Sprint(i), Start: time.Now()}) {
+		if l.Emit(&record.Record{RequestID: fmt.Sprint(i), Start: time.Now()}, nil) {
 			taken++
 		}
 	}
@@ -317,7 +320,7 @@ func TestLogsQueueBounded(t *testing.T) {
 	if st.Exported != queue || len(exp.records()) != queue {
 		t.Errorf("exported %d (exporter got %d), want %d", st.Exported, len(exp.records()), queue)
 	}
-	if l.Emit(&record.Record{}) || l.Stats().Dropped[otelexport.LogShutdown] != 1 {
+	if l.Emit(&record.Record{}, nil) || l.Stats().Dropped[otelexport.LogShutdown] != 1 {
 		t.Error("a record emitted after Shutdown is not dropped as shutdown")
 	}
 }
@@ -332,11 +335,11 @@ func TestLogsExportFailedCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		l.Emit(&record.Record{Start: time.Now()})
+		l.Emit(&record.Record{Start: time.Now()}, nil)
 	}
 	_ = l.ForceFlush(context.Background())
 	for range 4 { // the failed ones left the queue
-		if !l.Emit(&record.Record{Start: time.Now()}) {
+		if !l.Emit(&record.Record{Start: time.Now()}, nil) {
 			t.Fatal("queue still full after a failed export")
 		}
 	}
@@ -398,7 +401,7 @@ func BenchmarkLogEmit(b *testing.B) {
 			defer func() { _ = l.Shutdown(context.Background()) }()
 			b.ReportAllocs()
 			for b.Loop() {
-				l.Emit(c.r)
+				l.Emit(c.r, nil)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(l.Stats().Dropped[otelexport.LogQueueFull]), "queue_full")

@@ -158,8 +158,9 @@ func (m *Metrics) Consume(r *record.Record) {
 	}
 }
 
-// Close unregisters the GPU callback. The meter provider's owner shuts the provider down.
-func (m *Metrics) Close() error {
+// Close unregisters the GPU callback; as a pipeline sink (a pipeline.Closer) it is closed with
+// the pipeline. The meter provider's owner shuts the provider down.
+func (m *Metrics) Close(context.Context) error {
 	if m.gpu != nil {
 		return m.gpu.Unregister()
 	}

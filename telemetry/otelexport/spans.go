@@ -44,17 +44,15 @@ func (t *Tracer) Start(ctx context.Context, h http.Header, t0 time.Time) trace.S
 	return span
 }
 
-// EndSpan completes and ends the span stored in r.Span, if any; it is a pipeline Sink function
-// and runs off the request path. The span gets the GenAI attributes of the record (models,
+// EndSpan completes and ends span, the span of the request r records, if any; it runs in a
+// pipeline sink, off the request path. The span gets the GenAI attributes of the record (models,
 // token usage, finish reason, stream flag, time to first chunk), a first_token event at the
 // instant the first content arrived, an error status carrying error.type for a failed request,
 // and ends at the moment the response was complete.
-func EndSpan(r *record.Record) {
-	span, ok := r.Span.(trace.Span)
-	if !ok || span == nil {
+func EndSpan(r *record.Record, span trace.Span) {
+	if span == nil {
 		return
 	}
-	r.Span = nil
 	if !span.IsRecording() {
 		span.End()
 		return
@@ -118,12 +116,11 @@ func EndSpan(r *record.Record) {
 	span.End(trace.WithTimestamp(r.Start.Add(msDuration(r.DurationMs))))
 }
 
-// SetServer records the upstream that served the request on the span held in r.Span (as
-// server.address and server.port): the proxy knows it only once the request went through, and
-// the record does not keep it. A port that is not a number is left out.
-func SetServer(span any, host, port string) {
-	s, ok := span.(trace.Span)
-	if !ok || host == "" || !s.IsRecording() {
+// SetServer records the upstream that served the request on its span (as server.address and
+// server.port): the proxy knows it only once the request went through, and the record does
+// not keep it. A port that is not a number is left out.
+func SetServer(s trace.Span, host, port string) {
+	if s == nil || host == "" || !s.IsRecording() {
 		return
 	}
 	attrs := []attribute.KeyValue{attribute.String(attrServerAddress, host)}

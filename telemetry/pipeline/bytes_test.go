@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 	hold, held := make(chan struct{}), make(chan struct{})
 	first := true
 	c := &collect{}
-	p := New(1000, func(*record.Record) {
+	p := New(1000, func(Routed) {
 		if first {
 			first = false
 			close(held)
@@ -28,12 +29,12 @@ func TestQueueBoundedInBytes(t *testing.T) {
 		}
 	}, c)
 	p.SetMaxBytes(8*body + body/2)
-	if !p.Submit(&record.Record{RequestID: "first", RequestBody: make([]byte, body)}) {
+	if !p.Submit(Routed{Record: &record.Record{RequestID: "first", RequestBody: make([]byte, body)}}) {
 		t.Fatal("the first record was dropped")
 	}
 	<-held // the worker holds it: no longer queued
 	for i := range sent - 1 {
-		p.Submit(&record.Record{RequestID: fmt.Sprint(i), RequestBody: make([]byte, body)})
+		p.Submit(Routed{Record: &record.Record{RequestID: fmt.Sprint(i), RequestBody: make([]byte, body)}})
 		if q := p.QueuedBytes(); q > 8*body+body/2 {
 			t.Fatalf("after record %d the queue holds %d bytes, over its bound", i, q)
 		}
@@ -43,7 +44,7 @@ func TestQueueBoundedInBytes(t *testing.T) {
 		t.Errorf("dropped %d for bytes (%d in all), want %d", got, p.Dropped(), want)
 	}
 	close(hold)
-	p.Close()
+	_ = p.Close(context.Background())
 	if got := uint64(len(c.seen())) + p.Dropped(); got != sent {
 		t.Errorf("processed %d + dropped %d != %d sent", len(c.seen()), p.Dropped(), sent)
 	}

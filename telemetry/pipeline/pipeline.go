@@ -1,21 +1,62 @@
 // Package pipeline carries finished request records off the request path: a queue bounded in
 // records and in bytes that never blocks the caller (it counts what it drops, by reason), one
 // worker goroutine that finalizes each record (tokenizer counts, derived metrics) and hands it
-// to the sinks in order.
+// to the sinks in order, beside the route of the handler that measured it and its span.
 package pipeline
 
 import (
+	"context"
+	"errors"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/slo"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
+
+// Route says where the records of one handler go. It is made once, when the handler is
+// provisioned, and never changed after; the zero Route (noRoute, for a record submitted
+// without one) goes to no recorder and no SLO, and counts with the pipeline's tokenizer.
+type Route struct {
+	// Recorder names the recorder (internal/process's key) that writes the records; empty
+	// when they are not recorded.
+	Recorder string
+	// SLO is the handler's SLOs, which its live records are counted against; nil for none.
+	SLO *slo.Set
+	// Tokens counts the tokens the server did not report (the handler's tokenizer); nil: the
+	// pipeline's.
+	Tokens tokens.Counter
+	// Spans opens the span of a request that arrived at t0 (otelexport.Tracer.Start); nil when
+	// trace export is off.
+	Spans func(ctx context.Context, h http.Header, t0 time.Time) trace.Span
+}
+
+var noRoute Route
+
+// Routed is what the queue holds, by value: a record, its handler's route (never nil once
+// submitted) and its request's span (nil without trace export).
+type Routed struct {
+	Record *record.Record
+	Route  *Route
+	Span   trace.Span
+}
 
 // Sink consumes finalized records. Consume runs on the pipeline's worker goroutine, one record
 // at a time; it must not keep the record's slices for writing.
 type Sink interface {
 	Consume(r *record.Record)
+}
+
+// Closer is a Sink that drains (an exporter): the pipeline's Close closes it once the last
+// record has reached it.
+type Closer interface {
+	Sink
+	Close(ctx context.Context) error
 }
 
 // SinkFunc adapts a function to a Sink.
@@ -29,12 +70,13 @@ const DefaultMaxBytes = 64 << 20
 
 // Pipeline is a bounded record queue with one worker.
 type Pipeline struct {
-	ch       chan *record.Record
-	finalize func(*record.Record)
+	ch       chan Routed
+	finalize func(Routed)
 
-	mu     sync.RWMutex
-	enrich []func(*record.Record)
-	sinks  []Sink
+	mu      sync.RWMutex
+	enrich  []func(*record.Record)
+	sinks   []func(Routed)
+	closers []Closer
 
 	// maxBytes bounds queued, the Bytes of the records in the queue.
 	maxBytes int64
@@ -54,17 +96,19 @@ type Pipeline struct {
 
 // New starts a pipeline with a queue of size records (default 4096 when size <= 0). finalize,
 // when not nil, runs on each record before the sinks see it.
-func New(size int, finalize func(*record.Record), sinks ...Sink) *Pipeline {
+func New(size int, finalize func(Routed), sinks ...Sink) *Pipeline {
 	if size <= 0 {
 		size = 4096
 	}
 	p := &Pipeline{
-		ch:       make(chan *record.Record, size),
+		ch:       make(chan Routed, size),
 		maxBytes: DefaultMaxBytes,
 		finalize: finalize,
-		sinks:    sinks,
 		closing:  make(chan struct{}),
 		done:     make(chan struct{}),
+	}
+	for _, s := range sinks {
+		p.AddSink(s)
 	}
 	go p.run()
 	return p
@@ -96,10 +140,21 @@ func Bytes(r *record.Record) int64 {
 	return int64(len(r.RequestBody)+len(r.OutputText)+len(r.ReasoningText)) + 8*int64(len(r.InterChunkMs))
 }
 
-// AddSink adds a sink; it sees the records submitted from now on.
+// AddSink adds a sink; it sees the records submitted from now on. A Closer is closed by Close.
 func (p *Pipeline) AddSink(s Sink) {
+	p.AddRouted(func(x Routed) { s.Consume(x.Record) })
+	if c, ok := s.(Closer); ok {
+		p.mu.Lock()
+		p.closers = append(p.closers, c)
+		p.mu.Unlock()
+	}
+}
+
+// AddRouted adds a sink that reads, beside each record, its route and span (recorders, SLOs,
+// span export); it sees the records submitted from now on, in order with the other sinks.
+func (p *Pipeline) AddRouted(fn func(Routed)) {
 	p.mu.Lock()
-	p.sinks = append(p.sinks, s)
+	p.sinks = append(p.sinks, fn)
 	p.mu.Unlock()
 }
 
@@ -112,16 +167,19 @@ func (p *Pipeline) AddEnricher(fn func(*record.Record)) {
 	p.mu.Unlock()
 }
 
-// Submit queues r without blocking. It reports false, and counts a drop, when the queue is
-// full (in records or in bytes) or the pipeline is closed.
-func (p *Pipeline) Submit(r *record.Record) bool {
+// Submit queues x without blocking (x.Route nil: the zero Route). It reports false, and
+// counts a drop, when the queue is full (in records or in bytes) or the pipeline is closed.
+func (p *Pipeline) Submit(x Routed) bool {
 	select {
 	case <-p.closing:
 		p.dropped.Add(1)
 		return false
 	default:
 	}
-	n := Bytes(r)
+	if x.Route == nil {
+		x.Route = &noRoute
+	}
+	n := Bytes(x.Record)
 	if p.queued.Add(n) > p.maxBytes {
 		p.queued.Add(-n)
 		p.droppedBytes.Add(1)
@@ -129,7 +187,7 @@ func (p *Pipeline) Submit(r *record.Record) bool {
 		return false
 	}
 	select {
-	case p.ch <- r:
+	case p.ch <- x:
 		p.submitted.Add(1)
 		return true
 	default:
@@ -166,15 +224,32 @@ func (p *Pipeline) Flush() {
 			return
 		default:
 		}
-		yieldBriefly()
+		time.Sleep(200 * time.Microsecond) // Flush is for tests and shutdown
 	}
 }
 
-// Close stops accepting records, drains the queue into the sinks and joins the worker. It is
-// idempotent.
-func (p *Pipeline) Close() {
-	p.closeOnce.Do(func() { close(p.closing) })
-	<-p.done
+// Close stops accepting records, drains the queue into the sinks, joins the worker and then
+// closes the sinks that are Closers, in the order they were added, joining their errors. When
+// ctx ends first it returns ctx's error: the worker drains on without it and the sinks are not
+// closed. Only the first call closes the sinks; a later one waits for the worker.
+func (p *Pipeline) Close(ctx context.Context) error {
+	first := false
+	p.closeOnce.Do(func() { close(p.closing); first = true })
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !first {
+		return nil
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var errs []error
+	for _, c := range p.closers {
+		errs = append(errs, c.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 func (p *Pipeline) run() {
@@ -213,22 +288,23 @@ func (p *Pipeline) run() {
 	}
 }
 
-func (p *Pipeline) handle(r *record.Record) {
+func (p *Pipeline) handle(x Routed) {
+	r := x.Record
 	// Its submitter no longer touches r, so its size is what Submit counted.
 	defer p.queued.Add(-Bytes(r))
 	if p.finalize != nil {
-		p.finalize(r)
+		p.finalize(x)
 	}
 	p.mu.RLock()
 	for _, fn := range p.enrich {
 		fn(r)
 	}
 	for _, s := range p.sinks {
-		s.Consume(r)
+		s(x)
 	}
 	p.mu.RUnlock()
-	// The request body is for the sinks only (a recorder keeps its own reference); dropping it
-	// here keeps the ring of recent records from holding up to a body per record.
-	r.RequestBody = nil
+	// The request body and the prompt's token ids are for the sinks only (a recorder keeps its
+	// own references); dropping them here keeps the ring of recent records from holding them.
+	r.RequestBody, r.PromptIDs = nil, nil
 	p.processed.Add(1)
 }

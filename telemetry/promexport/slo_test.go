@@ -14,7 +14,7 @@ func TestSLO(t *testing.T) {
 	tr := slo.NewTracker(nil, nil)
 	set := tr.NewSet([]slo.Objective{{Name: "chat", TTFTMs: 100, Target: 0.95}})
 	for _, ms := range []float64{50, 60, 500} {
-		tr.Consume(&record.Record{Class: record.ClassLive, Model: "m", TTFTMs: &ms, SLO: set})
+		tr.Count(&record.Record{Class: record.ClassLive, Model: "m", TTFTMs: &ms}, set)
 	}
 	got := promtest.Gather(t, SLO{Tracker: tr})
 	promtest.Check(t, got, map[string]float64{

@@ -23,12 +23,6 @@ const (
 	SourceNone      = ""          // no count
 )
 
-// TokenCounter counts tokens with one tokenizer (telemetry/tokens.Counter).
-type TokenCounter interface {
-	Count(text []byte) (int, error)
-	Name() string
-}
-
 // Error classes of a request. Empty means the request succeeded.
 const (
 	ErrHTTP      = "http_status"      // the upstream answered with a status ≥ 400
@@ -105,10 +99,6 @@ type Record struct {
 	// Tokenizer names the tokenizer that counted the token counts whose source is "tokenizer":
 	// "o200k_base" (the default) or "hf:NAME" for a tokenizer file. Empty when none counted.
 	Tokenizer string `json:"tokenizer,omitempty"`
-	// Tokens counts, when the record is finalized, the tokens the server did not report: the
-	// tokenizer of the handler that measured the request (its tokenizer option); nil means the
-	// pipeline's. Not written.
-	Tokens TokenCounter `json:"-"`
 
 	// GPU holds the GPU utilization, power and energy share over the request's lifetime;
 	// null when no GPU was sampled during it (see GPUUsage).
@@ -160,22 +150,14 @@ type Record struct {
 	UsageInjection string `json:"usage_injection,omitempty"`
 
 	// OutputText and ReasoningText hold what the tokenizer counts until the record is
-	// finalized off the request path; RequestBody (the captured request body) lasts until the
-	// pipeline's sinks have seen the record. They are never serialized.
+	// finalized off the request path; RequestBody (the captured request body) and PromptIDs
+	// (its prompt's token ids, when the tokenizer counted input_tokens from them: the
+	// recorder cuts the trace's hash_ids from them) last until the pipeline's sinks have seen
+	// the record. They are never serialized.
 	OutputText    []byte `json:"-"`
 	ReasoningText []byte `json:"-"`
 	RequestBody   []byte `json:"-"`
-	// RecordTo names the recorder (its folder) that writes this record to disk; empty when the
-	// request is not recorded. It is routing, never serialized.
-	RecordTo string `json:"-"`
-	// Span is the trace span opened for this request when trace export is on (an
-	// OpenTelemetry trace.Span, held as any so that this package imports no OTel); the OTel
-	// sink sets its attributes from the finished record and ends it. It is never serialized.
-	Span any `json:"-"`
-	// SLO is the SLOs of the handler that measured the request (a *slo.Set, held as any so
-	// that this package imports nothing of it); the SLO sink counts the record against them.
-	// It is never serialized.
-	SLO any `json:"-"`
+	PromptIDs     []uint `json:"-"`
 	// RequestModel is the model the request body named (Model is the response's when it names
 	// one); the OTel export's gen_ai.request.model. It is not serialized: Model is the record's.
 	RequestModel string `json:"-"`

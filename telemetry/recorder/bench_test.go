@@ -17,6 +17,8 @@ import (
 // goroutine's encoding, tokenizing (trace) and redaction-free payload check, with its share of
 // file writes. Each op finalizes and submits one record of a ~600-token chat request; the
 // writer drains the queue before the timer stops, so ns/op is the whole per-record cost.
+// records+trace_counted is a request whose server reported no usage: the tokenizer counts its
+// prompt, and the trace cuts its hash_ids from the same tokens.
 //
 //	go test ./telemetry/recorder -run '^$' -bench Recording -benchtime 2000x
 func BenchmarkRecording(b *testing.B) {
@@ -30,6 +32,7 @@ func BenchmarkRecording(b *testing.B) {
 		{"records+trace", Options{Records: true, Trace: true}},
 		{"records+trace+payloads", Options{Records: true, Trace: true, Payloads: true}},
 		{"records+trace_parquet", Options{Records: true, Trace: true, Format: FormatParquet}},
+		{"records+trace_counted", Options{Records: true, Trace: true}}, // the server reported no usage
 	}
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
@@ -47,11 +50,14 @@ func BenchmarkRecording(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				rc := benchRecord(i, t0, body)
-				meter.Finalize(rc)
-				if r != nil {
-					r.Submit(rc)
+				if strings.HasSuffix(m.name, "_counted") {
+					rc.InputTokens, rc.InputTokensSource = -1, record.SourceNone
 				}
-				rc.RequestBody = nil // as the pipeline does after the sinks
+				meter.Finalize(rc, nil)
+				if r != nil {
+					r.Submit(rc, nil)
+				}
+				rc.RequestBody, rc.PromptIDs = nil, nil // as the pipeline does after the sinks
 			}
 			if r != nil {
 				if err := r.Flush(context.Background()); err != nil {
@@ -124,7 +130,7 @@ func BenchmarkTraceThroughput(b *testing.B) {
 	for i := range b.N {
 		rc := benchRecord(i, t0, bodies[i%len(bodies)])
 		rc.InputTokens = 300_000
-		r.Submit(rc)
+		r.Submit(rc, nil)
 		if i%4 == 3 {
 			if err := r.Flush(context.Background()); err != nil { // bound the queue
 				b.Fatal(err)

@@ -31,7 +31,7 @@ func TestQueueBytesShedsTraceRows(t *testing.T) {
 	for i := range sent {
 		rc := rec(i, time.Now(), body)
 		rc.InputTokens = 600
-		r.Submit(rc)
+		r.Submit(rc, nil)
 		if q := r.QueuedBodyBytes(); q > capBytes {
 			t.Fatalf("after record %d the queue holds %d bytes of bodies, over its bound %d", i, q, capBytes)
 		}
@@ -75,7 +75,7 @@ func TestQueueBytesTraceOnly(t *testing.T) {
 	}
 	body := chat("m", strings.Repeat("y", 900), 8)
 	for i := range 3 {
-		r.Submit(rec(i, time.Now(), body))
+		r.Submit(rec(i, time.Now(), body), nil)
 	}
 	if st, n := r.Stats(), len(r.ch); st.Shed != 2 || n != 1 {
 		t.Errorf("shed %d, queued %d; want 2 shed and 1 queued", st.Shed, n)
@@ -99,7 +99,7 @@ func TestQueueBytesUnderALiveWriter(t *testing.T) {
 	for i := range sent {
 		rc := rec(i, time.Now(), body)
 		rc.InputTokens = 16 << 10
-		r.Submit(rc)
+		r.Submit(rc, nil)
 		if q := r.QueuedBodyBytes(); q > capBytes {
 			t.Fatalf("after record %d the queue holds %d bytes of bodies, over %d", i, q, capBytes)
 		}
@@ -136,9 +136,8 @@ func TestHashIDsUseTheRecordsTokenizer(t *testing.T) {
 	prompt := strings.Repeat("abcdefg ", 100)[:700]
 	rc := rec(0, time.Now(), []byte(`{"model":"m","prompt":"`+prompt+`"}`))
 	rc.API = "openai.completions"
-	rc.Tokens = byteTokens{}
 	rc.InputTokens = 700
-	r.Submit(rc)
+	r.Submit(rc, byteTokens{})
 	closeRec(t, r)
 	rows, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
 	if len(rows) != 1 {

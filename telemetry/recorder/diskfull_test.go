@@ -81,7 +81,7 @@ func TestDiskFullCountsFailuresAndBacksOff(t *testing.T) {
 	send := func(n int) {
 		t.Helper()
 		for range n {
-			if !r.Submit(rec(sent, time.Now(), nil)) {
+			if !r.Submit(rec(sent, time.Now(), nil), nil) {
 				t.Fatalf("record %d dropped with a free queue", sent)
 			}
 			sent++

@@ -1,7 +1,7 @@
 // Package recorder writes the requests llmtap measured to disk, off the request path, as files
 // that shadow/trace reads back for summaries, conversion and replay.
 //
-// A Recorder is a sink of the record pipeline. Consume never blocks: it filters (routes,
+// A Recorder is a sink of the record pipeline. Submit never blocks: it filters (routes,
 // models, sampling), then hands the record to a queue bounded in records (Options.Queue) and
 // in the bytes of the request bodies it holds (Options.QueueBytes), and counts a drop when the
 // queue is full. A body that does not fit the byte bound is not kept: the record's records line
@@ -69,9 +69,10 @@
 // # Hash ids
 //
 // The prompt (the texts decode.ParseRequestFor extracts, joined by newlines) is tokenized with
-// the tokenizer that counts the record's tokens (record.Record.Tokens: the handler's
-// tokenizer, o200k_base unless it names a tokenizer file; o200k_base for a record that names
-// none), so block ids and token counts agree, and cut into blocks of 512 tokens. Block i's hash covers block i's tokens and the
+// the tokenizer that counts the record's tokens (the one given to Submit: the handler's
+// tokenizer, o200k_base unless it names a tokenizer file; o200k_base for a record submitted
+// without one), so block ids and token counts agree, and cut into blocks of 512 tokens. Block
+// i's hash covers block i's tokens and the
 // hash of block i-1, so two prompts get the same id for a block exactly when they share every
 // token up to its end. The id is the hash itself: HMAC-SHA256 keyed with Options.FleetKey, cut
 // to 53 bits (below 2^53, so JavaScript and jq read it exactly). It depends on nothing but the

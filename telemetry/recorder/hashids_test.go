@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // toks returns n token ids starting at from.
@@ -123,13 +125,13 @@ func TestRotationKeepsIDs(t *testing.T) {
 	for i := range 2 {
 		rc := rec(i, time.Now(), body)
 		rc.InputTokens = 1200
-		r.Submit(rc)
+		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
 	r2, dir2 := open(t, Options{Trace: true, FleetKey: testKey})
 	rc := rec(5, time.Now(), body)
 	rc.InputTokens = 1200
-	r2.Submit(rc)
+	r2.Submit(rc, nil)
 	closeRec(t, r2)
 	files, _ := filepath.Glob(filepath.Join(dir, "trace-*.jsonl"))
 	if len(files) < 2 {
@@ -160,7 +162,7 @@ func TestTracePrefixThroughTokenizer(t *testing.T) {
 		body := chat("m", shared+q, 8)
 		rc := rec(i, time.Now(), body)
 		rc.InputTokens = 1400
-		r.Submit(rc)
+		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
 	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
@@ -173,5 +175,41 @@ func TestTracePrefixThroughTokenizer(t *testing.T) {
 	}
 	if a[2] == b[2] {
 		t.Errorf("different questions shared their last block id: %v vs %v", a, b)
+	}
+}
+
+// TestHashIDsFromTheCountedTokens: a prompt the tokenizer counted when the record was
+// finalized (meter.Finalize keeps its ids in record.PromptIDs) is not tokenized again: its
+// hash_ids are cut from those ids, and they are the ids that tokenizing the body gives (the
+// path of a record whose input tokens the server reported), byte for byte.
+func TestHashIDsFromTheCountedTokens(t *testing.T) {
+	t.Parallel()
+	body := chat("m", strings.Repeat("Lighthouses keep their lamps lit through the night. ", 120), 8)
+	counted := rec(0, time.Now(), body)
+	counted.InputTokensSource, counted.InputTokens = record.SourceNone, -1
+	meter.Finalize(counted, nil)
+	if counted.InputTokensSource != record.SourceTokenizer || int64(len(counted.PromptIDs)) != counted.InputTokens || counted.InputTokens < 1024 {
+		t.Fatalf("finalized %d input tokens (%s) with %d ids kept", counted.InputTokens, counted.InputTokensSource, len(counted.PromptIDs))
+	}
+	reported := rec(1, time.Now(), body) // the server's count: no ids, the recorder tokenizes
+	reported.InputTokens = counted.InputTokens
+	// Ids that no tokenizer gives for this body: taken as they are, never recomputed.
+	planted := rec(2, time.Now(), body)
+	planted.InputTokens, planted.PromptIDs = 1024, toks(7, 1024)
+
+	r, dir := open(t, Options{Trace: true, FleetKey: testKey})
+	for _, rc := range []*record.Record{counted, reported, planted} {
+		r.Submit(rc, nil)
+	}
+	closeRec(t, r)
+	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	if len(rs) != 3 {
+		t.Fatalf("%d trace rows", len(rs))
+	}
+	if want := blocks(counted.InputTokens); len(rs[0].HashIDs) != want || !slices.Equal(rs[0].HashIDs, rs[1].HashIDs) {
+		t.Errorf("hash_ids from the counted ids %v, from tokenizing the body %v: want the same %d", rs[0].HashIDs, rs[1].HashIDs, want)
+	}
+	if want := newPrefixIDs(testKey).assign(nil, toks(7, 1024), 2); !slices.Equal(rs[2].HashIDs, want) {
+		t.Errorf("hash_ids %v, want %v: the record's token ids, not the body tokenized again", rs[2].HashIDs, want)
 	}
 }

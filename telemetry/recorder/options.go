@@ -65,11 +65,12 @@ type Options struct {
 	// FlushEvery is the longest a written line waits in the buffer before it reaches the
 	// operating system: what a crash of the process can lose. Default DefaultFlushEvery.
 	FlushEvery time.Duration
-	// Queue is the number of records waiting for the writer before Consume drops. Default
+	// Queue is the number of records waiting for the writer before Submit drops. Default
 	// DefaultQueue.
 	Queue int
 	// QueueBytes bounds the request bodies (what the trace's block ids and the payload file
-	// read) waiting for the writer, in bytes. A record whose body would take the queue past
+	// read), and the prompts' token ids kept with them (8 bytes each, record.PromptIDs),
+	// waiting for the writer, in bytes. A record whose body would take the queue past
 	// it is queued without the body: its records line is written, its trace and payload
 	// lines are left out and it is counted in Stats.Shed (with only a trace or payload file,
 	// nothing of it is written). So a recorder holds at most QueueBytes of bodies, plus Queue

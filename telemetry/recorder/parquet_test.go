@@ -44,8 +44,8 @@ func TestParquetEqualsJSONL(t *testing.T) {
 			}
 			return rc
 		}
-		js.Submit(mk())
-		pq.Submit(mk())
+		js.Submit(mk(), nil)
+		pq.Submit(mk(), nil)
 	}
 	closeRec(t, js)
 	closeRec(t, pq)

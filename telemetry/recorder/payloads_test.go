@@ -28,7 +28,7 @@ func TestInvalidUTF8PayloadKeepsFileValid(t *testing.T) {
 		r, dir := open(t, Options{Payloads: true, Redact: redact})
 		t0 := time.Now()
 		for i, b := range bodies {
-			if !r.Submit(rec(i, t0.Add(time.Duration(i)*time.Millisecond), []byte(b))) {
+			if !r.Submit(rec(i, t0.Add(time.Duration(i)*time.Millisecond), []byte(b)), nil) {
 				t.Fatal("dropped")
 			}
 		}

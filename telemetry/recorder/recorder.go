@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/llmtap/llmtap/telemetry/record"
+	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 // Stats count what a Recorder did with the records it was offered.
@@ -73,13 +74,15 @@ func ProcessPayloadsSkipped() (tooLarge, notObject uint64) {
 // record's reference after the sinks ran), or a flush request.
 type job struct {
 	r     *record.Record
+	tok   tokens.Counter // the tokenizer that counted r's tokens; nil: o200k_base
 	body  []byte
+	ids   []uint // the prompt's token ids, when the tokenizer counted them (record.PromptIDs)
 	turn  turn
 	shed  bool // the body did not fit Options.QueueBytes: only the records line is written
 	flush chan struct{}
 }
 
-// Recorder writes records to files off the request path. Submit and Consume are safe for
+// Recorder writes records to files off the request path. Submit is safe for
 // concurrent use and never block.
 //
 // Lines are written by one goroutine; a Recorder holds at most Options.Queue records waiting
@@ -145,29 +148,31 @@ func newRecorder(opts Options) (*Recorder, error) {
 // Options returns the options in effect, defaults filled in.
 func (r *Recorder) Options() Options { return r.opts }
 
-// Consume is Submit without the result, for use as a record pipeline sink.
-func (r *Recorder) Consume(rec *record.Record) { r.Submit(rec) }
-
-// Submit queues a finalized record for writing without blocking. It reports false when the
-// record was dropped (queue full, recorder closed), true when it was queued, shed (its body
-// did not fit Options.QueueBytes) or filtered out on purpose; all are counted in Stats. The
-// record must not be modified afterwards, but for its RequestBody, which is kept by
-// reference when it is queued with the record.
-func (r *Recorder) Submit(rec *record.Record) bool {
+// Submit queues a finalized record whose tokens c counted (its handler's tokenizer; nil:
+// o200k_base) for writing without blocking: the trace's hash_ids are cut from its prompt's
+// token ids (record.PromptIDs), or, when the server reported its input tokens, from c's
+// tokens of its prompt. It reports false when the record was dropped (queue full, recorder
+// closed), true when it was queued, shed (its body did not fit Options.QueueBytes) or
+// filtered out on purpose; all are counted in Stats. The record must not be modified
+// afterwards, but for its RequestBody and PromptIDs, which are kept by reference when it is
+// queued with the record.
+func (r *Recorder) Submit(rec *record.Record, c tokens.Counter) bool {
 	t := turn{id: rec.SessionID}
 	t.delay, t.hasDelay = r.sess.turn(rec) // every turn, kept or not, ends the previous one
 	if !r.filter.keep(rec) {
 		r.filtered.Add(1)
 		return true
 	}
-	j := job{r: rec, turn: t}
+	j := job{r: rec, tok: c, turn: t}
 	if (r.opts.Trace || r.opts.Payloads) && rec.Class != record.ClassMirror && len(rec.RequestBody) > 0 {
 		// A mirror's copy writes only its records line (see writer.write): its body is not held.
-		if n := int64(len(rec.RequestBody)); r.bodyBytes.Add(n) <= r.opts.QueueBytes {
-			j.body = rec.RequestBody
-		} else {
+		j.body = rec.RequestBody
+		if r.opts.Trace {
+			j.ids = rec.PromptIDs
+		}
+		if n := j.bytes(); r.bodyBytes.Add(n) > r.opts.QueueBytes {
 			r.bodyBytes.Add(-n)
-			j.shed = true
+			j.body, j.ids, j.shed = nil, nil, true
 			if !r.opts.Records {
 				r.shed.Add(1) // nothing of it is left to write
 				return true
@@ -183,10 +188,13 @@ func (r *Recorder) Submit(rec *record.Record) bool {
 		default:
 		}
 	}
-	r.bodyBytes.Add(-int64(len(j.body)))
+	r.bodyBytes.Add(-j.bytes())
 	r.dropped.Add(1)
 	return false
 }
+
+// bytes is what the job holds against Options.QueueBytes: its body and its token ids.
+func (j job) bytes() int64 { return int64(len(j.body) + 8*len(j.ids)) }
 
 // Flush waits until every record queued before the call is written and handed to the
 // operating system, or ctx ends. It is for tests and shutdown; it blocks.

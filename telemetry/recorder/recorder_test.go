@@ -25,7 +25,7 @@ func TestFilesHoldExactlyWhatWasSubmitted(t *testing.T) {
 		rc := rec(i, t0.Add(time.Duration(i)*time.Millisecond), body)
 		rc.InputTokens = int64(i * 40)
 		bodies = append(bodies, string(body))
-		if !r.Submit(rc) {
+		if !r.Submit(rc, nil) {
 			t.Fatalf("record %d dropped with an empty queue", i)
 		}
 	}
@@ -63,7 +63,7 @@ func TestFilesHoldExactlyWhatWasSubmitted(t *testing.T) {
 // allows: recordings can hold prompts.
 func TestModes(t *testing.T) {
 	r, dir := open(t, Options{Records: true, Trace: true, Payloads: true})
-	r.Submit(rec(0, time.Now(), chat("m", "hi", 1)))
+	r.Submit(rec(0, time.Now(), chat("m", "hi", 1)), nil)
 	closeRec(t, r)
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -93,7 +93,7 @@ func TestDropsAreCounted(t *testing.T) {
 	}
 	queued := 0
 	for i := range 10 {
-		if r.Submit(rec(i, time.Now(), nil)) {
+		if r.Submit(rec(i, time.Now(), nil), nil) {
 			queued++
 		}
 	}
@@ -102,7 +102,7 @@ func TestDropsAreCounted(t *testing.T) {
 	}
 	go r.w.run()
 	closeRec(t, r)
-	if r.Submit(rec(99, time.Now(), nil)) {
+	if r.Submit(rec(99, time.Now(), nil), nil) {
 		t.Error("a closed recorder accepted a record")
 	}
 	if st := r.Stats(); st.Written != 3 || st.Dropped != 8 {
@@ -123,7 +123,7 @@ func TestFlushEverySecond(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
-		r.Submit(rec(0, time.Now(), nil))
+		r.Submit(rec(0, time.Now(), nil), nil)
 		synctest.Wait()
 		path := filesOf(t, dir, KindRecords)[0]
 		if st, _ := os.Stat(path); st.Size() != 0 {
@@ -147,10 +147,10 @@ func TestRotateByAge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Submit(rec(0, time.Now(), nil))
+		r.Submit(rec(0, time.Now(), nil), nil)
 		time.Sleep(61 * time.Second)
 		synctest.Wait()
-		r.Submit(rec(1, time.Now(), nil))
+		r.Submit(rec(1, time.Now(), nil), nil)
 		closeRec(t, r)
 		for _, kind := range []string{KindRecords, KindTrace} {
 			files := filesOf(t, dir, kind)
@@ -177,7 +177,7 @@ func TestRotateBySize(t *testing.T) {
 	for i := range n {
 		rc := rec(i, t0, chat("m", long, 8))
 		rc.InputTokens = 2000
-		r.Submit(rc)
+		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
 	for _, kind := range []string{KindRecords, KindTrace, KindPayloads} {
@@ -217,7 +217,7 @@ func TestRotateBySize(t *testing.T) {
 func TestTornLastLine(t *testing.T) {
 	r, dir := open(t, Options{Records: true, Trace: true, Payloads: true})
 	for i := range 5 {
-		r.Submit(rec(i, time.Now(), chat("m", "hello", 4)))
+		r.Submit(rec(i, time.Now(), chat("m", "hello", 4)), nil)
 	}
 	closeRec(t, r)
 	for _, kind := range []string{KindRecords, KindTrace, KindPayloads} {
@@ -242,8 +242,8 @@ func TestSessionAndModelInTrace(t *testing.T) {
 	a := rec(0, time.Now(), nil)
 	a.SessionID = `conv-"7"`
 	b := rec(1, time.Now(), nil)
-	r.Submit(a)
-	r.Submit(b)
+	r.Submit(a, nil)
+	r.Submit(b, nil)
 	closeRec(t, r)
 	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
 	if len(rs) != 2 || rs[0].SessionID != `conv-"7"` || rs[1].SessionID != "" {
@@ -276,7 +276,7 @@ func TestNoRecordIsTouched(t *testing.T) {
 	body := chat("m", "secret words", 4)
 	orig := string(body)
 	rc := rec(0, time.Now(), body)
-	r.Submit(rc)
+	r.Submit(rc, nil)
 	closeRec(t, r)
 	if string(body) != orig || string(rc.RequestBody) != orig {
 		t.Error("redaction modified the request body in place")
@@ -293,8 +293,8 @@ func TestMirrorCopiesOnlyInRecords(t *testing.T) {
 		live := rec(i, t0.Add(time.Duration(i)*time.Millisecond), chat("m", "hello there", 8))
 		cp := *live
 		cp.Class = record.ClassMirror
-		r.Submit(live)
-		r.Submit(&cp)
+		r.Submit(live, nil)
+		r.Submit(&cp, nil)
 	}
 	closeRec(t, r)
 	recs, _ := readAll(t, dir, KindRecords, trace.FormatRecords)
@@ -312,13 +312,13 @@ func TestMirrorCopiesOnlyInRecords(t *testing.T) {
 // merging instances' traces would put it after requests that arrived later.
 func TestRotatedFileStartsAtTheArrivalThatOpensIt(t *testing.T) {
 	r, dir := open(t, Options{Trace: true, RotateBytes: 1})
-	r.Submit(rec(0, time.Now(), nil)) // fills the first file: every later line rotates
+	r.Submit(rec(0, time.Now(), nil), nil) // fills the first file: every later line rotates
 	if err := r.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	arrived := time.Now()
 	time.Sleep(300 * time.Millisecond) // the lag between arrival and the recorder
-	r.Submit(rec(1, arrived, nil))
+	r.Submit(rec(1, arrived, nil), nil)
 	closeRec(t, r)
 	files := filesOf(t, dir, KindTrace)
 	if len(files) != 2 {

@@ -40,7 +40,7 @@ func TestThinkTimeWritten(t *testing.T) {
 		turnRec(8, "a", t0.Add(470*ms+1250*us), 1*ms), // a4: 1.25 ms after a3 ended at 470
 	}
 	for _, x := range recs {
-		r.Submit(x)
+		r.Submit(x, nil)
 	}
 	closeRec(t, r)
 	want := []struct {
@@ -108,7 +108,7 @@ func TestSessionsSampledWhole(t *testing.T) {
 	t0 := time.Now()
 	for k := range 200 {
 		for j := range 3 {
-			r.Submit(turnRec(3*k+j, fmt.Sprintf("s%d", k), t0.Add(time.Duration(j)*time.Second), 10*time.Millisecond))
+			r.Submit(turnRec(3*k+j, fmt.Sprintf("s%d", k), t0.Add(time.Duration(j)*time.Second), 10*time.Millisecond), nil)
 		}
 	}
 	closeRec(t, r)
@@ -131,7 +131,7 @@ func TestSessionsSampledWhole(t *testing.T) {
 	a1, a2, a3 := turnRec(0, "a", t0, 100*ms), turnRec(1, "a", t0.Add(200*ms), 100*ms), turnRec(2, "a", t0.Add(500*ms), 10*ms)
 	a2.Path = "/v1/embeddings" // not recorded
 	for _, x := range []*record.Record{a1, a2, a3} {
-		r.Submit(x)
+		r.Submit(x, nil)
 	}
 	closeRec(t, r)
 	rs, _ = readAll(t, dir, KindTrace, trace.FormatMooncake)

@@ -20,7 +20,7 @@ func TestPayloadSkipsByReason(t *testing.T) {
 		[]byte(`{"model":"m","pad":"` + strings.Repeat("x", 64) + `"}`), // over 64 bytes
 	}
 	for i, b := range bodies {
-		r.Submit(rec(i, time.Now(), b))
+		r.Submit(rec(i, time.Now(), b), nil)
 	}
 	closeRec(t, r)
 	st := r.Stats()

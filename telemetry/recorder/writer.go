@@ -123,8 +123,8 @@ func (w *writer) handle(j job) {
 		close(j.flush)
 		return
 	}
-	ok := w.write(j.r, j.body, j.turn, j.shed)
-	w.rec.bodyBytes.Add(-int64(len(j.body)))
+	ok := w.write(j)
+	w.rec.bodyBytes.Add(-j.bytes())
 	switch {
 	case !ok:
 		w.rec.failed.Add(1)
@@ -185,9 +185,10 @@ func (w *writer) settle(ok bool) {
 	w.pending, w.pendingShed = 0, 0
 }
 
-// write encodes r into every enabled file (only the records file when shed) and reports
-// whether every line was taken.
-func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
+// write encodes the job's record into every enabled file (only the records file when shed)
+// and reports whether every line was taken.
+func (w *writer) write(j job) bool {
+	r, body, t := j.r, j.body, j.turn
 	// A file this record opens (the first, or one after a rotation) starts at the record's
 	// arrival, not at the moment the pipeline got to it: under load that moment can be after
 	// later requests arrived, and their merged order across instances would be wrong.
@@ -206,17 +207,17 @@ func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
 			return w.buf.Bytes()
 		})
 	}
-	if r.Class == record.ClassMirror || shed {
+	if r.Class == record.ClassMirror || j.shed {
 		// A mirror is a copy of a live request the trace and the payloads hold already; a shed
 		// record's body was not kept (Options.QueueBytes).
 		return ok
 	}
 	if w.pq != nil && w.pq.trace != nil {
-		ok = w.check(w.pq.writeTrace(now, r, w.hashIDs(r, body), t)) && ok
+		ok = w.check(w.pq.writeTrace(now, r, w.hashIDs(j), t)) && ok
 	}
 	if w.on[1] {
+		w.hash = w.hashIDs(j)
 		ok = w.put(1, now, func(f *file) []byte {
-			w.hash = w.hashIDs(r, body)
 			w.line = appendTrace(w.line[:0], r, r.Start.Sub(f.start), w.hash, t)
 			return w.line
 		}) && ok
@@ -235,20 +236,22 @@ func (w *writer) write(r *record.Record, body []byte, t turn, shed bool) bool {
 	return ok
 }
 
-// hashIDs tokenizes the prompt of body with the tokenizer that counted the record's tokens
-// (the handler's, record.Tokens; o200k_base when the record names none) and returns its
-// chained block ids, exactly blocks(input tokens) of them.
-func (w *writer) hashIDs(r *record.Record, body []byte) []int64 {
+// hashIDs returns the chained block ids of the job's prompt, exactly blocks(input tokens) of
+// them: of the token ids that counted its input tokens, else of the prompt of its body
+// tokenized with the tokenizer that counted the record's tokens (the handler's, job.tok;
+// o200k_base when none).
+func (w *writer) hashIDs(j job) []int64 {
+	r := j.r
 	want := blocks(r.InputTokens)
 	if want == 0 {
 		return w.hash[:0]
 	}
-	var toks []uint
-	if len(body) > 0 {
-		req := decode.ParseRequestFor(r.API, body, len(body))
+	toks := j.ids
+	if toks == nil && len(j.body) > 0 {
+		req := decode.ParseRequestFor(r.API, j.body, len(j.body))
 		var c tokens.Counter = tokens.Default
-		if r.Tokens != nil {
-			c = r.Tokens
+		if j.tok != nil {
+			c = j.tok
 		}
 		toks, _ = tokens.IDsWith(c, req.Prompt) // on error the ids are all fresh
 	}

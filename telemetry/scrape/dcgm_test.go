@@ -191,10 +191,10 @@ func TestDCGMSourceUnderSampler(t *testing.T) {
 	})
 	polled := make(chan int, 1)
 	s.Subscribe(func(b []gpu.Sample) { polled <- len(b) })
-	if err := s.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+	defer cancel()
 
 	if n := <-polled; n != 2 {
 		t.Fatalf("first poll gave %d samples, want 2", n)
@@ -207,9 +207,9 @@ func TestDCGMSourceUnderSampler(t *testing.T) {
 	if n := <-polled; n != 2 {
 		t.Fatalf("poll after the error gave %d samples, want 2", n)
 	}
-	s.Stop()
-	if err := s.Err(); err != nil {
-		t.Fatalf("Err = %v; an exporter failure must not turn the sampler off", err)
+	cancel()
+	if err := <-ran; err != nil || s.Err() != nil {
+		t.Fatalf("Run returned %v, Err %v; an exporter failure must not turn the sampler off", err, s.Err())
 	}
 	if got := len(s.Recent(nil)); got != 4 {
 		t.Fatalf("Recent holds %d samples, want 4", got)

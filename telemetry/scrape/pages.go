@@ -99,17 +99,15 @@ type Pages struct {
 // pageRun is one page being read, by a goroutine of its own (a server page) or by a
 // gpu.Sampler (a dcgm page).
 type pageRun struct {
-	stop    chan struct{}
-	done    chan struct{}
-	sampler *gpu.Sampler
-	src     *DCGMSource
-	unsub   func()
-	onStop  func()
+	cancel context.CancelFunc // ends the reading
+	done   chan struct{}      // closed when it has ended
+	src    *DCGMSource        // a dcgm page's
+	unsub  func()
+	onStop func()
 }
 
-// Configure reads exactly pages: those already read go on, others start, the rest stop. A
-// dcgm page whose sampler fails to start is an error; the pages started before it run.
-func (p *Pages) Configure(pages []Page) error {
+// Configure reads exactly pages: those already read go on, others start, the rest stop.
+func (p *Pages) Configure(pages []Page) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	want := make(map[Page]bool, len(pages))
@@ -126,16 +124,11 @@ func (p *Pages) Configure(pages []Page) error {
 		if p.pages[pg] != nil {
 			continue
 		}
-		r, err := p.start(pg)
-		if err != nil {
-			return err
-		}
 		if p.pages == nil {
 			p.pages = map[Page]*pageRun{}
 		}
-		p.pages[pg] = r
+		p.pages[pg] = p.start(pg)
 	}
-	return nil
 }
 
 // Stop stops every page and waits for them.
@@ -148,14 +141,18 @@ func (p *Pages) Stop() {
 	}
 }
 
-func (p *Pages) start(pg Page) (*pageRun, error) {
-	r := &pageRun{stop: make(chan struct{}), done: make(chan struct{})}
+func (p *Pages) start(pg Page) *pageRun {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &pageRun{cancel: cancel, done: make(chan struct{})}
 	if pg.Kind != KindDCGM {
-		go p.runServer(r, pg)
-		return r, nil
+		go func() {
+			defer close(r.done)
+			p.runServer(ctx, pg)
+		}()
+		return r
 	}
 	r.src = NewDCGMSource(pg.URL, p.Fetch)
-	r.sampler = gpu.NewSampler(r.src, gpu.Options{
+	sampler := gpu.NewSampler(r.src, gpu.Options{
 		Interval: pg.Interval,
 		OnError: func(err error) {
 			if p.OnError != nil {
@@ -163,45 +160,31 @@ func (p *Pages) start(pg Page) (*pageRun, error) {
 			}
 		},
 	})
-	r.unsub = r.sampler.Subscribe(p.OnGPU)
+	r.unsub = sampler.Subscribe(p.OnGPU)
 	r.onStop = p.OnGPUStop
-	if err := r.sampler.Start(context.Background()); err != nil {
-		r.unsub()
-		_ = r.src.Close()
-		return nil, err
-	}
-	close(r.done)
-	return r, nil
+	go func() {
+		defer close(r.done)
+		_ = sampler.Run(ctx) // a dcgm source never reports ErrNoNVML
+	}()
+	return r
 }
 
 // halt stops the page's reader and waits for it.
 func (r *pageRun) halt() {
-	if r.sampler != nil {
+	r.cancel()
+	<-r.done
+	if r.src != nil {
 		r.unsub()
-		r.sampler.Stop()
 		_ = r.src.Close()
 		if r.onStop != nil {
 			r.onStop()
 		}
-		return
 	}
-	close(r.stop)
-	<-r.done
 }
 
-// runServer reads an inference server's page until stop, reporting each cause of failure
-// once (again after the page was read successfully in between).
-func (p *Pages) runServer(r *pageRun, pg Page) {
-	defer close(r.done)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-r.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+// runServer reads an inference server's page until ctx is done, reporting each cause of
+// failure once (again after the page was read successfully in between).
+func (p *Pages) runServer(ctx context.Context, pg Page) {
 	s := NewServerScraper(pg.URL, p.Fetch)
 	ticker := time.NewTicker(pg.Interval)
 	defer ticker.Stop()
@@ -230,7 +213,7 @@ func (p *Pages) runServer(r *pageRun, pg Page) {
 			p.OnServer(pg.URL, &sm)
 		}
 		select {
-		case <-r.stop:
+		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}

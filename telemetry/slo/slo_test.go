@@ -28,7 +28,7 @@ func TestTrackerCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := tr.NewSet(objs)
-	feed := func(r *record.Record) { r.SLO = set; tr.Consume(r) }
+	feed := func(r *record.Record) { tr.Count(r, set) }
 	feed(rec("llama-8b", 50, 5, 500))  // meets both
 	feed(rec("llama-8b", 150, 5, 500)) // misses ttft
 	feed(rec("llama-8b", 100, 11, 1))  // ttft equal to its threshold meets it; misses itl
@@ -42,11 +42,10 @@ func TestTrackerCounts(t *testing.T) {
 	ta := rec("llama-8b", 1, 1, 5)
 	ta.Tenant = "team-a"
 	feed(ta)                                       // team-a's own SLO: misses its latency
-	tr.Consume(rec("qwen", 1, 1, 1))               // no Set: not counted
+	tr.Count(rec("qwen", 1, 1, 1), nil)            // no Set: not counted
 	other := NewTracker(nil, clk.now).NewSet(objs) // another Tracker's Set: not counted
 	r := rec("qwen", 1, 1, 1)
-	r.SLO = other
-	tr.Consume(r)
+	tr.Count(r, other)
 
 	cs, ts := tr.Counters()
 	got := map[string][2]uint64{}
@@ -79,7 +78,7 @@ func TestTrackerWindows(t *testing.T) {
 	clk := &clock{t: time.Unix(1_700_000_000, 0)}
 	tr := NewTracker(nil, clk.now)
 	set := tr.NewSet([]Objective{{TTFTMs: 100, Target: 0.5}})
-	feed := func(ttft float64) { r := rec("m", ttft, 1, 1); r.SLO = set; tr.Consume(r) }
+	feed := func(ttft float64) { tr.Count(rec("m", ttft, 1, 1), set) }
 	// An hour ago minus a bit: 4 misses, out of every window but the total.
 	for range 4 {
 		feed(500)
@@ -117,8 +116,7 @@ func TestTrackerBoundsSeries(t *testing.T) {
 	set := tr.NewSet([]Objective{{LatencyMs: 1}})
 	for i := range MaxSeries + 5 {
 		r := rec(strings.Repeat("m", 1)+string(rune('A'+i%26))+time.Duration(i).String(), 1, 1, 1)
-		r.SLO = set
-		tr.Consume(r)
+		tr.Count(r, set)
 	}
 	if cs, _ := tr.Counters(); len(cs) != 2*MaxSeries || tr.Dropped() != 5 {
 		t.Errorf("%d counters, %d dropped; want %d and 5", len(cs), tr.Dropped(), 2*MaxSeries)
@@ -165,8 +163,7 @@ func TestTrackerConcurrent(t *testing.T) {
 		go func() {
 			for i := range each {
 				r := rec("m", float64((w*each+i)%200), 1, 1)
-				r.SLO = set
-				tr.Consume(r)
+				tr.Count(r, set)
 			}
 			finished <- struct{}{}
 		}()
@@ -201,8 +198,7 @@ func TestTrackerListsUnmatchedSLOs(t *testing.T) {
 	}
 	set := tr.NewSet(objs)
 	r := rec("llama", 50, 5, 500)
-	r.SLO = set
-	tr.Consume(r)
+	tr.Count(r, set)
 	reps := tr.Reports()
 	if len(reps) != 2 || reps[0].SLO != "batch" || reps[1].SLO != "chat" {
 		t.Fatalf("reports %+v, want batch (unmatched) and chat", reps)

@@ -87,8 +87,8 @@ func NewTracker(label func(string) string, now func() time.Time) *Tracker {
 	return &Tracker{series: map[key]*series{}, declared: map[string]*compiled{}, now: now, model: label}
 }
 
-// Set is one handler's SLOs bound to the Tracker that counts them; a record carries it
-// (record.Record.SLO) from the handler to the Tracker's sink.
+// Set is one handler's SLOs bound to the Tracker that counts them; the handler's route
+// (pipeline.Route) carries it beside each record to the Tracker's sink.
 type Set struct {
 	t    *Tracker
 	objs []compiled
@@ -110,12 +110,12 @@ func (t *Tracker) NewSet(objs []Objective) *Set {
 	return s
 }
 
-// Consume counts a finished record against the SLO its Set selects for it: a live request
-// carrying a *Set (shadow, replay and mirror traffic is not the service's) whose model and
-// tenant one of the Set's SLOs selects. It is a pipeline sink.
-func (t *Tracker) Consume(r *record.Record) {
-	s, ok := r.SLO.(*Set)
-	if !ok || s == nil || s.t != t || r.Class != record.ClassLive {
+// Count counts a finished record against the SLO that s, its handler's Set, selects for it: a
+// live request (shadow, replay and mirror traffic is not the service's) whose model and
+// tenant one of the Set's SLOs selects. A nil s, or one of another Tracker, counts nothing.
+// It runs in a pipeline sink.
+func (t *Tracker) Count(r *record.Record, s *Set) {
+	if s == nil || s.t != t || r.Class != record.ClassLive {
 		return
 	}
 	for i := range s.objs {

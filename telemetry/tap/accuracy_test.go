@@ -2,6 +2,7 @@ package tap_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -47,7 +48,7 @@ func TestAccuracyAgainstGroundTruth(t *testing.T) {
 	defer stop()
 
 	tp := tap.New(tap.Options{})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: streams}}
 	defer client.CloseIdleConnections()
 

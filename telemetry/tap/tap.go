@@ -4,6 +4,8 @@
 package tap
 
 import (
+	"cmp"
+	"context"
 	"sync/atomic"
 	"time"
 
@@ -57,8 +59,8 @@ func New(opts Options) *Tap {
 		stats:  stats.New(opts.Stats),
 		recent: record.NewRing(opts.Recent),
 	}
-	t.pipe = pipeline.New(opts.Queue, meter.FinalizeWith(opts.Tokens),
-		pipeline.SinkFunc(t.stats.Add), t.recent)
+	finalize := func(x pipeline.Routed) { meter.Finalize(x.Record, cmp.Or(x.Route.Tokens, opts.Tokens)) }
+	t.pipe = pipeline.New(opts.Queue, finalize, pipeline.SinkFunc(t.stats.Add), t.recent)
 	t.pipe.SetLinger(opts.Linger)
 	t.pipe.SetMaxBytes(opts.QueueBytes)
 	return t
@@ -77,13 +79,11 @@ func (t *Tap) BeginWith(pool *meter.Pool, t0 time.Time, path string) *meter.Mete
 	return pool.Get(t0, path)
 }
 
-// End closes the measurement at end, submits the record and recycles the meter. failure and
-// msg name an error the caller saw (see meter.Finish). It returns the (not yet finalized)
-// record, which the caller must not modify.
+// End closes the measurement at end, submits the record without a route and recycles the
+// meter. failure and msg name an error the caller saw (see meter.Finish). It returns the (not
+// yet finalized) record, which the caller must not modify.
 func (t *Tap) End(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
-	r := t.Finish(m, end, failure, msg)
-	t.Submit(r)
-	return r
+	return pooled{t: t}.End(m, end, failure, msg)
 }
 
 // Finish is End without handing the record to the pipeline: the caller may read the record on
@@ -95,11 +95,16 @@ func (t *Tap) Finish(m *meter.Meter, end time.Time, failure, msg string) *record
 	return r
 }
 
-// Submit hands a record Finish returned to the pipeline; the caller no longer touches it.
-func (t *Tap) Submit(r *record.Record) { t.pipe.Submit(r) }
+// Submit hands a record Finish returned to the pipeline, with its route and span; the caller
+// no longer touches the record.
+func (t *Tap) Submit(x pipeline.Routed) { t.pipe.Submit(x) }
 
-// AddSink adds a consumer of finalized records (metrics, recorders).
+// AddSink adds a consumer of finalized records (metrics, statistics).
 func (t *Tap) AddSink(s pipeline.Sink) { t.pipe.AddSink(s) }
+
+// AddRouted adds a consumer of finalized records that reads their routes and spans
+// (recorders, SLOs, span export; see pipeline.AddRouted).
+func (t *Tap) AddRouted(fn func(pipeline.Routed)) { t.pipe.AddRouted(fn) }
 
 // AddEnricher adds a step that completes finalized records before any sink sees them (see
 // pipeline.AddEnricher).
@@ -124,8 +129,6 @@ func (t *Tap) Recent() *record.Ring { return t.recent }
 // Flush waits until every record ended so far has been finalized and aggregated.
 func (t *Tap) Flush() { t.pipe.Flush() }
 
-// Close drains the pipeline and stops its worker. It is idempotent.
-func (t *Tap) Close() error {
-	t.pipe.Close()
-	return nil
-}
+// Close drains the pipeline, stops its worker and closes the sinks that drain (see
+// pipeline.Close). It is idempotent.
+func (t *Tap) Close(ctx context.Context) error { return t.pipe.Close(ctx) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/meter"
+	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -19,18 +20,23 @@ type Measurer interface {
 	End(m *meter.Meter, end time.Time, failure, msg string) *record.Record
 }
 
-// WithPool returns a Measurer that takes its meters from pool (a handler's own meter options).
-func (t *Tap) WithPool(pool *meter.Pool) Measurer { return pooled{t, pool} }
+// WithPool returns a Measurer that takes its meters from pool (a handler's own meter options)
+// and submits its records on rt (the handler's route: its recorder writes them, its tokenizer
+// counts them; nil for none).
+func (t *Tap) WithPool(pool *meter.Pool, rt *pipeline.Route) Measurer { return pooled{t, pool, rt} }
 
 type pooled struct {
-	t    *Tap
-	pool *meter.Pool
+	t     *Tap
+	pool  *meter.Pool
+	route *pipeline.Route
 }
 
 func (p pooled) Begin(t0 time.Time, path string) *meter.Meter { return p.t.BeginWith(p.pool, t0, path) }
 
 func (p pooled) End(m *meter.Meter, end time.Time, failure, msg string) *record.Record {
-	return p.t.End(m, end, failure, msg)
+	r := p.t.Finish(m, end, failure, msg)
+	p.t.Submit(pipeline.Routed{Record: r, Route: p.route})
+	return r
 }
 
 // Exchange is what Transport needs to know about one request that the request itself does not
@@ -56,9 +62,6 @@ type Exchange struct {
 	// Closed, when set, runs once when the exchange is over: the response body closed, or the
 	// round trip failed.
 	Closed func()
-	// Tag, when set, is given the record as its measurement begins, to set what the engine
-	// cannot know (the recorder that writes it, record.Record.RecordTo).
-	Tag func(*record.Record)
 }
 
 type exchangeKey struct{}
@@ -91,9 +94,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	m := t.Measure.Begin(time.Now(), req.URL.Path)
 	rec := m.Record()
 	rec.RequestID, rec.Class = x.ID, x.Class
-	if x.Tag != nil {
-		x.Tag(rec)
-	}
 	m.RequestBody(x.Body, false)
 	resp, err := t.Base.RoundTrip(req)
 	if err != nil {

@@ -32,7 +32,7 @@ func TestTransportMeasuresWhatTheClientReads(t *testing.T) {
 	}
 	defer func() { stop(); mock.Close() }()
 	tp := tap.New(tap.Options{})
-	defer tp.Close()
+	defer tp.Close(context.Background())
 	client := &http.Client{Transport: &tap.Transport{Base: http.DefaultTransport, Measure: tp}}
 	body := `{"model":"m","stream":true,"max_completion_tokens":20,"messages":[{"role":"user","content":"hi"}]}`
 

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -28,9 +29,9 @@ type Runner struct {
 
 // run is one timeline with its goroutine.
 type run struct {
-	tl   *Timeline
-	stop chan struct{}
-	done chan struct{}
+	tl     *Timeline
+	cancel context.CancelFunc // ends its Run
+	done   chan struct{}
 }
 
 // FileKind names the timeline's files.
@@ -46,7 +47,8 @@ func (r *Runner) Configure(opts Options) {
 		return
 	}
 	r.stopLocked()
-	run := &run{stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	run := &run{cancel: cancel, done: make(chan struct{})}
 	files := &recorder.Beside{Kind: FileKind, Dirs: r.Dirs, OnError: r.OnFileError}
 	if files.Dirs == nil {
 		files.Dirs = func() map[string]recorder.Options { return nil }
@@ -55,7 +57,7 @@ func (r *Runner) Configure(opts Options) {
 	run.tl = New(opts)
 	go func() {
 		defer close(run.done)
-		run.tl.Run(run.stop)
+		_ = run.tl.Run(ctx) // nil: it ends when ctx does
 		files.Close()
 	}()
 	r.key, r.cur = key, run
@@ -74,7 +76,7 @@ func (r *Runner) stopLocked() {
 		return
 	}
 	r.Hub.tl.CompareAndSwap(r.cur.tl, nil)
-	close(r.cur.stop)
+	r.cur.cancel()
 	<-r.cur.done
 	r.cur = nil
 }

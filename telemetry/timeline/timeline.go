@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -417,9 +418,9 @@ func (t *Timeline) Windows(q Query) []Window {
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
-// Run calls Close at every window boundary of the real clock until stop is closed. It is the
-// ticker that closes windows; its caller owns the goroutine and joins it.
-func (t *Timeline) Run(stop <-chan struct{}) {
+// Run calls Close at every window boundary of the real clock until ctx is done, then returns
+// nil. It is the ticker that closes windows; its caller owns the goroutine and joins it.
+func (t *Timeline) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -428,8 +429,8 @@ func (t *Timeline) Run(stop <-chan struct{}) {
 		next := t.startOf(t.seq(now) + 1)
 		timer.Reset(next.Sub(now))
 		select {
-		case <-stop:
-			return
+		case <-ctx.Done():
+			return nil
 		case <-timer.C:
 			t.Close(time.Now())
 		}
