@@ -271,9 +271,14 @@ func TestShadowArrivalShapeAtTheMock(t *testing.T) {
 				t.Fatalf("the mock saw %d requests; the load sent %d, %d ok, %d dropped", len(arr), s.Sent, s.OK, s.Dropped)
 			}
 			// The supervisor starts and ends the schedule on a 50 ms tick: a request more or less
-			// at either end.
-			if d := len(arr) - len(intended); d < -2 || d > 2 {
-				t.Errorf("the mock saw %d requests, the schedule has %d", len(arr), len(intended))
+			// at either end, and a few more where the machine stalled at an end (it then
+			// starts or stops the schedule late: its longest lag says so).
+			slack := 2
+			if s.LagMaxMs > 100 {
+				slack += len(intended) / 10
+			}
+			if d := len(arr) - len(intended); d < -slack || d > slack {
+				t.Errorf("the mock saw %d requests, the schedule has %d (schedule lag max %.0f ms)", len(arr), len(intended), s.LagMaxMs)
 			}
 			// The shape at the mock, robust to the stalls of a loaded machine (a stall holds back
 			// a few requests, which then arrive together: a few gaps change, the median does
