@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -202,7 +201,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	b.shapes.visited(fs)
 	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
 	// --concurrency 1 had been given (the folder, input_config and run_info say so).
-	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.userCentric() { // not given
+	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.UserCentric() { // not given
 		fs.Set("concurrency", "1")
 	}
 	run := func(ctx context.Context, cell *loadtest.SweepCell) (loadtest.Result, int, error) {
@@ -292,7 +291,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	switch {
 	case concurrency < 0:
 		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", concurrency))
-	case !rate && concurrency == 0 && !shapes.userCentric():
+	case !rate && concurrency == 0 && !shapes.UserCentric():
 		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
@@ -333,7 +332,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	for _, b := range pool {
 		maxBody = max(maxBody, len(b))
 	}
-	pick, err := shapes.sampler(len(pool), r.seed)
+	pick, err := workload.NewSampler(shapes.Sampling, "", len(pool), r.seed)
 	if err != nil {
 		return nil, 2, err
 	}
@@ -341,7 +340,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
 	}
 
-	mode := "concurrency" + fmt.Sprint(concurrency)
+	mode := shapes.Mode(concurrency, arr.Rate)
 	w := r.worker
 	share := w.Concurrency(concurrency)
 	if concurrency > 0 && share == 0 {
@@ -353,12 +352,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
 			return nil, 2, err
 		}
-		mode = "request_rate" + formatValue(arr.Rate)
-		if concurrency > 0 {
-			mode += "-concurrency" + fmt.Sprint(concurrency)
-		}
 	}
-	mode = shapes.mode(mode)
 	dir := cf.artifactDir
 	if dir == "" {
 		dir = w.Dir(loadtest.ArtifactDir(cf.model, cf.endpointType, mode))
@@ -374,8 +368,8 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if w.Split() {
 		spec.MapN = w.N
 	}
-	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: entries, count: count,
-		concurrency: concurrency, rate: rate, warmup: warmup > 0}); err != nil {
+	if err := shapes.Apply(spec, loadtest.ShapeRun{Path: r.path, Body: r.spec, Tokens: r.tokens, Seed: r.seed, Lengths: lengths,
+		Entries: entries, Count: count, Concurrency: concurrency, Rate: rate, Warmup: warmup > 0}); err != nil {
 		return nil, 2, err
 	}
 	if err := phases.Apply(spec, arr, concurrency, warmup, r.seed); err != nil {
@@ -442,9 +436,6 @@ func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.Sw
 	}
 	return c
 }
-
-// formatValue writes a flag value for a folder name: 10, 2.5.
-func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // workerFlags split one workload across worker processes (docs/workers.md): bench and replay
 // share them.

@@ -163,9 +163,9 @@ func (s *sweepFlags) sweep(b *benchFlags) (loadtest.Sweep, error) {
 		}
 		if r := b.arr.Rate; r > 0 {
 			if s.conc.level > 0 {
-				mode = "request_rate" + formatValue(r) + "-" + mode
+				mode = "request_rate" + loadtest.FormatValue(r) + "-" + mode
 			} else {
-				mode = "request_rate" + formatValue(r)
+				mode = "request_rate" + loadtest.FormatValue(r)
 			}
 		}
 		base = loadtest.ArtifactDir(b.cf.model, b.cf.endpointType, mode)

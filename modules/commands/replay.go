@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -131,7 +133,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if model == "" {
 		model = "payloads"
 	}
-	mode := "replay_speedup" + formatValue(*speedup)
+	mode := "replay_speedup" + loadtest.FormatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
 		dir = r.worker.Dir(loadtest.ArtifactDir(model, cf.endpointType, mode))
@@ -157,7 +159,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, spec.GraceFrom.Round(time.Millisecond), *speedup)
 	var rec *report.Run
 	if len(compareTo) > 0 { // read before the replay: a bad path is told before the load is sent
-		if rec, err = loadRuns(compareTo, ""); err != nil {
+		if rec, err = report.Join(compareTo, "", termsafe.Writer(os.Stderr)); err != nil {
 			return 1, fmt.Errorf("--compare-to: %w", err)
 		}
 	}
@@ -175,11 +177,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if len(replayRecords) == 0 {
 		replayRecords = compareTo
 	}
-	repSide, err := replayedAtProxy(ctx, side(rep), replayRecords)
+	repSide, err := report.ReplayedAtProxy(ctx, rep.Side(), replayRecords)
 	if err != nil {
 		return 1, err
 	}
-	if err := writeFidelity(stdout, side(rec), repSide, &ff); err != nil {
+	if err := writeFidelity(stdout, rec.Side(), repSide, &ff); err != nil {
 		return 1, err
 	}
 	return 0, nil

@@ -104,7 +104,7 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	classes := []string{*class, *compareClass}
 	var runs []*report.Run
 	for i, p := range paths {
-		run, err := loadRuns(p, classes[i])
+		run, err := report.Join(p, classes[i], termsafe.Writer(os.Stderr))
 		if err != nil {
 			return 1, err
 		}
@@ -143,7 +143,7 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 		return 1, err
 	}
 	if len(runs) == 2 {
-		if err := writeFidelity(stdout, side(runs[0]), side(runs[1]), &ff); err != nil {
+		if err := writeFidelity(stdout, runs[0].Side(), runs[1].Side(), &ff); err != nil {
 			return 1, err
 		}
 	}
