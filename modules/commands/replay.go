@@ -101,30 +101,14 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		return 2, errors.Join(errs...)
 	}
 	sayNotes(stderr, r.notes)
-	reqs, info, err := trace.ReadSorted(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
+	reqs, info, lead, err := trace.ReadSelected(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs, sel.selection(r.seed), func(kept, dropped int) {
+		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", kept, dropped)
+	})
 	if err != nil {
 		return 1, err
 	}
-	var lead time.Duration
-	if pick := sel.selection(r.seed); pick.Active() {
-		var dropped int
-		reqs, lead, dropped = pick.Apply(reqs)
-		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", len(reqs), dropped)
-		if len(reqs) == 0 {
-			return 1, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
-		}
-	}
-	if len(reqs) == 0 {
-		return 1, fmt.Errorf("%s: no requests", path)
-	}
 	if cf.model == "" {
-		for _, q := range reqs {
-			if q.Model != "" {
-				cf.model = q.Model
-				break
-			}
-		}
-		if cf.model == "" && info.Format != trace.FormatPayloads {
+		if cf.model = trace.Model(reqs); cf.model == "" && info.Format != trace.FormatPayloads {
 			return 2, errors.New("--model is required: the trace names no model")
 		}
 		r.spec.Model = cf.model
