@@ -125,34 +125,14 @@ func (c *clientFlags) resolve() (resolved, []error) {
 		errs = append(errs, err)
 	}
 	r.spec.LegacyMaxTokens = c.legacyMaxTokens
-	r.path = c.endpoint
-	if r.path == "" {
-		r.path = workload.DefaultPath(c.endpointType)
-	}
-	if !strings.HasPrefix(r.path, "/") {
-		r.path = "/" + r.path
-	}
+	r.path = workload.Path(c.endpoint, c.endpointType)
 	if !workload.HTTPURL(c.url) {
 		errs = append(errs, fmt.Errorf("--url %q: want http:// or https://", c.url))
 	}
 	c.url = strings.TrimRight(c.url, "/")
-	r.headers = http.Header{}
-	for _, h := range c.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			errs = append(errs, fmt.Errorf("--header %q: want 'Name: value'", h))
-			continue
-		}
-		r.headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	if c.apiKey != "" {
-		if c.endpointType == workload.EndpointMessages {
-			r.headers.Set("X-Api-Key", c.apiKey)
-			r.headers.Set("Anthropic-Version", "2023-06-01")
-		} else {
-			r.headers.Set("Authorization", "Bearer "+c.apiKey)
-		}
-	}
+	var herrs []error
+	r.headers, herrs = loadtest.Headers(c.headers, c.apiKey, c.endpointType)
+	errs = append(errs, herrs...)
 	if r.tokens, err = tokens.Load(c.tokenizer); err != nil {
 		errs = append(errs, fmt.Errorf("--tokenizer: %w", err))
 	}
@@ -347,7 +327,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
 	sched := loadgen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
-		SpinThreshold: pacerSpin(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
+		SpinThreshold: loadgen.SpinFor(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
 		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
 			return nil, 2, err
@@ -401,24 +381,6 @@ func sayNotes(w io.Writer, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-}
-
-// spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then
-// shorter than the spin threshold, so it would spin without pause and take a whole core from
-// the HTTP client (and, on a small machine, from the server under test), while a runtime that
-// busy fires its timers promptly anyway. Lateness is measured either way (schedule lag).
-const spinRateLimit = 1000
-
-// pacerSpin turns --pacer-spin into loadgen's SpinThreshold: negative means the default for the
-// rate, zero means timer only.
-func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
-	switch {
-	case flagValue > 0:
-		return flagValue
-	case flagValue == 0 || rate > spinRateLimit:
-		return -1 // loadgen: timer only
-	}
-	return loadgen.DefaultSpinThreshold
 }
 
 // commandLine is the parsed command line of fs, as run_info and input_config describe it
