@@ -154,3 +154,26 @@ func (s *Shapes) Mode(concurrency int, rate float64) string {
 
 // FormatValue writes a flag value for a folder name: 10, 2.5.
 func FormatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// Prompts builds a benchmark's synthetic request bodies before the run (workload.Synthetic):
+// entries of them (--num-dataset-entries), or count when fewer requests are sent (count > 0),
+// with prompts sized in tok's tokens (nil: o200k_base), and the longest body's size
+// (Spec.MaxBody).
+func Prompts(tok tokens.Counter, lengths workload.Lengths, body workload.BodySpec, seed uint64, entries, count int) (pool [][]byte, maxBody int, err error) {
+	corpus, err := workload.CorpusFor(tok)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := entries
+	if count > 0 {
+		n = min(entries, count)
+	}
+	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: body, Seed: seed}
+	if pool, err = syn.Bodies(n); err != nil {
+		return nil, 0, err
+	}
+	for _, b := range pool {
+		maxBody = max(maxBody, len(b))
+	}
+	return pool, maxBody, nil
+}

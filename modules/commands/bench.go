@@ -155,6 +155,15 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	return r, append(errs, werrs...)
 }
 
+// loadSpec is the spec of a run of class (its label too) to dir, with what the flags give:
+// where and how requests go, their seed, cancellations, SLOs and tokenizer, the worker's share
+// and start.
+func (c *clientFlags) loadSpec(r resolved, class, dir string, info loadtest.RunInfo) *loadtest.Spec {
+	return &loadtest.Spec{Class: class, Label: class, BaseURL: c.url, Headers: r.headers, Seed: r.seed,
+		CancelRate: c.cancelRate / 100, CancelDelay: loadtest.Seconds(c.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+		Info: info, Worker: r.worker, StartAt: r.startAt}
+}
+
 // runLoad runs a load command's main (benchMain, replayMain) on the process's streams until
 // SIGINT or SIGTERM.
 func runLoad(main func(context.Context, io.Writer, io.Writer, bool, *flag.FlagSet, []string, func(*loadtest.Spec, *loadtest.Result)) (int, error)) func(*flag.FlagSet, []string) (int, error) {
@@ -295,22 +304,9 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		count = 10
 	}
 
-	corpus, err := workload.CorpusFor(r.tokens) // prompts sized in --tokenizer tokens
+	pool, maxBody, err := loadtest.Prompts(r.tokens, lengths, r.spec, r.seed, entries, count) // sized in --tokenizer tokens
 	if err != nil {
 		return nil, 1, err
-	}
-	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
-	n := min(entries, max(count, 1))
-	if count == 0 {
-		n = entries
-	}
-	pool, err := syn.Bodies(n)
-	if err != nil {
-		return nil, 1, err
-	}
-	maxBody := 0
-	for _, b := range pool {
-		maxBody = max(maxBody, len(b))
 	}
 	pick, err := workload.NewSampler(shapes.Sampling, "", len(pool), r.seed)
 	if err != nil {
@@ -337,14 +333,9 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if dir == "" {
 		dir = w.Dir(loadtest.ArtifactDir(cf.model, cf.endpointType, mode))
 	}
-	spec := &loadtest.Spec{
-		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
-		MaxIdle: share, MaxBody: maxBody,
-		Info:   loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed),
-		Worker: w, StartAt: r.startAt,
-	}
+	spec := cf.loadSpec(r, record.ClassBench, dir, loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed))
+	spec.Schedule, spec.Grace, spec.GraceFrom, spec.Total, spec.Build = sched, graceD, sched.Duration, sched.MaxRequests, build
+	spec.MaxIdle, spec.MaxBody = share, maxBody
 	if w.Split() {
 		spec.MapN = w.N
 	}

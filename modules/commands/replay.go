@@ -122,12 +122,8 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if dir == "" {
 		dir = r.worker.Dir(loadtest.ArtifactDir(model, cf.endpointType, mode))
 	}
-	spec := &loadtest.Spec{
-		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Info:   loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed),
-		Worker: r.worker, StartAt: r.startAt, RequestTimeout: timeout, Grace: graceD,
-	}
+	spec := cf.loadSpec(r, record.ClassReplay, dir, loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed))
+	spec.RequestTimeout, spec.Grace = timeout, graceD
 	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
 	// otherwise: their sizes are fitted to the server's counts (--fit-input-tokens).
 	rp := loadtest.Replay{Requests: reqs, Path: r.path, Body: r.spec, Tokens: r.tokens,
