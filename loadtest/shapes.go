@@ -47,25 +47,12 @@ func (s *Shapes) Active() bool {
 // UserCentric reports whether the run is user-centric (--user-centric-rate, --num-users).
 func (s *Shapes) UserCentric() bool { return s.UserRate != 0 || s.Users != 0 }
 
-// ShapeRun is what the shapes need from the rest of a benchmark's configuration.
-type ShapeRun struct {
-	// Path, Body and Tokens write the bodies, as Conversations and workload.Dataset take them.
-	Path   string
-	Body   workload.BodySpec
-	Tokens tokens.Counter
-	// Seed is the run's seed; Lengths its prompt and output lengths; Entries the distinct
-	// prompts (--num-dataset-entries); Count the requests (0: by duration); Concurrency the
-	// requests in flight.
-	Seed                        uint64
-	Lengths                     workload.Lengths
-	Entries, Count, Concurrency int
-	// Rate and Warmup say whether the run has a request rate and a warmup request count.
-	Rate, Warmup bool
-}
-
-// Apply checks the shapes and, when one is active, makes spec send conversations
-// (ConversationLoad.Apply), reading the dataset file when one is given.
-func (s *Shapes) Apply(spec *Spec, in ShapeRun) error {
+// Apply checks the shapes and, when one is active, makes spec send conversations: load (its
+// Path, Body, Tokens, Seed, Entries, Count and OpenLoop set from the rest of the benchmark)
+// with the shapes' members, the synthetic conversations of lengths or the dataset file's
+// (ConversationLoad.Apply). concurrency and warmup are the benchmark's requests in flight and
+// whether it has a warmup request count.
+func (s *Shapes) Apply(spec *Spec, load ConversationLoad, lengths workload.Lengths, concurrency int, warmup bool) error {
 	if !s.Active() {
 		return nil
 	}
@@ -83,17 +70,17 @@ func (s *Shapes) Apply(spec *Spec, in ShapeRun) error {
 		case s.Users < 1 || s.Users > 100000:
 			errs = append(errs, fmt.Errorf("--num-users %d: want 1 to 100000 with --user-centric-rate", s.Users))
 		}
-		if in.Rate {
+		if load.OpenLoop {
 			errs = append(errs, errors.New("--user-centric-rate and --request-rate are different modes: give one"))
 		}
-		if in.Warmup {
+		if warmup {
 			errs = append(errs, errors.New("--warmup-request-count is not supported with --user-centric-rate"))
 		}
-		if in.Concurrency > 0 {
+		if concurrency > 0 {
 			errs = append(errs, errors.New("--concurrency is not supported with --user-centric-rate: its users pace themselves"))
 		}
 	}
-	conv := &workload.ConversationSpec{Lengths: in.Lengths, Seed: in.Seed ^ 0xc0,
+	conv := &workload.ConversationSpec{Lengths: lengths, Seed: load.Seed ^ 0xc0,
 		TurnMean: s.TurnMean, TurnStddev: s.TurnStddev, DelayMean: s.DelayMean, DelayStddev: s.DelayStddev,
 		DelayRatio: s.DelayRatio, PrefixPool: s.PrefixPool, PrefixLength: s.PrefixLength,
 		SystemLength: s.SystemLength, ContextLength: s.ContextLength}
@@ -118,12 +105,10 @@ func (s *Shapes) Apply(spec *Spec, in ShapeRun) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	load := ConversationLoad{Path: in.Path, Body: in.Body, Synthetic: conv, Entries: in.Entries,
-		Tokens: in.Tokens, Sampling: s.Sampling, Seed: in.Seed, Count: in.Count,
-		UserRate: s.UserRate, Users: s.Users, OpenLoop: in.Rate}
+	load.Synthetic, load.Sampling, load.UserRate, load.Users = conv, s.Sampling, s.UserRate, s.Users
 	if s.InputFile != "" {
 		var err error
-		if load.Dataset, err = workload.LoadDataset(s.InputFile, kind, in.Tokens); err != nil {
+		if load.Dataset, err = workload.LoadDataset(s.InputFile, kind, load.Tokens); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -146,13 +147,16 @@ type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// writeWhole creates path and writes it with write.
+// writeWhole creates path (createFile) and writes it with write, through a buffer.
 func writeWhole(path string, write func(io.Writer) error) error {
 	f, err := createFile(path)
 	if err != nil {
 		return err
 	}
-	err = write(f)
+	w := bufio.NewWriterSize(f, 64<<10)
+	if err = write(w); err == nil {
+		err = w.Flush()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

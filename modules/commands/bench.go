@@ -339,8 +339,8 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if w.Split() {
 		spec.MapN = w.N
 	}
-	if err := shapes.Apply(spec, loadtest.ShapeRun{Path: r.path, Body: r.spec, Tokens: r.tokens, Seed: r.seed, Lengths: lengths,
-		Entries: entries, Count: count, Concurrency: concurrency, Rate: rate, Warmup: warmup > 0}); err != nil {
+	conv := loadtest.ConversationLoad{Path: r.path, Body: r.spec, Tokens: r.tokens, Seed: r.seed, Entries: entries, Count: count, OpenLoop: rate}
+	if err := shapes.Apply(spec, conv, lengths, concurrency, warmup > 0); err != nil {
 		return nil, 2, err
 	}
 	if err := phases.Apply(spec, arr, concurrency, warmup, r.seed); err != nil {

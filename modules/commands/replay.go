@@ -56,7 +56,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	speedup := fs.Float64("speedup", 1, "replay this many times faster than recorded (2 = twice as fast)")
 	maxReqs := fs.Int("max-requests", 0, "replay only the first N requests (0 = all)")
 	format := trace.FormatAuto
-	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
+	fs.Var(&format, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
 	var compareTo multiFlag
 	fs.Var(&compareTo, "compare-to", "a recording (records folder or file; repeatable) to judge the replay's fidelity against")

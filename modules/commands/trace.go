@@ -84,30 +84,12 @@ func traceUsage(w io.Writer) {
 `)
 }
 
-// formatFlag is a flag.Value holding a trace.Format.
-type formatFlag struct{ f *trace.Format }
-
-func (v formatFlag) String() string {
-	if v.f == nil {
-		return "auto"
-	}
-	return v.f.String()
-}
-
-func (v formatFlag) Set(s string) error {
-	f, err := trace.ParseFormat(s)
-	if err == nil {
-		*v.f = f
-	}
-	return err
-}
-
 func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	stdout = termsafe.Writer(stdout) // a trace file's text is anyone's
 	fs := flag.NewFlagSet("llmtap trace stats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var format trace.Format
-	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
+	fs.Var(&format, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
 	asJSON := fs.Bool("json", false, "print a JSON array, one object per file")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed lines instead of stopping at the first")
 	if code, err := parseFiles(fs, args); err != nil {
@@ -191,7 +173,7 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 	fs := flag.NewFlagSet("llmtap trace convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var from trace.Format
-	fs.Var(formatFlag{&from}, "from", "input format: auto, mooncake, records, payloads, azure or burstgpt")
+	fs.Var(&from, "from", "input format: auto, mooncake, records, payloads, azure or burstgpt")
 	to := fs.String("to", "", "output format (mooncake)")
 	roundMs := fs.Bool("round-ms", false, "write whole milliseconds (for tools that want integer timestamps)")
 	keepSessions := fs.Bool("keep-sessions", false, "write session_id and delay (off by default: AIPerf would append earlier turns to prompts that may already hold them)")
