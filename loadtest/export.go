@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,21 +13,6 @@ import (
 
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
-
-// createFile creates (or truncates) a file readable by its owner only: exports may hold
-// prompts and model names that are not for everyone.
-func createFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	// An existing file keeps its mode through O_TRUNC; make sure it is private.
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
 
 // RunInfo is what a run was and how it was invoked, for the JSON export: llmtap's own record
 // (run_info) and AIPerf's nested input_config.

@@ -57,9 +57,14 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 	if err != nil {
 		return nil, err
 	}
+	total, synthetic := 0, false // prompt tokens; whether any request gets a synthetic prompt
+	for i := range reqs {
+		total += reqs[i].InputLength
+		synthetic = synthetic || reqs[i].Payload == nil
+	}
 	var fit *workload.TokenFit
 	var sent []atomic.Int32
-	if rp.FitTokens && hasSynthetic(reqs) {
+	if rp.FitTokens && synthetic {
 		fit, sent = new(workload.TokenFit), make([]atomic.Int32, len(reqs))
 	}
 	// AIPerf's session_num: the index of a request's conversation, in the order the trace first
@@ -101,10 +106,6 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 	// Bodies are built before the run when they fit in memory comfortably, so that the send
 	// path does no prompt building or JSON encoding and the schedule is kept to the millisecond;
 	// not when their sizes are fitted to the server's counts as the responses come.
-	total := 0
-	for i := range reqs {
-		total += reqs[i].InputLength
-	}
 	if fit == nil && total <= prebuildTokens {
 		bodies := make([]Request, len(reqs))
 		for i := range reqs {
@@ -200,15 +201,4 @@ func planReplay(reqs []trace.Request) replayPlan {
 		p.headTimes = append(p.headTimes, reqs[i].Timestamp)
 	}
 	return p
-}
-
-// hasSynthetic reports whether any request of the trace is replayed with a synthetic prompt
-// (sized by its input length) rather than its recorded body.
-func hasSynthetic(reqs []trace.Request) bool {
-	for i := range reqs {
-		if reqs[i].Payload == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/h1client"
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -247,7 +248,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	jp := filepath.Join(s.Dir, "profile_export.jsonl")
-	jf, err := createFile(jp)
+	jf, err := privatefile.Create(jp)
 	if err != nil {
 		return res, err
 	}

@@ -108,14 +108,11 @@ func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Ti
 	}
 	out.Released = time.Since(start)
 	out.Sent = out.Released
-	defer func() { out.Done = time.Since(start) }()
 	req, err := s.request(ctx, n, intended)
-	if err != nil {
-		out.Err = err
-		out.Done = time.Since(start)
-		return out
+	var resp *http.Response
+	if err == nil {
+		resp, err = s.client.Do(req)
 	}
-	resp, err := s.client.Do(req)
 	if err != nil {
 		out.Err = err
 		out.Done = time.Since(start)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -147,9 +148,9 @@ type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// writeWhole creates path (createFile) and writes it with write, through a buffer.
+// writeWhole creates path (privatefile.Create) and writes it with write, through a buffer.
 func writeWhole(path string, write func(io.Writer) error) error {
-	f, err := createFile(path)
+	f, err := privatefile.Create(path)
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,5 @@
-// Package privatefile writes output files that only their owner may read (mode 0600), whole
-// or not at all: traces, records and merges hold prompts and answers.
+// Package privatefile writes output files that only their owner may read (mode 0600): traces,
+// records, exports and merges hold prompts, answers and model names not for everyone.
 package privatefile
 
 import (
@@ -7,6 +7,21 @@ import (
 	"os"
 	"path/filepath"
 )
+
+// Create creates (or truncates) the file path, readable by its owner only, for writing in
+// place.
+func Create(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	// An existing file keeps its mode through O_TRUNC; make sure it is private.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
 
 // Write writes a file through a temporary file in the same folder, renamed into place
 // when complete: the result has mode 0600 even when it replaces an existing file, and a failed

@@ -101,7 +101,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		return 2, errors.Join(errs...)
 	}
 	sayNotes(stderr, r.notes)
-	reqs, info, lead, err := trace.ReadSelected(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs, sel.selection(r.seed), func(kept, dropped int) {
+	reqs, info, lead, err := trace.ReadSelected(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs, trace.Selection{Ratio: sel.ratio, Seed: r.seed, Start: sel.start.at(), End: sel.end.at()}, func(kept, dropped int) {
 		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", kept, dropped)
 	})
 	if err != nil {
@@ -258,9 +258,4 @@ func (s *traceSelect) errs() []error {
 		errs = append(errs, fmt.Errorf("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", s.end.ms, s.start.ms))
 	}
 	return errs
-}
-
-// selection is what of the trace the flags choose, with seed's sample.
-func (s *traceSelect) selection(seed uint64) trace.Selection {
-	return trace.Selection{Ratio: s.ratio, Seed: seed, Start: s.start.at(), End: s.end.at()}
 }

@@ -61,18 +61,10 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	ff.register(fs, true)
 	var df decideFlags
 	df.register(fs)
-	// Flags may come before or after RUN.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	if err := fs.Parse(reorderFlags(fs, args)); err != nil { // flags may come before or after RUN
+		return 2, err
 	}
+	pos := fs.Args()
 	if *merge {
 		return reportMerge(os.Stdout, pos, *mergeOut)
 	}
