@@ -6,31 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
-
-// createFile creates (or truncates) a file readable by its owner only: exports may hold
-// prompts and model names that are not for everyone.
-func createFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	// An existing file keeps its mode through O_TRUNC; make sure it is private.
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
 
 // RunInfo is what a run was and how it was invoked, for the JSON export: llmtap's own record
 // (run_info) and AIPerf's nested input_config.
@@ -216,36 +198,19 @@ func ClassGroups(s stats.Summary, class string) []stats.GroupSummary {
 
 // WriteExports writes profile_export_aiperf.json and .csv into dir.
 func WriteExports(dir string, e Export) ([]string, error) {
-	var files []string
 	jp := filepath.Join(dir, "profile_export_aiperf.json")
-	f, err := createFile(jp)
-	if err != nil {
+	if err := writeWhole(jp, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(e)
+	}); err != nil {
 		return nil, err
 	}
-	enc := json.NewEncoder(f)
-	enc.SetIndent("", "  ")
-	err = enc.Encode(e)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", jp, err)
-	}
-	files = append(files, jp)
-
 	cp := filepath.Join(dir, "profile_export_aiperf.csv")
-	f, err = createFile(cp)
-	if err != nil {
+	if err := writeWhole(cp, func(w io.Writer) error { return writeCSV(w, e) }); err != nil {
 		return nil, err
 	}
-	err = writeCSV(f, e)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("writing %s: %w", cp, err)
-	}
-	return append(files, cp), nil
+	return []string{jp, cp}, nil
 }
 
 // writeCSV writes profile_export_aiperf.csv as AIPerf's CsvExporter does at AIPerfCommit
@@ -271,11 +236,11 @@ func writeCSV(w io.Writer, e Export) error {
 		case stats.Stat:
 			cells := []string{csvName(header, v.Unit)}
 			for _, k := range stats.AIPerfStatKeys() {
-				cells = append(cells, pyFloat2(v.Get(k)))
+				cells = append(cells, pyFloat(v.Get(k), 2))
 			}
 			dists = append(dists, row{m.k, cells})
 		case stats.Scalar:
-			singles = append(singles, row{m.k, []string{csvName(header, v.Unit), pyFloat2(v.Value)}})
+			singles = append(singles, row{m.k, []string{csvName(header, v.Unit), pyFloat(v.Value, 2)}})
 		}
 	}
 	byTag := func(a, b row) int { return strings.Compare(a.tag, b.tag) }
@@ -309,20 +274,6 @@ func csvName(header, unit string) string {
 		return header + " (" + unit + ")"
 	}
 	return header
-}
-
-// pyFloat2 is Python's f"{v:.2f}" of a float: correctly rounded like strconv's, with Python's
-// words for what is not a number.
-func pyFloat2(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "nan"
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
 // aiperfHeaders are the metrics of AIPerf's MetricRegistry at AIPerfCommit that its

@@ -1,10 +1,9 @@
 package loadtest
 
 import (
-	"bufio"
 	"cmp"
 	"encoding/json"
-	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -89,26 +88,14 @@ func (in *inputs) write(dir string) (string, error) {
 	}
 	slices.SortFunc(data, func(a, b *inputSession) int { return cmp.Or(cmp.Compare(a.num, b.num), cmp.Compare(a.ID, b.ID)) })
 	p := filepath.Join(dir, InputsFile)
-	f, err := createFile(p)
-	if err != nil {
-		return "", err
-	}
-	w := bufio.NewWriter(f)
 	doc := struct {
 		Data []*inputSession `json:"data"`
 		// LeftOut counts the payloads left out: past maxInputsBytes, or not JSON (llmtap's
 		// member).
 		LeftOut int `json:"payloads_left_out,omitempty"`
 	}{data, in.left}
-	err = json.NewEncoder(w).Encode(doc)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", p, err)
+	if err := writeWhole(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(doc) }); err != nil {
+		return "", err
 	}
 	return p, nil
 }

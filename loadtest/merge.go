@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,16 +87,8 @@ func (s *Spec) snapshot(e Export, col *collector) (Snapshot, error) {
 // writeSnapshot writes snap as dir/SnapshotFile.
 func writeSnapshot(dir string, snap Snapshot) (string, error) {
 	p := filepath.Join(dir, SnapshotFile)
-	f, err := createFile(p)
-	if err != nil {
+	if err := writeWhole(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(snap) }); err != nil {
 		return "", err
-	}
-	err = json.NewEncoder(f).Encode(snap)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
 }
@@ -251,24 +242,16 @@ func Merge(dirs []string, out string) (Export, []string, error) {
 // concatLines writes out/profile_export.jsonl as the lines of every dir's, in turn.
 func concatLines(dirs []string, out string) (string, error) {
 	p := filepath.Join(out, "profile_export.jsonl")
-	f, err := createFile(p)
+	err := writeWhole(p, func(w io.Writer) error {
+		for _, d := range dirs {
+			if err := appendFile(w, filepath.Join(d, "profile_export.jsonl")); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return "", err
-	}
-	w := bufio.NewWriterSize(f, 64<<10)
-	for _, d := range dirs {
-		if err = appendFile(w, filepath.Join(d, "profile_export.jsonl")); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", p, err)
 	}
 	return p, nil
 }

@@ -57,31 +57,19 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 	if err != nil {
 		return nil, err
 	}
+	total, synthetic := 0, false // prompt tokens; whether any request gets a synthetic prompt
+	for i := range reqs {
+		total += reqs[i].InputLength
+		synthetic = synthetic || reqs[i].Payload == nil
+	}
 	var fit *workload.TokenFit
 	var sent []atomic.Int32
-	if rp.FitTokens && hasSynthetic(reqs) {
+	if rp.FitTokens && synthetic {
 		fit, sent = new(workload.TokenFit), make([]atomic.Int32, len(reqs))
-	}
-	// AIPerf's session_num: the index of a request's conversation, in the order the trace first
-	// names it; a request without a session is a conversation of its own.
-	sessionNums := make([]int, len(reqs))
-	bySession := map[string]int{}
-	next := 0
-	for i := range reqs {
-		id := reqs[i].SessionID
-		if k, ok := bySession[id]; ok && id != "" {
-			sessionNums[i] = k
-			continue
-		}
-		sessionNums[i] = next
-		if id != "" {
-			bySession[id] = next
-		}
-		next++
 	}
 	build := func(i int) (Request, error) {
 		q := &reqs[i]
-		b := Request{Path: rp.Path, Session: q.SessionID, SessionNum: &sessionNums[i]}
+		b := Request{Path: rp.Path, Session: q.SessionID, SessionNum: &plan.conv[i]}
 		if q.Payload != nil {
 			b.Body = q.Payload
 			if q.Path != "" {
@@ -101,10 +89,6 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 	// Bodies are built before the run when they fit in memory comfortably, so that the send
 	// path does no prompt building or JSON encoding and the schedule is kept to the millisecond;
 	// not when their sizes are fitted to the server's counts as the responses come.
-	total := 0
-	for i := range reqs {
-		total += reqs[i].InputLength
-	}
 	if fit == nil && total <= prebuildTokens {
 		bodies := make([]Request, len(reqs))
 		for i := range reqs {
@@ -161,9 +145,12 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 // replayPlan splits a trace into the requests sent on the open-loop schedule (heads: requests
 // without a session, and each session's first turn) and the chain of each session's turns.
 type replayPlan struct {
-	heads       []int           // trace indices of scheduled requests, in time order
-	headTimes   []time.Duration // their timestamps
-	next        []int           // trace index of the turn after i in its session, −1 if none
+	heads     []int           // trace indices of scheduled requests, in time order
+	headTimes []time.Duration // their timestamps
+	next      []int           // trace index of the turn after i in its session, −1 if none
+	// conv is AIPerf's session_num of each request: its conversation's place among the heads,
+	// in the order the trace first names it (a request without a session is one of its own).
+	conv        []int
 	hasSessions bool
 }
 
@@ -179,36 +166,25 @@ func (p replayPlan) requests(heads []int) int {
 }
 
 func planReplay(reqs []trace.Request) replayPlan {
-	p := replayPlan{next: make([]int, len(reqs))}
+	p := replayPlan{next: make([]int, len(reqs)), conv: make([]int, len(reqs))}
 	last := map[string]int{}
 	for i := range reqs {
 		p.next[i] = -1
 		sid := reqs[i].SessionID
-		if sid == "" {
-			p.heads = append(p.heads, i)
-			continue
-		}
-		if prev, ok := last[sid]; ok {
+		if prev, ok := last[sid]; ok { // a request without a session (sid "") is never in last
 			p.next[prev] = i
+			p.conv[i] = p.conv[prev]
 			p.hasSessions = true
 		} else {
+			p.conv[i] = len(p.heads)
 			p.heads = append(p.heads, i)
 		}
-		last[sid] = i
+		if sid != "" {
+			last[sid] = i
+		}
 	}
 	for _, i := range p.heads {
 		p.headTimes = append(p.headTimes, reqs[i].Timestamp)
 	}
 	return p
-}
-
-// hasSynthetic reports whether any request of the trace is replayed with a synthetic prompt
-// (sized by its input length) rather than its recorded body.
-func hasSynthetic(reqs []trace.Request) bool {
-	for i := range reqs {
-		if reqs[i].Payload == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/h1client"
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -161,6 +162,18 @@ type Result struct {
 	Duration time.Duration
 }
 
+// Failed is the error of a run in which no request completed (with the first failure's count
+// and message when requests failed), nil when one did.
+func (r *Result) Failed() error {
+	switch {
+	case r.Counters.Completed > 0:
+		return nil
+	case len(r.Export.Errors) > 0:
+		return fmt.Errorf("no request completed: %d failed with %s", r.Export.Errors[0].Count, r.Export.Errors[0].Details.Message)
+	}
+	return errors.New("no request completed")
+}
+
 // transport is the generator's HTTP client transport: plain-HTTP/1.1 requests go through
 // h1client, which does each exchange on the sending goroutine over a pool of kept-alive
 // connections (BenchmarkRoundTrip there, -cpu 1: 47–67 against net/http's 68–111 µs of CPU per
@@ -235,7 +248,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	jp := filepath.Join(s.Dir, "profile_export.jsonl")
-	jf, err := createFile(jp)
+	jf, err := privatefile.Create(jp)
 	if err != nil {
 		return res, err
 	}

@@ -8,11 +8,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
@@ -106,14 +108,11 @@ func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Ti
 	}
 	out.Released = time.Since(start)
 	out.Sent = out.Released
-	defer func() { out.Done = time.Since(start) }()
 	req, err := s.request(ctx, n, intended)
-	if err != nil {
-		out.Err = err
-		out.Done = time.Since(start)
-		return out
+	var resp *http.Response
+	if err == nil {
+		resp, err = s.client.Do(req)
 	}
-	resp, err := s.client.Do(req)
 	if err != nil {
 		out.Err = err
 		out.Done = time.Since(start)
@@ -212,4 +211,30 @@ func (si *sendInfo) cancelAfterWrite(ctx context.Context, delay time.Duration) (
 		mu.Unlock()
 		cancel()
 	}
+}
+
+// Headers returns the headers of a benchmark's requests: each "Name: value" of lines
+// (--header), then apiKey (--api-key) as the endpoint type's API takes it, x-api-key with the
+// Anthropic version for messages and a bearer Authorization otherwise. A malformed line is
+// left out, with an error.
+func Headers(lines []string, apiKey, endpointType string) (http.Header, []error) {
+	h := http.Header{}
+	var errs []error
+	for _, line := range lines {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			errs = append(errs, fmt.Errorf("--header %q: want 'Name: value'", line))
+			continue
+		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	switch {
+	case apiKey == "":
+	case endpointType == workload.EndpointMessages:
+		h.Set("X-Api-Key", apiKey)
+		h.Set("Anthropic-Version", "2023-06-01")
+	default:
+		h.Set("Authorization", "Bearer "+apiKey)
+	}
+	return h, errs
 }

@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"bufio"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -146,13 +148,16 @@ type rawJSON []byte
 
 func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
-// writeWhole creates path and writes it with write.
+// writeWhole creates path (privatefile.Create) and writes it with write, through a buffer.
 func writeWhole(path string, write func(io.Writer) error) error {
-	f, err := createFile(path)
+	f, err := privatefile.Create(path)
 	if err != nil {
 		return err
 	}
-	err = write(f)
+	w := bufio.NewWriterSize(f, 64<<10)
+	if err = write(w); err == nil {
+		err = w.Flush()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

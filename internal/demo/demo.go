@@ -26,6 +26,7 @@ import (
 	_ "github.com/llmtap/llmtap/caddyfile"
 
 	"github.com/llmtap/llmtap/api/client"
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -93,7 +94,7 @@ type Records struct {
 
 // CreateRecords creates (or empties) the records file at path, with mode 0600.
 func CreateRecords(path string) (*Records, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	f, err := privatefile.Create(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -126,34 +125,14 @@ func (c *clientFlags) resolve() (resolved, []error) {
 		errs = append(errs, err)
 	}
 	r.spec.LegacyMaxTokens = c.legacyMaxTokens
-	r.path = c.endpoint
-	if r.path == "" {
-		r.path = workload.DefaultPath(c.endpointType)
-	}
-	if !strings.HasPrefix(r.path, "/") {
-		r.path = "/" + r.path
-	}
+	r.path = workload.Path(c.endpoint, c.endpointType)
 	if !workload.HTTPURL(c.url) {
 		errs = append(errs, fmt.Errorf("--url %q: want http:// or https://", c.url))
 	}
 	c.url = strings.TrimRight(c.url, "/")
-	r.headers = http.Header{}
-	for _, h := range c.headers {
-		k, v, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			errs = append(errs, fmt.Errorf("--header %q: want 'Name: value'", h))
-			continue
-		}
-		r.headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-	}
-	if c.apiKey != "" {
-		if c.endpointType == workload.EndpointMessages {
-			r.headers.Set("X-Api-Key", c.apiKey)
-			r.headers.Set("Anthropic-Version", "2023-06-01")
-		} else {
-			r.headers.Set("Authorization", "Bearer "+c.apiKey)
-		}
-	}
+	var herrs []error
+	r.headers, herrs = loadtest.Headers(c.headers, c.apiKey, c.endpointType)
+	errs = append(errs, herrs...)
 	if r.tokens, err = tokens.Load(c.tokenizer); err != nil {
 		errs = append(errs, fmt.Errorf("--tokenizer: %w", err))
 	}
@@ -174,6 +153,15 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	var werrs []error
 	r.worker, r.startAt, werrs = c.workerFlags.resolve()
 	return r, append(errs, werrs...)
+}
+
+// loadSpec is the spec of a run of class (its label too) to dir, with what the flags give:
+// where and how requests go, their seed, cancellations, SLOs and tokenizer, the worker's share
+// and start.
+func (c *clientFlags) loadSpec(r resolved, class, dir string, info loadtest.RunInfo) *loadtest.Spec {
+	return &loadtest.Spec{Class: class, Label: class, BaseURL: c.url, Headers: r.headers, Seed: r.seed,
+		CancelRate: c.cancelRate / 100, CancelDelay: loadtest.Seconds(c.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+		Info: info, Worker: r.worker, StartAt: r.startAt}
 }
 
 // runLoad runs a load command's main (benchMain, replayMain) on the process's streams until
@@ -202,7 +190,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	b.shapes.visited(fs)
 	// Neither a concurrency nor a rate: one request in flight, AIPerf's default, as if
 	// --concurrency 1 had been given (the folder, input_config and run_info say so).
-	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.userCentric() { // not given
+	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.UserCentric() { // not given
 		fs.Set("concurrency", "1")
 	}
 	run := func(ctx context.Context, cell *loadtest.SweepCell) (loadtest.Result, int, error) {
@@ -292,7 +280,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	switch {
 	case concurrency < 0:
 		errs = append(errs, fmt.Errorf("--concurrency %d: must not be negative", concurrency))
-	case !rate && concurrency == 0 && !shapes.userCentric():
+	case !rate && concurrency == 0 && !shapes.UserCentric():
 		errs = append(errs, errors.New("--concurrency 0 sends nothing: give a concurrency (closed loop) or --request-rate (open loop)"))
 	}
 	if rate {
@@ -316,24 +304,11 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		count = 10
 	}
 
-	corpus, err := workload.CorpusFor(r.tokens) // prompts sized in --tokenizer tokens
+	pool, maxBody, err := loadtest.Prompts(r.tokens, lengths, r.spec, r.seed, entries, count) // sized in --tokenizer tokens
 	if err != nil {
 		return nil, 1, err
 	}
-	syn := &workload.Synthetic{Corpus: corpus, Lengths: lengths, Spec: r.spec, Seed: r.seed}
-	n := min(entries, max(count, 1))
-	if count == 0 {
-		n = entries
-	}
-	pool, err := syn.Bodies(n)
-	if err != nil {
-		return nil, 1, err
-	}
-	maxBody := 0
-	for _, b := range pool {
-		maxBody = max(maxBody, len(b))
-	}
-	pick, err := shapes.sampler(len(pool), r.seed)
+	pick, err := workload.NewSampler(shapes.Sampling, "", len(pool), r.seed)
 	if err != nil {
 		return nil, 2, err
 	}
@@ -341,41 +316,31 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
 	}
 
-	mode := "concurrency" + fmt.Sprint(concurrency)
+	mode := shapes.Mode(concurrency, arr.Rate)
 	w := r.worker
 	share := w.Concurrency(concurrency)
 	if concurrency > 0 && share == 0 {
 		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
 	sched := loadgen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
-		SpinThreshold: pacerSpin(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
+		SpinThreshold: loadgen.SpinFor(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
 		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
 			return nil, 2, err
 		}
-		mode = "request_rate" + formatValue(arr.Rate)
-		if concurrency > 0 {
-			mode += "-concurrency" + fmt.Sprint(concurrency)
-		}
 	}
-	mode = shapes.mode(mode)
 	dir := cf.artifactDir
 	if dir == "" {
 		dir = w.Dir(loadtest.ArtifactDir(cf.model, cf.endpointType, mode))
 	}
-	spec := &loadtest.Spec{
-		Class: record.ClassBench, Label: "bench", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Schedule: sched, Grace: graceD, GraceFrom: sched.Duration, Total: sched.MaxRequests, Build: build,
-		MaxIdle: share, MaxBody: maxBody,
-		Info:   loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed),
-		Worker: w, StartAt: r.startAt,
-	}
+	spec := cf.loadSpec(r, record.ClassBench, dir, loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed))
+	spec.Schedule, spec.Grace, spec.GraceFrom, spec.Total, spec.Build = sched, graceD, sched.Duration, sched.MaxRequests, build
+	spec.MaxIdle, spec.MaxBody = share, maxBody
 	if w.Split() {
 		spec.MapN = w.N
 	}
-	if err := shapes.apply(spec, shapeRun{r: r, lengths: lengths, entries: entries, count: count,
-		concurrency: concurrency, rate: rate, warmup: warmup > 0}); err != nil {
+	conv := loadtest.ConversationLoad{Path: r.path, Body: r.spec, Tokens: r.tokens, Seed: r.seed, Entries: entries, Count: count, OpenLoop: rate}
+	if err := shapes.Apply(spec, conv, lengths, concurrency, warmup > 0); err != nil {
 		return nil, 2, err
 	}
 	if err := phases.Apply(spec, arr, concurrency, warmup, r.seed); err != nil {
@@ -409,24 +374,6 @@ func sayNotes(w io.Writer, notes []string) {
 	}
 }
 
-// spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then
-// shorter than the spin threshold, so it would spin without pause and take a whole core from
-// the HTTP client (and, on a small machine, from the server under test), while a runtime that
-// busy fires its timers promptly anyway. Lateness is measured either way (schedule lag).
-const spinRateLimit = 1000
-
-// pacerSpin turns --pacer-spin into loadgen's SpinThreshold: negative means the default for the
-// rate, zero means timer only.
-func pacerSpin(flagValue time.Duration, rate float64) time.Duration {
-	switch {
-	case flagValue > 0:
-		return flagValue
-	case flagValue == 0 || rate > spinRateLimit:
-		return -1 // loadgen: timer only
-	}
-	return loadgen.DefaultSpinThreshold
-}
-
 // commandLine is the parsed command line of fs, as run_info and input_config describe it
 // (loadtest.NewRunInfo), for a sweep's cell when set; secrets stay out of the exports.
 func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.SweepCell) loadtest.CommandLine {
@@ -442,9 +389,6 @@ func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.Sw
 	}
 	return c
 }
-
-// formatValue writes a flag value for a folder name: 10, 2.5.
-func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // workerFlags split one workload across worker processes (docs/workers.md): bench and replay
 // share them.

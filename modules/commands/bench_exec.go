@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,14 +43,11 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 	if hook != nil {
 		hook(spec, &res)
 	}
+	if err == nil {
+		err = res.Failed()
+	}
 	if err != nil {
 		return res, 1, err
-	}
-	if res.Counters.Completed == 0 {
-		if errs := res.Export.Errors; len(errs) > 0 {
-			return res, 1, fmt.Errorf("no request completed: %d failed with %s", errs[0].Count, errs[0].Details.Message)
-		}
-		return res, 1, errors.New("no request completed")
 	}
 	return res, 0, nil
 }

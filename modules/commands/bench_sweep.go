@@ -2,18 +2,13 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/llmtap/llmtap/loadtest"
-
-	"github.com/llmtap/llmtap/internal/limits"
 )
 
 // sweepFlags are bench's load shapes over time and over runs, with AIPerf's flag names
@@ -21,13 +16,8 @@ import (
 // timeout, concurrency sweeps, repeated runs with confidence intervals, and timeslices.
 type sweepFlags struct {
 	conc   concurrencyList
-	phases loadtest.Phases // ramps, warmup, request timeout, timeslices
-
-	runs                              int
-	confidence                        float64
-	runCooldown, sweepCooldown        float64
-	disableWarmupAfterFirst, sameSeed bool
-	sweepMode                         string
+	phases loadtest.Phases    // ramps, warmup, request timeout, timeslices
+	runs   loadtest.SweepRuns // repeated runs and their cooldowns, the sweep's mode and seeds
 }
 
 // register defines the flags on fs and returns the concurrency of the run (the first value of
@@ -44,13 +34,13 @@ func (s *sweepFlags) register(fs *flag.FlagSet) *int {
 	fs.Float64Var(&s.phases.WarmupConcurrencyRamp, "warmup-concurrency-ramp-duration", 0, "concurrency ramp of the warmup (default --concurrency-ramp-duration)")
 	registerRequestTimeout(fs, &s.phases.Timeout)
 	fs.Float64Var(&s.phases.SliceDuration, "slice-duration", 0, "seconds per timeslice: also write profile_export_aiperf_timeslices.json and .csv")
-	fs.IntVar(&s.runs, "num-profile-runs", 1, "profile runs of the same benchmark (1-10); more than 1 writes aggregate/profile_export_aiperf_aggregate.json and .csv with confidence intervals")
-	fs.Float64Var(&s.confidence, "confidence-level", 0.95, "confidence level of the intervals across profile runs (0-1)")
-	fs.Float64Var(&s.runCooldown, "profile-run-cooldown-seconds", 0, "seconds to wait between profile runs")
-	fs.BoolVar(&s.disableWarmupAfterFirst, "profile-run-disable-warmup-after-first", true, "send the warmup before the first profile run only")
-	fs.StringVar(&s.sweepMode, "parameter-sweep-mode", "repeated", "with a --concurrency list and --num-profile-runs: repeated (the whole sweep N times) or independent (N runs per value)")
-	fs.Float64Var(&s.sweepCooldown, "parameter-sweep-cooldown-seconds", 0, "seconds to wait between the values of a sweep")
-	fs.BoolVar(&s.sameSeed, "parameter-sweep-same-seed", false, "give every sweep value the same seed (default: seed + value index)")
+	fs.IntVar(&s.runs.Runs, "num-profile-runs", 1, "profile runs of the same benchmark (1-10); more than 1 writes aggregate/profile_export_aiperf_aggregate.json and .csv with confidence intervals")
+	fs.Float64Var(&s.runs.Confidence, "confidence-level", 0.95, "confidence level of the intervals across profile runs (0-1)")
+	fs.Float64Var(&s.runs.RunCooldown, "profile-run-cooldown-seconds", 0, "seconds to wait between profile runs")
+	fs.BoolVar(&s.runs.DisableWarmupAfterFirst, "profile-run-disable-warmup-after-first", true, "send the warmup before the first profile run only")
+	fs.StringVar(&s.runs.Mode, "parameter-sweep-mode", "repeated", "with a --concurrency list and --num-profile-runs: repeated (the whole sweep N times) or independent (N runs per value)")
+	fs.Float64Var(&s.runs.SweepCooldown, "parameter-sweep-cooldown-seconds", 0, "seconds to wait between the values of a sweep")
+	fs.BoolVar(&s.runs.SameSeed, "parameter-sweep-same-seed", false, "give every sweep value the same seed (default: seed + value index)")
 	return &s.conc.level
 }
 
@@ -74,30 +64,15 @@ func (c *concurrencyList) String() string {
 }
 
 func (c *concurrencyList) Set(s string) error {
-	parts := strings.Split(s, ",")
-	vals := make([]int, len(parts))
-	for i, p := range parts {
-		v, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil {
-			return fmt.Errorf("%q is not an integer", p)
-		}
-		if len(parts) > 1 && v < 1 {
-			return fmt.Errorf("sweep value %d: every value must be at least 1", v)
-		}
-		if v > limits.MaxConcurrency {
-			return fmt.Errorf("%d: over the limit of %d requests in flight (limits.MaxConcurrency)", v, limits.MaxConcurrency)
-		}
-		if slices.Contains(vals[:i], v) {
-			return fmt.Errorf("sweep value %d is repeated: its runs would overwrite each other (use --num-profile-runs for repeats)", v)
-		}
-		vals[i] = v
+	vals, err := loadtest.ParseLevels(s)
+	if err == nil {
+		c.values, c.level = vals, vals[0]
 	}
-	c.values, c.level = vals, vals[0]
-	return nil
+	return err
 }
 
 // sweeping reports whether the flags ask for a sweep or for repeated runs.
-func (s *sweepFlags) sweeping() bool { return len(s.conc.values) > 1 || s.runs != 1 }
+func (s *sweepFlags) sweeping() bool { return len(s.conc.values) > 1 || s.runs.Runs != 1 }
 
 // run runs the sweep or repeated runs the flags ask for (loadtest.RunSweep), each run with
 // bench (a spec built from b for the cell), and says on stderr where each goes and what each
@@ -129,50 +104,14 @@ func (s *sweepFlags) run(ctx context.Context, b *benchFlags, stderr io.Writer, b
 	return 0, nil
 }
 
-// sweep turns the flags into the sweep to run (loadtest.Sweep.Plan says how AIPerf's
-// orchestrator lays the runs out): a sweep value's seed is the seed plus its index, unless
-// --parameter-sweep-same-seed; only the first run of each value has the warmup, unless
-// --profile-run-disable-warmup-after-first=false.
+// sweep turns the flags into the sweep to run (loadtest.SweepRuns.Sweep; loadtest.Sweep.Plan
+// says how AIPerf's orchestrator lays the runs out).
 func (s *sweepFlags) sweep(b *benchFlags) (loadtest.Sweep, error) {
-	var errs []error
-	if s.runs < 1 || s.runs > loadtest.MaxProfileRuns {
-		errs = append(errs, fmt.Errorf("--num-profile-runs %d: want 1 to %d", s.runs, loadtest.MaxProfileRuns))
-	}
-	if !(s.confidence > 0 && s.confidence < 1) {
-		errs = append(errs, fmt.Errorf("--confidence-level %v: want a level between 0 and 1, such as 0.95", s.confidence))
-	}
-	if s.sweepMode != "repeated" && s.sweepMode != "independent" {
-		errs = append(errs, fmt.Errorf("--parameter-sweep-mode %q: want repeated or independent", s.sweepMode))
-	}
-	for name, v := range map[string]float64{"--profile-run-cooldown-seconds": s.runCooldown, "--parameter-sweep-cooldown-seconds": s.sweepCooldown} {
-		if !(v >= 0) || math.IsInf(v, 0) {
-			errs = append(errs, fmt.Errorf("%s %v: want seconds ≥ 0", name, v))
-		}
-	}
-	if b.cf.worker.Count > 1 {
-		errs = append(errs, errors.New("sweeps and --num-profile-runs run in one process: --worker-count is not supported with them"))
-	}
-	if len(errs) > 0 {
-		return loadtest.Sweep{}, errors.Join(errs...)
-	}
 	base := b.cf.artifactDir
 	if base == "" {
-		mode := "concurrency" + s.conc.String()
-		if len(s.conc.values) > 1 {
-			mode = "concurrency_sweep"
-		}
-		if r := b.arr.Rate; r > 0 {
-			if s.conc.level > 0 {
-				mode = "request_rate" + formatValue(r) + "-" + mode
-			} else {
-				mode = "request_rate" + formatValue(r)
-			}
-		}
-		base = loadtest.ArtifactDir(b.cf.model, b.cf.endpointType, mode)
+		base = loadtest.ArtifactDir(b.cf.model, b.cf.endpointType, loadtest.SweepMode(s.conc.values, b.arr.Rate))
 	}
-	return loadtest.Sweep{Base: base, Levels: s.conc.values, Runs: s.runs, Independent: s.sweepMode == "independent",
-		Seed: b.cf.seed, SameSeed: s.sameSeed, WarmupAfterFirst: !s.disableWarmupAfterFirst,
-		RunCooldown: loadtest.Seconds(s.runCooldown), SweepCooldown: loadtest.Seconds(s.sweepCooldown), Confidence: s.confidence}, nil
+	return s.runs.Sweep(base, s.conc.values, b.cf.seed, b.cf.worker.Count)
 }
 
 // registerRequestTimeout defines --request-timeout-seconds on fs (bench and replay alike).

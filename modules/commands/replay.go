@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/trace"
@@ -54,7 +56,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	speedup := fs.Float64("speedup", 1, "replay this many times faster than recorded (2 = twice as fast)")
 	maxReqs := fs.Int("max-requests", 0, "replay only the first N requests (0 = all)")
 	format := trace.FormatAuto
-	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
+	fs.Var(&format, "format", "trace format: auto, mooncake, records, payloads, azure, burstgpt")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed trace lines instead of stopping")
 	var compareTo multiFlag
 	fs.Var(&compareTo, "compare-to", "a recording (records folder or file; repeatable) to judge the replay's fidelity against")
@@ -99,30 +101,14 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		return 2, errors.Join(errs...)
 	}
 	sayNotes(stderr, r.notes)
-	reqs, info, err := trace.ReadSorted(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs)
+	reqs, info, lead, err := trace.ReadSelected(path, trace.Options{Format: format, SkipBad: *skipBad}, *maxReqs, trace.Selection{Ratio: sel.ratio, Seed: r.seed, Start: sel.start.at(), End: sel.end.at()}, func(kept, dropped int) {
+		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", kept, dropped)
+	})
 	if err != nil {
 		return 1, err
 	}
-	var lead time.Duration
-	if pick := sel.selection(r.seed); pick.Active() {
-		var dropped int
-		reqs, lead, dropped = pick.Apply(reqs)
-		fmt.Fprintf(stderr, "%d of the trace's requests chosen (whole sessions), %d left out\n", len(reqs), dropped)
-		if len(reqs) == 0 {
-			return 1, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
-		}
-	}
-	if len(reqs) == 0 {
-		return 1, fmt.Errorf("%s: no requests", path)
-	}
 	if cf.model == "" {
-		for _, q := range reqs {
-			if q.Model != "" {
-				cf.model = q.Model
-				break
-			}
-		}
-		if cf.model == "" && info.Format != trace.FormatPayloads {
+		if cf.model = trace.Model(reqs); cf.model == "" && info.Format != trace.FormatPayloads {
 			return 2, errors.New("--model is required: the trace names no model")
 		}
 		r.spec.Model = cf.model
@@ -131,17 +117,13 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if model == "" {
 		model = "payloads"
 	}
-	mode := "replay_speedup" + formatValue(*speedup)
+	mode := "replay_speedup" + loadtest.FormatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
 		dir = r.worker.Dir(loadtest.ArtifactDir(model, cf.endpointType, mode))
 	}
-	spec := &loadtest.Spec{
-		Class: record.ClassReplay, Label: "replay", BaseURL: cf.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: cf.cancelRate / 100, CancelDelay: loadtest.Seconds(cf.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
-		Info:   loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed),
-		Worker: r.worker, StartAt: r.startAt, RequestTimeout: timeout, Grace: graceD,
-	}
+	spec := cf.loadSpec(r, record.ClassReplay, dir, loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed))
+	spec.RequestTimeout, spec.Grace = timeout, graceD
 	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
 	// otherwise: their sizes are fitted to the server's counts (--fit-input-tokens).
 	rp := loadtest.Replay{Requests: reqs, Path: r.path, Body: r.spec, Tokens: r.tokens,
@@ -157,7 +139,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, spec.GraceFrom.Round(time.Millisecond), *speedup)
 	var rec *report.Run
 	if len(compareTo) > 0 { // read before the replay: a bad path is told before the load is sent
-		if rec, err = loadRuns(compareTo, ""); err != nil {
+		if rec, err = report.Join(compareTo, "", termsafe.Writer(os.Stderr)); err != nil {
 			return 1, fmt.Errorf("--compare-to: %w", err)
 		}
 	}
@@ -175,11 +157,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if len(replayRecords) == 0 {
 		replayRecords = compareTo
 	}
-	repSide, err := replayedAtProxy(ctx, side(rep), replayRecords)
+	repSide, err := report.ReplayedAtProxy(ctx, rep.Side(), replayRecords)
 	if err != nil {
 		return 1, err
 	}
-	if err := writeFidelity(stdout, side(rec), repSide, &ff); err != nil {
+	if err := writeFidelity(stdout, rec.Side(), repSide, &ff); err != nil {
 		return 1, err
 	}
 	return 0, nil
@@ -276,9 +258,4 @@ func (s *traceSelect) errs() []error {
 		errs = append(errs, fmt.Errorf("--fixed-schedule-end-offset %d is before --fixed-schedule-start-offset %d", s.end.ms, s.start.ms))
 	}
 	return errs
-}
-
-// selection is what of the trace the flags choose, with seed's sample.
-func (s *traceSelect) selection(seed uint64) trace.Selection {
-	return trace.Selection{Ratio: s.ratio, Seed: seed, Start: s.start.at(), End: s.end.at()}
 }

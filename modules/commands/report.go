@@ -61,18 +61,10 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	ff.register(fs, true)
 	var df decideFlags
 	df.register(fs)
-	// Flags may come before or after RUN.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return 2, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	if err := fs.Parse(reorderFlags(fs, args)); err != nil { // flags may come before or after RUN
+		return 2, err
 	}
+	pos := fs.Args()
 	if *merge {
 		return reportMerge(os.Stdout, pos, *mergeOut)
 	}
@@ -104,7 +96,7 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 	classes := []string{*class, *compareClass}
 	var runs []*report.Run
 	for i, p := range paths {
-		run, err := loadRuns(p, classes[i])
+		run, err := report.Join(p, classes[i], termsafe.Writer(os.Stderr))
 		if err != nil {
 			return 1, err
 		}
@@ -143,7 +135,7 @@ func runReport(fs *flag.FlagSet, args []string) (int, error) {
 		return 1, err
 	}
 	if len(runs) == 2 {
-		if err := writeFidelity(stdout, side(runs[0]), side(runs[1]), &ff); err != nil {
+		if err := writeFidelity(stdout, runs[0].Side(), runs[1].Side(), &ff); err != nil {
 			return 1, err
 		}
 	}

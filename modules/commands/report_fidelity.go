@@ -1,16 +1,12 @@
 package commands
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/report/fidelity"
 )
 
@@ -49,15 +45,6 @@ func (f *fidelityFlags) options() (fidelity.Options, error) {
 	return o, o.Validate()
 }
 
-// side is a loaded run as the verdict takes it (report.Run.Side).
-func side(run *report.Run) fidelity.Side { return run.Side() }
-
-// loadRuns loads runs and joins them into one (report.Join), warning of skipped lines on
-// standard error.
-func loadRuns(paths []string, class string) (*report.Run, error) {
-	return report.Join(paths, class, termsafe.Writer(os.Stderr))
-}
-
 // writeFidelity judges the replayed side against the recorded one and prints the verdict.
 func writeFidelity(w io.Writer, rec, rep fidelity.Side, f *fidelityFlags) error {
 	o, err := f.options()
@@ -77,9 +64,4 @@ func writeFidelity(w io.Writer, rec, rep fidelity.Side, f *fidelityFlags) error 
 		}
 	}
 	return fidelity.Compare(w, rec, rep, o)
-}
-
-// replayedAtProxy is report.ReplayedAtProxy.
-func replayedAtProxy(ctx context.Context, rep fidelity.Side, paths []string) (fidelity.Side, error) {
-	return report.ReplayedAtProxy(ctx, rep, paths)
 }

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/shadow/trace"
 )
@@ -84,30 +84,12 @@ func traceUsage(w io.Writer) {
 `)
 }
 
-// formatFlag is a flag.Value holding a trace.Format.
-type formatFlag struct{ f *trace.Format }
-
-func (v formatFlag) String() string {
-	if v.f == nil {
-		return "auto"
-	}
-	return v.f.String()
-}
-
-func (v formatFlag) Set(s string) error {
-	f, err := trace.ParseFormat(s)
-	if err == nil {
-		*v.f = f
-	}
-	return err
-}
-
 func traceStats(stdout, stderr io.Writer, args []string) (int, error) {
 	stdout = termsafe.Writer(stdout) // a trace file's text is anyone's
 	fs := flag.NewFlagSet("llmtap trace stats", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var format trace.Format
-	fs.Var(formatFlag{&format}, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
+	fs.Var(&format, "format", "trace format: auto, mooncake, records, payloads, azure or burstgpt")
 	asJSON := fs.Bool("json", false, "print a JSON array, one object per file")
 	skipBad := fs.Bool("skip-bad", false, "skip and count malformed lines instead of stopping at the first")
 	if code, err := parseFiles(fs, args); err != nil {
@@ -191,7 +173,7 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 	fs := flag.NewFlagSet("llmtap trace convert", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var from trace.Format
-	fs.Var(formatFlag{&from}, "from", "input format: auto, mooncake, records, payloads, azure or burstgpt")
+	fs.Var(&from, "from", "input format: auto, mooncake, records, payloads, azure or burstgpt")
 	to := fs.String("to", "", "output format (mooncake)")
 	roundMs := fs.Bool("round-ms", false, "write whole milliseconds (for tools that want integer timestamps)")
 	keepSessions := fs.Bool("keep-sessions", false, "write session_id and delay (off by default: AIPerf would append earlier turns to prompts that may already hold them)")
@@ -207,21 +189,12 @@ func traceConvert(stdout, stderr io.Writer, args []string) (int, error) {
 		return 2, errors.New("want IN and OUT")
 	}
 	in, out := fs.Arg(0), fs.Arg(1)
-	// Replayers schedule from zero in arrival order; records are written in completion order.
-	reqs, info, err := trace.ReadSorted(in, trace.Options{Format: from, SkipBad: *skipBad}, 0)
+	reqs, info, synthesized, err := trace.ReadRebased(in, trace.Options{Format: from, SkipBad: *skipBad})
 	if err != nil {
 		return 1, err
 	}
-	trace.Rebase(reqs)
-	synthesized := trace.SynthesizeMissing(reqs)
 	err = writeOut(stdout, out, func(w io.Writer) error {
-		mw := trace.NewMooncakeWriter(w, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
-		for _, r := range reqs {
-			if err := mw.Write(r); err != nil {
-				return err
-			}
-		}
-		return mw.Flush()
+		return trace.WriteMooncake(w, reqs, trace.WriterOptions{RoundMs: *roundMs, OmitSessions: !*keepSessions})
 	})
 	if err != nil {
 		return 1, err
@@ -252,49 +225,10 @@ func parseFiles(fs *flag.FlagSet, args []string) (int, error) {
 }
 
 // writeOut writes to stdout when out is "-", else to the file out (created 0600 through
-// writeFile0600).
+// privatefile.Write).
 func writeOut(stdout io.Writer, out string, write func(io.Writer) error) error {
 	if out == "-" {
 		return write(stdout)
 	}
-	return writeFile0600(out, write)
-}
-
-// writeFile0600 writes a file through a temporary file in the same folder, renamed into place
-// when complete: the result has mode 0600 even when it replaces an existing file, and a failed
-// conversion leaves no half-written trace behind.
-func writeFile0600(path string, write func(io.Writer) error) (err error) {
-	// A device or a pipe (-o /dev/null, a named pipe) is written as it is: a temporary file
-	// beside it would land in /dev and be renamed over the device.
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return err
-		}
-		if err := write(f); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if err = write(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return privatefile.Write(out, write)
 }

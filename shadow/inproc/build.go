@@ -120,12 +120,7 @@ func traceBodies(t *workload.TraceSpec, body workload.BodySpec, corpus *workload
 		return nil, nil, fmt.Errorf("trace %s has no requests", t.File)
 	}
 	if body.Model == "" {
-		for _, q := range reqs {
-			if q.Model != "" {
-				body.Model = q.Model
-				break
-			}
-		}
+		body.Model = trace.Model(reqs)
 	}
 	tokens := 0
 	for i := range reqs {

@@ -13,6 +13,25 @@ import (
 // of spinning covers that lateness; BenchmarkPacer measures it.
 const DefaultSpinThreshold = time.Millisecond
 
+// spinRateLimit is the rate above which the pacer does not spin by default: its gaps are then
+// shorter than the spin threshold, so it would spin without pause and take a whole core from
+// the HTTP client (and, on a small machine, from the server under test), while a runtime that
+// busy fires its timers promptly anyway. Lateness is measured either way (schedule lag).
+const spinRateLimit = 1000
+
+// SpinFor is the Config.SpinThreshold of a spin setting (--pacer-spin) at a rate in requests
+// per second: a positive spin as it is, zero timer only (-1), and a negative one the default
+// for the rate, DefaultSpinThreshold up to spinRateLimit and timer only above.
+func SpinFor(spin time.Duration, rate float64) time.Duration {
+	switch {
+	case spin > 0:
+		return spin
+	case spin == 0 || rate > spinRateLimit:
+		return -1 // timer only
+	}
+	return DefaultSpinThreshold
+}
+
 // spinStallLimit is how many consecutive spins may see an unchanged clock before the pacer
 // decides that the clock only moves when it blocks, as inside a testing/synctest bubble, and
 // sleeps on the timer for the rest instead of spinning forever. A real monotonic clock reads

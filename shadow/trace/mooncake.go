@@ -141,3 +141,14 @@ func (w *MooncakeWriter) appendTime(b []byte, d time.Duration) []byte {
 
 // Flush writes buffered lines to the underlying writer.
 func (w *MooncakeWriter) Flush() error { return w.w.Flush() }
+
+// WriteMooncake writes reqs to w as a Mooncake JSONL trace (MooncakeWriter), flushed.
+func WriteMooncake(w io.Writer, reqs []Request, opt WriterOptions) error {
+	mw := NewMooncakeWriter(w, opt)
+	for _, r := range reqs {
+		if err := mw.Write(r); err != nil {
+			return err
+		}
+	}
+	return mw.Flush()
+}

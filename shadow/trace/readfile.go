@@ -70,3 +70,15 @@ func (m *memBudget) add(rd *Reader, q *Request) error {
 	}
 	return nil
 }
+
+// ReadRebased reads the whole trace at path as a replayer schedules it: in arrival order
+// (ReadSorted, since records are written in completion order), rebased to start at zero
+// (Rebase), with synthetic hash ids for the requests that have a prompt and none
+// (SynthesizeMissing, whose count it returns).
+func ReadRebased(path string, opt Options) (reqs []Request, info Info, synthesized int, err error) {
+	if reqs, info, err = ReadSorted(path, opt, 0); err != nil {
+		return nil, info, 0, err
+	}
+	Rebase(reqs)
+	return reqs, info, SynthesizeMissing(reqs), nil
+}

@@ -73,6 +73,15 @@ func (f Format) String() string {
 	return string(f)
 }
 
+// Set parses s into f (ParseFormat), so that a *Format is a flag.Value.
+func (f *Format) Set(s string) error {
+	v, err := ParseFormat(s)
+	if err == nil {
+		*f = v
+	}
+	return err
+}
+
 // jsonl reports whether the format is one JSON object per line, where a torn last line is a
 // crash to tolerate rather than corruption.
 func (f Format) jsonl() bool {

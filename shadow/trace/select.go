@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -55,4 +56,36 @@ func (s Selection) Apply(reqs []Request) (kept []Request, lead time.Duration, dr
 		lead = kept[0].Timestamp - *s.Start
 	}
 	return kept, lead, dropped
+}
+
+// ReadSelected reads what a replay sends of the trace at path: its first maxN requests (0 =
+// all) in arrival order (ReadSorted), of which sel, when active, keeps whole sessions (Apply),
+// chosen then being told how many requests were kept and left out. lead is Apply's. It is an
+// error when no request is left.
+func ReadSelected(path string, opt Options, maxN int, sel Selection, chosen func(kept, dropped int)) (reqs []Request, info Info, lead time.Duration, err error) {
+	if reqs, info, err = ReadSorted(path, opt, maxN); err != nil {
+		return nil, info, 0, err
+	}
+	if sel.Active() {
+		var dropped int
+		reqs, lead, dropped = sel.Apply(reqs)
+		chosen(len(reqs), dropped)
+		if len(reqs) == 0 {
+			return nil, info, 0, fmt.Errorf("%s: no session's first request is in the chosen slice and sample", path)
+		}
+	}
+	if len(reqs) == 0 {
+		return nil, info, 0, fmt.Errorf("%s: no requests", path)
+	}
+	return reqs, info, lead, nil
+}
+
+// Model is the model the trace's requests name: the first one named, "" when none is.
+func Model(reqs []Request) string {
+	for i := range reqs {
+		if reqs[i].Model != "" {
+			return reqs[i].Model
+		}
+	}
+	return ""
 }

@@ -2,6 +2,9 @@ package trace
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,5 +59,44 @@ func TestSelectionKeepsWholeSessions(t *testing.T) {
 	}
 	if lead != 0 {
 		t.Errorf("lead %v without a start offset, want 0", lead)
+	}
+}
+
+// TestReadSelected: a slice that keeps no session's first request is told apart from an empty
+// trace, and the hook hears the counts; Model is the first model a request names.
+func TestReadSelected(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.jsonl")
+	rows := `{"timestamp":0,"input_length":10,"output_length":5,"hash_ids":[1]}
+{"timestamp":100,"input_length":10,"output_length":5,"hash_ids":[2],"model":"m1"}
+{"timestamp":200,"input_length":10,"output_length":5,"hash_ids":[3],"model":"m2"}
+`
+	if err := os.WriteFile(path, []byte(rows), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := 150 * time.Millisecond
+	var kept, dropped int
+	reqs, _, lead, err := ReadSelected(path, Options{}, 0, Selection{Ratio: 1, Start: &start}, func(k, d int) { kept, dropped = k, d })
+	if err != nil || len(reqs) != 1 || lead != 50*time.Millisecond || kept != 1 || dropped != 2 {
+		t.Errorf("slice from 150 ms: %d requests, lead %v, hook %d/%d, %v; want 1, 50ms, 1/2", len(reqs), lead, kept, dropped, err)
+	}
+	if m := Model(reqs); m != "m2" {
+		t.Errorf("Model of the slice %q, want m2", m)
+	}
+	all, _, _, err := ReadSelected(path, Options{}, 0, Selection{Ratio: 1}, nil)
+	if err != nil || len(all) != 3 || Model(all) != "m1" || Model(all[:1]) != "" {
+		t.Errorf("whole trace: %d requests, model %q, %v; want 3 and m1", len(all), Model(all), err)
+	}
+	late := 300 * time.Millisecond
+	if _, _, _, err := ReadSelected(path, Options{}, 0, Selection{Ratio: 1, Start: &late}, func(int, int) {}); err == nil || !strings.Contains(err.Error(), "no session's first request") {
+		t.Errorf("empty slice: %v", err)
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := ReadSelected(empty, Options{Format: FormatMooncake}, 0, Selection{Ratio: 1}, nil); err == nil || !strings.Contains(err.Error(), "no requests") {
+		t.Errorf("empty trace: %v", err)
 	}
 }

@@ -35,6 +35,18 @@ func DefaultPath(endpointType string) string {
 	return ""
 }
 
+// Path returns the URL path requests go to: endpoint when given (with a leading slash), else
+// the endpoint type's DefaultPath.
+func Path(endpoint, endpointType string) string {
+	if endpoint == "" {
+		endpoint = DefaultPath(endpointType)
+	}
+	if !strings.HasPrefix(endpoint, "/") {
+		endpoint = "/" + endpoint
+	}
+	return endpoint
+}
+
 // ArtifactName returns the endpoint's part of an artifact folder name, as AIPerf writes it
 // ("openai-chat").
 func ArtifactName(endpointType string) string {
