@@ -21,19 +21,19 @@ import (
 )
 
 // loggedMock serves the fast mock behind a body log: what arrived, in order, with the bodies.
-func loggedMock(t *testing.T) (*mockllm.BodyLog, string) {
+func loggedMock(t *testing.T) (*BodyLog, string) {
 	t.Helper()
 	srv, err := mockllm.New(fastMock())
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &mockllm.BodyLog{Next: srv}
+	log := &BodyLog{Next: srv}
 	return log, "http://" + testkit.Serve(t, log)
 }
 
 // logged is one logged request, its body decoded.
 type logged struct {
-	mockllm.BodyEntry
+	BodyEntry
 	Messages []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -46,13 +46,13 @@ type logged struct {
 
 // entries waits until every logged response is complete (the handler returns just after the
 // client read its end) and decodes the bodies.
-func loggedEntries(t *testing.T, log *mockllm.BodyLog) []logged {
+func loggedEntries(t *testing.T, log *BodyLog) []logged {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	var es []mockllm.BodyEntry
+	var es []BodyEntry
 	for {
 		es = log.Entries()
-		if !slices.ContainsFunc(es, func(e mockllm.BodyEntry) bool { return e.LastWrite.IsZero() }) || time.Now().After(deadline) {
+		if !slices.ContainsFunc(es, func(e BodyEntry) bool { return e.LastWrite.IsZero() }) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -50,7 +50,7 @@ func TestDrainIsBoundedAndCounted(t *testing.T) {
 		t.Fatal("the recorder still runs after its only holder let go")
 	}
 
-	h.end(m, "", "") // the stream ends after the drain time
+	h.endFor(nil, nil, m, nil, "", "") // the stream ends after the drain time
 	h.tap.Flush()
 	after := p.RecorderDrops()
 	if d := after[process.DropDrainTimeout] - before[process.DropDrainTimeout]; d != 1 {

@@ -223,14 +223,9 @@ func (h *Handler) Validate() error {
 	return errors.Join(errs...)
 }
 
-// end ends the measurement of a stream of this handler.
-func (h *Handler) end(m *meter.Meter, failure, msg string) {
-	h.endFor(nil, nil, m, nil, failure, msg)
-}
-
-// endFor is end for the request r written through tw, whose span is span: before the record
-// leaves for the pipeline, its figures become placeholders and, when asked, a Server-Timing
-// trailer (placeholders.go). r and tw may be nil.
+// endFor ends the measurement of a stream of this handler, for the request r written through
+// tw, whose span is span: before the record leaves for the pipeline, its figures become
+// placeholders and, when asked, a Server-Timing trailer (placeholders.go). r and tw may be nil.
 func (h *Handler) endFor(r *http.Request, tw *tapWriter, m *meter.Meter, span trace.Span, failure, msg string) {
 	rt := h.route
 	if rt.Recorder != "" && h.streams.Abandoned() {

@@ -63,20 +63,6 @@ func BenchmarkPacer(b *testing.B) {
 
 // BenchmarkArrivals measures one Next call of each process.
 func BenchmarkArrivals(b *testing.B) {
-	ramp := func(shape Shape) func() Arrivals {
-		return func() Arrivals {
-			r, _ := NewRamp(10, 1000, time.Hour, shape, seeded(1))
-			return r
-		}
-	}
-	series := func() Arrivals {
-		pts := make([]RatePoint, 100)
-		for i := range pts {
-			pts[i] = RatePoint{time.Duration(i) * time.Minute, float64(100 + i%7*50)}
-		}
-		r, _ := NewRateSeries(pts, ShapePoisson, seeded(1))
-		return r
-	}
 	cases := []struct {
 		name string
 		make func() Arrivals
@@ -85,9 +71,6 @@ func BenchmarkArrivals(b *testing.B) {
 		{"poisson", func() Arrivals { return NewPoisson(100, seeded(1)) }},
 		{"gamma k=0.25", func() Arrivals { return NewGamma(100, 0.25, seeded(1)) }},
 		{"gamma k=4", func() Arrivals { return NewGamma(100, 4, seeded(1)) }},
-		{"ramp poisson", ramp(ShapePoisson)},
-		{"ramp constant", ramp(ShapeConstant)},
-		{"series 100 points", series},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 )
 
@@ -43,33 +42,6 @@ func (s *ArrivalSpec) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&s.Rate, "request-rate", s.Rate, "mean requests per second")
 	fs.Float64Var(&s.Smoothness, "arrival-smoothness", s.Smoothness, smoothUsage)
 	fs.Float64Var(&s.Smoothness, "vllm-burstiness", s.Smoothness, "alias of --arrival-smoothness")
-}
-
-// ParseArrivalSpec builds a spec from the three flag values as strings, as they come from a
-// config file or query string. An empty rate is an error; empty pattern and smoothness take
-// their defaults. All problems are reported together.
-func ParseArrivalSpec(pattern, rate, smoothness string) (ArrivalSpec, error) {
-	s := ArrivalSpec{Pattern: pattern}
-	var errs []error
-	r, err := strconv.ParseFloat(strings.TrimSpace(rate), 64)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("request rate %q is not a number", rate))
-	}
-	s.Rate = r
-	if strings.TrimSpace(smoothness) != "" {
-		k, err := strconv.ParseFloat(strings.TrimSpace(smoothness), 64)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("arrival smoothness %q is not a number", smoothness))
-		}
-		s.Smoothness = k
-	}
-	if len(errs) > 0 {
-		return ArrivalSpec{}, errors.Join(errs...)
-	}
-	if err := s.Validate(); err != nil {
-		return ArrivalSpec{}, err
-	}
-	return s, nil
 }
 
 // pattern returns the normalised pattern name.

@@ -38,9 +38,6 @@ func (s *HashSynth) Assign(r *Request) {
 	}
 }
 
-// Next returns the id the next assigned block will get.
-func (s *HashSynth) Next() int64 { return s.next }
-
 // SynthesizeMissing gives every request with a prompt and no hash ids synthetic ones (HashSynth,
 // in the order of reqs), numbered above every id the requests already carry; it returns how
 // many requests it gave ids.

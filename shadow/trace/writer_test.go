@@ -132,8 +132,8 @@ func TestHashSynth(t *testing.T) {
 			t.Errorf("request %d (input %d) got ids %v, want %v: one fresh id per started 512-token block, kept ids untouched", i, r.InputLength, r.HashIDs, want[i])
 		}
 	}
-	if s.Next() != 13 {
-		t.Errorf("Next = %d, want 13", s.Next())
+	if s.next != 13 {
+		t.Errorf("next id %d, want 13", s.next)
 	}
 }
 

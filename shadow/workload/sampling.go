@@ -67,9 +67,6 @@ func NewSampler(strategy, kind string, n int, seed uint64) (*Sampler, error) {
 	return &Sampler{strategy: strategy, n: n, seed: seed}, nil
 }
 
-// Strategy returns the strategy in use (the preferred one when none was given).
-func (s *Sampler) Strategy() string { return s.strategy }
-
 // Index returns the entry (0 to n−1) that use i ≥ 0 takes.
 func (s *Sampler) Index(i int) int {
 	switch s.strategy {

@@ -178,19 +178,6 @@ func TestTableGolden(t *testing.T) {
 	checkGolden(t, "table.golden.txt", b.Bytes(), bytes.Equal)
 }
 
-func TestCSVGolden(t *testing.T) {
-	t.Parallel()
-	g, ok := goldenSummary(t).Find(Key{"llama-3.1-8b", record.ClassLive, "2xx"}, WindowCumulative)
-	if !ok {
-		t.Fatal("no live group")
-	}
-	var b bytes.Buffer
-	if err := WriteCSV(&b, g); err != nil {
-		t.Fatal(err)
-	}
-	checkGolden(t, "summary.golden.csv", b.Bytes(), bytes.Equal)
-}
-
 func TestFormatNumber(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -219,9 +206,6 @@ func TestWritersReportErrors(t *testing.T) {
 	s := goldenSummary(t)
 	if err := WriteTable(failWriter{}, s); err == nil {
 		t.Error("WriteTable hid a write error")
-	}
-	if err := WriteCSV(failWriter{}, s.Groups[0]); err == nil {
-		t.Error("WriteCSV hid a write error")
 	}
 }
 

@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -179,62 +178,4 @@ func formatNumber(v float64) string {
 		res = "-" + res
 	}
 	return res
-}
-
-// WriteCSV writes one group in the layout of AIPerf's profile_export_aiperf.csv: a section
-// with the header "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std" and one row per
-// distribution metric named "Header (unit)", a blank line, then a "Metric,Value" section
-// with the single-value metrics, the error classes and the token count sources. Numbers have
-// two decimals and no thousands separators. AIPerf's layout holds one run, so a summary of
-// several groups is written one group per file.
-func WriteCSV(w io.Writer, g GroupSummary) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"Metric"}, csvStats...)); err != nil {
-		return err
-	}
-	for i := range specs {
-		st, ok := g.Metrics[specs[i].tag]
-		if !ok {
-			continue
-		}
-		row := []string{specs[i].header + " (" + st.Unit + ")"}
-		for _, k := range csvStats {
-			row = append(row, strconv.FormatFloat(st.field(k), 'f', 2, 64))
-		}
-		if err := cw.Write(row); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return err
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return err
-	}
-	rows := [][]string{{"Metric", "Value"}}
-	for _, sc := range scalars {
-		if v, ok := g.Scalars[sc.tag]; ok {
-			rows = append(rows, []string{sc.header + " (" + v.Unit + ")", strconv.FormatFloat(v.Value, 'f', 2, 64)})
-		}
-	}
-	rows = appendCountRows(rows, "Errors", g.Errors)
-	rows = appendCountRows(rows, "Output Token Source", g.Sources.OutputTokens)
-	rows = appendCountRows(rows, "Input Token Source", g.Sources.InputTokens)
-	if err := cw.WriteAll(rows); err != nil {
-		return err
-	}
-	return cw.Error()
-}
-
-func appendCountRows(rows [][]string, name string, m map[string]int64) [][]string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		rows = append(rows, []string{name + " " + k + " (requests)", strconv.FormatInt(m[k], 10)})
-	}
-	return rows
 }

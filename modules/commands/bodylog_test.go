@@ -1,4 +1,4 @@
-package mockllm
+package commands
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// BodyLog wraps a handler (the mock server) and keeps what arrived, for tests that check
+// BodyLog wraps a handler (the mock server) and keeps what arrived, for the tests here that check
 // what a client sent: each request's arrival time, path, X-Request-Id and X-Correlation-Id,
 // its body and the response body, in arrival order. It is bounded: at most Max requests
 // (later ones pass unlogged, counted in Dropped) and MaxBody bytes of each body.

@@ -1,4 +1,4 @@
-package mockllm
+package commands
 
 import (
 	"bytes"
