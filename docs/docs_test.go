@@ -339,7 +339,7 @@ var metricName = regexp.MustCompile(`(?:Name:\s*|NewDesc\(\s*)"((?:llmtap|gen_ai
 
 // metricPkgs are the packages that define Prometheus series: the module package, the process
 // state it holds (internal/process) and the collectors they register.
-var metricPkgs = []string{modulePkg, "../internal/process", "../telemetry/promexport"}
+var metricPkgs = []string{modulePkg, "../internal/process", "../export/prom"}
 
 // TestMetricsDocumented: every series the module package and its collectors define appears on
 // a page.

@@ -215,13 +215,13 @@ func reflectEqualJSON(a, b any) bool {
 var metricDecl = regexp.MustCompile(`(?s)(Histogram|Counter|Gauge)Opts\{\s*Name:\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"|(NewDesc)\(\s*"([a-zA-Z_:][a-zA-Z0-9_:]*)"`)
 
 // registeredMetrics reads the names llmtap registers from its source (the module and the
-// collectors of telemetry/promexport), so a renamed metric fails the dashboard check.
+// collectors of export/prom), so a renamed metric fails the dashboard check.
 // Histograms also answer to their _bucket, _sum and _count series.
 func registeredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
 	var files []string
-	for _, dir := range []string{"../modules/llmtap", "../internal/process", "../telemetry/promexport", "../export/prom"} {
+	for _, dir := range []string{"../modules/llmtap", "../internal/process", "../export/prom"} {
 		files = append(files, glob(t, dir+"/*.go")...)
 	}
 	for _, file := range files {
@@ -246,7 +246,7 @@ func registeredMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	if !out["llmtap_requests_total"] || !out["gen_ai_server_time_to_first_token_seconds_bucket"] {
-		t.Fatalf("found no llmtap metric declarations (the pattern no longer matches modules/llmtap, internal/process, telemetry/promexport and export/prom?): %v", out)
+		t.Fatalf("found no llmtap metric declarations (the pattern no longer matches modules/llmtap, internal/process and export/prom?): %v", out)
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/llmtap/llmtap/export/prom"
 	"github.com/llmtap/llmtap/shadow/inproc"
 	"github.com/llmtap/llmtap/telemetry/gpu"
-	"github.com/llmtap/llmtap/telemetry/promexport"
 )
 
 const (
@@ -54,14 +53,14 @@ func (p *Process) newMetrics() {
 		}
 		return o
 	}
-	p.requests = promexport.NewRequests(promexport.RequestSources{
+	p.requests = prom.NewRequests(prom.RequestSources{
 		Models:       p.Models,
 		InFlight:     func() float64 { return float64(p.tap.InFlight()) },
 		Dropped:      func() float64 { return float64(p.tap.Dropped()) },
 		DroppedBytes: func() float64 { return float64(p.tap.DroppedBytes()) },
 		Histogram:    histogram,
 	})
-	p.usage = promexport.NewUsage(p.Models, p.Tenants)
+	p.usage = prom.NewUsage(p.Models, p.Tenants)
 	m := &p.metrics
 	m.streamsRefused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "llmtap_api_streams_refused_total",
@@ -91,7 +90,7 @@ func (p *Process) newMetrics() {
 		Help: "Requests that carried a genuine, unexpired Llmtap-Shadow mark that had already been used; they were measured as live traffic.",
 	}, func() float64 { return float64(p.marks.replayed.Load()) })
 	m.collectors = append(append(p.requests.Collectors(), p.usage.Collectors()...),
-		promexport.NewGPU(func() []gpu.Sample { return p.Hub.LatestGPU(nil) }),
+		prom.NewGPU(func() []gpu.Sample { return p.Hub.LatestGPU(nil) }),
 		prom.Mirror(func() prom.MirrorReading {
 			return prom.MirrorReading{Counters: p.Mirroring.Stats.Snapshot(), Gate: p.Mirroring.Gate.State(), Pairs: p.Mirroring.Pairs.Summary().Pairs}
 		}),
@@ -103,9 +102,9 @@ func (p *Process) newMetrics() {
 			}
 			return out
 		}),
-		promexport.SLO{Tracker: p.SLOTracker},
-		promexport.PassiveHeadroom(p.Passive.Estimates),
-		recorderCollector{p}, logsCollector{p}, promexport.RecorderSessions{}, promexport.RecorderPayloadsSkipped{},
+		prom.SLO{Tracker: p.SLOTracker},
+		prom.PassiveHeadroom(p.Passive.Estimates),
+		recorderCollector{p}, logsCollector{p}, prom.RecorderSessions{}, prom.RecorderPayloadsSkipped{},
 		m.streamsRefused, m.guardPauses, m.guardResumes, m.forged, m.expired, m.replayed,
 	)
 }

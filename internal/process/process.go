@@ -24,6 +24,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/export/prom"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/shadow/guard"
@@ -35,7 +36,6 @@ import (
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
-	"github.com/llmtap/llmtap/telemetry/promexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 	"github.com/llmtap/llmtap/telemetry/slo"
@@ -77,8 +77,8 @@ type Process struct {
 	// rule of telemetry/labelcap: /metrics, the OTel export, the summary and the timeline
 	// share them, so they give the same labels their own series.
 	Models, Tenants *labelcap.Set
-	requests        *promexport.Requests
-	usage           *promexport.Usage
+	requests        *prom.Requests
+	usage           *prom.Usage
 	metrics         metrics
 
 	// SLOTracker counts the live requests meeting and missing the handlers' SLOs.

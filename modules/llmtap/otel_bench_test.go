@@ -8,10 +8,10 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/llmtap/llmtap/export/prom"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
-	"github.com/llmtap/llmtap/telemetry/promexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkRecordSinks(b *testing.B) {
 		name string
 		sink pipeline.SinkFunc
 	}{
-		{"prometheus", promexport.NewRequests(promexport.RequestSources{Models: models}).Consume},
+		{"prometheus", prom.NewRequests(prom.RequestSources{Models: models}).Consume},
 		{"otel-metrics", om.Consume},
 		{"otel-span", func(r *record.Record) {
 			otelexport.EndSpan(r, tr.Start(context.Background(), nil, r.Start))

@@ -1,4 +1,4 @@
-package promexport
+package prom
 
 import (
 	"testing"
