@@ -27,10 +27,10 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
 // childEnv, set to "1", makes the test binary run as the llmtap command (Caddy with the llmtap
@@ -578,11 +578,11 @@ func checkFleet(t *testing.T, prom, job string, want map[string]float64, pooled 
 	// histogram_quantile over the summed histogram is within one bucket's width of the pooled
 	// records' quantile: the width of the bucket holding that quantile.
 	hists := []fleetHist{
-		{"gen_ai_server_time_to_first_token_seconds", otelexport.TTFTBuckets, ttft},
-		{"gen_ai_server_time_per_output_token_seconds", otelexport.TPOTBuckets, itl},
+		{"gen_ai_server_time_to_first_token_seconds", otel.TTFTBuckets, ttft},
+		{"gen_ai_server_time_per_output_token_seconds", otel.TPOTBuckets, itl},
 	}
 	if otlp {
-		hists = append(hists, fleetHist{"gen_ai_client_operation_time_per_output_chunk_seconds", otelexport.DurationBuckets, chunks})
+		hists = append(hists, fleetHist{"gen_ai_client_operation_time_per_output_chunk_seconds", otel.DurationBuckets, chunks})
 	}
 	for _, h := range hists {
 		slices.Sort(h.values)

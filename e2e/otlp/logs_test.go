@@ -18,9 +18,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
 // runLogsProxy runs Caddy (tracing, llmtap recording records to dir with the given record
@@ -197,7 +197,7 @@ func receivedLogs(t *testing.T, all []plog.Logs) map[string]plog.LogRecord {
 				sl := rl.ScopeLogs().At(j)
 				for k := range sl.LogRecords().Len() {
 					lr := sl.LogRecords().At(k)
-					if lr.EventName() != otelexport.EventRequest {
+					if lr.EventName() != otel.EventRequest {
 						continue
 					}
 					id, _ := lr.Attributes().Get("llmtap.request_id")
@@ -331,7 +331,7 @@ func TestOTLPLogs(t *testing.T) {
 			}
 			for r := range after.Dropped {
 				if d := after.Dropped[r] - before.Dropped[r]; d != 0 {
-					t.Errorf("%d dropped as %s with the Collector up", d, otelexport.LogDropReason(r))
+					t.Errorf("%d dropped as %s with the Collector up", d, otel.LogDropReason(r))
 				}
 			}
 		})
@@ -389,7 +389,7 @@ func TestOTLPLogsCollectorDown(t *testing.T) {
 	}
 	after := proc.OTLPLogStats()
 	exported := after.Exported - before.Exported
-	var dropped [otelexport.NumLogDropReasons]uint64
+	var dropped [otel.NumLogDropReasons]uint64
 	var total uint64
 	for r := range dropped {
 		dropped[r] = after.Dropped[r] - before.Dropped[r]
@@ -402,7 +402,7 @@ func TestOTLPLogsCollectorDown(t *testing.T) {
 	if exported < first || exported > first+16 {
 		t.Errorf("exported %d; want the %d sent before the Collector stopped, and at most a queue (16) more", exported, first)
 	}
-	if dropped[otelexport.LogQueueFull] == 0 {
+	if dropped[otel.LogQueueFull] == 0 {
 		t.Error("no queue_full drop although the Collector was down for 80 requests with a queue of 16")
 	}
 	if got := uint64(rcv.logs.LogRecordCount()); got != exported {

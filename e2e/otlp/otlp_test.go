@@ -26,12 +26,12 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
 // receiver is the OpenTelemetry Collector's OTLP receiver (gRPC and HTTP) for metrics, logs
@@ -265,7 +265,7 @@ func lastMetrics(t *testing.T, all []pmetric.Metrics) (map[string]pmetric.Metric
 			rm := md.ResourceMetrics().At(i)
 			for j := 0; j < rm.ScopeMetrics().Len(); j++ {
 				sm := rm.ScopeMetrics().At(j)
-				if sm.Scope().Name() != otelexport.ScopeName {
+				if sm.Scope().Name() != otel.ScopeName {
 					continue
 				}
 				res, found = rm.Resource(), true
@@ -277,7 +277,7 @@ func lastMetrics(t *testing.T, all []pmetric.Metrics) (map[string]pmetric.Metric
 		}
 	}
 	if !found {
-		t.Fatalf("no metrics of scope %s arrived", otelexport.ScopeName)
+		t.Fatalf("no metrics of scope %s arrived", otel.ScopeName)
 	}
 	return out, res
 }
@@ -295,12 +295,12 @@ func checkMetrics(t *testing.T, all []pmetric.Metrics) {
 		bounds     []float64
 		count      uint64
 	}{
-		{"gen_ai.client.operation.duration", "s", otelexport.DurationBuckets, streams + 1},
-		{"gen_ai.server.request.duration", "s", otelexport.DurationBuckets, streams + 1},
+		{"gen_ai.client.operation.duration", "s", otel.DurationBuckets, streams + 1},
+		{"gen_ai.server.request.duration", "s", otel.DurationBuckets, streams + 1},
 		{"gen_ai.server.time_to_first_token", "s", []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0}, streams},
 		{"gen_ai.server.time_per_output_token", "s", []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5}, streams},
-		{"gen_ai.client.operation.time_to_first_chunk", "s", otelexport.DurationBuckets, streams},
-		{"gen_ai.client.operation.time_per_output_chunk", "s", otelexport.DurationBuckets, streams * (maxTokens - 1)},
+		{"gen_ai.client.operation.time_to_first_chunk", "s", otel.DurationBuckets, streams},
+		{"gen_ai.client.operation.time_per_output_chunk", "s", otel.DurationBuckets, streams * (maxTokens - 1)},
 		{"gen_ai.client.token.usage", "{token}", []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}, 2 * streams},
 	}
 	errorPoints := map[string]int{}
@@ -414,7 +414,7 @@ func checkSpans(t *testing.T, all []ptrace.Traces, ids []string, mockAddr string
 				for k := 0; k < ss.Spans().Len(); k++ {
 					s := ss.Spans().At(k)
 					mu.Lock()
-					if ss.Scope().Name() == otelexport.ScopeName {
+					if ss.Scope().Name() == otel.ScopeName {
 						id, _ := s.Attributes().Get("llmtap.request_id")
 						ours[id.Str()] = s
 					} else if s.Name() == caddySpan {

@@ -10,9 +10,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
 // Token kinds and tenants of the usage test: the mock reports 5 cached prompt tokens and 2
@@ -43,9 +43,9 @@ func TestOTLPTokenKinds(t *testing.T) {
 			t.Setenv("OTEL_TRACES_EXPORTER", "none")
 			opt := ""
 			if latest {
-				opt = "http/dup," + otelexport.SemconvGenAILatest
+				opt = "http/dup," + otel.SemconvGenAILatest
 			}
-			t.Setenv(otelexport.SemconvOptInEnv, opt)
+			t.Setenv(otel.SemconvOptInEnv, opt)
 			site := runUsageProxy(t)
 			sendTenantRequests(t, site)
 			if err := caddy.Stop(); err != nil { // a final export of every metric
@@ -149,7 +149,7 @@ func checkTokenKinds(t *testing.T, metrics map[string]pmetric.Metric, latest boo
 		}
 	}
 	perTenant := map[string]float64{"acme": 2, "globex": 1, "": 1}
-	if m, ok := get(otelexport.MetricTenantRequests); ok {
+	if m, ok := get(otel.MetricTenantRequests); ok {
 		got := sumsByTenant(t, m, nil)
 		for tn, n := range perTenant {
 			if got[tn] != n {
@@ -164,12 +164,12 @@ func checkTokenKinds(t *testing.T, metrics map[string]pmetric.Metric, latest boo
 		each             float64
 	}
 	kinds := []kind{
-		{otelexport.MetricUsageCacheRead, "cached_input", usageCached},
-		{otelexport.MetricUsageReasoning, "reasoning_output", usageReasoning},
-		{otelexport.MetricUsageOutput, "output", usageTokens},
+		{otel.MetricUsageCacheRead, "cached_input", usageCached},
+		{otel.MetricUsageReasoning, "reasoning_output", usageReasoning},
+		{otel.MetricUsageOutput, "output", usageTokens},
 	}
 	if latest {
-		absent(otelexport.MetricClientTokenUsage, otelexport.MetricTokens)
+		absent(otel.MetricClientTokenUsage, otel.MetricTokens)
 		for _, k := range kinds {
 			m, ok := get(k.name)
 			if !ok {
@@ -182,10 +182,10 @@ func checkTokenKinds(t *testing.T, metrics map[string]pmetric.Metric, latest boo
 				}
 			}
 		}
-		if m, ok := get(otelexport.MetricUsageInput); ok && sumsByTenant(t, m, nil)["acme"] <= 2*usageCached {
+		if m, ok := get(otel.MetricUsageInput); ok && sumsByTenant(t, m, nil)["acme"] <= 2*usageCached {
 			t.Errorf("%s: acme's input does not include its cached tokens: %v", m.Name(), sumsByTenant(t, m, nil))
 		}
-		for _, name := range []string{otelexport.MetricOperationInputTokens, otelexport.MetricOperationOutput} {
+		for _, name := range []string{otel.MetricOperationInputTokens, otel.MetricOperationOutput} {
 			if m, ok := get(name); ok {
 				var n uint64
 				for i := 0; i < m.Histogram().DataPoints().Len(); i++ {
@@ -202,15 +202,15 @@ func checkTokenKinds(t *testing.T, metrics map[string]pmetric.Metric, latest boo
 		}
 		return
 	}
-	absent(otelexport.MetricUsageInput, otelexport.MetricUsageCacheRead, otelexport.MetricOperationInputTokens)
-	if m, ok := get(otelexport.MetricClientTokenUsage); ok {
+	absent(otel.MetricUsageInput, otel.MetricUsageCacheRead, otel.MetricOperationInputTokens)
+	if m, ok := get(otel.MetricClientTokenUsage); ok {
 		for i := 0; i < m.Histogram().DataPoints().Len(); i++ {
 			if _, has := m.Histogram().DataPoints().At(i).Attributes().Get("llmtap.tenant"); has {
 				t.Errorf("%s carries llmtap.tenant: a histogram must not", m.Name())
 			}
 		}
 	}
-	if m, ok := get(otelexport.MetricTokens); ok {
+	if m, ok := get(otel.MetricTokens); ok {
 		for _, k := range kinds {
 			got := sumsByTenant(t, m, map[string]string{"llmtap.token.type": k.llmtapType})
 			for tn, n := range perTenant {

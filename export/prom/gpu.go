@@ -4,11 +4,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/otlptranslator"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/telemetry/gpu"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 )
 
-// GPU serves the GPU readings of the OpenTelemetry export (otelexport.GPUReadings: hw.power,
+// GPU serves the GPU readings of the OpenTelemetry export (otel.GPUReadings: hw.power,
 // hw.energy, hw.gpu.*, …) to Prometheus, named as the OTel-to-Prometheus
 // translation names them (hw_power_watts, hw_energy_joules_total, hw_gpu_utilization_ratio, …,
 // labels hw_id, hw_name, hw_type, hw_vendor), from the latest poll of the GPU sampler. Without
@@ -27,21 +27,21 @@ func NewGPU(samples func() []gpu.Sample) *GPU {
 	promLabel := func(key string) string {
 		l, err := labels.Build(key)
 		if err != nil {
-			panic(err) // the keys are constants of otelexport; a test loads them
+			panic(err) // the keys are constants of export/otel; a test loads them
 		}
 		return l
 	}
 	c := &GPU{samples: samples}
 	var base []string
-	for _, kv := range otelexport.GPUAttrs(&gpu.Sample{}) {
+	for _, kv := range otel.GPUAttrs(&gpu.Sample{}) {
 		base = append(base, promLabel(string(kv.Key)))
 	}
-	for _, r := range otelexport.GPUReadings {
+	for _, r := range otel.GPUReadings {
 		typ, vt := otlptranslator.MetricType(otlptranslator.MetricTypeGauge), prometheus.GaugeValue
 		switch r.Kind {
-		case otelexport.GPUCounter:
+		case otel.GPUCounter:
 			typ, vt = otlptranslator.MetricTypeMonotonicCounter, prometheus.CounterValue
-		case otelexport.GPUUpDownCounter:
+		case otel.GPUUpDownCounter:
 			typ = otlptranslator.MetricTypeNonMonotonicCounter
 		}
 		name, err := names.Build(otlptranslator.Metric{Name: r.Name, Unit: r.Unit, Type: typ})
@@ -73,12 +73,12 @@ func (c *GPU) Collect(ch chan<- prometheus.Metric) {
 	samples := c.samples()
 	for i := range samples {
 		s := &samples[i]
-		attrs := otelexport.GPUAttrs(s)
+		attrs := otel.GPUAttrs(s)
 		values := make([]string, len(attrs))
 		for j, kv := range attrs {
 			values[j] = kv.Value.String()
 		}
-		for j, r := range otelexport.GPUReadings {
+		for j, r := range otel.GPUReadings {
 			if v, ok := r.Value(s); ok {
 				ch <- prometheus.MustNewConstMetric(c.descs[j], c.types[j], v, values...)
 			}

@@ -3,8 +3,8 @@ package prom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -55,27 +55,27 @@ func NewRequests(src RequestSources) *Requests {
 		ttft: prometheus.NewHistogramVec(opts(prometheus.HistogramOpts{
 			Name:    "gen_ai_server_time_to_first_token_seconds",
 			Help:    "Time from the request reaching llmtap to the first content event of the response (successful streams).",
-			Buckets: otelexport.TTFTBuckets,
+			Buckets: otel.TTFTBuckets,
 		}), labels),
 		tpot: prometheus.NewHistogramVec(opts(prometheus.HistogramOpts{
 			Name:    "gen_ai_server_time_per_output_token_seconds",
 			Help:    "Inter-token latency: (request latency - time to first token) / (output tokens - 1), for successful streams of two tokens or more.",
-			Buckets: otelexport.TPOTBuckets,
+			Buckets: otel.TPOTBuckets,
 		}), labels),
 		duration: prometheus.NewHistogramVec(opts(prometheus.HistogramOpts{
 			Name:    "gen_ai_server_request_duration_seconds",
 			Help:    "Time from the request reaching llmtap to its last content event (streams) or the end of its body (non-streaming).",
-			Buckets: otelexport.DurationBuckets,
+			Buckets: otel.DurationBuckets,
 		}), labels),
 		opDuration: prometheus.NewHistogramVec(opts(prometheus.HistogramOpts{
 			Name:    "gen_ai_client_operation_duration_seconds",
 			Help:    "Time from the request reaching llmtap until its response was complete (every request, failed ones included).",
-			Buckets: otelexport.DurationBuckets,
+			Buckets: otel.DurationBuckets,
 		}), labels),
 		token: prometheus.NewHistogramVec(opts(prometheus.HistogramOpts{
 			Name:    "gen_ai_client_token_usage",
 			Help:    "Tokens per request by type (input, output); the count comes from the server's usage when sent, else from llmtap's tokenizer.",
-			Buckets: otelexport.TokenBuckets,
+			Buckets: otel.TokenBuckets,
 		}), append([]string{"gen_ai_token_type"}, labels...)),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmtap_requests_total",

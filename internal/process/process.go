@@ -24,6 +24,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/export/prom"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
@@ -34,7 +35,6 @@ import (
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
@@ -247,9 +247,9 @@ func (s *Streams) Abandoned() bool { return s.abandoned.Load() }
 
 // otelExport is the engine's OpenTelemetry state; a nil *otelExport means export is off.
 type otelExport struct {
-	providers *otelexport.Providers
-	metrics   *otelexport.Metrics
-	tracer    *otelexport.Tracer // nil when trace export is off
+	providers *otel.Providers
+	metrics   *otel.Metrics
+	tracer    *otel.Tracer // nil when trace export is off
 }
 
 // startOTel builds the providers the environment asks for and adds their sinks to the tap. It
@@ -259,7 +259,7 @@ func (p *Process) startOTel() *otelExport {
 	log := p.Log("otel")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	prov, err := otelexport.FromEnv(ctx, "")
+	prov, err := otel.FromEnv(ctx, "")
 	if err != nil {
 		log.Error("OpenTelemetry export is off", zap.Error(err))
 		return nil
@@ -269,10 +269,10 @@ func (p *Process) startOTel() *otelExport {
 	}
 	o := &otelExport{providers: prov}
 	if prov.MeterProvider != nil {
-		m, err := otelexport.NewMetrics(prov.MeterProvider, otelexport.Options{
+		m, err := otel.NewMetrics(prov.MeterProvider, otel.Options{
 			Models:      p.Models,
 			Tenants:     p.Tenants,
-			LatestGenAI: otelexport.LatestGenAI(nil), // OTEL_SEMCONV_STABILITY_OPT_IN
+			LatestGenAI: otel.LatestGenAI(nil), // OTEL_SEMCONV_STABILITY_OPT_IN
 			GPU:         p.Hub.LatestGPU,
 		})
 		if err != nil {
@@ -283,8 +283,8 @@ func (p *Process) startOTel() *otelExport {
 		}
 	}
 	if prov.TracerProvider != nil {
-		o.tracer = otelexport.NewTracer(prov.TracerProvider, prov.Propagator)
-		p.tap.AddRouted(func(x pipeline.Routed) { otelexport.EndSpan(x.Record, x.Span) })
+		o.tracer = otel.NewTracer(prov.TracerProvider, prov.Propagator)
+		p.tap.AddRouted(func(x pipeline.Routed) { otel.EndSpan(x.Record, x.Span) })
 	}
 	log.Info("OpenTelemetry export on", zap.Bool("metrics", o.metrics != nil), zap.Bool("traces", o.tracer != nil),
 		zap.String("service.instance.id", prov.InstanceID))
@@ -292,7 +292,7 @@ func (p *Process) startOTel() *otelExport {
 }
 
 // Tracer is the tracer of the request spans, nil when trace export is off.
-func (p *Process) Tracer() *otelexport.Tracer {
+func (p *Process) Tracer() *otel.Tracer {
 	if p.otel == nil {
 		return nil
 	}

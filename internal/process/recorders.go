@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/export/otel"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
@@ -311,7 +311,7 @@ var _ prometheus.Collector = recorderCollector{}
 // for every recording): a recording whose config asks for them gets a log route, held under
 // keyLogRoute and its recorder's key, that keeps what its recorder keeps (recorder.Filter:
 // routes, models, sampling). Every route holds the process's one exporter
-// (otelexport.RequestLogs, under keyLogs), which starts with the first route and flushes and
+// (otel.RequestLogs, under keyLogs), which starts with the first route and flushes and
 // stops when the last one lets go. The log sink, beside the record sink, hands each record of
 // a routed recording to the exporter's bounded queue; nothing waits for the network.
 //
@@ -331,15 +331,15 @@ type logsState struct {
 	mu     sync.RWMutex
 	routes map[string]*logRoute // by recorder key (pipeline.Route.Recorder)
 	// cur is the running exporter, nil when none runs.
-	cur atomic.Pointer[otelexport.RequestLogs]
+	cur atomic.Pointer[otel.RequestLogs]
 	// exported and dropped are the counts of the exporters that have stopped.
 	exported atomic.Uint64
-	dropped  [otelexport.NumLogDropReasons]atomic.Uint64
+	dropped  [otel.NumLogDropReasons]atomic.Uint64
 }
 
 // logsExporter is the process's exporter, a held runner.
 type logsExporter struct {
-	l *otelexport.RequestLogs
+	l *otel.RequestLogs
 	p *Process
 }
 
@@ -388,7 +388,7 @@ func (p *Process) HoldLogRoute(rec *Recorder, opts recorder.Options) (release fu
 		exp, _, err := Hold(p, keyLogs, func() (*logsExporter, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			l, err := otelexport.NewLogs(ctx, otelexport.LogsOptions{})
+			l, err := otel.NewLogs(ctx, otel.LogsOptions{})
 			if err != nil {
 				return nil, err
 			}
@@ -431,9 +431,9 @@ func (p *Process) emitLog(x pipeline.Routed) {
 }
 
 // OTLPLogStats returns what the export of records as log records did since the process
-// started: records exported and dropped by reason (otelexport.LogDropReason).
-func (p *Process) OTLPLogStats() otelexport.LogStats {
-	st := otelexport.LogStats{Exported: p.logs.exported.Load()}
+// started: records exported and dropped by reason (otel.LogDropReason).
+func (p *Process) OTLPLogStats() otel.LogStats {
+	st := otel.LogStats{Exported: p.logs.exported.Load()}
 	for i := range st.Dropped {
 		st.Dropped[i] = p.logs.dropped[i].Load()
 	}
@@ -467,7 +467,7 @@ func (c logsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.p.OTLPLogStats()
 	ch <- prometheus.MustNewConstMetric(descLogsExported, prometheus.CounterValue, float64(st.Exported))
 	for r, n := range st.Dropped {
-		ch <- prometheus.MustNewConstMetric(descLogsDropped, prometheus.CounterValue, float64(n), otelexport.LogDropReason(r).String())
+		ch <- prometheus.MustNewConstMetric(descLogsDropped, prometheus.CounterValue, float64(n), otel.LogDropReason(r).String())
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	promodel "github.com/prometheus/common/model"
 
 	"github.com/llmtap/llmtap/api"
+	"github.com/llmtap/llmtap/export/otel"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/internal/testkit"
@@ -28,7 +29,6 @@ import (
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/ui/top"
@@ -382,9 +382,9 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 		name, tag string
 		bounds    []float64
 	}{
-		{"gen_ai_server_time_to_first_token_seconds", stats.TagTTFT, otelexport.TTFTBuckets},
-		{"gen_ai_server_time_per_output_token_seconds", stats.TagITL, otelexport.TPOTBuckets},
-		{"gen_ai_server_request_duration_seconds", stats.TagRequestLatency, otelexport.DurationBuckets},
+		{"gen_ai_server_time_to_first_token_seconds", stats.TagTTFT, otel.TTFTBuckets},
+		{"gen_ai_server_time_per_output_token_seconds", stats.TagITL, otel.TPOTBuckets},
+		{"gen_ai_server_request_duration_seconds", stats.TagRequestLatency, otel.DurationBuckets},
 	} {
 		hist := histogramOf(after, h.name, labels)
 		vals := exp.values[h.tag]

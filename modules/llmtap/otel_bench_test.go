@@ -8,9 +8,9 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/export/prom"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -39,13 +39,13 @@ func BenchmarkRecordSinks(b *testing.B) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
 	models := labelcap.New(labelcap.DefaultMax)
-	om, err := otelexport.NewMetrics(mp, otelexport.Options{Models: models})
+	om, err := otel.NewMetrics(mp, otel.Options{Models: models})
 	if err != nil {
 		b.Fatal(err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(nopProcessor{}))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	tr := otelexport.NewTracer(tp, nil)
+	tr := otel.NewTracer(tp, nil)
 	for _, c := range []struct {
 		name string
 		sink pipeline.SinkFunc
@@ -53,7 +53,7 @@ func BenchmarkRecordSinks(b *testing.B) {
 		{"prometheus", prom.NewRequests(prom.RequestSources{Models: models}).Consume},
 		{"otel-metrics", om.Consume},
 		{"otel-span", func(r *record.Record) {
-			otelexport.EndSpan(r, tr.Start(context.Background(), nil, r.Start))
+			otel.EndSpan(r, tr.Start(context.Background(), nil, r.Start))
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -79,8 +79,8 @@ func BenchmarkServeHTTPTracing(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			rig := newBenchRig(b, 128)
 			if traced {
-				rig.h.route.Spans = otelexport.NewTracer(tp, nil).Start
-				rig.h.tap.AddRouted(func(x pipeline.Routed) { otelexport.EndSpan(x.Record, x.Span) })
+				rig.h.route.Spans = otel.NewTracer(tp, nil).Start
+				rig.h.tap.AddRouted(func(x pipeline.Routed) { otel.EndSpan(x.Record, x.Span) })
 			}
 			rig.serve(b, true)
 			b.ReportAllocs()

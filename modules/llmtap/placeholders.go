@@ -7,8 +7,8 @@ import (
 	"github.com/caddyserver/caddy/v2/modules/caddyhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/telemetry/expose"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -69,7 +69,7 @@ func (h *Handler) expose(r *http.Request, tw *tapWriter, rec *record.Record) {
 // placeholders it sets ({http.reverse_proxy.upstream.host}, …port); nothing when another
 // handler answered.
 func spanUpstream(span trace.Span, r *http.Request) {
-	otelexport.SetServer(span, upstreamOf(r, "http.reverse_proxy.upstream.host"), upstreamOf(r, "http.reverse_proxy.upstream.port"))
+	otel.SetServer(span, upstreamOf(r, "http.reverse_proxy.upstream.host"), upstreamOf(r, "http.reverse_proxy.upstream.port"))
 }
 
 // upstreamOf is a placeholder reverse_proxy sets about the upstream it sent r to, or "".

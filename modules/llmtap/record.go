@@ -13,11 +13,11 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"go.uber.org/zap"
 
+	"github.com/llmtap/llmtap/export/otel"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/internal/sensitive"
-	"github.com/llmtap/llmtap/telemetry/otelexport"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
@@ -244,7 +244,7 @@ func (h *Handler) provisionRecording() error {
 		return fmt.Errorf("starting the recorder in %s: %w", opts.Dir, err)
 	}
 	h.recording = &recording{entry: e, sessionHeader: h.Record.SessionHeader}
-	if h.Record.OTLPLogs || otelexport.LogsEnabled(os.Getenv) {
+	if h.Record.OTLPLogs || otel.LogsEnabled(os.Getenv) {
 		release, err := h.proc.HoldLogRoute(e, opts)
 		switch {
 		case err == nil:

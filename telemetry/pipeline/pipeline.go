@@ -31,7 +31,7 @@ type Route struct {
 	// Tokens counts the tokens the server did not report (the handler's tokenizer); nil: the
 	// pipeline's.
 	Tokens tokens.Counter
-	// Spans opens the span of a request that arrived at t0 (otelexport.Tracer.Start); nil when
+	// Spans opens the span of a request that arrived at t0 (otel.Tracer.Start in export/otel); nil when
 	// trace export is off.
 	Spans func(ctx context.Context, h http.Header, t0 time.Time) trace.Span
 }

@@ -1,4 +1,4 @@
-package otelexport_test
+package otel_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
-	"github.com/llmtap/llmtap/telemetry/otelexport"
+	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -236,7 +236,7 @@ func TestLogRecordEqualsRecordsFile(t *testing.T) {
 		UsageOutputTokens: -1}
 
 	exp := &memExporter{}
-	l, err := otelexport.NewLogs(context.Background(), otelexport.LogsOptions{Exporter: exp})
+	l, err := otel.NewLogs(context.Background(), otel.LogsOptions{Exporter: exp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestLogRecordEqualsRecordsFile(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("exported %d log records, want 2", len(got))
 	}
-	if st := l.Stats(); st.Exported != 2 || st.Dropped != [otelexport.NumLogDropReasons]uint64{} {
+	if st := l.Stats(); st.Exported != 2 || st.Dropped != [otel.NumLogDropReasons]uint64{} {
 		t.Errorf("stats %+v, want 2 exported and none dropped", st)
 	}
 	for i, r := range []*record.Record{full, plain} {
@@ -266,10 +266,10 @@ func TestLogRecordEqualsRecordsFile(t *testing.T) {
 			t.Errorf("record %d: %d attributes for %d distinct keys: a key is repeated", i, lr.AttributesLen(), len(attrs))
 		}
 		checkLogEqualsFile(t, attrs, fileFields(t, r))
-		if lr.EventName() != otelexport.EventRequest || !lr.Timestamp().Equal(r.Start) {
-			t.Errorf("record %d: event %q at %v, want %q at %v", i, lr.EventName(), lr.Timestamp(), otelexport.EventRequest, r.Start)
+		if lr.EventName() != otel.EventRequest || !lr.Timestamp().Equal(r.Start) {
+			t.Errorf("record %d: event %q at %v, want %q at %v", i, lr.EventName(), lr.Timestamp(), otel.EventRequest, r.Start)
 		}
-		if got, want := attrs["gen_ai.operation.name"].AsString(), otelexport.Operation(r.API); got != want {
+		if got, want := attrs["gen_ai.operation.name"].AsString(), otel.Operation(r.API); got != want {
 			t.Errorf("record %d: gen_ai.operation.name %q, want %q", i, got, want)
 		}
 	}
@@ -295,7 +295,7 @@ func TestLogsQueueBounded(t *testing.T) {
 	t.Parallel()
 	const queue, emitted = 8, 100
 	exp := &memExporter{block: make(chan struct{})}
-	l, err := otelexport.NewLogs(context.Background(), otelexport.LogsOptions{Exporter: exp, MaxQueue: queue, MaxBatch: 4,
+	l, err := otel.NewLogs(context.Background(), otel.LogsOptions{Exporter: exp, MaxQueue: queue, MaxBatch: 4,
 		Interval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestLogsQueueBounded(t *testing.T) {
 	if taken != queue {
 		t.Errorf("Emit took %d records while the exporter was stuck, want the queue size %d", taken, queue)
 	}
-	if d := l.Stats().Dropped[otelexport.LogQueueFull]; d != emitted-queue {
+	if d := l.Stats().Dropped[otel.LogQueueFull]; d != emitted-queue {
 		t.Errorf("queue_full drops %d, want %d", d, emitted-queue)
 	}
 	close(exp.block)
@@ -320,7 +320,7 @@ func TestLogsQueueBounded(t *testing.T) {
 	if st.Exported != queue || len(exp.records()) != queue {
 		t.Errorf("exported %d (exporter got %d), want %d", st.Exported, len(exp.records()), queue)
 	}
-	if l.Emit(&record.Record{}, nil) || l.Stats().Dropped[otelexport.LogShutdown] != 1 {
+	if l.Emit(&record.Record{}, nil) || l.Stats().Dropped[otel.LogShutdown] != 1 {
 		t.Error("a record emitted after Shutdown is not dropped as shutdown")
 	}
 }
@@ -330,7 +330,7 @@ func TestLogsQueueBounded(t *testing.T) {
 func TestLogsExportFailedCounted(t *testing.T) {
 	t.Parallel()
 	exp := &memExporter{fail: true}
-	l, err := otelexport.NewLogs(context.Background(), otelexport.LogsOptions{Exporter: exp, MaxQueue: 4})
+	l, err := otel.NewLogs(context.Background(), otel.LogsOptions{Exporter: exp, MaxQueue: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestLogsExportFailedCounted(t *testing.T) {
 		}
 	}
 	_ = l.Shutdown(context.Background())
-	if st := l.Stats(); st.Dropped[otelexport.LogExportFailed] != 7 || st.Exported != 0 {
+	if st := l.Stats(); st.Dropped[otel.LogExportFailed] != 7 || st.Exported != 0 {
 		t.Errorf("stats %+v, want 7 export_failed", st)
 	}
 }
@@ -362,7 +362,7 @@ func TestLogsEnabled(t *testing.T) {
 		{map[string]string{"OTEL_LOGS_EXPORTER": "none"}, false},
 		{map[string]string{"OTEL_LOGS_EXPORTER": "otlp", "OTEL_SDK_DISABLED": "true"}, false},
 	} {
-		if got := otelexport.LogsEnabled(func(k string) string { return c.env[k] }); got != c.want {
+		if got := otel.LogsEnabled(func(k string) string { return c.env[k] }); got != c.want {
 			t.Errorf("LogsEnabled(%v) = %v, want %v", c.env, got, c.want)
 		}
 	}
@@ -394,7 +394,7 @@ func BenchmarkLogEmit(b *testing.B) {
 		r    *record.Record
 	}{{"stream", stream}, {"full", full}} {
 		b.Run(c.name, func(b *testing.B) {
-			l, err := otelexport.NewLogs(context.Background(), otelexport.LogsOptions{Exporter: discard{}, MaxQueue: 1 << 16, MaxBatch: 512})
+			l, err := otel.NewLogs(context.Background(), otel.LogsOptions{Exporter: discard{}, MaxQueue: 1 << 16, MaxBatch: 512})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -404,7 +404,7 @@ func BenchmarkLogEmit(b *testing.B) {
 				l.Emit(c.r, nil)
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(l.Stats().Dropped[otelexport.LogQueueFull]), "queue_full")
+			b.ReportMetric(float64(l.Stats().Dropped[otel.LogQueueFull]), "queue_full")
 		})
 	}
 }

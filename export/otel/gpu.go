@@ -1,4 +1,4 @@
-package otelexport
+package otel
 
 import (
 	"context"

@@ -1,11 +1,11 @@
-// Package otelexport exports what llmtap measures through OpenTelemetry: request records become
+// Package otel exports what llmtap measures through OpenTelemetry: request records become
 // the GenAI semantic-convention histograms (with the bucket boundaries the conventions
 // recommend) and, when tracing is on, one span per request; GPU samples become the hardware
 // conventions' hw.gpu.*, hw.power and hw.energy instruments. It depends on the OTel metric and
 // trace APIs and takes its providers as parameters; FromEnv builds SDK providers from the
 // standard OTEL_* environment for the binary. It is the only package of llmtap that touches
 // the OTel SDK, and it knows nothing of Caddy.
-package otelexport
+package otel
 
 import (
 	"strings"
