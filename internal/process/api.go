@@ -101,7 +101,7 @@ func (p *Process) SLO() *slo.Tracker {
 // StreamRefused counts a timeline stream refused for the service's MaxStreams.
 func (p *Process) StreamRefused() {
 	if p != nil {
-		p.metrics.streamsRefused.Inc()
+		p.metrics.StreamsRefused.Inc()
 	}
 }
 

@@ -33,13 +33,10 @@ func NativeHistograms(value string) (on, ok bool) {
 	return false, false
 }
 
-// metrics are the process's own counters, beside the collectors over its parts.
+// metrics are the process's own series (prom.Process), beside the collectors over its parts.
 type metrics struct {
-	streamsRefused            prometheus.Counter
-	guardPauses               *prometheus.CounterVec
-	guardResumes              prometheus.Counter
-	forged, expired, replayed prometheus.CounterFunc
-	collectors                []prometheus.Collector
+	*prom.Process
+	collectors []prometheus.Collector
 }
 
 // newMetrics makes the process's Prometheus collectors: the engine's sinks and those read at
@@ -62,33 +59,11 @@ func (p *Process) newMetrics() {
 	})
 	p.usage = prom.NewUsage(p.Models, p.Tenants)
 	m := &p.metrics
-	m.streamsRefused = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "llmtap_api_streams_refused_total",
-		Help: "StreamTimeline streams of the Connect API refused with resource_exhausted because as many as max_streams were open on their endpoint.",
+	m.Process = prom.NewProcess(prom.ProcessSources{
+		Forged: p.marks.forged.Load, Expired: p.marks.expired.Load, Replayed: p.marks.replayed.Load,
+		RecorderDrops: func() []uint64 { n := p.RecorderDrops(); return n[:] },
+		OTLPLogs:      p.OTLPLogStats,
 	})
-	m.guardPauses = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "llmtap_shadow_guard_pauses_total",
-		Help: "Times the guard rails paused shadow load and mirroring, by reason (live_ttft_p99, live_error_rate, upstream_status).",
-	}, []string{"reason"})
-	m.guardResumes = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "llmtap_shadow_guard_resumes_total",
-		Help: "Times the guard rails resumed shadow load and mirroring after a cool-down.",
-	})
-	// Refused marks, by reason: forged (not signed with the key), expired (past their few
-	// seconds, or minted by a load this process no longer has) and replayed (genuine,
-	// unexpired, already used once).
-	m.forged = prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "llmtap_shadow_marker_forged_total",
-		Help: "Requests that carried the Llmtap-Shadow header with a value not signed with the marker key; they were measured as live traffic.",
-	}, func() float64 { return float64(p.marks.forged.Load()) })
-	m.expired = prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "llmtap_shadow_marker_expired_total",
-		Help: "Requests that carried a genuine Llmtap-Shadow mark past its expiry, or of a load this process no longer has; they were measured as live traffic.",
-	}, func() float64 { return float64(p.marks.expired.Load()) })
-	m.replayed = prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "llmtap_shadow_marker_replayed_total",
-		Help: "Requests that carried a genuine, unexpired Llmtap-Shadow mark that had already been used; they were measured as live traffic.",
-	}, func() float64 { return float64(p.marks.replayed.Load()) })
 	m.collectors = append(append(p.requests.Collectors(), p.usage.Collectors()...),
 		prom.NewGPU(func() []gpu.Sample { return p.Hub.LatestGPU(nil) }),
 		prom.Mirror(func() prom.MirrorReading {
@@ -104,9 +79,9 @@ func (p *Process) newMetrics() {
 		}),
 		prom.SLO{Tracker: p.SLOTracker},
 		prom.PassiveHeadroom(p.Passive.Estimates),
-		recorderCollector{p}, logsCollector{p}, prom.RecorderSessions{}, prom.RecorderPayloadsSkipped{},
-		m.streamsRefused, m.guardPauses, m.guardResumes, m.forged, m.expired, m.replayed,
+		prom.RecorderSessions{}, prom.RecorderPayloadsSkipped{},
 	)
+	m.collectors = append(m.collectors, m.Process.Collectors()...)
 }
 
 // Register registers every collector of the process in reg (a host may make a new registry

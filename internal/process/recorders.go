@@ -10,11 +10,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/export/otel"
+	"github.com/llmtap/llmtap/export/prom"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/telemetry/pipeline"
 	"github.com/llmtap/llmtap/telemetry/recorder"
@@ -83,7 +83,7 @@ const (
 )
 
 func (r DropReason) String() string {
-	return [NumDropReasons]string{"queue_full", "write_failed", "recorder_closed", "drain_timeout", "queue_bytes"}[r]
+	return prom.RecorderDropReasons[r]
 }
 
 // CountDrop counts one record lost to recording.
@@ -219,21 +219,6 @@ func (p *Process) RecordingDirs() map[string]recorder.Options {
 	return dirs
 }
 
-var descRecorderDropped = prometheus.NewDesc("llmtap_recorder_dropped_total",
-	"Measured requests not written to the recording files (traffic and measurement unaffected), by reason: queue_full (the recorder's bounded queue was full), write_failed (writing failed: disk full, I/O error), recorder_closed (the record came after its recorder closed), drain_timeout (the stream outlived its unloaded config by more than the drain time), queue_bytes (the request bodies waiting for the writer held its byte bound, so the record's trace and payload lines were left out; its records line is written).",
-	[]string{"reason"}, nil)
-
-// recorderCollector serves llmtap_recorder_dropped_total, every reason always present.
-type recorderCollector struct{ p *Process }
-
-func (recorderCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRecorderDropped }
-
-func (c recorderCollector) Collect(ch chan<- prometheus.Metric) {
-	for r, n := range c.p.RecorderDrops() {
-		ch <- prometheus.MustNewConstMetric(descRecorderDropped, prometheus.CounterValue, float64(n), DropReason(r).String())
-	}
-}
-
 // startRecording starts the runtime recording in req.Dir, with the options plan makes.
 func (p *Process) startRecording(req *llmtapv1.RecordingStartRequest, plan func(*llmtapv1.RecordingStartRequest) (recorder.Options, error)) (*llmtapv1.Recording, error) {
 	if req.GetDir() == "" {
@@ -304,8 +289,6 @@ func (p *Process) recordingStatus() []*llmtapv1.Recording {
 	}
 	return out
 }
-
-var _ prometheus.Collector = recorderCollector{}
 
 // Request records as OpenTelemetry log records (RecordConfig.OTLPLogs, or OTEL_LOGS_EXPORTER
 // for every recording): a recording whose config asks for them gets a log route, held under
@@ -446,29 +429,3 @@ func (p *Process) OTLPLogStats() otel.LogStats {
 	}
 	return st
 }
-
-var (
-	descLogsExported = prometheus.NewDesc("llmtap_otlp_logs_exported_total",
-		"Request records the OTLP receiver accepted as log records (record otlp_logs or OTEL_LOGS_EXPORTER).", nil, nil)
-	descLogsDropped = prometheus.NewDesc("llmtap_otlp_logs_dropped_total",
-		"Request records not delivered as OTLP log records (traffic, measurement and the recording files unaffected), by reason: queue_full (the export's bounded queue was full: the receiver is down or slow), export_failed (the export request failed or timed out), shutdown (still queued when the export stopped).",
-		[]string{"reason"}, nil)
-)
-
-// logsCollector serves the log export's counters, every reason always present.
-type logsCollector struct{ p *Process }
-
-func (logsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descLogsExported
-	ch <- descLogsDropped
-}
-
-func (c logsCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.p.OTLPLogStats()
-	ch <- prometheus.MustNewConstMetric(descLogsExported, prometheus.CounterValue, float64(st.Exported))
-	for r, n := range st.Dropped {
-		ch <- prometheus.MustNewConstMetric(descLogsDropped, prometheus.CounterValue, float64(n), otel.LogDropReason(r).String())
-	}
-}
-
-var _ prometheus.Collector = logsCollector{}

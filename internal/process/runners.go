@@ -217,11 +217,11 @@ func (r *guardRunner) logChange(st guard.State, names []string) {
 		zap.Float64("live_ttft_p99_ms", st.LiveTTFTP99Ms), zap.Float64("live_error_rate", st.LiveErrorRate)}
 	if st.Tripped {
 		reason, _, _ := strings.Cut(st.Reason, " ")
-		r.p.metrics.guardPauses.WithLabelValues(reason).Inc()
+		r.p.metrics.GuardPauses.WithLabelValues(reason).Inc()
 		r.log().Warn("guard rails: pausing shadow load and mirroring", append(fields, zap.String("reason", st.Reason),
 			zap.Time("clears_at", st.ClearsAt))...)
 	} else {
-		r.p.metrics.guardResumes.Inc()
+		r.p.metrics.GuardResumes.Inc()
 		r.log().Info("guard rails: resuming shadow load and mirroring", fields...)
 	}
 }
