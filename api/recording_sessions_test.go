@@ -61,7 +61,7 @@ func sessionsMetric(t *testing.T, url, outcome string) int {
 // RecordingStatus, and /metrics (llmtap_recorder_sessions_total, the process's count).
 func TestRecordingSessionCounters(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prom.RecorderSessions{})
+	reg.MustRegister(prom.RecorderSessions())
 	metrics := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	t.Cleanup(metrics.Close)
 	untracked0, expired0 := sessionsMetric(t, metrics.URL, "untracked"), sessionsMetric(t, metrics.URL, "expired")

@@ -12,17 +12,13 @@ var descRecorderSessions = prometheus.NewDesc("llmtap_recorder_sessions_total",
 
 // RecorderSessions serves llmtap_recorder_sessions_total from the process's recorders
 // (recorder.ProcessSessions), both outcomes always present.
-type RecorderSessions struct{}
-
-func (RecorderSessions) Describe(ch chan<- *prometheus.Desc) { ch <- descRecorderSessions }
-
-func (RecorderSessions) Collect(ch chan<- prometheus.Metric) {
-	untracked, expired := recorder.ProcessSessions()
-	ch <- prometheus.MustNewConstMetric(descRecorderSessions, prometheus.CounterValue, float64(untracked), "untracked")
-	ch <- prometheus.MustNewConstMetric(descRecorderSessions, prometheus.CounterValue, float64(expired), "expired")
+func RecorderSessions() prometheus.Collector {
+	return readCollector{[]*prometheus.Desc{descRecorderSessions}, func(ch chan<- prometheus.Metric) {
+		untracked, expired := recorder.ProcessSessions()
+		ch <- prometheus.MustNewConstMetric(descRecorderSessions, prometheus.CounterValue, float64(untracked), "untracked")
+		ch <- prometheus.MustNewConstMetric(descRecorderSessions, prometheus.CounterValue, float64(expired), "expired")
+	}}
 }
-
-var _ prometheus.Collector = RecorderSessions{}
 
 var descPayloadsSkipped = prometheus.NewDesc("llmtap_recorder_payloads_skipped_total",
 	"Request bodies the recorders left out of their payload files, by reason: too_large (over max_payload), not_object (not one complete JSON object: empty, an array or another value, invalid JSON, or cut when captured).",
@@ -30,14 +26,10 @@ var descPayloadsSkipped = prometheus.NewDesc("llmtap_recorder_payloads_skipped_t
 
 // RecorderPayloadsSkipped serves llmtap_recorder_payloads_skipped_total from the process's
 // recorders (recorder.ProcessPayloadsSkipped), both reasons always present.
-type RecorderPayloadsSkipped struct{}
-
-func (RecorderPayloadsSkipped) Describe(ch chan<- *prometheus.Desc) { ch <- descPayloadsSkipped }
-
-func (RecorderPayloadsSkipped) Collect(ch chan<- prometheus.Metric) {
-	tooLarge, notObject := recorder.ProcessPayloadsSkipped()
-	ch <- prometheus.MustNewConstMetric(descPayloadsSkipped, prometheus.CounterValue, float64(tooLarge), recorder.SkipTooLarge)
-	ch <- prometheus.MustNewConstMetric(descPayloadsSkipped, prometheus.CounterValue, float64(notObject), recorder.SkipNotObject)
+func RecorderPayloadsSkipped() prometheus.Collector {
+	return readCollector{[]*prometheus.Desc{descPayloadsSkipped}, func(ch chan<- prometheus.Metric) {
+		tooLarge, notObject := recorder.ProcessPayloadsSkipped()
+		ch <- prometheus.MustNewConstMetric(descPayloadsSkipped, prometheus.CounterValue, float64(tooLarge), recorder.SkipTooLarge)
+		ch <- prometheus.MustNewConstMetric(descPayloadsSkipped, prometheus.CounterValue, float64(notObject), recorder.SkipNotObject)
+	}}
 }
-
-var _ prometheus.Collector = RecorderPayloadsSkipped{}

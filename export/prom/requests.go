@@ -102,7 +102,13 @@ func NewRequests(src RequestSources) *Requests {
 		Name: "llmtap_streams_in_flight",
 		Help: "Requests being measured right now.",
 	}, orZero(src.InFlight))
-	dropped := droppedCollector{all: orZero(src.Dropped), bytes: orZero(src.DroppedBytes)}
+	all, bytes := orZero(src.Dropped), orZero(src.DroppedBytes)
+	// llmtap_records_dropped_total, both reasons always present.
+	dropped := readCollector{[]*prometheus.Desc{descRecordsDropped}, func(ch chan<- prometheus.Metric) {
+		all, bytes := all(), bytes()
+		ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, max(all-bytes, 0), "queue_full")
+		ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, bytes, "queue_bytes")
+	}}
 	m.all = []prometheus.Collector{m.ttft, m.tpot, m.duration, m.opDuration, m.token, m.requests, m.errors,
 		inFlight, dropped, m.decodeStopped, m.usageInjection, m.upgraded}
 	return m
@@ -167,14 +173,3 @@ func (m *Requests) countUnusual(r *record.Record) {
 var descRecordsDropped = prometheus.NewDesc("llmtap_records_dropped_total",
 	"Request records dropped because the record pipeline's queue was full (measurement lost, traffic unaffected), by reason: queue_full (its bounded number of records), queue_bytes (the bytes its records hold: request bodies, response texts to count).",
 	[]string{"reason"}, nil)
-
-// droppedCollector serves llmtap_records_dropped_total, both reasons always present.
-type droppedCollector struct{ all, bytes func() float64 }
-
-func (droppedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descRecordsDropped }
-
-func (d droppedCollector) Collect(ch chan<- prometheus.Metric) {
-	all, bytes := d.all(), d.bytes()
-	ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, max(all-bytes, 0), "queue_full")
-	ch <- prometheus.MustNewConstMetric(descRecordsDropped, prometheus.CounterValue, bytes, "queue_bytes")
-}

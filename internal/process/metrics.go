@@ -79,7 +79,7 @@ func (p *Process) newMetrics() {
 		}),
 		prom.SLO{Tracker: p.SLOTracker},
 		prom.PassiveHeadroom(p.Passive.Estimates),
-		prom.RecorderSessions{}, prom.RecorderPayloadsSkipped{},
+		prom.RecorderSessions(), prom.RecorderPayloadsSkipped(),
 	)
 	m.collectors = append(m.collectors, m.Process.Collectors()...)
 }

@@ -120,7 +120,3 @@ func Warm() error {
 	once.Do(load)
 	return err
 }
-
-// ValidUTF8 reports whether text is valid UTF-8 (a cut multi-byte character makes a count
-// approximate by one token at most).
-func ValidUTF8(text []byte) bool { return utf8.Valid(text) }
