@@ -57,8 +57,8 @@ const (
 // soakWarmup is how long after the start memory samples are left out of the comparison: the
 // engine's rolling window (60 s in six 10 s slots) allocates its histograms as the slots fill
 // (measured: the heap rises by ~60 MiB over the first minute at 1,000 streams, then holds),
-// so growth is judged on the samples after it. Short runs skip their first third instead.
-func soakWarmup(d time.Duration) time.Duration { return min(75*time.Second, d/3) }
+// so growth is judged on the samples after it. Short runs skip their first half instead.
+func soakWarmup(d time.Duration) time.Duration { return min(75*time.Second, d/2) }
 
 // soakKind is one kind of client request in the mix.
 type soakKind int
