@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tokens"

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/shadow/workload"
 )
 

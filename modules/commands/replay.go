@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/termsafe"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 

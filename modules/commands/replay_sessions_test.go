@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/sample"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/shadow/trace"
 )
 
 // arrival is one request as the server received it: its id, session header and body.

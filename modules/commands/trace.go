@@ -10,9 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/internal/termsafe"
-	"github.com/llmtap/llmtap/shadow/trace"
 )
 
 func init() {

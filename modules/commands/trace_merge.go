@@ -6,8 +6,8 @@ import (
 	"io"
 	"runtime/debug"
 
-	"github.com/llmtap/llmtap/shadow/trace"
-	"github.com/llmtap/llmtap/shadow/trace/merge"
+	"github.com/llmtap/llmtap/format/trace"
+	"github.com/llmtap/llmtap/format/trace/merge"
 )
 
 func traceMerge(stdout, stderr io.Writer, args []string) (int, error) {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/shadow/trace"
 )
 
 // conversationTurn is the chat request of turn k of conversation c: a system prompt every

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 )
 
 // sharedTraces is the folder of published traces the repository carries (testdata/README.md).

@@ -25,10 +25,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 )
 

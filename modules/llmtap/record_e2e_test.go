@@ -20,10 +20,10 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mockllm"
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -84,7 +84,7 @@ func sendRecorded(ctx context.Context, c *http.Client, url string, i int) ([]byt
 	return body, nil
 }
 
-// recordingFiles reads every file of dir with shadow/trace's reader, by kind, in file order.
+// recordingFiles reads every file of dir with format/trace's reader, by kind, in file order.
 func recordingFiles(t *testing.T, dir string) map[string][]trace.Request {
 	t.Helper()
 	out := map[string][]trace.Request{}

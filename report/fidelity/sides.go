@@ -5,7 +5,7 @@ import (
 	"io"
 	"slices"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"

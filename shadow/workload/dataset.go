@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/limits"
 	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/trace"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 

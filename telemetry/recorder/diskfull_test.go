@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 )
 
 // fullSink is a real recording file whose writes and syncs fail with ENOSPC while full is

@@ -1,5 +1,5 @@
 // Package recorder writes the requests llmtap measured to disk, off the request path, as files
-// that shadow/trace reads back for summaries, conversion and replay.
+// that format/trace reads back for summaries, conversion and replay.
 //
 // A Recorder is a sink of the record pipeline. Submit never blocks: it filters (routes,
 // models, sampling), then hands the record to a queue bounded in records (Options.Queue) and
@@ -26,7 +26,7 @@
 //   - trace: AIPerf / Mooncake mooncake_trace JSONL: "timestamp" (arrival, milliseconds from
 //     the file's start), "input_length", "output_length", "hash_ids", then "session_id" when the
 //     request carried one, "delay" for a session's later turns (see Sessions) and "model".
-//   - payloads (opt-in): the payload format of shadow/trace: "timestamp_ms" (as the trace's
+//   - payloads (opt-in): the payload format of format/trace: "timestamp_ms" (as the trace's
 //     timestamp), "request_id", "path", "input_tokens", "output_tokens", "session_id" and
 //     "delay_ms" (the trace's session fields), and "payload", the request body as the client
 //     sent it (whitespace between JSON tokens removed so it fits one line), after the
@@ -41,7 +41,7 @@
 //
 // Lines are written when a request completes, so within a file they are in completion order
 // and a long stream's line comes after shorter requests that arrived later: sort by timestamp
-// before replaying (shadow/trace.SortByTime). A file opened by a rotation starts at the arrival
+// before replaying (format/trace.SortByTime). A file opened by a rotation starts at the arrival
 // of the request whose line rotated it (not when the recorder got to that line, which under load
 // can be later); another request in flight across the rotation that arrived earlier still gets
 // timestamp 0.

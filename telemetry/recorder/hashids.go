@@ -11,7 +11,7 @@ import (
 )
 
 // BlockTokens is the number of prompt tokens one hash id stands for (Mooncake's and AIPerf's
-// block size, shadow/trace.BlockTokens).
+// block size, format/trace.BlockTokens).
 const BlockTokens = 512
 
 // MinFleetKey is the shortest Options.FleetKey accepted, in bytes.

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -72,7 +72,7 @@ func filesOf(t *testing.T, dir, kind string) []string {
 	return m
 }
 
-// readAll reads every file of kind in dir with shadow/trace's reader, checking the format.
+// readAll reads every file of kind in dir with format/trace's reader, checking the format.
 func readAll(t *testing.T, dir, kind string, want trace.Format) ([]trace.Request, []trace.Info) {
 	t.Helper()
 	var reqs []trace.Request

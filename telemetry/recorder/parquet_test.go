@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // TestParquetEqualsJSONL: the same records through a JSONL and a Parquet recorder (one fleet
-// key) read back the same: every record's JSON, and the trace and records as shadow/trace
+// key) read back the same: every record's JSON, and the trace and records as format/trace
 // reads them (from the first arrival: a JSONL file's zero is when it was opened, a Parquet
 // file's its first row's arrival). The partitions are tested in parquetfile.
 func TestParquetEqualsJSONL(t *testing.T) {

@@ -9,13 +9,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 )
 
 // TestInvalidUTF8PayloadKeepsFileValid writes bodies that are not UTF-8 (with and without
 // redaction, one of them pretty-printed) between ordinary ones: every line of the payload
 // file must stay valid JSON text, which RFC 8259 requires to be UTF-8 (encoding/json's Valid
-// does not check that; Python's json and jq refuse such lines), and shadow/trace must hand back each body byte for byte
+// does not check that; Python's json and jq refuse such lines), and format/trace must hand back each body byte for byte
 // (redacted bodies as the redactor wrote them).
 func TestInvalidUTF8PayloadKeepsFileValid(t *testing.T) {
 	bodies := []string{

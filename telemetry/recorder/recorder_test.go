@@ -9,12 +9,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // TestFilesHoldExactlyWhatWasSubmitted writes n records to all three files and reads them back
-// with shadow/trace's readers: same count, same lengths, same ids, formats detected.
+// with format/trace's readers: same count, same lengths, same ids, formats detected.
 func TestFilesHoldExactlyWhatWasSubmitted(t *testing.T) {
 	r, dir := open(t, Options{Records: true, Trace: true, Payloads: true})
 	t0 := time.Now()

@@ -20,7 +20,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 )
 
 // BenchmarkTraceMerge merges three instances' trace files of 50,000 rows each (Azure-like

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 )
 
 // A Mooncake trace (AIPerf's mooncake_trace) is read request by request; the format is found

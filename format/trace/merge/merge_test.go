@@ -18,7 +18,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
-	"github.com/llmtap/llmtap/shadow/trace"
+	"github.com/llmtap/llmtap/format/trace"
 )
 
 // The in-memory merge `trace merge` was before it streamed (kept here as the reference the
