@@ -3,7 +3,6 @@ package parquetfile
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,12 +10,14 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/llmtap/llmtap/format/recfile"
 )
 
 // Kinds of file, as they begin file names (the recorder's records and trace).
 const (
-	KindRecords = "records"
-	KindTrace   = "trace"
+	KindRecords = recfile.KindRecords
+	KindTrace   = recfile.KindTrace
 )
 
 // Ext is the extension of the files.
@@ -38,15 +39,6 @@ const (
 	// row group (its estimate of their size): the memory of one open file.
 	DefaultRowGroupBytes = 16 << 20
 )
-
-// File and folder modes: as the JSONL recordings, only their owner reads them.
-const (
-	fileMode = 0o600
-	dirMode  = 0o700
-)
-
-// nameLayout is the start time in file names, as the JSONL files'.
-const nameLayout = "20060102T150405.000Z"
 
 // WriterOptions configure a Writer. The zero value of a field means its default.
 type WriterOptions struct {
@@ -121,7 +113,7 @@ func NewWriter[T any](o WriterOptions) (*Writer[T], error) {
 	if o.RowGroupBytes <= 0 {
 		o.RowGroupBytes = DefaultRowGroupBytes
 	}
-	if err := os.MkdirAll(o.Dir, dirMode); err != nil {
+	if err := os.MkdirAll(o.Dir, recfile.DirMode); err != nil {
 		return nil, err
 	}
 	return &Writer[T]{opts: o, parts: map[time.Time]*part[T]{}, now: time.Now}, nil
@@ -202,33 +194,21 @@ func (w *Writer[T]) abandon(hour time.Time) {
 
 func (w *Writer[T]) open(start time.Time) (*part[T], error) {
 	dir := filepath.Join(w.opts.Dir, Partition(start))
-	if err := os.MkdirAll(dir, dirMode); err != nil {
+	if err := os.MkdirAll(dir, recfile.DirMode); err != nil {
 		return nil, err
 	}
-	base := w.opts.Kind + "-" + start.UTC().Format(nameLayout)
-	for i := 0; i < 1000; i++ {
-		name := base + Ext
-		if i > 0 {
-			name = fmt.Sprintf("%s-%d%s", base, i, Ext)
-		}
-		path := filepath.Join(dir, name)
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := &part[T]{f: f, path: path, start: start, opened: w.now()}
-		p.cw.f = f
-		p.w = parquet.NewGenericWriter[T](&p.cw,
-			parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
-			parquet.CreatedBy("llmtap", "", ""),
-			parquet.KeyValueMetadata(MetaKind, w.opts.Kind),
-			parquet.KeyValueMetadata(MetaStart, start.UTC().Format(time.RFC3339Nano)))
-		return p, nil
+	f, err := recfile.Create(dir, w.opts.Kind, Ext, start)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("no free file name for %s in %s", base, dir)
+	p := &part[T]{f: f, path: f.Name(), start: start, opened: w.now()}
+	p.cw.f = f
+	p.w = parquet.NewGenericWriter[T](&p.cw,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.CreatedBy("llmtap", "", ""),
+		parquet.KeyValueMetadata(MetaKind, w.opts.Kind),
+		parquet.KeyValueMetadata(MetaStart, start.UTC().Format(time.RFC3339Nano)))
+	return p, nil
 }
 
 // closePart writes the footer of the hour's file, syncs and closes it. A file that received

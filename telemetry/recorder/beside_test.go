@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/llmtap/llmtap/format/recfile"
 )
 
 // besideFiles returns the folder's files of kind, with their line counts.
@@ -22,8 +24,8 @@ func besideFiles(t *testing.T, dir, kind string) []int {
 			t.Fatal(err)
 		}
 		st, _ := f.Stat()
-		if st.Mode().Perm() != fileMode {
-			t.Errorf("%s: mode %v, want %v", n, st.Mode().Perm(), os.FileMode(fileMode))
+		if st.Mode().Perm() != recfile.Mode {
+			t.Errorf("%s: mode %v, want %v", n, st.Mode().Perm(), os.FileMode(recfile.Mode))
 		}
 		c := 0
 		for s := bufio.NewScanner(f); s.Scan(); {

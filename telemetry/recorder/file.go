@@ -7,25 +7,17 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/llmtap/llmtap/format/recfile"
 )
 
-// Kinds of file, as they appear in file names.
+// Kinds of file, as they appear in file names (format/recfile).
 const (
-	KindRecords  = "records"
-	KindTrace    = "trace"
-	KindPayloads = "payloads"
+	KindRecords  = recfile.KindRecords
+	KindTrace    = recfile.KindTrace
+	KindPayloads = recfile.KindPayloads
 )
-
-// File and folder modes: recordings can hold prompts, so only their owner reads them.
-const (
-	fileMode = 0o600
-	dirMode  = 0o700
-)
-
-// nameLayout is the start time in file names: UTC, sortable, no characters that need quoting.
-const nameLayout = "20060102T150405.000Z"
 
 // file is one open recording file of a kind. The writer goroutine owns it.
 type file struct {
@@ -54,7 +46,7 @@ func createSink(dir, kind string, start time.Time) (sink, error) { return Create
 func makeDir(dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return os.MkdirAll(dir, dirMode)
+		return os.MkdirAll(dir, recfile.DirMode)
 	}
 	if err != nil {
 		return err
@@ -65,9 +57,7 @@ func makeDir(dir string) error {
 	return nil
 }
 
-// openFile creates dir/<kind>-<start>.jsonl 0600, never reusing an existing file: a suffix -1,
-// -2 … is added when the name is taken (two rotations within a millisecond, two recorders in
-// one folder across a reload).
+// openFile creates dir/<kind>-<start>.jsonl 0600, never reusing an existing file (CreateFile).
 func openFile(create func(dir, kind string, start time.Time) (sink, error), dir, kind string, start time.Time) (*file, error) {
 	f, err := create(dir, kind, start)
 	if err != nil {
@@ -80,19 +70,7 @@ func openFile(create func(dir, kind string, start time.Time) (sink, error), dir,
 // named like the recorder's own files and never reusing one, for lines written beside a
 // recording by another part of llmtap (the timeline).
 func CreateFile(dir, kind string, start time.Time) (*os.File, error) {
-	base := kind + "-" + start.UTC().Format(nameLayout)
-	for i := 0; i < 1000; i++ {
-		name := base + ".jsonl"
-		if i > 0 {
-			name = fmt.Sprintf("%s-%d.jsonl", base, i)
-		}
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		return f, err
-	}
-	return nil, fmt.Errorf("no free file name for %s in %s", base, dir)
+	return recfile.Create(dir, kind, ".jsonl", start)
 }
 
 // write appends one line (with its newline).

@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 )
 
@@ -26,7 +26,7 @@ func BenchmarkTraceMerge(b *testing.B) {
 	var size int64
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for i := range instances {
-		p := filepath.Join(dir, fmt.Sprintf("trace-%s.jsonl", start.Add(time.Duration(i)*time.Second).Format(nameLayout)))
+		p := filepath.Join(dir, recfile.Name(recfile.KindTrace, start.Add(time.Duration(i)*time.Second), ".jsonl"))
 		f, err := os.Create(p)
 		if err != nil {
 			b.Fatal(err)

@@ -3,35 +3,17 @@ package merge
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
-
-// nameLayout is the start time in llmtap's trace file names (telemetry/recorder's
-// nameLayout): trace-<UTC start>.jsonl, or trace-<UTC start>-<n>.jsonl when the name was taken.
-const nameLayout = "20060102T150405.000Z"
-
-var recordingFileName = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.(?:jsonl|parquet)$`)
-
-// recordingFile returns the kind (trace, records or payloads) and the absolute start of a file
-// llmtap's recorder wrote, from its name.
-func recordingFile(path string) (kind string, start time.Time, err error) {
-	m := recordingFileName.FindStringSubmatch(filepath.Base(path))
-	if m == nil {
-		return "", time.Time{}, fmt.Errorf("%s: not an llmtap recording file name (trace-, records- or payloads-<UTC start>.jsonl): its kind and start time are unknown", path)
-	}
-	start, err = time.Parse(nameLayout, m[2])
-	return m[1], start, err
-}
 
 // traceFileStart returns the absolute start of an llmtap trace file, from its name (a
 // Parquet file's from its metadata, to the nanosecond).
 func traceFileStart(path string) (time.Time, error) {
-	kind, start, err := recordingFile(path)
+	kind, start, err := recfile.Parse(path)
 	if err == nil && kind != "trace" {
 		err = fmt.Errorf("%s: a %s file, not a trace file (trace-<UTC start>.jsonl)", path, kind)
 	}
@@ -83,7 +65,7 @@ var payloadPrefix = []byte(`{"timestamp_ms": `)
 func mergeKind(paths []string) (string, error) {
 	var kind string
 	for _, p := range paths {
-		k, _, err := recordingFile(p)
+		k, _, err := recfile.Parse(p)
 		if err != nil {
 			return "", err
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
@@ -289,7 +290,7 @@ func writeTraceMerge(m *streamMerge, w io.Writer, opt trace.WriterOptions) (int,
 func lineInputs(kind string, paths []string, skipBad bool, info *trace.Info) (*streamMerge, error) {
 	m := &streamMerge{window: DefaultWindow, maxHeld: maxMergeHeld}
 	for i, path := range paths {
-		_, start, err := recordingFile(path)
+		_, start, err := recfile.Parse(path)
 		if err != nil {
 			m.close()
 			return nil, err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 )
 
@@ -83,7 +84,7 @@ func refMergeLines(kind string, paths []string) ([]byte, error) {
 	var all []refLine
 	var p fastjson.Parser
 	for _, path := range paths {
-		_, start, err := recordingFile(path)
+		_, start, err := recfile.Parse(path)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +159,7 @@ func nearSorted(t *testing.T, kind string, files, rows int, maxDur time.Duration
 		for _, r := range rs {
 			b.WriteString(r.text + "\n")
 		}
-		p := filepath.Join(dir, fmt.Sprintf("%s-%s.jsonl", kind, start.Format(nameLayout)))
+		p := filepath.Join(dir, recfile.Name(kind, start, ".jsonl"))
 		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
 			t.Fatal(err)
 		}
