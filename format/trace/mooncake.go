@@ -2,11 +2,9 @@ package trace
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -92,51 +90,18 @@ func (w *MooncakeWriter) Write(r Request) error {
 	if r.InputLength < 0 || r.OutputLength < 0 {
 		return errors.New("negative token count")
 	}
-	b := append(w.buf[:0], `{"timestamp": `...)
-	b = w.appendTime(b, r.Timestamp)
-	b = append(b, `, "input_length": `...)
-	b = strconv.AppendInt(b, int64(r.InputLength), 10)
-	b = append(b, `, "output_length": `...)
-	b = strconv.AppendInt(b, int64(r.OutputLength), 10)
-	b = append(b, `, "hash_ids": [`...)
-	for i, id := range r.HashIDs {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, id, 10)
+	l := TraceLine{Timestamp: r.Timestamp, InputLength: int64(r.InputLength), OutputLength: int64(r.OutputLength),
+		HashIDs: r.HashIDs, Model: r.Model}
+	if !w.opt.OmitSessions {
+		l.Session = Session{ID: r.SessionID, Delay: r.Delay, HasDelay: r.Delay > 0}
 	}
-	b = append(b, ']')
-	if !w.opt.OmitSessions && r.SessionID != "" {
-		s, err := json.Marshal(r.SessionID)
-		if err != nil {
-			return err
-		}
-		b = append(b, `, "session_id": `...)
-		b = append(b, s...)
-		if r.Delay > 0 {
-			b = append(b, `, "delay": `...)
-			b = w.appendTime(b, r.Delay)
-		}
-	}
-	if r.Model != "" {
-		m, err := json.Marshal(r.Model)
-		if err != nil {
-			return err
-		}
-		b = append(b, `, "model": `...)
-		b = append(b, m...)
-	}
-	b = append(b, "}\n"...)
-	w.buf = b
-	_, err := w.w.Write(b)
-	return err
-}
-
-func (w *MooncakeWriter) appendTime(b []byte, d time.Duration) []byte {
 	if w.opt.RoundMs {
-		return strconv.AppendInt(b, int64(d.Round(time.Millisecond)/time.Millisecond), 10)
+		l.Timestamp = r.Timestamp.Round(time.Millisecond)
+		l.Session.Delay = r.Delay.Round(time.Millisecond)
 	}
-	return appendMs(b, d)
+	w.buf = AppendTraceLine(w.buf[:0], &l)
+	_, err := w.w.Write(w.buf)
+	return err
 }
 
 // Flush writes buffered lines to the underlying writer.

@@ -124,9 +124,9 @@ func allDigits(b []byte) bool {
 	return true
 }
 
-// appendMs writes d as decimal milliseconds, exactly: the integer part and up to six
+// AppendMs writes d as decimal milliseconds, exactly: the integer part and up to six
 // fractional digits with trailing zeros dropped ("1523", "1523.25", "0.000001").
-func appendMs(dst []byte, d time.Duration) []byte {
+func AppendMs(dst []byte, d time.Duration) []byte {
 	if d < 0 {
 		dst = append(dst, '-')
 		d = -d

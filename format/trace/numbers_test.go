@@ -61,8 +61,8 @@ func TestAppendMs(t *testing.T) {
 		0: "0", 1523 * time.Millisecond: "1523", 1523250 * time.Microsecond: "1523.25",
 		1: "0.000001", -1500 * time.Microsecond: "-1.5",
 	} {
-		if got := string(appendMs(nil, d)); got != want {
-			t.Errorf("appendMs(%d ns) = %s, want %s", d, got, want)
+		if got := string(AppendMs(nil, d)); got != want {
+			t.Errorf("AppendMs(%d ns) = %s, want %s", d, got, want)
 		}
 	}
 }

@@ -8,11 +8,9 @@ import (
 	"hash"
 	mrand "math/rand/v2"
 	"sync"
-)
 
-// BlockTokens is the number of prompt tokens one hash id stands for (Mooncake's and AIPerf's
-// block size, format/trace.BlockTokens).
-const BlockTokens = 512
+	"github.com/llmtap/llmtap/format/trace"
+)
 
 // MinFleetKey is the shortest Options.FleetKey accepted, in bytes.
 const MinFleetKey = 16
@@ -53,8 +51,8 @@ func newPrefixIDs(key []byte) *prefixIDs {
 func (p *prefixIDs) assign(dst []int64, toks []uint, want int) []int64 {
 	want += len(dst)
 	var prev uint64
-	for start := 0; start < len(toks) && len(dst) < want; start += BlockTokens {
-		block := toks[start:min(start+BlockTokens, len(toks))]
+	for start := 0; start < len(toks) && len(dst) < want; start += trace.BlockTokens {
+		block := toks[start:min(start+trace.BlockTokens, len(toks))]
 		b := binary.LittleEndian.AppendUint64(p.buf[:0], prev)
 		for _, t := range block {
 			b = binary.LittleEndian.AppendUint32(b, uint32(t))
@@ -73,12 +71,4 @@ func (p *prefixIDs) assign(dst []int64, toks []uint, want int) []int64 {
 		dst = append(dst, mrand.Int64N(1<<idBits))
 	}
 	return dst
-}
-
-// blocks is ceil(tokens/BlockTokens).
-func blocks(tokens int64) int {
-	if tokens <= 0 {
-		return 0
-	}
-	return int((tokens + BlockTokens - 1) / BlockTokens)
 }

@@ -39,8 +39,8 @@ func TestPrefixChaining(t *testing.T) {
 	}
 	for _, tc := range cases {
 		p := newPrefixIDs(testKey)
-		a := p.assign(nil, base, blocks(int64(len(base))))
-		b := p.assign(nil, tc.prompt, blocks(int64(len(tc.prompt))))
+		a := p.assign(nil, base, trace.Blocks(len(base), trace.BlockTokens))
+		b := p.assign(nil, tc.prompt, trace.Blocks(len(tc.prompt), trace.BlockTokens))
 		shared := 0
 		for shared < min(len(a), len(b)) && a[shared] == b[shared] {
 			shared++
@@ -206,7 +206,7 @@ func TestHashIDsFromTheCountedTokens(t *testing.T) {
 	if len(rs) != 3 {
 		t.Fatalf("%d trace rows", len(rs))
 	}
-	if want := blocks(counted.InputTokens); len(rs[0].HashIDs) != want || !slices.Equal(rs[0].HashIDs, rs[1].HashIDs) {
+	if want := trace.Blocks(int(counted.InputTokens), trace.BlockTokens); len(rs[0].HashIDs) != want || !slices.Equal(rs[0].HashIDs, rs[1].HashIDs) {
 		t.Errorf("hash_ids from the counted ids %v, from tokenizing the body %v: want the same %d", rs[0].HashIDs, rs[1].HashIDs, want)
 	}
 	if want := newPrefixIDs(testKey).assign(nil, toks(7, 1024), 2); !slices.Equal(rs[2].HashIDs, want) {

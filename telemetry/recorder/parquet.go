@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -47,9 +48,9 @@ func (p *pqFiles) writeRecord(at time.Time, r *record.Record) error {
 	return p.records.Write(at, recordSize(r), func(time.Time) parquetfile.RecordRow { return row })
 }
 
-func (p *pqFiles) writeTrace(at time.Time, r *record.Record, ids []int64, t turn) error {
+func (p *pqFiles) writeTrace(at time.Time, r *record.Record, ids []int64, t trace.Session) error {
 	f := parquetfile.TraceFields{InputLength: r.InputTokens, OutputLength: r.OutputTokens, HashIDs: ids,
-		SessionID: t.id, Delay: t.delay, HasDelay: t.hasDelay, Model: r.Model, Tenant: r.Tenant}
+		SessionID: t.ID, Delay: t.Delay, HasDelay: t.HasDelay, Model: r.Model, Tenant: r.Tenant}
 	// The row keeps ids beyond this call: the writer's scratch slice is reused.
 	f.HashIDs = append([]int64(nil), ids...)
 	return p.trace.Write(at, 256+8*int64(len(ids)), func(start time.Time) parquetfile.TraceRow {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
@@ -77,7 +78,7 @@ type job struct {
 	tok   tokens.Counter // the tokenizer that counted r's tokens; nil: o200k_base
 	body  []byte
 	ids   []uint // the prompt's token ids, when the tokenizer counted them (record.PromptIDs)
-	turn  turn
+	turn  trace.Session
 	shed  bool // the body did not fit Options.QueueBytes: only the records line is written
 	flush chan struct{}
 }
@@ -157,8 +158,8 @@ func (r *Recorder) Options() Options { return r.opts }
 // afterwards, but for its RequestBody and PromptIDs, which are kept by reference when it is
 // queued with the record.
 func (r *Recorder) Submit(rec *record.Record, c tokens.Counter) bool {
-	t := turn{id: rec.SessionID}
-	t.delay, t.hasDelay = r.sess.turn(rec) // every turn, kept or not, ends the previous one
+	t := trace.Session{ID: rec.SessionID}
+	t.Delay, t.HasDelay = r.sess.turn(rec) // every turn, kept or not, ends the previous one
 	if !r.filter.keep(rec) {
 		r.filtered.Add(1)
 		return true

@@ -67,7 +67,7 @@ type redactor struct {
 // payload returns body as it is to be written: a one-line JSON object with the redaction rules
 // applied. The result is valid until the next call. A body over the cap, or one that is not a
 // complete JSON object (cut when captured), is refused. The result keeps whatever bytes the
-// body had outside the rewritten values, invalid UTF-8 included (see appendPayload).
+// body had outside the rewritten values, invalid UTF-8 included (see trace.AppendPayloadLine).
 func (r *redactor) payload(body []byte) ([]byte, error) {
 	if len(body) > r.max {
 		return nil, errTooLarge
@@ -81,7 +81,7 @@ func (r *redactor) payload(body []byte) ([]byte, error) {
 		return nil, errNotObject
 	}
 	if !r.rules.active() && (!bytes.ContainsAny(trimmed, "\r\n") || !utf8.Valid(trimmed)) {
-		return trimmed, nil // verbatim: one line, or written in base64 (see appendPayload)
+		return trimmed, nil // verbatim: one line, or written in base64 (see trace.AppendPayloadLine)
 	}
 	v, err := r.p.ParseBytes(trimmed)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tokens"
@@ -218,7 +219,13 @@ func (w *writer) write(j job) bool {
 	if w.on[1] {
 		w.hash = w.hashIDs(j)
 		ok = w.put(1, now, func(f *file) []byte {
-			w.line = appendTrace(w.line[:0], r, r.Start.Sub(f.start), w.hash, t)
+			l := trace.TraceLine{Timestamp: us(r.Start.Sub(f.start)), InputLength: r.InputTokens, OutputLength: r.OutputTokens,
+				HashIDs: w.hash, Session: t, Tenant: r.Tenant}
+			l.Session.Delay = us(t.Delay)
+			if r.Model != record.UnknownModel {
+				l.Model = r.Model
+			}
+			w.line = trace.AppendTraceLine(w.line[:0], &l)
 			return w.line
 		}) && ok
 	}
@@ -229,20 +236,24 @@ func (w *writer) write(j job) bool {
 			return ok
 		}
 		ok = w.put(2, now, func(f *file) []byte {
-			w.line = appendPayload(w.line[:0], r, r.Start.Sub(f.start), p, t)
+			w.line = trace.AppendPayloadLine(w.line[:0], &trace.PayloadLine{Timestamp: r.Start.Sub(f.start),
+				RequestID: r.RequestID, Path: r.Path, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Session: t, Body: p})
 			return w.line
 		}) && ok
 	}
 	return ok
 }
 
-// hashIDs returns the chained block ids of the job's prompt, exactly blocks(input tokens) of
+// us is d truncated to the microsecond: the precision of the recorder's trace times.
+func us(d time.Duration) time.Duration { return d.Truncate(time.Microsecond) }
+
+// hashIDs returns the chained block ids of the job's prompt, exactly trace.Blocks(input tokens) of
 // them: of the token ids that counted its input tokens, else of the prompt of its body
 // tokenized with the tokenizer that counted the record's tokens (the handler's, job.tok;
 // o200k_base when none).
 func (w *writer) hashIDs(j job) []int64 {
 	r := j.r
-	want := blocks(r.InputTokens)
+	want := trace.Blocks(int(r.InputTokens), trace.BlockTokens)
 	if want == 0 {
 		return w.hash[:0]
 	}

@@ -56,11 +56,6 @@ func ExpandParquet(paths []string) ([]string, error) {
 // own bounded fields; a longer line is not one the recorder wrote.
 const maxMergeLine = 65 << 20
 
-// payloadPrefix is how the recorder begins every payload line (telemetry/recorder's
-// appendPayload): the merge rewrites the number after it and keeps the rest of the line,
-// payload included, byte for byte.
-var payloadPrefix = []byte(`{"timestamp_ms": `)
-
 // mergeKind returns the one kind (trace, records or payloads) of the files of a merge.
 func mergeKind(paths []string) (string, error) {
 	var kind string

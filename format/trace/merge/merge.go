@@ -13,7 +13,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -390,16 +389,19 @@ func parseMergeLine(p *fastjson.Parser, kind string, start time.Time, line []byt
 			return nil, fmt.Errorf("start: %w", err)
 		}
 	case "payloads":
-		if !bytes.HasPrefix(line, payloadPrefix) {
-			return nil, fmt.Errorf("does not begin with %s as the recorder writes it", payloadPrefix)
+		// The merge rewrites the number after trace.PayloadLineStart and keeps the rest of
+		// the line, payload included, byte for byte.
+		if !bytes.HasPrefix(line, []byte(trace.PayloadLineStart)) {
+			return nil, fmt.Errorf("does not begin with %s as the recorder writes it", trace.PayloadLineStart)
 		}
 		ms := v.GetFloat64("timestamp_ms")
 		if !(ms >= 0) || ms > float64(maxPayloadMs) {
 			return nil, fmt.Errorf("timestamp_ms %v out of range", ms)
 		}
 		r.at = start.Add(time.Duration(ms * float64(time.Millisecond)))
-		r.ms = int32(len(payloadPrefix) + bytes.IndexByte(line[len(payloadPrefix):], ','))
-		if int(r.ms) < len(payloadPrefix) {
+		n := len(trace.PayloadLineStart)
+		r.ms = int32(n + bytes.IndexByte(line[n:], ','))
+		if int(r.ms) < n {
 			return nil, errors.New("no field after timestamp_ms")
 		}
 	}
@@ -419,7 +421,7 @@ func writeLineMerge(m *streamMerge, kind string, w io.Writer) (int, error) {
 		}
 		n++
 		if kind == "payloads" {
-			num = strconv.AppendFloat(append(num[:0], payloadPrefix...), float64(r.at.Sub(t0).Microseconds())/1000, 'f', -1, 64)
+			num = trace.AppendPayloadStart(num[:0], r.at.Sub(t0))
 			bw.Write(num)
 			bw.Write(r.line[r.ms:])
 		} else {

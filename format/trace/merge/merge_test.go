@@ -108,7 +108,7 @@ func refMergeLines(kind string, paths []string) ([]byte, error) {
 	for _, m := range all {
 		line := m.line
 		if kind == "payloads" {
-			ms := strconv.AppendFloat(slices.Clone(payloadPrefix), float64(m.at.Sub(all[0].at).Microseconds())/1000, 'f', -1, 64)
+			ms := strconv.AppendFloat([]byte(trace.PayloadLineStart), float64(m.at.Sub(all[0].at).Microseconds())/1000, 'f', -1, 64)
 			line = append(ms, m.line[m.ms:]...)
 		}
 		out.Write(line)
@@ -334,7 +334,7 @@ func FuzzMergeLines(f *testing.F) {
 			sc.Buffer(nil, math.MaxInt32)
 			for sc.Scan() {
 				line := sc.Bytes()
-				if kind == "payloads" && !bytes.HasPrefix(line, payloadPrefix) {
+				if kind == "payloads" && !bytes.HasPrefix(line, []byte(trace.PayloadLineStart)) {
 					t.Fatalf("merged payload line %q lost its prefix", line)
 				}
 				rest := line
