@@ -1,6 +1,7 @@
 // Package layers holds the import rules of the tree as a test: the engine (telemetry/) imports
 // no generator, surface, exporter or Caddy package; the generators (shadow/, loadtest/) import
-// no surface, exporter or Caddy package.
+// no surface, exporter or Caddy package; the file formats (format/) import no generator or
+// surface, and of the engine only the record and its Parquet layout.
 package layers
 
 import (
@@ -31,19 +32,22 @@ func deps(t *testing.T, pattern string) map[string][]string {
 	return m
 }
 
+// forbidden reports whether package d is one of prefixes or below one.
+func forbidden(d string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if d == p || strings.HasPrefix(d, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+var surfaces = []string{"api", "ui", "report", "modules", "caddyfile", "export", "cmd", "gen"}
+
 func TestLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	forbidden := func(d string, prefixes ...string) bool {
-		for _, p := range prefixes {
-			if d == p || strings.HasPrefix(d, p+"/") {
-				return true
-			}
-		}
-		return false
-	}
-	surfaces := []string{"api", "ui", "report", "modules", "caddyfile", "export", "cmd", "gen"}
 	for pattern, bad := range map[string][]string{
 		"./telemetry/...": append([]string{"shadow", "loadtest"}, surfaces...),
 		"./shadow/...":    surfaces,
@@ -54,6 +58,30 @@ func TestLayers(t *testing.T) {
 				if forbidden(d, bad...) {
 					t.Errorf("%s imports %s", strings.TrimPrefix(pkg, module), d)
 				}
+			}
+		}
+	}
+}
+
+// TestFormatLayers holds the file formats (format/) below the generators and surfaces and
+// beside the engine: of telemetry/ they import the record (telemetry/record) and its Parquet
+// layout (telemetry/parquetfile), with what those import, and nothing else.
+func TestFormatLayers(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	engine := map[string]bool{}
+	for _, p := range []string{"telemetry/record", "telemetry/parquetfile"} {
+		engine[p] = true
+		for _, d := range deps(t, "../../"+p)[module+p] {
+			engine[d] = true
+		}
+	}
+	bad := append([]string{"shadow", "loadtest"}, surfaces...)
+	for pkg, ds := range deps(t, "../../format/...") {
+		for _, d := range ds {
+			if forbidden(d, bad...) || forbidden(d, "telemetry") && !engine[d] {
+				t.Errorf("%s imports %s", strings.TrimPrefix(pkg, module), d)
 			}
 		}
 	}
