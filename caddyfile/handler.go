@@ -5,6 +5,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/mirror"
 	"github.com/llmtap/llmtap/telemetry/decode"
@@ -150,7 +151,7 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 		case "dir":
 			c.Dir, err = one(o, text("a folder"))
 		case "files":
-			c.Files, err = some(o, oneOf(recorder.KindRecords, recorder.KindTrace, recorder.KindPayloads))
+			c.Files, err = some(o, oneOf(recfile.KindRecords, recfile.KindTrace, recfile.KindPayloads))
 		case "payloads":
 			payloads, err = o.flag()
 		case "max_payload":
@@ -195,9 +196,9 @@ func parseRecord(d *caddyfile.Dispenser) (*llmtap.RecordConfig, error) {
 	}
 	if payloads {
 		if len(c.Files) == 0 {
-			c.Files = []string{recorder.KindRecords, recorder.KindTrace}
+			c.Files = []string{recfile.KindRecords, recfile.KindTrace}
 		}
-		c.Files = append(c.Files, recorder.KindPayloads)
+		c.Files = append(c.Files, recfile.KindPayloads)
 	}
 	if c.Dir == "" {
 		return nil, d.Err("record needs a folder: record <dir> or dir <dir> in its block")

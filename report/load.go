@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -99,7 +100,7 @@ func Load(path string) (*Run, error) {
 		}
 		if len(recs) == 0 && parquetfile.Is(path) {
 			// The recorder's Parquet files, in hourly partitions below the folder.
-			if recs, err = parquetfile.Files(path, parquetfile.KindRecords); err != nil {
+			if recs, err = parquetfile.Files(path, recfile.KindRecords); err != nil {
 				return nil, err
 			}
 		}

@@ -1,7 +1,6 @@
-// Package recfile names llmtap's recording files: <kind>-<UTC start>.<ext>, or
-// <kind>-<UTC start>-<n>.<ext> when the name was taken, where kind is records, trace or payloads
-// and ext .jsonl or .parquet. The recorder (telemetry/recorder, telemetry/parquetfile) creates
-// them; `trace merge` (format/trace/merge) reads a file's kind and start back from its name.
+// Package recfile names llmtap's recording files: <kind>-<UTC start>[-<n>].<ext>, kind records,
+// trace or payloads, ext .jsonl or .parquet. The recorder creates them (telemetry/recorder,
+// telemetry/parquetfile); `trace merge` reads a file's kind and start back from its name.
 package recfile
 
 import (
@@ -21,8 +20,7 @@ const (
 	KindPayloads = "payloads"
 )
 
-// Modes of recording files and of the folders made for them: recordings can hold prompts, so
-// only their owner reads them.
+// Modes of recording files and of the folders made for them: recordings can hold prompts.
 const (
 	Mode    = 0o600
 	DirMode = 0o700

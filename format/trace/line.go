@@ -8,10 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// The line writers below are the one place the Mooncake trace line and the payload line are
-// written: by llmtap's recorder (telemetry/recorder), MooncakeWriter (conversions, `trace
-// merge`) and the merge's rebasing of payload lines. They append to a caller's buffer and
-// allocate nothing for ASCII strings, so the recorder's per-record path stays allocation-free.
+// The one writer of Mooncake trace lines and payload lines (for the recorder, MooncakeWriter and
+// the merge): it appends to a caller's buffer and allocates nothing for ASCII strings.
 
 // Session is a request's place in its conversation: its session id ("" when it has none), and
 // the think time before it when it is a later turn whose previous turn was seen (HasDelay).
@@ -21,20 +19,16 @@ type Session struct {
 	HasDelay bool
 }
 
-// TraceLine is one Mooncake trace line.
+// TraceLine is one Mooncake trace line. Times are written exactly (AppendMs: the recorder
+// truncates its own to the microsecond); negative times and counts as 0; hash_ids always,
+// empty when there are none; model and tenant when not empty (AIPerf ignores fields it does
+// not know).
 type TraceLine struct {
-	// Timestamp is the request's arrival from the start of the file, written exactly (up to
-	// nanoseconds, see AppendMs; the recorder truncates its times to the microsecond); a
-	// negative one as 0.
-	Timestamp time.Duration
-	// InputLength and OutputLength are token counts; a negative one is written as 0.
+	Timestamp                 time.Duration // arrival from the start of the file
 	InputLength, OutputLength int64
-	// HashIDs are the prompt's block ids; the field is written, empty, when there are none.
-	HashIDs []int64
-	// Session gives session_id and, when it has one, delay.
-	Session Session
-	// Model and Tenant are written when not empty (AIPerf ignores fields it does not know).
-	Model, Tenant string
+	HashIDs                   []int64
+	Session                   Session // session_id and delay
+	Model, Tenant             string
 }
 
 // AppendTraceLine appends l as one mooncake_trace line with its newline: "timestamp",
@@ -67,19 +61,15 @@ func AppendTraceLine(b []byte, l *TraceLine) []byte {
 	return append(b, "}\n"...)
 }
 
-// PayloadLine is one line of a payloads file: a request body with what a replay needs to
-// send it again. Its times are written in milliseconds with microsecond precision.
+// PayloadLine is one line of a payloads file: a request body (a one-line JSON object when it is
+// valid UTF-8) with what a replay needs to send it again. Times are written in milliseconds
+// to the microsecond; negative times and counts as 0.
 type PayloadLine struct {
-	// Timestamp is the request's arrival from the start of the file.
-	Timestamp time.Duration
-	// RequestID and Path are the request's id and URL path.
-	RequestID, Path string
-	// InputTokens and OutputTokens are token counts; a negative one is written as 0.
+	Timestamp                 time.Duration // arrival from the start of the file
+	RequestID, Path           string
 	InputTokens, OutputTokens int64
-	// Session gives session_id and, when it has one, delay_ms.
-	Session Session
-	// Body is the request body, a one-line JSON object when it is valid UTF-8.
-	Body []byte
+	Session                   Session // session_id and delay_ms
+	Body                      []byte
 }
 
 // PayloadLineStart is how every payload line begins: the number after it is the line's
@@ -89,7 +79,7 @@ const PayloadLineStart = `{"timestamp_ms": `
 // AppendPayloadStart appends PayloadLineStart and ts in milliseconds with microsecond
 // precision, as payload lines give their times; a negative ts as 0.
 func AppendPayloadStart(b []byte, ts time.Duration) []byte {
-	return appendUs(append(b, PayloadLineStart...), ts)
+	return AppendMs(append(b, PayloadLineStart...), max(ts, 0).Truncate(time.Microsecond))
 }
 
 // AppendPayloadLine appends l as one payload line with its newline: "timestamp_ms",
@@ -119,11 +109,6 @@ func AppendPayloadLine(b []byte, l *PayloadLine) []byte {
 		b = append(b, '"')
 	}
 	return append(b, "}\n"...)
-}
-
-// appendUs writes d, truncated to the microsecond (0 when negative), in milliseconds.
-func appendUs(b []byte, d time.Duration) []byte {
-	return AppendMs(b, max(d, 0).Truncate(time.Microsecond))
 }
 
 // appendSession writes the session fields of s, with the delay's key named delayKey; a

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/internal/limits"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -36,15 +37,15 @@ type pqSource struct {
 // openParquet opens the Parquet input at path for format f (FormatAuto: a trace when path
 // holds trace files, else records).
 func openParquet(path string, f Format) (*pqSource, Format, error) {
-	kind := parquetfile.KindTrace
+	kind := recfile.KindTrace
 	switch f {
 	case FormatAuto:
-		if _, err := parquetfile.Files(path, parquetfile.KindTrace); err != nil {
-			kind = parquetfile.KindRecords
+		if _, err := parquetfile.Files(path, recfile.KindTrace); err != nil {
+			kind = recfile.KindRecords
 		}
 	case FormatMooncake:
 	case FormatRecords:
-		kind = parquetfile.KindRecords
+		kind = recfile.KindRecords
 	default:
 		return nil, f, fmt.Errorf("%s: Parquet holds llmtap traces or records, not %s", path, f)
 	}
@@ -58,12 +59,12 @@ func openParquet(path string, f Format) (*pqSource, Format, error) {
 		if err != nil {
 			return nil, f, err
 		}
-		if k == parquetfile.KindRecords || k == parquetfile.KindTrace {
+		if k == recfile.KindRecords || k == recfile.KindTrace {
 			kind = k
 		}
 	}
 	f = FormatMooncake
-	if kind == parquetfile.KindRecords {
+	if kind == recfile.KindRecords {
 		f = FormatRecords
 	}
 	return &pqSource{files: files, kind: kind}, f, nil
@@ -77,7 +78,7 @@ func (s *pqSource) next(req *Request) error {
 				return io.EOF
 			}
 			var err error
-			if s.kind == parquetfile.KindTrace {
+			if s.kind == recfile.KindTrace {
 				s.tr, err = parquetfile.Open[parquetfile.TraceRow](s.files[s.i])
 			} else {
 				s.rr, err = parquetfile.Open[parquetfile.RecordRow](s.files[s.i])

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/export/otel"
+	"github.com/llmtap/llmtap/format/recfile"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/internal/process"
@@ -192,15 +193,15 @@ func (c *RecordConfig) options() (recorder.Options, error) {
 	}
 	files := c.Files
 	if len(files) == 0 {
-		files = []string{recorder.KindRecords, recorder.KindTrace}
+		files = []string{recfile.KindRecords, recfile.KindTrace}
 	}
 	for _, f := range files {
 		switch f {
-		case recorder.KindRecords:
+		case recfile.KindRecords:
 			o.Records = true
-		case recorder.KindTrace:
+		case recfile.KindTrace:
 			o.Trace = true
-		case recorder.KindPayloads:
+		case recfile.KindPayloads:
 			o.Payloads = true
 		default:
 			errs = append(errs, fmt.Errorf("record files: %q is not a kind of file; expected records, trace or payloads", f))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/llmtap/llmtap/format/recfile"
 )
 
 // TestCorruptFiles: 500 copies of a records file with 1–4 random bytes changed each read to
@@ -15,7 +17,7 @@ import (
 func TestCorruptFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w, _ := NewWriter[RecordRow](WriterOptions{Dir: dir, Kind: KindRecords})
+	w, _ := NewWriter[RecordRow](WriterOptions{Dir: dir, Kind: recfile.KindRecords})
 	at := time.Date(2026, 5, 14, 10, 0, 0, 0, time.UTC)
 	v := 1.5
 	for i := range 3 {
@@ -24,7 +26,7 @@ func TestCorruptFiles(t *testing.T) {
 		})
 	}
 	w.Close()
-	files, _ := Files(dir, KindRecords)
+	files, _ := Files(dir, recfile.KindRecords)
 	seed, _ := os.ReadFile(files[0])
 	rng := rand.New(rand.NewPCG(1, 1))
 	for n := range 500 {

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/llmtap/llmtap/format/recfile"
 )
 
 // FuzzOpen: any bytes in a .parquet file read as rows or end with an error, never a panic or
 // a hang; seeded with a valid records file, a valid trace file, and cuts of them.
 func FuzzOpen(f *testing.F) {
 	dir := f.TempDir()
-	w, err := NewWriter[RecordRow](WriterOptions{Dir: dir, Kind: KindRecords})
+	w, err := NewWriter[RecordRow](WriterOptions{Dir: dir, Kind: recfile.KindRecords})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -24,10 +26,10 @@ func FuzzOpen(f *testing.F) {
 		})
 	}
 	w.Close()
-	tw, _ := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: KindTrace})
+	tw, _ := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: recfile.KindTrace})
 	tw.Write(at, 100, func(fs time.Time) TraceRow { return NewTraceRow(at, fs, TraceFields{HashIDs: []int64{1, 2}}) })
 	tw.Close()
-	for _, kind := range []string{KindRecords, KindTrace} {
+	for _, kind := range []string{recfile.KindRecords, recfile.KindTrace} {
 		files, _ := Files(dir, kind)
 		b, _ := os.ReadFile(files[0])
 		f.Add(b)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -90,7 +91,7 @@ func jsonOf(t *testing.T, r *record.Record) string {
 func TestRecordRoundTrip(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w, err := NewWriter[RecordRow](WriterOptions{Dir: dir, Kind: KindRecords, RowGroupRows: 97})
+	w, err := NewWriter[RecordRow](WriterOptions{Dir: dir, Kind: recfile.KindRecords, RowGroupRows: 97})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	files, err := Files(dir, KindRecords)
+	files, err := Files(dir, recfile.KindRecords)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rd.Kind() != KindRecords || rd.Start().IsZero() {
+		if rd.Kind() != recfile.KindRecords || rd.Start().IsZero() {
 			t.Errorf("%s: metadata kind %q start %v", f, rd.Kind(), rd.Start())
 		}
 		hour := rd.Start().Truncate(time.Hour)
@@ -174,7 +175,7 @@ func TestUnknownIsNull(t *testing.T) {
 func TestRoll(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w, err := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: KindTrace, MaxRows: 10})
+	w, err := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: recfile.KindTrace, MaxRows: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestRoll(t *testing.T) {
 		}
 	}
 	w.Close()
-	files, _ := Files(dir, KindTrace)
+	files, _ := Files(dir, recfile.KindTrace)
 	if len(files) != 3 {
 		t.Fatalf("%d files, want 3 (25 rows, 10 a file): %v", len(files), files)
 	}
@@ -220,11 +221,11 @@ func TestRoll(t *testing.T) {
 func TestWrongKind(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	w, _ := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: KindTrace})
+	w, _ := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: recfile.KindTrace})
 	at := time.Now()
 	w.Write(at, 1, func(fs time.Time) TraceRow { return NewTraceRow(at, fs, TraceFields{}) })
 	w.Close()
-	files, _ := Files(dir, KindTrace)
+	files, _ := Files(dir, recfile.KindTrace)
 	if _, err := Open[RecordRow](files[0]); err == nil || !strings.Contains(err.Error(), "request_id") {
 		t.Fatalf("err %v, want a missing request_id column", err)
 	}

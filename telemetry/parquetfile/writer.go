@@ -14,12 +14,6 @@ import (
 	"github.com/llmtap/llmtap/format/recfile"
 )
 
-// Kinds of file, as they begin file names (the recorder's records and trace).
-const (
-	KindRecords = recfile.KindRecords
-	KindTrace   = recfile.KindTrace
-)
-
 // Ext is the extension of the files.
 const Ext = ".parquet"
 
@@ -44,7 +38,7 @@ const (
 type WriterOptions struct {
 	// Dir is the output folder; partitions are made under it.
 	Dir string
-	// Kind is KindRecords or KindTrace.
+	// Kind is recfile.KindRecords or recfile.KindTrace.
 	Kind string
 	// MaxRows rolls a file (closes it; the next row of its hour opens another) once it holds
 	// this many rows. Default DefaultMaxRows.
@@ -98,8 +92,8 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // NewWriter returns a writer; it creates Dir when missing (0700) and opens no file yet.
 func NewWriter[T any](o WriterOptions) (*Writer[T], error) {
-	if o.Kind != KindRecords && o.Kind != KindTrace {
-		return nil, fmt.Errorf("parquet kind %q: want %s or %s", o.Kind, KindRecords, KindTrace)
+	if o.Kind != recfile.KindRecords && o.Kind != recfile.KindTrace {
+		return nil, fmt.Errorf("parquet kind %q: want %s or %s", o.Kind, recfile.KindRecords, recfile.KindTrace)
 	}
 	if o.MaxRows <= 0 {
 		o.MaxRows = DefaultMaxRows

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"time"
+
+	"github.com/llmtap/llmtap/format/recfile"
 )
 
 // Beside writes lines of its own kind beside the recordings of a set of folders that changes
 // over time (in the proxy: the timeline's final windows beside every running recording). Each
-// folder gets <Kind>-<start>.jsonl (mode 0600, a name CreateFile never reuses), rotated when
+// folder gets <Kind>-<start>.jsonl (mode 0600, a name recfile.Create never reuses), rotated when
 // the folder's recorder would rotate its own files (its RotateBytes and RotateAge); a folder
 // no longer recorded to has its file closed at the next line. Lines are written unbuffered, so
 // a crash loses none that Write returned. A failing folder is reported once through OnError
@@ -61,7 +63,7 @@ func (b *Beside) WriteJSON(v any) {
 			bf = nil
 		}
 		if bf == nil {
-			f, err := CreateFile(dir, b.Kind, now)
+			f, err := recfile.Create(dir, b.Kind, ".jsonl", now)
 			if err != nil {
 				b.fail(dir, err)
 				continue

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
@@ -52,8 +53,8 @@ func TestQueueBytesShedsTraceRows(t *testing.T) {
 	if q := r.QueuedBodyBytes(); q != 0 {
 		t.Errorf("%d bytes of bodies still counted queued after Close", q)
 	}
-	rows, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
-	recs, _ := readAll(t, dir, KindRecords, trace.FormatRecords)
+	rows, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
+	recs, _ := readAll(t, dir, recfile.KindRecords, trace.FormatRecords)
 	if uint64(len(rows)) != st.Written {
 		t.Errorf("%d trace rows written, want %d (written in full)", len(rows), st.Written)
 	}
@@ -106,7 +107,7 @@ func TestQueueBytesUnderALiveWriter(t *testing.T) {
 	}
 	closeRec(t, r)
 	st := r.Stats()
-	rows, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rows, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	if uint64(len(rows))+st.Shed+st.Dropped+st.Failed != sent || uint64(len(rows)) != st.Written {
 		t.Errorf("%d trace rows, stats %+v: rows + shed + dropped + failed != %d sent", len(rows), st, sent)
 	}
@@ -139,7 +140,7 @@ func TestHashIDsUseTheRecordsTokenizer(t *testing.T) {
 	rc.InputTokens = 700
 	r.Submit(rc, byteTokens{})
 	closeRec(t, r)
-	rows, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rows, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	if len(rows) != 1 {
 		t.Fatalf("%d rows", len(rows))
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 )
 
@@ -57,7 +58,7 @@ func TestDiskFullCountsFailuresAndBacksOff(t *testing.T) {
 	r.w.now = clock.now
 	r.w.create = func(dir, kind string, start time.Time) (sink, error) {
 		opens.Add(1)
-		f, err := CreateFile(dir, kind, start)
+		f, err := recfile.Create(dir, kind, ".jsonl", start)
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +132,7 @@ func TestDiskFullCountsFailuresAndBacksOff(t *testing.T) {
 	if st.Written != 20 || st.Failed != 220 || st.Written+st.Failed+st.Dropped != uint64(sent) {
 		t.Errorf("after recovery: stats %+v; want 20 written, 220 failed, %d in all", st, sent)
 	}
-	if recs, _ := readAll(t, dir, KindRecords, trace.FormatRecords); len(recs) != 20 {
+	if recs, _ := readAll(t, dir, recfile.KindRecords, trace.FormatRecords); len(recs) != 20 {
 		t.Errorf("%d record lines in the files, want the 20 written", len(recs))
 	}
 	if n := files(); n != 4 {

@@ -12,13 +12,6 @@ import (
 	"github.com/llmtap/llmtap/format/recfile"
 )
 
-// Kinds of file, as they appear in file names (format/recfile).
-const (
-	KindRecords  = recfile.KindRecords
-	KindTrace    = recfile.KindTrace
-	KindPayloads = recfile.KindPayloads
-)
-
 // file is one open recording file of a kind. The writer goroutine owns it.
 type file struct {
 	f       sink
@@ -38,8 +31,10 @@ type sink interface {
 	Name() string
 }
 
-// createSink creates a new file, as CreateFile.
-func createSink(dir, kind string, start time.Time) (sink, error) { return CreateFile(dir, kind, start) }
+// createSink creates a new file dir/<kind>-<start>.jsonl (recfile.Create).
+func createSink(dir, kind string, start time.Time) (sink, error) {
+	return recfile.Create(dir, kind, ".jsonl", start)
+}
 
 // makeDir creates dir 0700 when it is missing; an existing folder keeps its mode (it may be
 // shared on purpose), but must be a folder.
@@ -57,20 +52,13 @@ func makeDir(dir string) error {
 	return nil
 }
 
-// openFile creates dir/<kind>-<start>.jsonl 0600, never reusing an existing file (CreateFile).
+// openFile creates dir/<kind>-<start>.jsonl 0600, never reusing an existing file.
 func openFile(create func(dir, kind string, start time.Time) (sink, error), dir, kind string, start time.Time) (*file, error) {
 	f, err := create(dir, kind, start)
 	if err != nil {
 		return nil, err
 	}
 	return &file{f: f, w: bufio.NewWriterSize(f, 64<<10), path: f.Name(), start: start}, nil
-}
-
-// CreateFile creates a new file dir/<kind>-<start>.jsonl with mode 0600 in an existing folder,
-// named like the recorder's own files and never reusing one, for lines written beside a
-// recording by another part of llmtap (the timeline).
-func CreateFile(dir, kind string, start time.Time) (*os.File, error) {
-	return recfile.Create(dir, kind, ".jsonl", start)
 }
 
 // write appends one line (with its newline).

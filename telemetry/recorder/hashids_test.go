@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/meter"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -137,8 +138,8 @@ func TestRotationKeepsIDs(t *testing.T) {
 	if len(files) < 2 {
 		t.Fatalf("no rotation: %v", files)
 	}
-	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
-	rs2, _ := readAll(t, dir2, KindTrace, trace.FormatMooncake)
+	rs, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
+	rs2, _ := readAll(t, dir2, recfile.KindTrace, trace.FormatMooncake)
 	if len(rs) != 2 || len(rs2) != 1 || len(rs[0].HashIDs) != 3 {
 		t.Fatalf("trace %+v %+v", rs, rs2)
 	}
@@ -165,7 +166,7 @@ func TestTracePrefixThroughTokenizer(t *testing.T) {
 		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
-	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rs, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	if len(rs) != 2 || len(rs[0].HashIDs) != 3 {
 		t.Fatalf("trace %+v", rs)
 	}
@@ -202,7 +203,7 @@ func TestHashIDsFromTheCountedTokens(t *testing.T) {
 		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
-	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rs, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	if len(rs) != 3 {
 		t.Fatalf("%d trace rows", len(rs))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -24,13 +25,13 @@ func newPQFiles(o Options) (*pqFiles, error) {
 	p := &pqFiles{}
 	var err error
 	if o.Records {
-		wo.Kind = parquetfile.KindRecords
+		wo.Kind = recfile.KindRecords
 		if p.records, err = parquetfile.NewWriter[parquetfile.RecordRow](wo); err != nil {
 			return nil, err
 		}
 	}
 	if o.Trace {
-		wo.Kind = parquetfile.KindTrace
+		wo.Kind = recfile.KindTrace
 		if p.trace, err = parquetfile.NewWriter[parquetfile.TraceRow](wo); err != nil {
 			return nil, err
 		}

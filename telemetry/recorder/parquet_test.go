@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -55,7 +56,7 @@ func TestParquetEqualsJSONL(t *testing.T) {
 
 	// Every record, field for field.
 	var want []string
-	f, _ := os.Open(filesOf(t, jdir, KindRecords)[0])
+	f, _ := os.Open(filesOf(t, jdir, recfile.KindRecords)[0])
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var r record.Record
@@ -65,7 +66,7 @@ func TestParquetEqualsJSONL(t *testing.T) {
 		want = append(want, string(b))
 	}
 	f.Close()
-	files, err := parquetfile.Files(pdir, parquetfile.KindRecords)
+	files, err := parquetfile.Files(pdir, recfile.KindRecords)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +96,12 @@ func TestParquetEqualsJSONL(t *testing.T) {
 		t.Fatalf("parquet records\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
-	for _, kind := range []string{KindTrace, KindRecords} {
+	for _, kind := range []string{recfile.KindTrace, recfile.KindRecords} {
 		jr, _, err := trace.ReadFile(filesOf(t, jdir, kind)[0], trace.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, info, err := trace.ReadFile(pdir, trace.Options{Format: map[string]trace.Format{KindTrace: trace.FormatMooncake, KindRecords: trace.FormatRecords}[kind]})
+		pr, info, err := trace.ReadFile(pdir, trace.Options{Format: map[string]trace.Format{recfile.KindTrace: trace.FormatMooncake, recfile.KindRecords: trace.FormatRecords}[kind]})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 )
 
@@ -33,7 +34,7 @@ func TestInvalidUTF8PayloadKeepsFileValid(t *testing.T) {
 			}
 		}
 		closeRec(t, r)
-		files := filesOf(t, dir, KindPayloads)
+		files := filesOf(t, dir, recfile.KindPayloads)
 		if len(files) != 1 {
 			t.Fatalf("%d payload files", len(files))
 		}
@@ -49,7 +50,7 @@ func TestInvalidUTF8PayloadKeepsFileValid(t *testing.T) {
 				t.Errorf("redact %+v: line is not valid JSON: %q", redact, line)
 			}
 		}
-		got, _ := readAll(t, dir, KindPayloads, trace.FormatPayloads)
+		got, _ := readAll(t, dir, recfile.KindPayloads, trace.FormatPayloads)
 		if len(got) != len(bodies) {
 			t.Fatalf("read %d payloads of %d", len(got), len(bodies))
 		}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -34,9 +35,9 @@ func TestFilesHoldExactlyWhatWasSubmitted(t *testing.T) {
 		t.Fatalf("stats %+v, want %d written and nothing else", st, n)
 	}
 
-	recs, _ := readAll(t, dir, KindRecords, trace.FormatRecords)
-	tr, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
-	pl, _ := readAll(t, dir, KindPayloads, trace.FormatPayloads)
+	recs, _ := readAll(t, dir, recfile.KindRecords, trace.FormatRecords)
+	tr, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
+	pl, _ := readAll(t, dir, recfile.KindPayloads, trace.FormatPayloads)
 	if len(recs) != n || len(tr) != n || len(pl) != n {
 		t.Fatalf("read %d records, %d trace lines, %d payloads; want %d each", len(recs), len(tr), len(pl), n)
 	}
@@ -125,7 +126,7 @@ func TestFlushEverySecond(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		r.Submit(rec(0, time.Now(), nil), nil)
 		synctest.Wait()
-		path := filesOf(t, dir, KindRecords)[0]
+		path := filesOf(t, dir, recfile.KindRecords)[0]
 		if st, _ := os.Stat(path); st.Size() != 0 {
 			t.Fatalf("the line reached the file before a flush (%d bytes): nothing is buffered", st.Size())
 		}
@@ -152,7 +153,7 @@ func TestRotateByAge(t *testing.T) {
 		synctest.Wait()
 		r.Submit(rec(1, time.Now(), nil), nil)
 		closeRec(t, r)
-		for _, kind := range []string{KindRecords, KindTrace} {
+		for _, kind := range []string{recfile.KindRecords, recfile.KindTrace} {
 			files := filesOf(t, dir, kind)
 			if len(files) != 2 {
 				t.Fatalf("%s: %d files after one rotation, want 2: %v", kind, len(files), files)
@@ -180,7 +181,7 @@ func TestRotateBySize(t *testing.T) {
 		r.Submit(rc, nil)
 	}
 	closeRec(t, r)
-	for _, kind := range []string{KindRecords, KindTrace, KindPayloads} {
+	for _, kind := range []string{recfile.KindRecords, recfile.KindTrace, recfile.KindPayloads} {
 		files := filesOf(t, dir, kind)
 		if len(files) < 2 {
 			t.Fatalf("%s: %d files; 40 lines of over 100 bytes should rotate at 4 KiB", kind, len(files))
@@ -197,7 +198,7 @@ func TestRotateBySize(t *testing.T) {
 				t.Errorf("%s is %d bytes with %d lines; over the 4 KiB limit", f, st.Size(), len(rs))
 			}
 			total += len(rs)
-			if kind == KindTrace && len(rs) > 0 {
+			if kind == recfile.KindTrace && len(rs) > 0 {
 				if first < 0 {
 					first = rs[0].HashIDs[0]
 				}
@@ -220,7 +221,7 @@ func TestTornLastLine(t *testing.T) {
 		r.Submit(rec(i, time.Now(), chat("m", "hello", 4)), nil)
 	}
 	closeRec(t, r)
-	for _, kind := range []string{KindRecords, KindTrace, KindPayloads} {
+	for _, kind := range []string{recfile.KindRecords, recfile.KindTrace, recfile.KindPayloads} {
 		p := filesOf(t, dir, kind)[0]
 		data, _ := os.ReadFile(p)
 		lines := strings.SplitAfter(string(data), "\n")
@@ -245,11 +246,11 @@ func TestSessionAndModelInTrace(t *testing.T) {
 	r.Submit(a, nil)
 	r.Submit(b, nil)
 	closeRec(t, r)
-	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rs, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	if len(rs) != 2 || rs[0].SessionID != `conv-"7"` || rs[1].SessionID != "" {
 		t.Fatalf("sessions %+v", rs)
 	}
-	data, _ := os.ReadFile(filesOf(t, dir, KindTrace)[0])
+	data, _ := os.ReadFile(filesOf(t, dir, recfile.KindTrace)[0])
 	if !strings.Contains(string(data), `"model": "m"`) {
 		t.Errorf("no model in the trace: %s", data)
 	}
@@ -297,9 +298,9 @@ func TestMirrorCopiesOnlyInRecords(t *testing.T) {
 		r.Submit(&cp, nil)
 	}
 	closeRec(t, r)
-	recs, _ := readAll(t, dir, KindRecords, trace.FormatRecords)
-	tr, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
-	pl, _ := readAll(t, dir, KindPayloads, trace.FormatPayloads)
+	recs, _ := readAll(t, dir, recfile.KindRecords, trace.FormatRecords)
+	tr, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
+	pl, _ := readAll(t, dir, recfile.KindPayloads, trace.FormatPayloads)
 	if len(recs) != 8 || len(tr) != 4 || len(pl) != 4 {
 		t.Errorf("%d records, %d trace lines, %d payloads; want 8 (live and mirror), 4, 4", len(recs), len(tr), len(pl))
 	}
@@ -320,7 +321,7 @@ func TestRotatedFileStartsAtTheArrivalThatOpensIt(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the lag between arrival and the recorder
 	r.Submit(rec(1, arrived, nil), nil)
 	closeRec(t, r)
-	files := filesOf(t, dir, KindTrace)
+	files := filesOf(t, dir, recfile.KindTrace)
 	if len(files) != 2 {
 		t.Fatalf("trace files %v, want two (the second line rotates)", files)
 	}

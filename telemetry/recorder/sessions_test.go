@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -54,7 +55,7 @@ func TestThinkTimeWritten(t *testing.T) {
 		kind  string
 		f     trace.Format
 		field string
-	}{{"trace", KindTrace, trace.FormatMooncake, `"delay": `}, {"payloads", KindPayloads, trace.FormatPayloads, `"delay_ms": `}} {
+	}{{"trace", recfile.KindTrace, trace.FormatMooncake, `"delay": `}, {"payloads", recfile.KindPayloads, trace.FormatPayloads, `"delay_ms": `}} {
 		rs, _ := readAll(t, dir, kind.kind, kind.f)
 		if len(rs) != len(want) {
 			t.Fatalf("%s: %d rows, want %d", kind.name, len(rs), len(want))
@@ -112,7 +113,7 @@ func TestSessionsSampledWhole(t *testing.T) {
 		}
 	}
 	closeRec(t, r)
-	rs, _ := readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rs, _ := readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	n := map[string]int{}
 	for _, q := range rs {
 		n[q.SessionID]++
@@ -134,7 +135,7 @@ func TestSessionsSampledWhole(t *testing.T) {
 		r.Submit(x, nil)
 	}
 	closeRec(t, r)
-	rs, _ = readAll(t, dir, KindTrace, trace.FormatMooncake)
+	rs, _ = readAll(t, dir, recfile.KindTrace, trace.FormatMooncake)
 	if len(rs) != 2 || rs[1].Delay != 200*ms {
 		t.Errorf("after a turn left out: %d rows, last delay %v; want 2 and 200ms (from the left-out turn's end)", len(rs), rs[len(rs)-1].Delay)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -15,7 +16,7 @@ import (
 )
 
 // kinds in the order of writer.files.
-var kinds = [...]string{KindRecords, KindTrace, KindPayloads}
+var kinds = [...]string{recfile.KindRecords, recfile.KindTrace, recfile.KindPayloads}
 
 // writer is the state of the writer goroutine: the open files and the scratch buffers. Only
 // that goroutine touches it, except paths (under mu) and closeErr (read after done).

@@ -39,9 +39,9 @@ func ExpandParquet(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		files, err := parquetfile.Files(p, parquetfile.KindTrace)
+		files, err := parquetfile.Files(p, recfile.KindTrace)
 		if err != nil {
-			files, err = parquetfile.Files(p, parquetfile.KindRecords)
+			files, err = parquetfile.Files(p, recfile.KindRecords)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: a folder to merge must hold the recorder's Parquet trace or records files: %w", p, err)
