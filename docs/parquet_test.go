@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
+	"github.com/llmtap/llmtap/format/parquetfile"
 )
 
 // TestParquetColumnsDocumented: every column of the Parquet records and trace (nested ones as

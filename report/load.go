@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/format/recfile"
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/timeline"

@@ -1,6 +1,6 @@
 // Package recfile names llmtap's recording files: <kind>-<UTC start>[-<n>].<ext>, kind records,
 // trace or payloads, ext .jsonl or .parquet. The recorder creates them (telemetry/recorder,
-// telemetry/parquetfile); `trace merge` reads a file's kind and start back from its name.
+// format/parquetfile); `trace merge` reads a file's kind and start back from its name.
 package recfile
 
 import (

@@ -8,13 +8,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/internal/limits"
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
-// pqSource reads the requests of the recorder's Parquet files (telemetry/parquetfile): a
+// pqSource reads the requests of the recorder's Parquet files (format/parquetfile): a
 // trace or records file, or every file of one kind under a folder of hourly partitions, in
 // partition order. A request reads as it does from the same row in JSONL.
 type pqSource struct {

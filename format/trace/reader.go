@@ -12,8 +12,8 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/internal/limits"
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 
 // Options configures a Reader.
@@ -87,7 +87,7 @@ func NewReader(r io.Reader, opt Options) (*Reader, error) {
 
 // Open opens a trace file; Close the Reader to close the file. A .parquet file, or a folder
 // holding the recorder's Parquet files in hourly partitions, reads as the JSONL trace or
-// records they hold (telemetry/parquetfile).
+// records they hold (format/parquetfile).
 func Open(path string, opt Options) (*Reader, error) {
 	if parquetfile.Is(path) {
 		pq, f, err := openParquet(path, opt.Format)

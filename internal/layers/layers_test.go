@@ -1,7 +1,7 @@
 // Package layers holds the import rules of the tree as a test: the engine (telemetry/) imports
 // no generator, surface, exporter or Caddy package; the generators (shadow/, loadtest/) import
 // no surface, exporter or Caddy package; the file formats (format/) import no generator or
-// surface, and of the engine only the record and its Parquet layout.
+// surface, and of the engine only the record (telemetry/record).
 package layers
 
 import (
@@ -64,18 +64,15 @@ func TestLayers(t *testing.T) {
 }
 
 // TestFormatLayers holds the file formats (format/) below the generators and surfaces and
-// beside the engine: of telemetry/ they import the record (telemetry/record) and its Parquet
-// layout (telemetry/parquetfile), with what those import, and nothing else.
+// beside the engine: of telemetry/ they import the record (telemetry/record), with what it
+// imports, and nothing else.
 func TestFormatLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	engine := map[string]bool{}
-	for _, p := range []string{"telemetry/record", "telemetry/parquetfile"} {
-		engine[p] = true
-		for _, d := range deps(t, "../../"+p)[module+p] {
-			engine[d] = true
-		}
+	engine := map[string]bool{"telemetry/record": true}
+	for _, d := range deps(t, "../../telemetry/record")[module+"telemetry/record"] {
+		engine[d] = true
 	}
 	bad := append([]string{"shadow", "loadtest"}, surfaces...)
 	for pkg, ds := range deps(t, "../../format/...") {

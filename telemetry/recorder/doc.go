@@ -34,7 +34,7 @@
 //     the base64 of its exact bytes, so every line stays valid JSON.
 //
 // With Options.Format FormatParquet the records and trace are Parquet files instead
-// (telemetry/parquetfile), in hourly Hive-style partitions by arrival under the folder,
+// (format/parquetfile), in hourly Hive-style partitions by arrival under the folder,
 // Dir/dt=YYYY-MM-DD/hour=HH/<kind>-<UTC start>.parquet, with the same fields (docs/parquet.md
 // lists the columns); payload files stay JSONL. A Parquet file is readable once it is closed
 // (rolled by RotateRows, RotateBytes or RotateAge, at the end of its hour, on Close).

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/format/recfile"
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 
 // traceFileStart returns the absolute start of an llmtap trace file, from its name (a

@@ -19,9 +19,9 @@ import (
 
 	"github.com/valyala/fastjson"
 
+	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/format/trace"
-	"github.com/llmtap/llmtap/telemetry/parquetfile"
 )
 
 // A merge streams: llmtap's recorder writes a row when its request ends, so each file is in
