@@ -3,7 +3,9 @@ package process
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -30,9 +32,9 @@ import (
 //
 // The runtime recording is the one started through the API (RecordingStart): a recorder that
 // receives every request the engine measures, from every handler, until RecordingStop.
-
-// recorderCloseTimeout bounds how long closing a recorder waits for its last writes.
-const recorderCloseTimeout = 10 * time.Second
+//
+// The recorders still open when the Process closes, the runtime recording too, are closed by
+// the record pipeline's Close once it has delivered its last record (closeRecorders).
 
 // stopTimeout bounds how long stopping the runtime recording waits for its queue.
 const stopTimeout = 10 * time.Second
@@ -53,6 +55,9 @@ type Recorder struct {
 	dir string
 	rec *recorder.Recorder
 	p   *Process
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 type runtimeEntry struct {
@@ -126,12 +131,16 @@ func (e *Recorder) Running() bool {
 	return e.p.rec.byKey[e.Key] == e
 }
 
-// Destruct writes the recorder's queue, syncs and closes its files, then takes it out of
-// routing, its write failures joining the process's count.
-func (e *Recorder) Destruct() error {
+// Close writes the recorder's queue, syncs and closes its files, then takes it out of
+// routing, its write failures joining the process's count. It is idempotent: the last holder
+// letting go and the pipeline's Close may both close it.
+func (e *Recorder) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
+	return e.closeErr
+}
+
+func (e *Recorder) close(ctx context.Context) error {
 	p := e.p
-	ctx, cancel := context.WithTimeout(context.Background(), recorderCloseTimeout)
-	defer cancel()
 	log := p.Log("recorder")
 	err := e.rec.Close(ctx)
 	if err != nil {
@@ -150,6 +159,22 @@ func (e *Recorder) Destruct() error {
 			zap.Uint64("errors", st.Errors), zap.Uint64("records_failed", st.Failed))
 	}
 	return err
+}
+
+// closeRecorders closes the recorders still open and the runtime recording; the pipeline's
+// Close calls it after its last record.
+func (p *Process) closeRecorders(ctx context.Context) error {
+	p.rec.mu.RLock()
+	open := slices.Collect(maps.Values(p.rec.byKey))
+	p.rec.mu.RUnlock()
+	var errs []error
+	for _, e := range open {
+		errs = append(errs, e.Close(ctx))
+	}
+	if _, err := p.stopRecording(ctx); err != nil && !errors.Is(err, api.ErrState) { // ErrState: none runs
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // record routes a finalized record to the recorder of its config and to the runtime
@@ -306,9 +331,6 @@ const (
 	keyLogRoute = "otellogs:"
 )
 
-// logsCloseTimeout bounds how long stopping the exporter waits for its last batches.
-const logsCloseTimeout = 10 * time.Second
-
 // logsState is the process's log export state.
 type logsState struct {
 	mu     sync.RWMutex
@@ -326,13 +348,10 @@ type logsExporter struct {
 	p *Process
 }
 
-// Destruct flushes what is queued (until logsCloseTimeout), stops the exporter and keeps its
-// counts.
-func (e *logsExporter) Destruct() error {
+// Close flushes what is queued (until ctx ends), stops the exporter and keeps its counts.
+func (e *logsExporter) Close(ctx context.Context) error {
 	p := e.p
 	p.logs.cur.CompareAndSwap(e.l, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), logsCloseTimeout)
-	defer cancel()
 	err := e.l.Shutdown(ctx)
 	st := e.l.Stats()
 	p.logs.exported.Add(st.Exported)
@@ -352,8 +371,8 @@ type logRoute struct {
 	exp    *logsExporter
 }
 
-// Destruct takes the route out of the sink's table and lets go of the exporter.
-func (r *logRoute) Destruct() error {
+// Close takes the route out of the sink's table and lets go of the exporter.
+func (r *logRoute) Close(context.Context) error {
 	p := r.exp.p
 	p.logs.mu.Lock()
 	if p.logs.routes[r.key] == r {

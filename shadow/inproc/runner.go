@@ -150,17 +150,24 @@ func (r *Runner) Stop() {
 }
 
 // Close stops the load, cancels the requests in flight and waits for every goroutine of the
-// runner. It is idempotent.
-func (r *Runner) Close() {
+// runner until ctx ends. It is idempotent.
+func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.stopped = true
 	r.applyLocked(time.Now())
 	r.mu.Unlock()
 	r.cancel()
-	r.wg.Wait()
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	if r.ownsClient {
 		r.client.CloseIdleConnections()
 	}
+	return nil
 }
 
 // Pause pauses the load for the guard rails (see guard.Pausable); it reports whether the

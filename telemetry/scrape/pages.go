@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
 
@@ -99,9 +100,8 @@ type Pages struct {
 // pageRun is one page being read, by a goroutine of its own (a server page) or by a
 // gpu.Sampler (a dcgm page).
 type pageRun struct {
-	cancel context.CancelFunc // ends the reading
-	done   chan struct{}      // closed when it has ended
-	src    *DCGMSource        // a dcgm page's
+	loop   *lifecycle.Loop // the reading
+	src    *DCGMSource     // a dcgm page's
 	unsub  func()
 	onStop func()
 }
@@ -117,7 +117,7 @@ func (p *Pages) Configure(pages []Page) {
 	for pg, r := range p.pages {
 		if !want[pg] {
 			delete(p.pages, pg)
-			r.halt()
+			_ = r.close(context.Background())
 		}
 	}
 	for _, pg := range pages {
@@ -131,24 +131,23 @@ func (p *Pages) Configure(pages []Page) {
 	}
 }
 
-// Stop stops every page and waits for them.
-func (p *Pages) Stop() {
+// Close stops every page, waiting for their readers until ctx ends. It is idempotent; a
+// later Configure starts pages again.
+func (p *Pages) Close(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var errs []error
 	for pg, r := range p.pages {
 		delete(p.pages, pg)
-		r.halt()
+		errs = append(errs, r.close(ctx))
 	}
+	return errors.Join(errs...)
 }
 
 func (p *Pages) start(pg Page) *pageRun {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &pageRun{cancel: cancel, done: make(chan struct{})}
+	r := &pageRun{}
 	if pg.Kind != KindDCGM {
-		go func() {
-			defer close(r.done)
-			p.runServer(ctx, pg)
-		}()
+		r.loop = lifecycle.Go(func(ctx context.Context) error { p.runServer(ctx, pg); return nil })
 		return r
 	}
 	r.src = NewDCGMSource(pg.URL, p.Fetch)
@@ -162,24 +161,21 @@ func (p *Pages) start(pg Page) *pageRun {
 	})
 	r.unsub = sampler.Subscribe(p.OnGPU)
 	r.onStop = p.OnGPUStop
-	go func() {
-		defer close(r.done)
-		_ = sampler.Run(ctx) // a dcgm source never reports ErrNoNVML
-	}()
+	r.loop = lifecycle.Go(sampler.Run) // a dcgm source never reports ErrNoNVML
 	return r
 }
 
-// halt stops the page's reader and waits for it.
-func (r *pageRun) halt() {
-	r.cancel()
-	<-r.done
-	if r.src != nil {
+// close stops the page's reader and waits for it until ctx ends.
+func (r *pageRun) close(ctx context.Context) error {
+	err := r.loop.Close(ctx)
+	if r.src != nil { // its Close also cancels a read in progress
 		r.unsub()
 		_ = r.src.Close()
 		if r.onStop != nil {
 			r.onStop()
 		}
 	}
+	return err
 }
 
 // runServer reads an inference server's page until ctx is done, reporting each cause of
