@@ -7,6 +7,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // Loop is a Run running in a goroutine of its own.
@@ -48,3 +49,16 @@ func (l *Loop) Close(ctx context.Context) error {
 
 // Done is closed once Run has returned.
 func (l *Loop) Done() <-chan struct{} { return l.done }
+
+// Wait waits for wg until ctx ends (then it returns ctx's error; wg's goroutines end on their
+// own): the bounded join of a Close whose goroutines it has already told to stop.
+func Wait(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -157,12 +158,8 @@ func (r *Runner) Close(ctx context.Context) error {
 	r.applyLocked(time.Now())
 	r.mu.Unlock()
 	r.cancel()
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := lifecycle.Wait(ctx, &r.wg); err != nil {
+		return err
 	}
 	if r.ownsClient {
 		r.client.CloseIdleConnections()
