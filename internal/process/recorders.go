@@ -41,13 +41,16 @@ const stopTimeout = 10 * time.Second
 
 type recorders struct {
 	mu    sync.RWMutex
-	byKey map[string]*Recorder
+	byKey map[string]*Recorder // the runtime recording's too, under keyRuntime
 	// dropped counts records lost to recording over the process's life, by reason.
 	dropped [NumDropReasons]atomic.Uint64
 
 	runtimeMu sync.Mutex // serializes starting and stopping the runtime recording
-	runtime   atomic.Pointer[runtimeEntry]
+	runtime   atomic.Pointer[Recorder]
 }
+
+// keyRuntime is the runtime recording's key in recorders.byKey.
+const keyRuntime = "runtime"
 
 // Recorder is a held recorder: Key names it in pipeline.Route.Recorder.
 type Recorder struct {
@@ -55,14 +58,11 @@ type Recorder struct {
 	dir string
 	rec *recorder.Recorder
 	p   *Process
+	// started is when the runtime recording started; zero for a config's recorder.
+	started time.Time
 
 	closeOnce sync.Once
 	closeErr  error
-}
-
-type runtimeEntry struct {
-	rec     *recorder.Recorder
-	started time.Time
 }
 
 // DropReason says why a record did not reach the recording files: the reason label of
@@ -107,18 +107,21 @@ func recorderKey(opts recorder.Options) string {
 // records of its streams before it releases.
 func (p *Process) HoldRecorder(opts recorder.Options) (*Recorder, error) {
 	key := recorderKey(opts)
-	e, _, err := Hold(p, key, func() (*Recorder, error) {
-		r, err := recorder.New(opts)
-		if err != nil {
-			return nil, err
-		}
-		e := &Recorder{Key: key, dir: opts.Dir, rec: r, p: p}
-		p.rec.mu.Lock()
-		p.rec.byKey[key] = e
-		p.rec.mu.Unlock()
-		return e, nil
-	})
+	e, _, err := Hold(p, key, func() (*Recorder, error) { return p.openRecorder(key, opts, time.Time{}) })
 	return e, err
+}
+
+// openRecorder starts a recorder with opts and routes the records of key to it.
+func (p *Process) openRecorder(key string, opts recorder.Options, started time.Time) (*Recorder, error) {
+	r, err := recorder.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	e := &Recorder{Key: key, dir: opts.Dir, rec: r, p: p, started: started}
+	p.rec.mu.Lock()
+	p.rec.byKey[key] = e
+	p.rec.mu.Unlock()
+	return e, nil
 }
 
 // Release drops a hold; the last one closes the recorder.
@@ -151,6 +154,7 @@ func (e *Recorder) close(ctx context.Context) error {
 	if p.rec.byKey[e.Key] == e { // not a successor with the same key, started meanwhile
 		delete(p.rec.byKey, e.Key)
 	}
+	p.rec.runtime.CompareAndSwap(e, nil)
 	p.rec.dropped[DropWriteFailed].Add(st.Failed)
 	p.rec.dropped[DropQueueBytes].Add(st.Shed)
 	p.rec.mu.Unlock()
@@ -161,7 +165,7 @@ func (e *Recorder) close(ctx context.Context) error {
 	return err
 }
 
-// closeRecorders closes the recorders still open and the runtime recording; the pipeline's
+// closeRecorders closes the recorders still open, the runtime recording's too; the pipeline's
 // Close calls it after its last record.
 func (p *Process) closeRecorders(ctx context.Context) error {
 	p.rec.mu.RLock()
@@ -170,9 +174,6 @@ func (p *Process) closeRecorders(ctx context.Context) error {
 	var errs []error
 	for _, e := range open {
 		errs = append(errs, e.Close(ctx))
-	}
-	if _, err := p.stopRecording(ctx); err != nil && !errors.Is(err, api.ErrState) { // ErrState: none runs
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -213,11 +214,6 @@ func (p *Process) RecorderDrops() [NumDropReasons]uint64 {
 		n[DropQueueBytes] += st.Shed
 	}
 	p.rec.mu.RUnlock()
-	if e := p.rec.runtime.Load(); e != nil {
-		st := e.rec.Stats()
-		n[DropWriteFailed] += st.Failed
-		n[DropQueueBytes] += st.Shed
-	}
 	return n
 }
 
@@ -237,9 +233,6 @@ func (p *Process) RecordingDirs() map[string]recorder.Options {
 	dirs := make(map[string]recorder.Options, len(p.rec.byKey))
 	for _, e := range p.rec.byKey {
 		dirs[e.dir] = e.rec.Options()
-	}
-	if e := p.rec.runtime.Load(); e != nil { // the recording started through the API
-		dirs[e.rec.Options().Dir] = e.rec.Options()
 	}
 	return dirs
 }
@@ -264,13 +257,12 @@ func (p *Process) startRecording(req *llmtapv1.RecordingStartRequest, plan func(
 	if _, configured := p.RecordingDirs()[opts.Dir]; configured {
 		return nil, fmt.Errorf("%w: the loaded config already records to %s; choose another folder", api.ErrState, opts.Dir)
 	}
-	rec, err := recorder.New(opts)
+	e, err := p.openRecorder(keyRuntime, opts, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("%w: starting the recorder in %s: %v", api.ErrInvalid, opts.Dir, err)
 	}
-	e := &runtimeEntry{rec: rec, started: time.Now()}
 	p.rec.runtime.Store(e)
-	return api.RecordingProto(rec, "runtime", e.started), nil
+	return api.RecordingProto(e.rec, "runtime", e.started), nil
 }
 
 // stopRecording stops the runtime recording.
@@ -286,12 +278,10 @@ func (p *Process) stopRecording(ctx context.Context) (*llmtapv1.Recording, error
 	defer cancel()
 	_ = e.rec.Flush(ctx)
 	pr := api.RecordingProto(e.rec, "runtime", e.started)
-	if err := e.rec.Close(ctx); err != nil {
+	if err := e.Close(ctx); err != nil {
 		return nil, fmt.Errorf("closing the recording in %s: %w", pr.Dir, err)
 	}
 	st := e.rec.Stats()
-	p.rec.dropped[DropWriteFailed].Add(st.Failed)
-	p.rec.dropped[DropQueueBytes].Add(st.Shed)
 	pr.Written, pr.Dropped, pr.Filtered, pr.Errors = st.Written, st.Dropped+st.Failed+st.Shed, st.Filtered, st.Errors
 	return pr, nil
 }
@@ -303,14 +293,11 @@ func (p *Process) recordingStatus() []*llmtapv1.Recording {
 		out = append(out, api.RecordingProto(e.rec, "runtime", e.started))
 	}
 	p.rec.mu.RLock()
-	recs := make([]*recorder.Recorder, 0, len(p.rec.byKey))
-	for _, e := range p.rec.byKey {
-		recs = append(recs, e.rec)
-	}
+	recs := slices.DeleteFunc(slices.Collect(maps.Values(p.rec.byKey)), func(e *Recorder) bool { return e.Key == keyRuntime })
 	p.rec.mu.RUnlock()
-	slices.SortFunc(recs, func(a, b *recorder.Recorder) int { return strings.Compare(a.Options().Dir, b.Options().Dir) })
-	for _, r := range recs {
-		out = append(out, api.RecordingProto(r, "config", time.Time{}))
+	slices.SortFunc(recs, func(a, b *Recorder) int { return strings.Compare(a.dir, b.dir) })
+	for _, e := range recs {
+		out = append(out, api.RecordingProto(e.rec, "config", time.Time{}))
 	}
 	return out
 }
