@@ -11,6 +11,9 @@
 //
 // A Pairer matches the finalized records of a live request and of its copy (same request id,
 // classes live and mirror) and summarizes the pairs per model.
+//
+// Close(ctx) stops a Mirror, bounded by ctx, as everything that drains in llmtap closes
+// (internal/lifecycle).
 package mirror
 
 import (

@@ -22,7 +22,9 @@
 //   - a hockey stick of TTFT against concurrency (flat up to a knee, then rising), as a
 //     description of the server.
 //
-// See docs/headroom.md for the calibration and the method's limits.
+// An Estimator's fitting loop is Run(ctx) (llmtap's one lifecycle, internal/lifecycle); a
+// Registry runs it for as long as a handler holds it. See docs/headroom.md for the calibration
+// and the method's limits.
 package headroom
 
 import (
