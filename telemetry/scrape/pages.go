@@ -94,16 +94,7 @@ type Pages struct {
 	Fetch Options
 
 	mu    sync.Mutex // held while (re)configuring
-	pages map[Page]*pageRun
-}
-
-// pageRun is one page being read, by a goroutine of its own (a server page) or by a
-// gpu.Sampler (a dcgm page).
-type pageRun struct {
-	loop   *lifecycle.Loop // the reading
-	src    *DCGMSource     // a dcgm page's
-	unsub  func()
-	onStop func()
+	pages map[Page]*lifecycle.Loop
 }
 
 // Configure reads exactly pages: those already read go on, others start, the rest stop.
@@ -114,10 +105,10 @@ func (p *Pages) Configure(pages []Page) {
 	for _, pg := range pages {
 		want[pg] = true
 	}
-	for pg, r := range p.pages {
+	for pg, l := range p.pages {
 		if !want[pg] {
 			delete(p.pages, pg)
-			_ = r.close(context.Background())
+			_ = l.Close(context.Background())
 		}
 	}
 	for _, pg := range pages {
@@ -125,7 +116,7 @@ func (p *Pages) Configure(pages []Page) {
 			continue
 		}
 		if p.pages == nil {
-			p.pages = map[Page]*pageRun{}
+			p.pages = map[Page]*lifecycle.Loop{}
 		}
 		p.pages[pg] = p.start(pg)
 	}
@@ -137,45 +128,36 @@ func (p *Pages) Close(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var errs []error
-	for pg, r := range p.pages {
+	for pg, l := range p.pages {
 		delete(p.pages, pg)
-		errs = append(errs, r.close(ctx))
+		errs = append(errs, l.Close(ctx))
 	}
 	return errors.Join(errs...)
 }
 
-func (p *Pages) start(pg Page) *pageRun {
-	r := &pageRun{}
+// start reads pg until its loop is closed: by a goroutine of its own (a server page) or by a
+// gpu.Runner (a dcgm page).
+func (p *Pages) start(pg Page) *lifecycle.Loop {
 	if pg.Kind != KindDCGM {
-		r.loop = lifecycle.Go(func(ctx context.Context) error { p.runServer(ctx, pg); return nil })
-		return r
+		return lifecycle.Go(func(ctx context.Context) error { p.runServer(ctx, pg); return nil })
 	}
-	r.src = NewDCGMSource(pg.URL, p.Fetch)
-	sampler := gpu.NewSampler(r.src, gpu.Options{
-		Interval: pg.Interval,
-		OnError: func(err error) {
+	g := &gpu.Runner{
+		Open:      func() (gpu.Source, error) { return NewDCGMSource(pg.URL, p.Fetch), nil },
+		OnSamples: p.OnGPU,
+		OnError: func(err error) { // a dcgm source never reports ErrNoNVML
 			if p.OnError != nil {
 				p.OnError(pg, err)
 			}
 		},
-	})
-	r.unsub = sampler.Subscribe(p.OnGPU)
-	r.onStop = p.OnGPUStop
-	r.loop = lifecycle.Go(sampler.Run) // a dcgm source never reports ErrNoNVML
-	return r
-}
-
-// close stops the page's reader and waits for it until ctx ends.
-func (r *pageRun) close(ctx context.Context) error {
-	err := r.loop.Close(ctx)
-	if r.src != nil { // its Close also cancels a read in progress
-		r.unsub()
-		_ = r.src.Close()
-		if r.onStop != nil {
-			r.onStop()
-		}
 	}
-	return err
+	g.Configure(pg.Interval)
+	return lifecycle.Go(func(ctx context.Context) error {
+		<-ctx.Done()
+		if p.OnGPUStop != nil {
+			defer p.OnGPUStop()
+		}
+		return g.Close(context.WithoutCancel(ctx)) // and the source, whose Close cancels a read
+	})
 }
 
 // runServer reads an inference server's page until ctx is done, reporting each cause of
