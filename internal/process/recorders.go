@@ -36,9 +36,6 @@ import (
 // The recorders still open when the Process closes, the runtime recording too, are closed by
 // the record pipeline's Close once it has delivered its last record (closeRecorders).
 
-// stopTimeout bounds how long stopping the runtime recording waits for its queue.
-const stopTimeout = 10 * time.Second
-
 type recorders struct {
 	mu    sync.RWMutex
 	byKey map[string]*Recorder // the runtime recording's too, under keyRuntime
@@ -274,7 +271,7 @@ func (p *Process) stopRecording(ctx context.Context) (*llmtapv1.Recording, error
 		return nil, fmt.Errorf("%w: no recording started through the API is running", api.ErrState)
 	}
 	p.tap.Flush() // records already in the pipeline reach the recorder before it closes
-	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
 	defer cancel()
 	_ = e.rec.Flush(ctx)
 	pr := api.RecordingProto(e.rec, "runtime", e.started)

@@ -318,8 +318,8 @@ type Closer interface {
 	Close(ctx context.Context) error
 }
 
-// closeTimeout bounds how long letting go of a runner waits for it to close (a recorder's
-// last writes, the log exporter's last batches).
+// closeTimeout bounds how long letting go of a runner, or stopping the runtime recording,
+// waits for it to close (a recorder's last writes, the log exporter's last batches).
 const closeTimeout = 10 * time.Second
 
 // holds are the runners shared by holders (configs), by key, each with its count of holds: a
