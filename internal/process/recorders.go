@@ -163,8 +163,10 @@ func (e *Recorder) close(ctx context.Context) error {
 }
 
 // closeRecorders closes the recorders still open, the runtime recording's too; the pipeline's
-// Close calls it after its last record.
+// Close calls it after its last record, and waits for them up to closeTimeout.
 func (p *Process) closeRecorders(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
 	p.rec.mu.RLock()
 	open := slices.Collect(maps.Values(p.rec.byKey))
 	p.rec.mu.RUnlock()
