@@ -22,7 +22,7 @@ func TestNoNVMLLogsOnce(t *testing.T) {
 	defer p.Close(context.Background())
 	core, logs := observer.New(zapcore.DebugLevel)
 	r := p.newGPURunner(newLiveLogger(zap.New(core)))
-	defer r.Destruct()
+	defer r.Close(context.Background())
 	for range 3 {
 		if err := r.configure(gpu.DefaultInterval); r.run.Active() || err != nil {
 			t.Fatalf("configuring the GPU sampler without NVML = %v, %v; want no sampler and no error", r.run.Active(), err)

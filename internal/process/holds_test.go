@@ -1,6 +1,7 @@
 package process
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -10,7 +11,7 @@ import (
 
 type countedRunner struct{ destroyed *atomic.Int32 }
 
-func (r countedRunner) Destruct() error { r.destroyed.Add(1); return nil }
+func (r countedRunner) Close(context.Context) error { r.destroyed.Add(1); return nil }
 
 // TestHoldIsReferenceCounted: the first Hold creates the runner, later ones adopt it; it is
 // destroyed once, by the last LetGo; a failed create holds nothing; holders arriving while the

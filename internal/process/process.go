@@ -8,7 +8,8 @@
 // Runners that several configs share (the GPU sampler, the scrapers, the timeline, the guard
 // loop, each shadow load, each recorder) are held in the Process by key: the first holder
 // creates a runner, each next one adopts it and reconfigures it in place, and the last one to
-// let go stops it (see Hold).
+// let go closes it (Close(ctx), see Hold). Closing the Process closes its record pipeline,
+// which drains into the sinks and then closes the recorders still open and the exporters.
 package process
 
 import (
@@ -146,6 +147,7 @@ func New(o Options) *Process {
 	p.tap.AddSink(p.requests)
 	p.tap.AddSink(p.usage)
 	p.tap.AddRouted(p.record)
+	p.tap.AddCloser(p.closeRecorders)
 	p.tap.AddRouted(p.emitLog)      // before startOTel's span sink: a log record takes the request's span ids
 	p.tap.AddEnricher(p.Hub.Enrich) // GPU figures per record
 	p.tap.AddSink(p.Hub)            // the timeline's request metrics
@@ -157,8 +159,9 @@ func New(o Options) *Process {
 	return p
 }
 
-// Close drains the record pipeline into the sinks and stops the exporters. Runners still held
-// are left to their holders.
+// Close drains the record pipeline into the sinks, closes the recorders still open (the
+// runtime recording's too) and stops the exporters. Other runners still held are left to their
+// holders.
 func (p *Process) Close(ctx context.Context) error {
 	err := p.tap.Close(ctx) // and the sinks that drain: the OTel metrics
 	p.otel.shutdown(ctx, p)

@@ -3,7 +3,9 @@ package process
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -30,22 +32,22 @@ import (
 //
 // The runtime recording is the one started through the API (RecordingStart): a recorder that
 // receives every request the engine measures, from every handler, until RecordingStop.
-
-// recorderCloseTimeout bounds how long closing a recorder waits for its last writes.
-const recorderCloseTimeout = 10 * time.Second
-
-// stopTimeout bounds how long stopping the runtime recording waits for its queue.
-const stopTimeout = 10 * time.Second
+//
+// The recorders still open when the Process closes, the runtime recording too, are closed by
+// the record pipeline's Close once it has delivered its last record (closeRecorders).
 
 type recorders struct {
 	mu    sync.RWMutex
-	byKey map[string]*Recorder
+	byKey map[string]*Recorder // the runtime recording's too, under keyRuntime
 	// dropped counts records lost to recording over the process's life, by reason.
 	dropped [NumDropReasons]atomic.Uint64
 
 	runtimeMu sync.Mutex // serializes starting and stopping the runtime recording
-	runtime   atomic.Pointer[runtimeEntry]
+	runtime   atomic.Pointer[Recorder]
 }
+
+// keyRuntime is the runtime recording's key in recorders.byKey.
+const keyRuntime = "runtime"
 
 // Recorder is a held recorder: Key names it in pipeline.Route.Recorder.
 type Recorder struct {
@@ -53,11 +55,11 @@ type Recorder struct {
 	dir string
 	rec *recorder.Recorder
 	p   *Process
-}
-
-type runtimeEntry struct {
-	rec     *recorder.Recorder
+	// started is when the runtime recording started; zero for a config's recorder.
 	started time.Time
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // DropReason says why a record did not reach the recording files: the reason label of
@@ -102,18 +104,21 @@ func recorderKey(opts recorder.Options) string {
 // records of its streams before it releases.
 func (p *Process) HoldRecorder(opts recorder.Options) (*Recorder, error) {
 	key := recorderKey(opts)
-	e, _, err := Hold(p, key, func() (*Recorder, error) {
-		r, err := recorder.New(opts)
-		if err != nil {
-			return nil, err
-		}
-		e := &Recorder{Key: key, dir: opts.Dir, rec: r, p: p}
-		p.rec.mu.Lock()
-		p.rec.byKey[key] = e
-		p.rec.mu.Unlock()
-		return e, nil
-	})
+	e, _, err := Hold(p, key, func() (*Recorder, error) { return p.openRecorder(key, opts, time.Time{}) })
 	return e, err
+}
+
+// openRecorder starts a recorder with opts and routes the records of key to it.
+func (p *Process) openRecorder(key string, opts recorder.Options, started time.Time) (*Recorder, error) {
+	r, err := recorder.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	e := &Recorder{Key: key, dir: opts.Dir, rec: r, p: p, started: started}
+	p.rec.mu.Lock()
+	p.rec.byKey[key] = e
+	p.rec.mu.Unlock()
+	return e, nil
 }
 
 // Release drops a hold; the last one closes the recorder.
@@ -126,12 +131,16 @@ func (e *Recorder) Running() bool {
 	return e.p.rec.byKey[e.Key] == e
 }
 
-// Destruct writes the recorder's queue, syncs and closes its files, then takes it out of
-// routing, its write failures joining the process's count.
-func (e *Recorder) Destruct() error {
+// Close writes the recorder's queue, syncs and closes its files, then takes it out of
+// routing, its write failures joining the process's count. It is idempotent: the last holder
+// letting go and the pipeline's Close may both close it.
+func (e *Recorder) Close(ctx context.Context) error {
+	e.closeOnce.Do(func() { e.closeErr = e.close(ctx) })
+	return e.closeErr
+}
+
+func (e *Recorder) close(ctx context.Context) error {
 	p := e.p
-	ctx, cancel := context.WithTimeout(context.Background(), recorderCloseTimeout)
-	defer cancel()
 	log := p.Log("recorder")
 	err := e.rec.Close(ctx)
 	if err != nil {
@@ -142,6 +151,7 @@ func (e *Recorder) Destruct() error {
 	if p.rec.byKey[e.Key] == e { // not a successor with the same key, started meanwhile
 		delete(p.rec.byKey, e.Key)
 	}
+	p.rec.runtime.CompareAndSwap(e, nil)
 	p.rec.dropped[DropWriteFailed].Add(st.Failed)
 	p.rec.dropped[DropQueueBytes].Add(st.Shed)
 	p.rec.mu.Unlock()
@@ -150,6 +160,21 @@ func (e *Recorder) Destruct() error {
 			zap.Uint64("errors", st.Errors), zap.Uint64("records_failed", st.Failed))
 	}
 	return err
+}
+
+// closeRecorders closes the recorders still open, the runtime recording's too; the pipeline's
+// Close calls it after its last record, and waits for them up to closeTimeout.
+func (p *Process) closeRecorders(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
+	p.rec.mu.RLock()
+	open := slices.Collect(maps.Values(p.rec.byKey))
+	p.rec.mu.RUnlock()
+	var errs []error
+	for _, e := range open {
+		errs = append(errs, e.Close(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // record routes a finalized record to the recorder of its config and to the runtime
@@ -188,11 +213,6 @@ func (p *Process) RecorderDrops() [NumDropReasons]uint64 {
 		n[DropQueueBytes] += st.Shed
 	}
 	p.rec.mu.RUnlock()
-	if e := p.rec.runtime.Load(); e != nil {
-		st := e.rec.Stats()
-		n[DropWriteFailed] += st.Failed
-		n[DropQueueBytes] += st.Shed
-	}
 	return n
 }
 
@@ -212,9 +232,6 @@ func (p *Process) RecordingDirs() map[string]recorder.Options {
 	dirs := make(map[string]recorder.Options, len(p.rec.byKey))
 	for _, e := range p.rec.byKey {
 		dirs[e.dir] = e.rec.Options()
-	}
-	if e := p.rec.runtime.Load(); e != nil { // the recording started through the API
-		dirs[e.rec.Options().Dir] = e.rec.Options()
 	}
 	return dirs
 }
@@ -239,13 +256,12 @@ func (p *Process) startRecording(req *llmtapv1.RecordingStartRequest, plan func(
 	if _, configured := p.RecordingDirs()[opts.Dir]; configured {
 		return nil, fmt.Errorf("%w: the loaded config already records to %s; choose another folder", api.ErrState, opts.Dir)
 	}
-	rec, err := recorder.New(opts)
+	e, err := p.openRecorder(keyRuntime, opts, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("%w: starting the recorder in %s: %v", api.ErrInvalid, opts.Dir, err)
 	}
-	e := &runtimeEntry{rec: rec, started: time.Now()}
 	p.rec.runtime.Store(e)
-	return api.RecordingProto(rec, "runtime", e.started), nil
+	return api.RecordingProto(e.rec, "runtime", e.started), nil
 }
 
 // stopRecording stops the runtime recording.
@@ -257,16 +273,14 @@ func (p *Process) stopRecording(ctx context.Context) (*llmtapv1.Recording, error
 		return nil, fmt.Errorf("%w: no recording started through the API is running", api.ErrState)
 	}
 	p.tap.Flush() // records already in the pipeline reach the recorder before it closes
-	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
+	ctx, cancel := context.WithTimeout(ctx, closeTimeout)
 	defer cancel()
 	_ = e.rec.Flush(ctx)
 	pr := api.RecordingProto(e.rec, "runtime", e.started)
-	if err := e.rec.Close(ctx); err != nil {
+	if err := e.Close(ctx); err != nil {
 		return nil, fmt.Errorf("closing the recording in %s: %w", pr.Dir, err)
 	}
 	st := e.rec.Stats()
-	p.rec.dropped[DropWriteFailed].Add(st.Failed)
-	p.rec.dropped[DropQueueBytes].Add(st.Shed)
 	pr.Written, pr.Dropped, pr.Filtered, pr.Errors = st.Written, st.Dropped+st.Failed+st.Shed, st.Filtered, st.Errors
 	return pr, nil
 }
@@ -278,14 +292,11 @@ func (p *Process) recordingStatus() []*llmtapv1.Recording {
 		out = append(out, api.RecordingProto(e.rec, "runtime", e.started))
 	}
 	p.rec.mu.RLock()
-	recs := make([]*recorder.Recorder, 0, len(p.rec.byKey))
-	for _, e := range p.rec.byKey {
-		recs = append(recs, e.rec)
-	}
+	recs := slices.DeleteFunc(slices.Collect(maps.Values(p.rec.byKey)), func(e *Recorder) bool { return e.Key == keyRuntime })
 	p.rec.mu.RUnlock()
-	slices.SortFunc(recs, func(a, b *recorder.Recorder) int { return strings.Compare(a.Options().Dir, b.Options().Dir) })
-	for _, r := range recs {
-		out = append(out, api.RecordingProto(r, "config", time.Time{}))
+	slices.SortFunc(recs, func(a, b *Recorder) int { return strings.Compare(a.dir, b.dir) })
+	for _, e := range recs {
+		out = append(out, api.RecordingProto(e.rec, "config", time.Time{}))
 	}
 	return out
 }
@@ -306,9 +317,6 @@ const (
 	keyLogRoute = "otellogs:"
 )
 
-// logsCloseTimeout bounds how long stopping the exporter waits for its last batches.
-const logsCloseTimeout = 10 * time.Second
-
 // logsState is the process's log export state.
 type logsState struct {
 	mu     sync.RWMutex
@@ -326,13 +334,10 @@ type logsExporter struct {
 	p *Process
 }
 
-// Destruct flushes what is queued (until logsCloseTimeout), stops the exporter and keeps its
-// counts.
-func (e *logsExporter) Destruct() error {
+// Close flushes what is queued (until ctx ends), stops the exporter and keeps its counts.
+func (e *logsExporter) Close(ctx context.Context) error {
 	p := e.p
 	p.logs.cur.CompareAndSwap(e.l, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), logsCloseTimeout)
-	defer cancel()
 	err := e.l.Shutdown(ctx)
 	st := e.l.Stats()
 	p.logs.exported.Add(st.Exported)
@@ -352,8 +357,8 @@ type logRoute struct {
 	exp    *logsExporter
 }
 
-// Destruct takes the route out of the sink's table and lets go of the exporter.
-func (r *logRoute) Destruct() error {
+// Close takes the route out of the sink's table and lets go of the exporter.
+func (r *logRoute) Close(context.Context) error {
 	p := r.exp.p
 	p.logs.mu.Lock()
 	if p.logs.routes[r.key] == r {

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -89,14 +90,14 @@ func (r *gpuRunner) configure(interval time.Duration) error {
 	return nil
 }
 
-// Destruct stops sampling when the last config using it is gone.
-func (r *gpuRunner) Destruct() error {
-	r.run.Stop()
+// Close stops sampling when the last config using it is gone.
+func (r *gpuRunner) Close(ctx context.Context) error {
+	err := r.run.Close(ctx)
 	r.p.gpu.CompareAndSwap(r.run, nil)
 	if !r.p.nvmlActive() {
 		r.p.Hub.ClearGPU()
 	}
-	return nil
+	return err
 }
 
 // GPUSampling reports whether an NVML sampler runs and feeds GPU samples to the hub.
@@ -111,10 +112,10 @@ func (p *Process) nvmlActive() bool {
 
 // timelineRunner is the process's timeline (a timeline.Runner publishing to the hub), shared
 // by every config with the timeline on. A config with other window, keep or settle replaces
-// the timeline in place.
+// the timeline in place; the last config to let go closes it.
 type timelineRunner struct {
 	*liveLogger
-	run timeline.Runner
+	timeline.Runner
 }
 
 // HoldTimeline adopts the running timeline, reconfiguring it with o (its models and in-flight
@@ -125,35 +126,29 @@ func (p *Process) HoldTimeline(l *zap.Logger, o timeline.Options) (release func(
 	o.InFlight = p.InFlight
 	return adopt(p, keyTimeline, l, func(l *liveLogger) *timelineRunner {
 		r := &timelineRunner{liveLogger: l}
-		r.run = timeline.Runner{Hub: p.Hub, Dirs: p.RecordingDirs, OnFileError: func(dir string, err error) {
+		r.Runner = timeline.Runner{Hub: p.Hub, Dirs: p.RecordingDirs, OnFileError: func(dir string, err error) {
 			r.log().Error("writing the llmtap timeline file", zap.String("dir", dir), zap.Error(err))
 		}}
 		return r
-	}, func(r *timelineRunner) error { r.run.Configure(o); return nil })
-}
-
-// Destruct stops the timeline when the last config using it is gone.
-func (r *timelineRunner) Destruct() error {
-	r.run.Stop()
-	return nil
+	}, func(r *timelineRunner) error { r.Configure(o); return nil })
 }
 
 // scrapeRunner is the process's scrapers (a scrape.Pages), shared by every config with scrape
 // pages; each config that adopts it brings the set of pages to its own: a reload naming the
-// same page, kind and interval keeps it running.
+// same page, kind and interval keeps it running; the last config to let go closes them.
 type scrapeRunner struct {
 	*liveLogger
-	pages scrape.Pages
+	scrape.Pages
 }
 
 // HoldScrapes adopts the scrapers, bringing them to pages, or starts them.
 func (p *Process) HoldScrapes(l *zap.Logger, pages []scrape.Page) (release func(), err error) {
-	return adopt(p, keyScrape, l, p.newScrapeRunner, func(r *scrapeRunner) error { r.pages.Configure(pages); return nil })
+	return adopt(p, keyScrape, l, p.newScrapeRunner, func(r *scrapeRunner) error { r.Configure(pages); return nil })
 }
 
 func (p *Process) newScrapeRunner(l *liveLogger) *scrapeRunner {
 	r := &scrapeRunner{liveLogger: l}
-	r.pages = scrape.Pages{
+	r.Pages = scrape.Pages{
 		OnServer: func(url string, sm *scrape.ServerMetrics) {
 			p.Hub.OnServer(url, sm)
 			p.Passive.ObserveServer(url, sm)
@@ -183,12 +178,6 @@ func (p *Process) newScrapeRunner(l *liveLogger) *scrapeRunner {
 		},
 	}
 	return r
-}
-
-// Destruct stops every scraper when the last config with scrape pages is gone.
-func (r *scrapeRunner) Destruct() error {
-	r.pages.Stop()
-	return nil
 }
 
 // guardRunner is the process's guard loop (a guard.Runner), shared by every config with
@@ -226,11 +215,10 @@ func (r *guardRunner) logChange(st guard.State, names []string) {
 	}
 }
 
-// Destruct stops the loop, resuming what it paused, when the last config using it is gone.
-func (r *guardRunner) Destruct() error {
+// Close stops the loop, resuming what it paused, when the last config using it is gone.
+func (r *guardRunner) Close(ctx context.Context) error {
 	r.p.guard.CompareAndSwap(r.loop, nil)
-	r.loop.Stop()
-	return nil
+	return r.loop.Close(ctx)
 }
 
 // GuardState returns the running guard's state, or nil.
@@ -248,11 +236,11 @@ type shadowEntry struct {
 	p *Process
 }
 
-// Destruct stops the load when the last config naming it is gone.
-func (e *shadowEntry) Destruct() error {
-	st := e.Remove()
+// Close stops the load when the last config naming it is gone.
+func (e *shadowEntry) Close(ctx context.Context) error {
+	st, err := e.Remove(ctx)
 	e.p.Log("shadow").Info("shadow load removed", zap.String("shadow", e.Runner().Name()), zap.Int64("sent", st.Sent), zap.Int64("errors", st.Errors))
-	return nil
+	return err
 }
 
 // HoldShadows holds every load of cfgs: a load no other config runs starts (unless stopped
@@ -325,8 +313,14 @@ func (s shadowSink) Consume(r *record.Record) {
 	s.p.shadows.Observe(r)
 }
 
-// Destructor is a runner held by key: Destruct stops it when its last holder lets go.
-type Destructor interface{ Destruct() error }
+// Closer is a runner held by key: Close stops it when its last holder lets go, bounded by ctx.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// closeTimeout bounds how long letting go of a runner, or stopping the runtime recording,
+// waits for it to close (a recorder's last writes, the log exporter's last batches).
+const closeTimeout = 10 * time.Second
 
 // holds are the runners shared by holders (configs), by key, each with its count of holds: a
 // reference-counted map like Caddy's UsagePool, which this package does not import.
@@ -336,7 +330,7 @@ type holds struct {
 }
 
 type held struct {
-	v     Destructor
+	v     Closer
 	refs  int
 	ready chan struct{} // closed once v (or err) is set
 	err   error
@@ -345,7 +339,7 @@ type held struct {
 // Hold returns the runner of key, creating it with create when none runs; adopted reports
 // that it was already running (held by another config), in which case the caller reconfigures
 // it in place. Every successful Hold is paired with one LetGo.
-func Hold[T Destructor](p *Process, key string, create func() (T, error)) (r T, adopted bool, err error) {
+func Hold[T Closer](p *Process, key string, create func() (T, error)) (r T, adopted bool, err error) {
 	p.holds.mu.Lock()
 	if h, ok := p.holds.m[key]; ok {
 		h.refs++
@@ -373,7 +367,7 @@ func Hold[T Destructor](p *Process, key string, create func() (T, error)) (r T, 
 	return v, false, nil
 }
 
-// LetGo drops one hold on key; the last one destroys the runner (its Destruct).
+// LetGo drops one hold on key; the last one closes the runner, waiting up to closeTimeout.
 func (p *Process) LetGo(key string) error {
 	p.holds.mu.Lock()
 	h, ok := p.holds.m[key]
@@ -392,12 +386,14 @@ func (p *Process) LetGo(key string) error {
 	if h.err != nil || h.v == nil {
 		return nil
 	}
-	return h.v.Destruct()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	return h.v.Close(ctx)
 }
 
 // runner is a runner held across configs, logging through the config that adopted it last.
 type runner interface {
-	Destructor
+	Closer
 	setLogger(*zap.Logger)
 }
 

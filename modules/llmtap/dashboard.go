@@ -1,6 +1,7 @@
 package llmtap
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -113,14 +114,14 @@ func startDashboard(logger *zap.Logger) *dashboardServer {
 	d.addr = ln.Addr().String()
 	go func() {
 		defer close(d.done)
-		d.srv.Serve(ln) //nolint:errcheck // ends with Close in Destruct
+		d.srv.Serve(ln) //nolint:errcheck // ends with its Close
 	}()
 	logger.Info("llmtap dashboard", zap.String("url", "http://"+d.addr+"/"))
 	return d
 }
 
-// Destruct stops the listener and waits for it.
-func (d *dashboardServer) Destruct() error {
+// Close stops the listener and waits for it.
+func (d *dashboardServer) Close(context.Context) error {
 	if d.srv == nil {
 		return nil
 	}

@@ -49,7 +49,8 @@ const MarkerKeyEnv = "LLMTAP_MARKER_KEY"
 // heldProcess is the Process as a pool value.
 type heldProcess struct{ *process.Process }
 
-// Destruct closes the Process: the record pipeline drains into the sinks, the exporters stop.
+// Destruct closes the Process: the record pipeline drains into the sinks, then the recorders
+// still open and the exporters close.
 func (h heldProcess) Destruct() error {
 	running.CompareAndSwap(h.Process, nil)
 	return h.Close(context.Background())

@@ -1,6 +1,7 @@
 package llmtap
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -181,7 +182,7 @@ func (h *Handler) provisionMirror() error {
 // read it (offerMirror) without a lock, and a closed Mirror skips their copies (reason stopped).
 func (h *Handler) releaseMirror() {
 	if h.mirror != nil {
-		_ = h.mirror.Close() // idempotent
+		_ = h.mirror.Close(context.Background()) // idempotent; its copies are cancelled: they end at once
 	}
 }
 

@@ -1,6 +1,7 @@
 package llmtap
 
 import (
+	"context"
 	"testing"
 
 	"github.com/llmtap/llmtap/shadow/mirror"
@@ -28,7 +29,7 @@ func BenchmarkServeHTTPMirrorOffer(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.Cleanup(func() { _ = m.Close() })
+				b.Cleanup(func() { _ = m.Close(context.Background()) }) // b.Context is done by then
 				rig.h.mirror = m
 				rig.req.Header.Set("Authorization", "Bearer x")
 				rig.req.Header.Set("Content-Type", "application/json")

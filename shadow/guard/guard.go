@@ -4,7 +4,8 @@
 // limit crossed it clears. A [Guard] holds no clock and starts no goroutine: callers pass the
 // time to Observe and Evaluate, so tests drive it on a fake clock, and whoever owns it applies
 // its decisions (see [Targets]). A [Runner] is such an owner: it evaluates a Guard on a ticker
-// in a goroutine of its own and applies each change to its Targets.
+// in a goroutine of its own and applies each change to its Targets; Configure starts or
+// reconfigures it and Close(ctx) stops it, llmtap's one lifecycle (internal/lifecycle).
 package guard
 
 import (

@@ -7,14 +7,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // Runner runs one Guard in a goroutine of its own: it evaluates it on a ticker (a twentieth
 // of the window, between 20 ms and 1 s) and applies each change of state to its Targets. A
 // Configure with the settings it already runs keeps its guard (and the guard's window);
-// other settings replace the guard by a new, clear one. Its methods are safe for concurrent
-// use; Observe takes no lock.
+// other settings replace the guard by a new, clear one; Close stops it. Its methods are safe
+// for concurrent use; Observe takes no lock.
 type Runner struct {
 	// Targets are what the guard pauses and resumes. Required.
 	Targets *Targets
@@ -28,11 +29,10 @@ type Runner struct {
 
 // loop is one guard with its goroutine.
 type loop struct {
-	cfg    Config
-	g      *Guard
-	cancel context.CancelFunc // ends run
-	done   chan struct{}      // closed when run has returned
-	state  atomic.Pointer[State]
+	cfg   Config
+	g     *Guard
+	run   *lifecycle.Loop
+	state atomic.Pointer[State]
 }
 
 // Configure keeps the running guard when its settings are cfg, and replaces it otherwise;
@@ -44,12 +44,11 @@ func (r *Runner) Configure(cfg Config) {
 	if old != nil && reflect.DeepEqual(old.cfg, cfg) {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &loop{cfg: cfg, g: New(cfg), cancel: cancel, done: make(chan struct{})}
+	l := &loop{cfg: cfg, g: New(cfg)}
 	st, _ := l.g.Evaluate(time.Now())
 	l.state.Store(&st)
 	if old != nil {
-		old.halt()
+		_ = old.run.Close(context.Background()) // a tick's work is short
 		if s := old.state.Load(); s != nil && s.Tripped {
 			// A new guard starts clear; what the old one paused is resumed by its first
 			// evaluation unless a limit is still crossed.
@@ -57,22 +56,23 @@ func (r *Runner) Configure(cfg Config) {
 		}
 	}
 	r.cur.Store(l)
-	go l.run(ctx, r)
+	l.run = lifecycle.Go(func(ctx context.Context) error { return l.loop(ctx, r) })
 }
 
-// Stop stops the guard's goroutine and resumes what it paused. A later Configure starts
-// again.
-func (r *Runner) Stop() {
+// Close stops the guard's goroutine, waiting for it until ctx ends, and resumes what it
+// paused. It is idempotent; a later Configure starts a guard again.
+func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l := r.cur.Swap(nil)
 	if l == nil {
-		return
+		return nil
 	}
-	l.halt()
+	err := l.run.Close(ctx)
 	if s := l.state.Load(); s != nil && s.Tripped {
 		r.Targets.Apply(false, "")
 	}
+	return err
 }
 
 // State returns the running guard's state as of its last evaluation, or nil when none runs.
@@ -107,20 +107,15 @@ func ObservationOf(r *record.Record) Observation {
 	return o
 }
 
-func (l *loop) halt() {
-	l.cancel()
-	<-l.done
-}
-
-func (l *loop) run(ctx context.Context, r *Runner) {
-	defer close(l.done)
+// loop evaluates the guard every tick until ctx ends.
+func (l *loop) loop(ctx context.Context, r *Runner) error {
 	every := min(max(l.g.Config().Window/20, 20*time.Millisecond), time.Second)
 	tk := time.NewTicker(every)
 	defer tk.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case now := <-tk.C:
 			st, changed := l.g.Evaluate(now)
 			l.state.Store(&st)

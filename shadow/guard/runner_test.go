@@ -52,7 +52,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestRunnerPausesAndResumes runs the guard loop on a real ticker: a 503 trips it and pauses
 // the targets (OnChange told so), the same settings keep the tripped guard, new settings
-// replace it by a clear one and resume the targets, and Stop ends it.
+// replace it by a clear one and resume the targets, and Close ends it.
 func TestRunnerPausesAndResumes(t *testing.T) {
 	var tg Targets
 	p := &lockedPausable{}
@@ -88,11 +88,15 @@ func TestRunnerPausesAndResumes(t *testing.T) {
 	}
 	r.Observe(&record.Record{Status: 429, Error: record.ErrHTTP})
 	waitFor(t, "the new guard trips too", p.isPaused)
-	r.Stop()
-	if r.State() != nil || p.isPaused() {
-		t.Errorf("after Stop: state %+v, paused %v; want none and resumed", r.State(), p.isPaused())
+	if err := r.Close(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	r.Stop() // twice is fine
+	if r.State() != nil || p.isPaused() {
+		t.Errorf("after Close: state %+v, paused %v; want none and resumed", r.State(), p.isPaused())
+	}
+	if err := r.Close(t.Context()); err != nil { // twice is fine
+		t.Fatal(err)
+	}
 }
 
 // TestObservationOf: which records count as failed on the server's side.

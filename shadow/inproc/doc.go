@@ -12,4 +12,8 @@
 // Requests go to a URL — in the proxy, the live route through the proxy itself, so they are
 // measured there like live traffic — with a per-request mark that only the proxy can verify.
 // Responses are read to the end and discarded.
+//
+// A runner's Start and Stop start and stop its sending (the admin API's shadow start and stop,
+// as Pause and Resume are the guard rails'); Close(ctx) ends the runner itself, llmtap's one
+// lifecycle (internal/lifecycle).
 package inproc

@@ -235,6 +235,8 @@ func TestProbeRunnerStateAgrees(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Errorf("%s: the end of the probe was never reported (logged)", end.name)
 		}
-		r.Close()
+		if err := r.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"strings"
@@ -71,9 +72,9 @@ func (e *Entry) Apply(c Config) (bool, error) {
 	return true, nil
 }
 
-// Remove unregisters the load, stops it (its requests in flight cancelled) and returns its
-// last status.
-func (e *Entry) Remove() Status {
+// Remove unregisters the load, closes it (its requests in flight cancelled; see Runner.Close)
+// and returns its last status.
+func (e *Entry) Remove(ctx context.Context) (Status, error) {
 	g := e.reg
 	g.mu.Lock()
 	if g.m[e.name] == e { // not a successor of the same name, added meanwhile
@@ -83,8 +84,7 @@ func (e *Entry) Remove() Status {
 	g.mu.Unlock()
 	e.undo()
 	st := e.r.Status()
-	e.r.Close()
-	return st
+	return st, e.r.Close(ctx)
 }
 
 func (g *Registry) publishLocked() {

@@ -52,12 +52,18 @@ func TestRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Remove()
+	if _, err := b.Remove(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	if g.Get("b") != b2.Runner() {
 		t.Error("removing the replaced b removed its successor")
 	}
-	a.Remove()
-	b2.Remove()
+	if _, err := a.Remove(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b2.Remove(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	if len(g.Running()) != 0 || !slices.Equal(added, []string{"b", "a", "b"}) || len(undone) != 3 {
 		t.Errorf("after removing all: running %v, added %v, undone %v", names(g.Running()), added, undone)
 	}
@@ -71,7 +77,7 @@ func TestEntryApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Remove()
+	defer e.Remove(t.Context())
 	same := registryConfig("a", 1)
 	same.Ready = func() bool { return true } // callbacks do not count
 	if changed, err := e.Apply(same); changed || err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -150,17 +151,20 @@ func (r *Runner) Stop() {
 }
 
 // Close stops the load, cancels the requests in flight and waits for every goroutine of the
-// runner. It is idempotent.
-func (r *Runner) Close() {
+// runner until ctx ends. It is idempotent.
+func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	r.stopped = true
 	r.applyLocked(time.Now())
 	r.mu.Unlock()
 	r.cancel()
-	r.wg.Wait()
+	if err := lifecycle.Wait(ctx, &r.wg); err != nil {
+		return err
+	}
 	if r.ownsClient {
 		r.client.CloseIdleConnections()
 	}
+	return nil
 }
 
 // Pause pauses the load for the guard rails (see guard.Pausable); it reports whether the

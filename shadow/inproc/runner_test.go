@@ -51,7 +51,7 @@ func TestRunnerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer r.Close(t.Context())
 	if st := r.Status(); st.State != StateStopped || st.Sent != 0 {
 		t.Fatalf("a new runner is %+v, want stopped with nothing sent", st)
 	}
@@ -112,7 +112,7 @@ func TestRunnerDurationAndStartAfter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer r.Close(t.Context())
 	r.Start()
 	if st := r.Status(); st.State != StateWaiting || up.n.Load() != 0 {
 		t.Fatalf("before start_after: %+v, %d sent", st, up.n.Load())
@@ -141,7 +141,7 @@ func TestRunnerTraceEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer r.Close(t.Context())
 	if err := r.SetRate(3); err != ErrTraceRate {
 		t.Fatalf("SetRate on a trace load: %v", err)
 	}
@@ -184,7 +184,7 @@ func TestRunnerNameDuringReconfigure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer r.Close(t.Context())
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/llmtap/llmtap/internal/lifecycle"
 )
 
 // Config is one run: open loop when Arrivals is set, closed loop when only Concurrency is.
@@ -127,7 +129,10 @@ func Run(ctx context.Context, cfg Config) Counters {
 	if r.start.IsZero() {
 		r.start = time.Now()
 	}
-	stopProgress := r.progress()
+	var progress *lifecycle.Loop
+	if cfg.Progress != nil {
+		progress = lifecycle.Go(r.reportProgress)
+	}
 	switch {
 	case cfg.Arrivals != nil:
 		r.openLoop(ctx)
@@ -135,7 +140,7 @@ func Run(ctx context.Context, cfg Config) Counters {
 		r.closedLoop(ctx)
 	}
 	r.wg.Wait()
-	stopProgress()
+	_ = progress.Close(context.Background())
 	return r.snapshot()
 }
 
@@ -148,31 +153,22 @@ func (r *runner) snapshot() Counters {
 	}
 }
 
-// progress starts the progress goroutine, if asked for, and returns the function that stops
-// and joins it.
-func (r *runner) progress() (stop func()) {
-	if r.cfg.Progress == nil {
-		return func() {}
-	}
+// reportProgress calls Progress every ProgressEvery (default 250 ms) until ctx ends.
+func (r *runner) reportProgress(ctx context.Context) error {
 	every := r.cfg.ProgressEvery
 	if every <= 0 {
 		every = 250 * time.Millisecond
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tk := time.NewTicker(every)
-		defer tk.Stop()
-		for {
-			select {
-			case <-tk.C:
-				r.cfg.Progress(r.snapshot())
-			case <-done:
-				return
-			}
+	tk := time.NewTicker(every)
+	defer tk.Stop()
+	for {
+		select {
+		case <-tk.C:
+			r.cfg.Progress(r.snapshot())
+		case <-ctx.Done():
+			return nil
 		}
-	})
-	return func() { close(done); wg.Wait() }
+	}
 }
 
 // openLoop releases each request at its intended time and hands it off without waiting for it.

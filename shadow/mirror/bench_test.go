@@ -34,7 +34,7 @@ func BenchmarkOfferPaused(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer m.Close()
+			defer m.Close(b.Context())
 			r := liveRequest("1", chat)
 			body := []byte(chat)
 			b.ReportAllocs()

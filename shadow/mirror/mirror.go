@@ -11,6 +11,9 @@
 //
 // A Pairer matches the finalized records of a live request and of its copy (same request id,
 // classes live and mirror) and summarizes the pairs per model.
+//
+// Close(ctx) stops a Mirror, bounded by ctx, as everything that drains in llmtap closes
+// (internal/lifecycle).
 package mirror
 
 import (
@@ -28,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/internal/sample"
 	"github.com/llmtap/llmtap/internal/sensitive"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -506,13 +510,15 @@ func (q *Request) exchange(ctx context.Context, body []byte) error {
 
 // Close stops the Mirror: copies still running are canceled (counted as cut, not failed; their
 // records end with client_canceled and CutMessage, and are not paired), Close waits for their
-// goroutines, and later Sends are skipped (reason stopped). It is idempotent.
-func (m *Mirror) Close() error {
+// goroutines until ctx ends, and later Sends are skipped (reason stopped). It is idempotent.
+func (m *Mirror) Close(ctx context.Context) error {
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel()
-	m.wg.Wait()
+	if err := lifecycle.Wait(ctx, &m.wg); err != nil {
+		return err
+	}
 	if m.own != nil {
 		m.own.CloseIdleConnections()
 	}

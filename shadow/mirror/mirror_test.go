@@ -105,7 +105,7 @@ func newMirror(t *testing.T, o Options) (*Mirror, *tap.Tap) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = m.Close() })
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
 	return m, tp
 }
 
@@ -242,7 +242,7 @@ func TestSkips(t *testing.T) {
 		m.Offer(liveRequest(id, chat), id).Send([]byte(chat), false)
 	}
 	q := m.Offer(liveRequest("j", chat), "j")
-	_ = m.Close() // cancels g and h
+	_ = m.Close(context.Background()) // cancels g and h
 	q.Send([]byte(chat), false)
 
 	c := m.Stats().Snapshot()
@@ -386,7 +386,7 @@ func TestSendNeverBlocks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan struct{})
-	go func() { _ = m.Close(); close(done) }()
+	go func() { _ = m.Close(context.Background()); close(done) }()
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -419,7 +419,7 @@ func TestReloadsCutCopiesAreNotPaired(t *testing.T) {
 			pairs.Consume(rec(id, record.ClassLive, "m", 2, 1, 10, "")) // the live side succeeded
 		}
 		time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
-		_ = m.Close() // the reload
+		_ = m.Close(context.Background()) // the reload
 	}
 	tp.Flush()
 	c := stats.Snapshot()

@@ -10,7 +10,9 @@
 // of recent samples and hands each poll to subscribers. [EnergyBetween] and
 // [PowerIntegral] turn recorded samples into joules for a time window, which is
 // how per-request or per-run energy is attributed. A [Runner] keeps one
-// Sampler running across reconfigurations of its interval.
+// Sampler running across reconfigurations of its interval: Sampler.Run(ctx) is
+// the loop, Runner.Configure starts or reconfigures it and Runner.Close(ctx)
+// stops it (llmtap's one lifecycle, internal/lifecycle).
 //
 // Names map onto the OpenTelemetry hardware conventions: PowerMW is hw.power
 // (W after division), EnergyMJ is the hw.energy counter (J after division),

@@ -7,5 +7,5 @@ import (
 )
 
 // TestMain fails the package if any test leaves a goroutine behind, which is
-// how "Stop joins the sampler goroutine" is checked outside synctest bubbles.
+// how "Close joins the sampler goroutine" is checked outside synctest bubbles.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/llmtap/llmtap/internal/lifecycle"
 )
 
 // Runner keeps one Sampler of a Source running across reconfigurations: Configure with the
@@ -11,7 +13,7 @@ import (
 // poller); another interval, or a sampler that turned itself off, stops it and its source
 // first and then opens a new one, so two never poll at once. A source that fails to open
 // leaves the runner without a sampler, which is no error: what needs GPU data goes on
-// without. Its methods are safe for concurrent use.
+// without. Close stops it. Its methods are safe for concurrent use.
 type Runner struct {
 	// Open opens the source (in the proxy, NVML). Required.
 	Open func() (Source, error)
@@ -29,8 +31,7 @@ type Runner struct {
 	src      Source // nil while no source is open
 	sampler  *Sampler
 	unsub    func()
-	cancel   context.CancelFunc // ends the sampler's Run
-	done     chan struct{}      // closed when its Run has returned
+	loop     *lifecycle.Loop // the sampler's Run
 }
 
 // Configure makes the runner sample every interval and reports whether it started a new
@@ -41,7 +42,7 @@ func (r *Runner) Configure(interval time.Duration) (started bool) {
 	if r.sampler != nil && r.interval == interval && r.sampler.Err() == nil {
 		return false
 	}
-	r.stopLocked()
+	_ = r.closeLocked(context.Background()) // a poll in progress ends first
 	src, err := r.Open()
 	if err != nil {
 		if r.OnOpenError != nil {
@@ -52,33 +53,40 @@ func (r *Runner) Configure(interval time.Duration) (started bool) {
 	r.interval, r.src = interval, src
 	r.sampler = NewSampler(src, Options{Interval: interval, OnError: r.OnError})
 	r.unsub = r.sampler.Subscribe(r.OnSamples)
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel, r.done = cancel, make(chan struct{})
-	go func(s *Sampler, done chan struct{}) {
-		defer close(done)
-		_ = s.Run(ctx) // its ErrNoNVML went to OnError; Err keeps it
-	}(r.sampler, r.done)
+	r.loop = lifecycle.Go(r.sampler.Run) // its ErrNoNVML goes to OnError; Err keeps it
 	return true
 }
 
-// Stop stops the sampler and closes its source, if one runs.
-func (r *Runner) Stop() {
+// Close stops the sampler, waiting for it until ctx ends, and closes its source, if one runs.
+// It is idempotent; a later Configure starts a sampler again.
+func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stopLocked()
+	return r.closeLocked(ctx)
 }
 
-func (r *Runner) stopLocked() {
+func (r *Runner) closeLocked(ctx context.Context) error {
 	if r.sampler == nil {
-		return
+		return nil
 	}
 	r.unsub()
-	r.cancel()
-	<-r.done
-	if err := r.src.Close(); err != nil && r.OnCloseError != nil {
+	src, loop := r.src, r.loop
+	r.sampler, r.src, r.unsub = nil, nil, nil
+	_ = loop.Close(ctx) // its ErrNoNVML went to OnError
+	select {
+	case <-loop.Done():
+		r.closeSource(src)
+		return nil
+	default: // ctx ended first: the source closes once the poll in progress has returned
+		go func() { <-loop.Done(); r.closeSource(src) }()
+		return ctx.Err()
+	}
+}
+
+func (r *Runner) closeSource(src Source) {
+	if err := src.Close(); err != nil && r.OnCloseError != nil {
 		r.OnCloseError(err)
 	}
-	r.sampler, r.src, r.unsub = nil, nil, nil
 }
 
 // Active reports whether a sampler runs: configured with a source that opened, and not
@@ -90,7 +98,7 @@ func (r *Runner) Active() bool {
 		return false
 	}
 	select {
-	case <-r.done:
+	case <-r.loop.Done():
 		return false
 	default:
 		return true

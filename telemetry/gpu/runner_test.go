@@ -12,7 +12,7 @@ import (
 // TestRunnerKeepsAndReplaces drives a Runner on the fake clock: the same interval keeps the
 // sampler and its source, another interval closes the source and opens a new one, a sampler
 // its source turned off (ErrNoNVML) is replaced by the next Configure, an Open that fails
-// leaves no sampler and no error, and Stop closes the source.
+// leaves no sampler and no error, and Close closes the source.
 func TestRunnerKeepsAndReplaces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -80,10 +80,14 @@ func TestRunnerKeepsAndReplaces(t *testing.T) {
 		if started := r.Configure(time.Second); !started || !r.Active() {
 			t.Fatalf("Configure = %v, active %v", started, r.Active())
 		}
-		r.Stop()
-		if r.Active() || !srcs[4].closed {
-			t.Errorf("after Stop: active %v, source closed %v", r.Active(), srcs[4].closed)
+		if err := r.Close(t.Context()); err != nil {
+			t.Fatal(err)
 		}
-		r.Stop()
+		if r.Active() || !srcs[4].closed {
+			t.Errorf("after Close: active %v, source closed %v", r.Active(), srcs[4].closed)
+		}
+		if err := r.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	})
 }

@@ -22,10 +22,13 @@
 //   - a hockey stick of TTFT against concurrency (flat up to a knee, then rising), as a
 //     description of the server.
 //
-// See docs/headroom.md for the calibration and the method's limits.
+// An Estimator's fitting loop is Run(ctx) (llmtap's one lifecycle, internal/lifecycle); a
+// Registry runs it for as long as a handler holds it. See docs/headroom.md for the calibration
+// and the method's limits.
 package headroom
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -233,14 +236,14 @@ func (e *Estimator) ObserveServer(pageURL string, kv, waiting, running float64) 
 	sv.ok.Store(true)
 }
 
-// Run calls Tick every interval until stop is closed.
-func (e *Estimator) Run(interval time.Duration, stop <-chan struct{}) {
-	t := time.NewTicker(interval)
+// Run calls Tick every half window (between 0.5 s and 5 s) until ctx ends; it returns nil.
+func (e *Estimator) Run(ctx context.Context) error {
+	t := time.NewTicker(min(max(e.opts.Window/2, 500*time.Millisecond), 5*time.Second))
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
-			return
+		case <-ctx.Done():
+			return nil
 		case <-t.C:
 			e.Tick()
 		}

@@ -1,6 +1,7 @@
 package headroom
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/scrape"
 )
@@ -63,8 +65,7 @@ type regKey struct {
 type entry struct {
 	e    *Estimator
 	refs int
-	stop chan struct{}
-	done chan struct{}
+	loop *lifecycle.Loop // its Run
 }
 
 // Registry holds the process's estimators, one per window setting, each with the goroutine
@@ -127,12 +128,9 @@ func (g *Registry) Acquire(c *Config) (*Target, error) {
 	}
 	en := g.ests[k]
 	if en == nil {
-		en = &entry{e: New(o), stop: make(chan struct{}), done: make(chan struct{})}
+		en = &entry{e: New(o)}
+		en.loop = lifecycle.Go(en.e.Run)
 		g.ests[k] = en
-		go func() {
-			defer close(en.done)
-			en.e.Run(min(max(o.Window/2, 500*time.Millisecond), 5*time.Second), en.stop)
-		}()
 	}
 	en.refs++
 	return &Target{g: g, key: k, e: en.e, objective: time.Duration(c.TTFTMs * float64(time.Millisecond)), load: load{base: time.Now()}}, nil
@@ -153,8 +151,7 @@ func (t *Target) Release() {
 		}
 		g.mu.Unlock()
 		if en.refs == 0 {
-			close(en.stop)
-			<-en.done
+			_ = en.loop.Close(context.Background()) // a fit is short
 		}
 	})
 }

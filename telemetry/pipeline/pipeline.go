@@ -1,7 +1,10 @@
 // Package pipeline carries finished request records off the request path: a queue bounded in
 // records and in bytes that never blocks the caller (it counts what it drops, by reason), one
 // worker goroutine that finalizes each record (tokenizer counts, derived metrics) and hands it
-// to the sinks in order, beside the route of the handler that measured it and its span.
+// to the sinks in order, beside the route of the handler that measured it and its span. Close
+// drains the queue and then closes what the records drain into (the sinks that are Closers,
+// and what AddCloser added: recorders, exporters), so nothing that holds records closes before
+// the last record reached it.
 package pipeline
 
 import (
@@ -53,7 +56,7 @@ type Sink interface {
 }
 
 // Closer is a Sink that drains (an exporter): the pipeline's Close closes it once the last
-// record has reached it.
+// record has reached it (see AddCloser for what drains routed records).
 type Closer interface {
 	Sink
 	Close(ctx context.Context) error
@@ -76,7 +79,7 @@ type Pipeline struct {
 	mu      sync.RWMutex
 	enrich  []func(*record.Record)
 	sinks   []func(Routed)
-	closers []Closer
+	closers []func(context.Context) error
 
 	// maxBytes bounds queued, the Bytes of the records in the queue.
 	maxBytes int64
@@ -144,10 +147,16 @@ func Bytes(r *record.Record) int64 {
 func (p *Pipeline) AddSink(s Sink) {
 	p.AddRouted(func(x Routed) { s.Consume(x.Record) })
 	if c, ok := s.(Closer); ok {
-		p.mu.Lock()
-		p.closers = append(p.closers, c)
-		p.mu.Unlock()
+		p.AddCloser(c.Close)
 	}
+}
+
+// AddCloser adds a close, of what a routed sink writes to (the recorders): Close calls it once
+// the last record has reached the sinks, in the order closes were added.
+func (p *Pipeline) AddCloser(close func(context.Context) error) {
+	p.mu.Lock()
+	p.closers = append(p.closers, close)
+	p.mu.Unlock()
 }
 
 // AddRouted adds a sink that reads, beside each record, its route and span (recorders, SLOs,
@@ -229,9 +238,10 @@ func (p *Pipeline) Flush() {
 }
 
 // Close stops accepting records, drains the queue into the sinks, joins the worker and then
-// closes the sinks that are Closers, in the order they were added, joining their errors. When
-// ctx ends first it returns ctx's error: the worker drains on without it and the sinks are not
-// closed. Only the first call closes the sinks; a later one waits for the worker.
+// closes the sinks that are Closers and calls AddCloser's closes, in the order they were
+// added, joining their errors. When ctx ends first it returns ctx's error: the worker drains
+// on without it and nothing is closed. Only the first call closes; a later one waits for the
+// worker.
 func (p *Pipeline) Close(ctx context.Context) error {
 	first := false
 	p.closeOnce.Do(func() { close(p.closing); first = true })
@@ -247,7 +257,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	defer p.mu.RUnlock()
 	var errs []error
 	for _, c := range p.closers {
-		errs = append(errs, c.Close(ctx))
+		errs = append(errs, c(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -104,13 +104,16 @@ func (c *closing) Close(context.Context) error {
 }
 
 // TestCloseCascadesToTheSinks: Close closes the sinks that drain once every record reached
-// them, once, joining their errors; a sink that does not drain is left alone; a context that
-// ends before the queue drained returns its error and closes nothing.
+// them, once, joining their errors, and so what AddCloser added (what a routed sink writes
+// to); a sink that does not drain is left alone; a context that ends before the queue drained
+// returns its error and closes nothing.
 func TestCloseCascadesToTheSinks(t *testing.T) {
 	t.Parallel()
-	a, b := &closing{}, &closing{err: errors.New("flush failed")}
+	a, b, routed := &closing{}, &closing{err: errors.New("flush failed")}, &closing{}
 	p := New(64, nil, a, &collect{})
 	p.AddSink(b)
+	p.AddRouted(func(x Routed) { routed.Consume(x.Record) })
+	p.AddCloser(routed.Close)
 	for _, id := range []string{"1", "2", "3"} {
 		p.Submit(Routed{Record: &record.Record{RequestID: id}})
 	}
@@ -118,7 +121,7 @@ func TestCloseCascadesToTheSinks(t *testing.T) {
 		t.Errorf("Close returned %v, want the failing sink's error", err)
 	}
 	_ = p.Close(context.Background())
-	for _, s := range []*closing{a, b} {
+	for _, s := range []*closing{a, b, routed} {
 		if s.closes != 1 || len(s.atClose) != 3 {
 			t.Errorf("sink closed %d times, having seen %v; want once, after all three records", s.closes, s.atClose)
 		}

@@ -12,5 +12,6 @@
 // part, because a truncated page would silently drop series.
 //
 // [Pages] keeps a set of pages read on their intervals, each by a goroutine of
-// its own, and changes the set in place when the configuration changes.
+// its own, and changes the set in place when the configuration changes (Configure); Close(ctx)
+// stops them all, llmtap's one lifecycle (internal/lifecycle).
 package scrape

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
 
@@ -93,17 +94,7 @@ type Pages struct {
 	Fetch Options
 
 	mu    sync.Mutex // held while (re)configuring
-	pages map[Page]*pageRun
-}
-
-// pageRun is one page being read, by a goroutine of its own (a server page) or by a
-// gpu.Sampler (a dcgm page).
-type pageRun struct {
-	cancel context.CancelFunc // ends the reading
-	done   chan struct{}      // closed when it has ended
-	src    *DCGMSource        // a dcgm page's
-	unsub  func()
-	onStop func()
+	pages map[Page]*lifecycle.Loop
 }
 
 // Configure reads exactly pages: those already read go on, others start, the rest stop.
@@ -114,10 +105,10 @@ func (p *Pages) Configure(pages []Page) {
 	for _, pg := range pages {
 		want[pg] = true
 	}
-	for pg, r := range p.pages {
+	for pg, l := range p.pages {
 		if !want[pg] {
 			delete(p.pages, pg)
-			r.halt()
+			_ = l.Close(context.Background())
 		}
 	}
 	for _, pg := range pages {
@@ -125,61 +116,48 @@ func (p *Pages) Configure(pages []Page) {
 			continue
 		}
 		if p.pages == nil {
-			p.pages = map[Page]*pageRun{}
+			p.pages = map[Page]*lifecycle.Loop{}
 		}
 		p.pages[pg] = p.start(pg)
 	}
 }
 
-// Stop stops every page and waits for them.
-func (p *Pages) Stop() {
+// Close stops every page, waiting for their readers until ctx ends. It is idempotent; a
+// later Configure starts pages again.
+func (p *Pages) Close(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for pg, r := range p.pages {
+	var errs []error
+	for pg, l := range p.pages {
 		delete(p.pages, pg)
-		r.halt()
+		errs = append(errs, l.Close(ctx))
 	}
+	return errors.Join(errs...)
 }
 
-func (p *Pages) start(pg Page) *pageRun {
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &pageRun{cancel: cancel, done: make(chan struct{})}
+// start reads pg until its loop is closed: by a goroutine of its own (a server page) or by a
+// gpu.Runner (a dcgm page).
+func (p *Pages) start(pg Page) *lifecycle.Loop {
 	if pg.Kind != KindDCGM {
-		go func() {
-			defer close(r.done)
-			p.runServer(ctx, pg)
-		}()
-		return r
+		return lifecycle.Go(func(ctx context.Context) error { p.runServer(ctx, pg); return nil })
 	}
-	r.src = NewDCGMSource(pg.URL, p.Fetch)
-	sampler := gpu.NewSampler(r.src, gpu.Options{
-		Interval: pg.Interval,
-		OnError: func(err error) {
+	g := &gpu.Runner{
+		Open:      func() (gpu.Source, error) { return NewDCGMSource(pg.URL, p.Fetch), nil },
+		OnSamples: p.OnGPU,
+		OnError: func(err error) { // a dcgm source never reports ErrNoNVML
 			if p.OnError != nil {
 				p.OnError(pg, err)
 			}
 		},
-	})
-	r.unsub = sampler.Subscribe(p.OnGPU)
-	r.onStop = p.OnGPUStop
-	go func() {
-		defer close(r.done)
-		_ = sampler.Run(ctx) // a dcgm source never reports ErrNoNVML
-	}()
-	return r
-}
-
-// halt stops the page's reader and waits for it.
-func (r *pageRun) halt() {
-	r.cancel()
-	<-r.done
-	if r.src != nil {
-		r.unsub()
-		_ = r.src.Close()
-		if r.onStop != nil {
-			r.onStop()
-		}
 	}
+	g.Configure(pg.Interval)
+	return lifecycle.Go(func(ctx context.Context) error {
+		<-ctx.Done()
+		if p.OnGPUStop != nil {
+			defer p.OnGPUStop()
+		}
+		return g.Close(context.WithoutCancel(ctx)) // and the source, whose Close cancels a read
+	})
 }
 
 // runServer reads an inference server's page until ctx is done, reporting each cause of

@@ -55,7 +55,7 @@ func (e *pageEvents) pages(client *http.Client) *Pages {
 
 // TestPages reads a server page, a failing page and a dcgm page on real HTTP: reads reach
 // OnServer and OnGPU, a page that keeps failing is reported once, a page of another kind than
-// configured once; a reconfiguration keeps the pages it names and stops the others; Stop
+// configured once; a reconfiguration keeps the pages it names and stops the others; Close
 // stops the rest (goleak checks the goroutines in TestMain).
 func TestPages(t *testing.T) {
 	vllm, client := servePage(t, readFixture(t, "vllm.prom"))
@@ -93,9 +93,11 @@ func TestPages(t *testing.T) {
 		t.Errorf("OnGPUStop called %d times when the dcgm page stopped, want 1", got)
 	}
 	stopped := failures.Load()
-	p.Stop()
+	if err := p.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	if len(p.pages) != 0 {
-		t.Errorf("%d pages left after Stop", len(p.pages))
+		t.Errorf("%d pages left after Close", len(p.pages))
 	}
 	if n := failures.Load(); n > stopped+1 { // at most the read under way when it stopped
 		t.Errorf("the failing page was read %d more times after it was dropped", n-stopped)

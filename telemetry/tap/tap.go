@@ -110,6 +110,10 @@ func (t *Tap) AddRouted(fn func(pipeline.Routed)) { t.pipe.AddRouted(fn) }
 // pipeline.AddEnricher).
 func (t *Tap) AddEnricher(fn func(*record.Record)) { t.pipe.AddEnricher(fn) }
 
+// AddCloser adds a close that the tap's Close calls once the last record has reached the sinks
+// (see pipeline.AddCloser).
+func (t *Tap) AddCloser(close func(context.Context) error) { t.pipe.AddCloser(close) }
+
 // InFlight is the number of requests being measured now.
 func (t *Tap) InFlight() int64 { return t.inFlight.Load() }
 

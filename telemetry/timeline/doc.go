@@ -73,7 +73,8 @@
 // A [Hub] routes a process's GPU polls, scrapes and records to its running timeline and energy
 // attributor; a [Runner] runs the timeline's goroutine and writes its final windows beside the
 // recordings (telemetry/recorder's Beside), keeping the timeline across reconfigurations with
-// the same window, keep and settle.
+// the same window, keep and settle. Timeline.Run(ctx) is its loop; the Runner's Configure
+// starts or reconfigures it and Close(ctx) stops it (llmtap's one lifecycle, internal/lifecycle).
 //
 // Nothing in this package imports Caddy or zap.
 package timeline

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/lifecycle"
 	"github.com/llmtap/llmtap/telemetry/recorder"
 )
 
@@ -12,7 +13,7 @@ import (
 // files its final windows are written to, timeline-<start>.jsonl beside every recording
 // (recorder.Beside, rotated as each recording's recorder rotates). Configure keeps the running
 // timeline, and its history, while the window, keep and settle stay the same, and replaces it
-// by a new, empty one otherwise. Its methods are safe for concurrent use.
+// by a new, empty one otherwise; Close stops it. Its methods are safe for concurrent use.
 type Runner struct {
 	// Hub is where the running timeline is published. Required.
 	Hub *Hub
@@ -29,9 +30,8 @@ type Runner struct {
 
 // run is one timeline with its goroutine.
 type run struct {
-	tl     *Timeline
-	cancel context.CancelFunc // ends its Run
-	done   chan struct{}
+	tl   *Timeline
+	loop *lifecycle.Loop
 }
 
 // FileKind names the timeline's files.
@@ -46,37 +46,36 @@ func (r *Runner) Configure(opts Options) {
 	if r.cur != nil && r.key == key {
 		return
 	}
-	r.stopLocked()
-	ctx, cancel := context.WithCancel(context.Background())
-	run := &run{cancel: cancel, done: make(chan struct{})}
+	_ = r.closeLocked(context.Background()) // its windows close at once
+	run := &run{}
 	files := &recorder.Beside{Kind: FileKind, Dirs: r.Dirs, OnError: r.OnFileError}
 	if files.Dirs == nil {
 		files.Dirs = func() map[string]recorder.Options { return nil }
 	}
 	opts.OnFinal = func(w Window) { files.WriteJSON(w) }
 	run.tl = New(opts)
-	go func() {
-		defer close(run.done)
-		_ = run.tl.Run(ctx) // nil: it ends when ctx does
-		files.Close()
-	}()
+	run.loop = lifecycle.Go(func(ctx context.Context) error {
+		defer files.Close()
+		return run.tl.Run(ctx)
+	})
 	r.key, r.cur = key, run
 	r.Hub.tl.Store(run.tl)
 }
 
-// Stop stops the running timeline, if any, and closes its files; the hub then has none.
-func (r *Runner) Stop() {
+// Close stops the running timeline, if any, and closes its files, waiting until ctx ends; the
+// hub then has none. It is idempotent; a later Configure starts a timeline again.
+func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stopLocked()
+	return r.closeLocked(ctx)
 }
 
-func (r *Runner) stopLocked() {
+func (r *Runner) closeLocked(ctx context.Context) error {
 	if r.cur == nil {
-		return
+		return nil
 	}
 	r.Hub.tl.CompareAndSwap(r.cur.tl, nil)
-	r.cur.cancel()
-	<-r.cur.done
+	err := r.cur.loop.Close(ctx)
 	r.cur = nil
+	return err
 }

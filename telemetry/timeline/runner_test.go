@@ -27,7 +27,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestRunnerKeepsReplacesAndWrites runs the hub's timeline on its goroutine: it publishes the
 // timeline, writes final windows beside the recording folder, keeps the timeline when
-// reconfigured with the same window, keep and settle, replaces it otherwise, and Stop
+// reconfigured with the same window, keep and settle, replaces it otherwise, and Close
 // unpublishes it and leaves complete JSON lines.
 func TestRunnerKeepsReplacesAndWrites(t *testing.T) {
 	defer goleak.VerifyNone(t)
@@ -63,11 +63,15 @@ func TestRunnerKeepsReplacesAndWrites(t *testing.T) {
 	if got := hub.Timeline(); got == tl || got == nil || got.Window() != 20*time.Millisecond {
 		t.Errorf("a new window kept the old timeline (%p, was %p)", got, tl)
 	}
-	r.Stop()
-	if hub.Timeline() != nil {
-		t.Error("Stop left the timeline published")
+	if err := r.Close(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	r.Stop() // twice is fine
+	if hub.Timeline() != nil {
+		t.Error("Close left the timeline published")
+	}
+	if err := r.Close(t.Context()); err != nil { // twice is fine
+		t.Fatal(err)
+	}
 	for _, name := range files() {
 		f, err := os.Open(name)
 		if err != nil {
