@@ -11,6 +11,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -27,19 +28,19 @@ const LateThreshold = time.Millisecond
 // as error_class: AIPerf's error member is an object or null.
 type exportLine struct {
 	*record.Record
-	N                  int           `json:"n"`
-	SessionID          string        `json:"session_id,omitempty"`
-	Intended           time.Time     `json:"intended"`
-	ScheduleLagMs      float64       `json:"schedule_lag_ms"`
-	QueueWaitMs        float64       `json:"queue_wait_ms"`
-	EffectiveLatencyMs float64       `json:"effective_latency_ms"`
-	WasCancelled       bool          `json:"was_cancelled"`
-	SendError          string        `json:"send_error,omitempty"`
-	ErrorClass         string        `json:"error_class"`
-	Error              *ErrorDetails `json:"error"`
-	Metadata           exportMeta    `json:"metadata"`
-	Metrics            exportMetric  `json:"metrics"`
-	turn               int           // the request's turn in its session, from 1 (0: unknown)
+	N                  int                  `json:"n"`
+	SessionID          string               `json:"session_id,omitempty"`
+	Intended           time.Time            `json:"intended"`
+	ScheduleLagMs      float64              `json:"schedule_lag_ms"`
+	QueueWaitMs        float64              `json:"queue_wait_ms"`
+	EffectiveLatencyMs float64              `json:"effective_latency_ms"`
+	WasCancelled       bool                 `json:"was_cancelled"`
+	SendError          string               `json:"send_error,omitempty"`
+	ErrorClass         string               `json:"error_class"`
+	Error              *aiperf.ErrorDetails `json:"error"`
+	Metadata           exportMeta           `json:"metadata"`
+	Metrics            exportMetric         `json:"metrics"`
+	turn               int                  // the request's turn in its session, from 1 (0: unknown)
 }
 
 // exportMeta is AIPerf's MetricRecordMetadata. Every member it requires is written; the ids
@@ -130,7 +131,7 @@ func (m *exportMetric) fill(r *record.Record, effectiveMs float64, startNs, endN
 	m.EffectiveLatency = m.put(effectiveMs, "ms")
 	if !r.OK() {
 		m.ErrorRequestCount = m.put(1, "requests")
-		if isl, ok := errorISL(r); ok {
+		if isl, ok := aiperf.ErrorISL(r); ok {
 			m.ErrorISL = m.put(isl, "tokens")
 		}
 		return
@@ -209,7 +210,7 @@ type collector struct {
 	// are left out of the results (AIPerf's rule), counted in unfinished.
 	cut        atomic.Bool
 	unfinished int64
-	errs       errorLog
+	errs       aiperf.ErrorLog
 	// errISL holds the input sequence lengths of the failed requests (AIPerf's error_isl).
 	errISL *stats.Hist
 	// sessions numbers the sessions in the order their first request was sent, for the
@@ -253,7 +254,7 @@ func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collecto
 		effective: stats.NewHist(stats.HistOptions{}),
 		lag:       stats.NewHist(stats.HistOptions{}),
 		wait:      stats.NewHist(stats.HistOptions{}),
-		errISL:    stats.NewHist(islHistOptions),
+		errISL:    stats.NewHist(aiperf.ISLHistOptions),
 	}
 	if w != nil {
 		c.w = bufio.NewWriterSize(w, 64<<10)
@@ -389,17 +390,6 @@ func (c *collector) sessionNum(n int, si *sendInfo) int {
 	return c.sessions[si.session]
 }
 
-// islHistOptions hold input sequence lengths, in tokens.
-var islHistOptions = stats.HistOptions{Unit: "tokens", Scale: 1, Max: 1<<24 - 1}
-
-// errorISL is AIPerf's error_isl of a failed request: its input sequence length, when known.
-func errorISL(r *record.Record) (float64, bool) {
-	if r.InputTokens <= 0 || r.InputTokensSource == "" {
-		return 0, false
-	}
-	return float64(r.InputTokens), true
-}
-
 // emit accounts for one finished request and returns its export line, nil when lines are
 // not written or the request is left out; c.mu is held.
 func (c *collector) emit(n int, j *joined) *exportLine {
@@ -423,7 +413,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	// av is the request as AIPerf counts it: it decides the line's AIPerf members and the
 	// summary. The record written beside them keeps llmtap's verdict, except that a response
 	// without content says so (no_content).
-	av := AIPerfRecord(rec)
+	av := aiperf.Counted(rec)
 	if av.Error == stats.ErrNoContent {
 		rec = av
 	}
@@ -438,7 +428,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		c.effective.Record(now, eff)
 	} else {
 		c.failed++
-		if isl, ok := errorISL(av); ok {
+		if isl, ok := aiperf.ErrorISL(av); ok {
 			c.errISL.Record(now, isl)
 		}
 	}
@@ -464,11 +454,11 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if out.Err != nil {
 		line.SendError = out.Err.Error()
 	}
-	line.Error = newErrorDetails(av, cancelled, line.SendError)
+	line.Error = aiperf.NewErrorDetails(av, cancelled, line.SendError)
 	if timedOut {
 		line.Error = timeoutDetails()
 	}
-	c.errs.add(line.Error)
+	c.errs.Add(line.Error)
 	if c.w == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -33,7 +34,7 @@ func TestExportLinesEncodeAsEncodingJSON(t *testing.T) {
 		session := "s\u00e9ssion-<1>"
 		line := &exportLine{Record: rec, N: i, SessionID: session, Intended: start.Add(-time.Millisecond),
 			ScheduleLagMs: 0.020432, QueueWaitMs: 3e-9, EffectiveLatencyMs: 46.110559, WasCancelled: i == 1,
-			SendError: "\u007f<>&", ErrorClass: rec.Error, Error: newErrorDetails(rec, i == 1, "\u007f<>&"),
+			SendError: "\u007f<>&", ErrorClass: rec.Error, Error: aiperf.NewErrorDetails(rec, i == 1, "\u007f<>&"),
 			Metadata: exportMeta{XRequestID: rec.RequestID, RequestStartNs: start.UnixNano(),
 				BenchmarkPhase: "profiling", XCorrelationID: &session, WorkerID: llmtapWorker}}
 		line.Metrics.fill(rec, 46.110559, start.UnixNano(), start.UnixNano()+660125000)

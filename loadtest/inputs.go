@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/llmtap/llmtap/format/aiperf"
 )
 
 // InputsFile is the name of the file of the payloads a run sent, AIPerf's inputs.json.
@@ -94,7 +96,7 @@ func (in *inputs) write(dir string) (string, error) {
 		// member).
 		LeftOut int `json:"payloads_left_out,omitempty"`
 	}{data, in.left}
-	if err := writeWhole(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(doc) }); err != nil {
+	if err := aiperf.WriteFile(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(doc) }); err != nil {
 		return "", err
 	}
 	return p, nil

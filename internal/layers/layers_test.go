@@ -48,6 +48,7 @@ func TestLayers(t *testing.T) {
 		"./telemetry/...": append([]string{"shadow", "loadtest"}, surfaces...),
 		"./shadow/...":    surfaces,
 		"./loadtest/...":  surfaces,
+		"./format/...":    append([]string{"shadow", "loadtest"}, surfaces...),
 	} {
 		for pkg, ds := range deps(t, "../../"+strings.TrimPrefix(pattern, "./")) {
 			for _, d := range ds {

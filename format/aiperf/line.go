@@ -1,10 +1,7 @@
-package report
+package aiperf
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,14 +9,12 @@ import (
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// This file reads the files NVIDIA AIPerf writes (github.com/ai-dynamo/aiperf): the
-// per-request profile_export.jsonl (MetricRecordInfo: metadata, metrics as {value, unit} in
-// display units, error) in the layout of commit db4f6397 (metadata.request_start_ns,
-// benchmark_phase) and in the older one of its example artifacts (metadata.timestamp_ns,
-// credit_phase, metric tags ttft/ttst), and profile_export_aiperf.json (metrics as top-level
-// members, or under records{} in the older layout) for the run's model. llmtap bench writes
-// the same layout with its record beside AIPerf's members; such lines are read as llmtap
-// records.
+// This file reads the lines of profile_export.jsonl: the per-request file NVIDIA AIPerf
+// writes (MetricRecordInfo: metadata, metrics as {value, unit} in display units, error) in the
+// layout of Commit (metadata.request_start_ns, benchmark_phase) and in the older one of its
+// example artifacts (metadata.timestamp_ns, credit_phase, metric tags ttft/ttst), and the same
+// layout as llmtap bench writes it, with its record beside AIPerf's members; such lines, and
+// the proxy's record files, are read as llmtap records.
 
 // aiperfLine is one line of AIPerf's profile_export.jsonl, the members the report uses.
 type aiperfLine struct {
@@ -130,51 +125,67 @@ func (l *aiperfLine) toRecord(model string) (*record.Record, string) {
 	return r, ""
 }
 
-// aiperfSummary is the part of profile_export_aiperf.json the report reads, in both layouts.
-type aiperfSummary struct {
-	InputConfig *struct {
-		Endpoint struct {
-			ModelNames json.RawMessage `json:"model_names"`
-		} `json:"endpoint"`
-	} `json:"input_config"`
-	Records map[string]json.RawMessage `json:"records"` // the older layout
-	// RequestCount is request_count of either layout.
-	RequestCount *struct {
-		Avg float64 `json:"avg"`
-	} `json:"request_count"`
+// recordLine is a line of a record file: a llmtap record (the proxy's, or a bench export line,
+// which adds AIPerf's members and writes the record's error class as error_class, its error as
+// AIPerf's object), or a line NVIDIA AIPerf wrote.
+type recordLine struct {
+	*record.Record
+	Error      json.RawMessage `json:"error"` // a class (llmtap before AIPerf's layout), AIPerf's object, or null
+	ErrorClass *string         `json:"error_class"`
+	// Metrics are AIPerf's members of a bench export line: request_count or
+	// error_request_count say how the run's own summary counted the request.
+	Metrics map[string]json.RawMessage `json:"metrics"`
 }
 
-// readAIPerfSummary reads the model name (the first of input_config.endpoint.model_names)
-// and the valid request count of an AIPerf summary beside the records, if there is one.
-func readAIPerfSummary(dir string) (model string, requests float64, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.json"))
-	if os.IsNotExist(err) {
-		return "", 0, false, nil
+// ParseLine reads one line of a record file: a llmtap record (old or new layout) or a
+// line NVIDIA AIPerf wrote (its records get model model); fromAIPerf says which. A nil record is
+// a line to skip, for the reason why ("" for one that is not a result, such as warmup).
+func ParseLine(line []byte, model string) (r *record.Record, fromAIPerf bool, why string) {
+	l := recordLine{Record: new(record.Record)}
+	if err := json.Unmarshal(line, &l); err != nil {
+		return nil, false, "not a record: " + err.Error()
 	}
-	if err != nil {
-		return "", 0, false, err
+	r = l.Record
+	switch {
+	case !r.Start.IsZero():
+		// llmtap's record: the error class is error_class, or the error itself before.
+		if l.ErrorClass != nil {
+			r.Error = *l.ErrorClass
+		} else if len(l.Error) > 0 && l.Error[0] == '"' {
+			json.Unmarshal(l.Error, &r.Error)
+		}
+		aiperfVerdict(r, l.Metrics)
+	default:
+		var a aiperfLine
+		if json.Unmarshal(line, &a) != nil || a.Metadata == nil {
+			return nil, false, "record without a start time"
+		}
+		if r, why = a.toRecord(model); r == nil {
+			return nil, false, why
+		}
+		fromAIPerf = true
 	}
-	var s aiperfSummary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return "", 0, false, fmt.Errorf("%s: %w", filepath.Join(dir, "profile_export_aiperf.json"), err)
+	if r.Class == "" {
+		r.Class = record.ClassLive
 	}
-	if s.InputConfig != nil {
-		var names []string
-		if json.Unmarshal(s.InputConfig.Endpoint.ModelNames, &names) == nil && len(names) > 0 {
-			model = names[0]
-		} else {
-			json.Unmarshal(s.InputConfig.Endpoint.ModelNames, &model) // a single name
+	return r, fromAIPerf, ""
+}
+
+// aiperfVerdict makes a bench export line's record count as the run's own summary counted it:
+// the line's AIPerf members follow AIPerf's rules (docs/metrics.md, "Which requests count"),
+// under which a stream with content before an error event is valid and a status other than
+// 200 an error, so that a report of the run shows the counts its profile_export_aiperf.json
+// and console table show. Records without AIPerf's members (the proxy's) keep their own.
+func aiperfVerdict(r *record.Record, metrics map[string]json.RawMessage) {
+	_, valid := metrics["request_count"]
+	_, failed := metrics["error_request_count"]
+	switch {
+	case valid && !r.OK():
+		r.Error, r.ErrorMsg = "", ""
+	case failed && r.OK():
+		r.Error = record.ErrHTTP // a status AIPerf fails and llmtap does not: 2xx other than 200, 3xx
+		if r.Status == 0 || r.Status == 200 {
+			r.Error = stats.ErrNoContent
 		}
 	}
-	if rc, found := s.Records["request_count"]; found {
-		var m struct {
-			Avg float64 `json:"avg"`
-		}
-		json.Unmarshal(rc, &m)
-		return model, m.Avg, true, nil
-	}
-	if s.RequestCount != nil {
-		return model, s.RequestCount.Avg, true, nil
-	}
-	return model, 0, true, nil
 }
