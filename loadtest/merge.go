@@ -229,7 +229,7 @@ func Merge(dirs []string, out string) (aiperf.Export, []string, error) {
 	if err != nil {
 		return e, nil, err
 	}
-	jp, err := concatLines(dirs, out)
+	jp, err := aiperf.ConcatLines(dirs, out)
 	if err != nil {
 		return e, nil, err
 	}
@@ -238,31 +238,4 @@ func Merge(dirs []string, out string) (aiperf.Export, []string, error) {
 		return e, nil, err
 	}
 	return e, append(files, jp, sp), nil
-}
-
-// concatLines writes out/profile_export.jsonl as the lines of every dir's, in turn.
-func concatLines(dirs []string, out string) (string, error) {
-	p := filepath.Join(out, "profile_export.jsonl")
-	err := aiperf.WriteFile(p, func(w io.Writer) error {
-		for _, d := range dirs {
-			if err := appendFile(w, filepath.Join(d, "profile_export.jsonl")); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return p, nil
-}
-
-func appendFile(w io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
 }

@@ -248,7 +248,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := s.waitForStart(ctx); err != nil {
 		return res, err
 	}
-	jp := filepath.Join(s.Dir, "profile_export.jsonl")
+	jp := filepath.Join(s.Dir, aiperf.LinesFile)
 	jf, err := privatefile.Create(jp)
 	if err != nil {
 		return res, err

@@ -203,14 +203,6 @@ func WriteAggregate(dir string, a AggregateResult) ([]string, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	metrics := make([]jsonobj.Member, len(keys))
-	for i, k := range keys {
-		metrics[i] = jsonobj.Member{k, a.Metrics[k].json()}
-	}
-	mb, err := jsonobj.Marshal(metrics)
-	if err != nil {
-		return nil, err
-	}
 	meta := []jsonobj.Member{
 		{"aggregation_type", "confidence"}, {"num_profile_runs", a.Runs},
 		{"num_successful_runs", len(a.Successful)}, {"failed_runs", failedRuns(a.Failed)},
@@ -224,7 +216,7 @@ func WriteAggregate(dir string, a AggregateResult) ([]string, error) {
 		return nil, err
 	}
 	doc, err := jsonobj.Marshal([]jsonobj.Member{{"schema_version", aggregateSchema}, {"aiperf_version", "llmtap"},
-		{"metadata", json.RawMessage(metab)}, {"metrics", json.RawMessage(mb)}})
+		{"metadata", json.RawMessage(metab)}, {"metrics", a.Metrics}})
 	if err != nil {
 		return nil, err
 	}
@@ -240,24 +232,11 @@ func failedRuns(runs []RunOutcome) []map[string]string {
 	return out
 }
 
-// confidenceJSON is one metric of the aggregate JSON; nil members are NaN or infinite.
-type confidenceJSON struct {
-	Mean      *float64 `json:"mean"`
-	Std       *float64 `json:"std"`
-	Min       *float64 `json:"min"`
-	Max       *float64 `json:"max"`
-	CV        *float64 `json:"cv"`
-	SE        *float64 `json:"se"`
-	CILow     *float64 `json:"ci_low"`
-	CIHigh    *float64 `json:"ci_high"`
-	TCritical *float64 `json:"t_critical"`
-	Unit      string   `json:"unit"`
-}
-
-// json is c as the aggregate files write it.
-func (c Confidence) json() confidenceJSON {
-	return confidenceJSON{num(c.Mean), num(c.Std), num(c.Min), num(c.Max), num(c.CV), num(c.SE),
-		num(c.CILow), num(c.CIHigh), num(c.TCritical), c.Unit}
+// MarshalJSON writes c as the aggregate files do: NaN and infinite statistics as null.
+func (c Confidence) MarshalJSON() ([]byte, error) {
+	return jsonobj.Marshal([]jsonobj.Member{{"mean", num(c.Mean)}, {"std", num(c.Std)}, {"min", num(c.Min)},
+		{"max", num(c.Max)}, {"cv", num(c.CV)}, {"se", num(c.SE)}, {"ci_low", num(c.CILow)},
+		{"ci_high", num(c.CIHigh)}, {"t_critical", num(c.TCritical)}, {"unit", c.Unit}})
 }
 
 // num is v, or nil when JSON cannot hold it.

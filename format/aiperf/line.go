@@ -2,6 +2,9 @@ package aiperf
 
 import (
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -9,12 +12,13 @@ import (
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// This file reads the lines of profile_export.jsonl: the per-request file NVIDIA AIPerf
-// writes (MetricRecordInfo: metadata, metrics as {value, unit} in display units, error) in the
-// layout of Commit (metadata.request_start_ns, benchmark_phase) and in the older one of its
-// example artifacts (metadata.timestamp_ns, credit_phase, metric tags ttft/ttst), and the same
-// layout as llmtap bench writes it, with its record beside AIPerf's members; such lines, and
-// the proxy's record files, are read as llmtap records.
+// This file writes and reads the lines of profile_export.jsonl (LinesFile). ParseLine reads the
+// per-request file NVIDIA AIPerf writes (MetricRecordInfo: metadata, metrics as {value, unit}
+// in display units, error) in the layout of Commit (metadata.request_start_ns,
+// benchmark_phase) and in the older one of its example artifacts (metadata.timestamp_ns,
+// credit_phase, metric tags ttft/ttst), and the same layout as llmtap bench writes it (Line),
+// with its record beside AIPerf's members; such lines, and the proxy's record files, are read
+// as llmtap records.
 
 // aiperfLine is one line of AIPerf's profile_export.jsonl, the members the report uses.
 type aiperfLine struct {
@@ -188,4 +192,177 @@ func aiperfVerdict(r *record.Record, metrics map[string]json.RawMessage) {
 			r.Error = stats.ErrNoContent
 		}
 	}
+}
+
+// Line is one line of profile_export.jsonl: AIPerf's MetricRecordInfo (metadata,
+// metrics, error; see Commit), with the per-request record exactly
+// as the proxy writes it and what only the load generator knows (the schedule) as extra
+// members, which AIPerf's models allow. The record's own "error" (its error class) is written
+// as error_class: AIPerf's error member is an object or null.
+type Line struct {
+	*record.Record
+	N                  int           `json:"n"`
+	SessionID          string        `json:"session_id,omitempty"`
+	Intended           time.Time     `json:"intended"`
+	ScheduleLagMs      float64       `json:"schedule_lag_ms"`
+	QueueWaitMs        float64       `json:"queue_wait_ms"`
+	EffectiveLatencyMs float64       `json:"effective_latency_ms"`
+	WasCancelled       bool          `json:"was_cancelled"`
+	SendError          string        `json:"send_error,omitempty"`
+	ErrorClass         string        `json:"error_class"`
+	Error              *ErrorDetails `json:"error"`
+	Metadata           LineMeta      `json:"metadata"`
+	Metrics            LineMetrics   `json:"metrics"`
+	turn               int           // the request's turn in its session, from 1 (0: unknown)
+}
+
+// LineMeta is AIPerf's MetricRecordMetadata. Every member it requires is written; the ids
+// AIPerf's distributed workers have are the writer's (llmtap's one process: "llmtap").
+type LineMeta struct {
+	SessionNum         int     `json:"session_num"`
+	XRequestID         string  `json:"x_request_id"`
+	XCorrelationID     *string `json:"x_correlation_id"`
+	ConversationID     *string `json:"conversation_id"`
+	TurnIndex          *int    `json:"turn_index"`
+	RequestStartNs     int64   `json:"request_start_ns"`
+	RequestAckNs       *int64  `json:"request_ack_ns"`
+	RequestEndNs       int64   `json:"request_end_ns"`
+	WorkerID           string  `json:"worker_id"`
+	RecordProcessorID  string  `json:"record_processor_id"`
+	BenchmarkPhase     string  `json:"benchmark_phase"`
+	WasCancelled       bool    `json:"was_cancelled"`
+	CancellationTimeNs *int64  `json:"cancellation_time_ns"`
+}
+
+// valueUnit is AIPerf's MetricValue {value, unit} of one per-request metric.
+type valueUnit struct {
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// nsUnit is a MetricValue holding a wall-clock timestamp in ns, an integer too large for a
+// float64 to keep exactly.
+type nsUnit struct {
+	Value int64  `json:"value"`
+	Unit  string `json:"unit"`
+}
+
+// listUnit is a MetricValue holding a list (inter_chunk_latency).
+type listUnit struct {
+	Value []float64 `json:"value"`
+	Unit  string    `json:"unit"`
+}
+
+// LineMetrics is AIPerf's per-request metrics object: the record's figures under AIPerf's
+// tags, absent where they do not apply (a failed request has only error_request_count), the
+// values stats.Each gives, so they are the summary's. A struct rather than a map (one fewer
+// map to build and sort per line); the fields are in the tags' alphabetical order, the order
+// encoding/json writes a map in, so the line is the same either way.
+type LineMetrics struct {
+	DecodeDuration       *valueUnit `json:"decode_duration,omitempty"`
+	E2EThroughput        *valueUnit `json:"e2e_output_token_throughput,omitempty"`
+	EffectiveLatency     *valueUnit `json:"effective_latency,omitempty"`
+	ErrorISL             *valueUnit `json:"error_isl,omitempty"`
+	ErrorRequestCount    *valueUnit `json:"error_request_count,omitempty"`
+	InputSequenceLength  *valueUnit `json:"input_sequence_length,omitempty"`
+	InterChunkLatency    *listUnit  `json:"inter_chunk_latency,omitempty"`
+	InterTokenLatency    *valueUnit `json:"inter_token_latency,omitempty"`
+	MaxResponseTimestamp *nsUnit    `json:"max_response_timestamp,omitempty"`
+	MinRequestTimestamp  *nsUnit    `json:"min_request_timestamp,omitempty"`
+	OutputSequenceLength *valueUnit `json:"output_sequence_length,omitempty"`
+	OutputTokenCount     *valueUnit `json:"output_token_count,omitempty"`
+	PerUserThroughput    *valueUnit `json:"output_token_throughput_per_user,omitempty"`
+	PrefillPerUser       *valueUnit `json:"prefill_throughput_per_user,omitempty"`
+	ReasoningTokenCount  *valueUnit `json:"reasoning_token_count,omitempty"`
+	RequestCount         *valueUnit `json:"request_count,omitempty"`
+	RequestLatency       *valueUnit `json:"request_latency,omitempty"`
+	TimeToFirstOutput    *valueUnit `json:"time_to_first_output_token,omitempty"`
+	TimeToFirstToken     *valueUnit `json:"time_to_first_token,omitempty"`
+	TimeToSecondToken    *valueUnit `json:"time_to_second_token,omitempty"`
+
+	values [16]valueUnit // backing store, so that a line allocates its metrics once
+	used   int
+	ns     [2]nsUnit
+	icl    listUnit
+}
+
+func (m *LineMetrics) put(v float64, unit string) *valueUnit {
+	p := &m.values[m.used]
+	m.used++
+	*p = valueUnit{v, unit}
+	return p
+}
+
+// Fill sets the metrics of record r, whose effective latency is effectiveMs, for a request
+// that started at startNs and ended at endNs (wall clock).
+func (m *LineMetrics) Fill(r *record.Record, effectiveMs float64, startNs, endNs int64) {
+	m.EffectiveLatency = m.put(effectiveMs, "ms")
+	if !r.OK() {
+		m.ErrorRequestCount = m.put(1, "requests")
+		if isl, ok := ErrorISL(r); ok {
+			m.ErrorISL = m.put(isl, "tokens")
+		}
+		return
+	}
+	m.RequestCount = m.put(1, "requests")
+	m.ns = [2]nsUnit{{startNs, "ns"}, {endNs, "ns"}}
+	m.MinRequestTimestamp, m.MaxResponseTimestamp = &m.ns[0], &m.ns[1]
+	if len(r.InterChunkMs) > 0 {
+		m.icl = listUnit{r.InterChunkMs, "ms"}
+		m.InterChunkLatency = &m.icl
+	}
+	stats.Each(r, func(tag, unit string, v float64) {
+		var f **valueUnit
+		switch tag {
+		case stats.TagTTFT:
+			f = &m.TimeToFirstToken
+		case stats.TagTTST:
+			f = &m.TimeToSecondToken
+		case stats.TagTTFO:
+			f = &m.TimeToFirstOutput
+		case stats.TagRequestLatency:
+			f = &m.RequestLatency
+		case stats.TagDecodeDuration:
+			f = &m.DecodeDuration
+		case stats.TagITL:
+			f = &m.InterTokenLatency
+		case stats.TagPerUserThroughput:
+			f = &m.PerUserThroughput
+		case stats.TagPrefillPerUser:
+			f = &m.PrefillPerUser
+		case stats.TagE2EThroughput:
+			f = &m.E2EThroughput
+		case stats.TagOutputTokenCount:
+			f = &m.OutputTokenCount
+		case stats.TagReasoningTokens:
+			f = &m.ReasoningTokenCount
+		case stats.TagOutputSeqLength:
+			f = &m.OutputSequenceLength
+		case stats.TagInputSeqLength:
+			f = &m.InputSequenceLength
+		default:
+			return // headers_latency: the line's metadata has it as request_ack_ns
+		}
+		*f = m.put(v, unit)
+	})
+}
+
+// ConcatLines writes out/profile_export.jsonl as the lines of every dir's, in turn, and returns
+// its path.
+func ConcatLines(dirs []string, out string) (string, error) {
+	p := filepath.Join(out, LinesFile)
+	return p, WriteFile(p, func(w io.Writer) error {
+		for _, d := range dirs {
+			f, err := os.Open(filepath.Join(d, LinesFile))
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -68,11 +68,7 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 	params := func(p sweepPoint) map[string]int { return map[string]int{"concurrency": p.concurrency} }
 	per := make([]map[string]any, len(points))
 	for i, p := range points {
-		m := map[string]confidenceJSON{}
-		for k, c := range p.metrics {
-			m[k] = c.json()
-		}
-		per[i] = map[string]any{"parameters": params(p), "metrics": m}
+		per[i] = map[string]any{"parameters": params(p), "metrics": p.metrics}
 	}
 	has := func(key string) bool {
 		for _, p := range points {
