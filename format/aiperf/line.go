@@ -213,7 +213,6 @@ type Line struct {
 	Error              *ErrorDetails `json:"error"`
 	Metadata           LineMeta      `json:"metadata"`
 	Metrics            LineMetrics   `json:"metrics"`
-	turn               int           // the request's turn in its session, from 1 (0: unknown)
 }
 
 // LineMeta is AIPerf's MetricRecordMetadata. Every member it requires is written; the ids
