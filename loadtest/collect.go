@@ -65,7 +65,7 @@ type collector struct {
 	sessions map[string]int
 
 	// in collects the bodies sent for inputs.json; nil in warmup.
-	in *inputs
+	in *aiperf.Inputs
 
 	// slices, when set, summarizes the records by timeslice as agg does the whole run.
 	slices *slicer
@@ -107,7 +107,7 @@ func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collecto
 		c.w = bufio.NewWriterSize(w, 64<<10)
 		c.enc = json.NewEncoder(c.w)
 		c.agg = stats.New(stats.Options{SLOs: slos})
-		c.in = &inputs{}
+		c.in = &aiperf.Inputs{}
 	}
 	return c
 }
@@ -143,7 +143,7 @@ func (c *collector) begin(si *sendInfo, body []byte) {
 		if id == "" {
 			id = si.id
 		}
-		c.in.add(id, num, si.turn, body)
+		c.in.Add(id, num, si.turn, body)
 	}
 }
 

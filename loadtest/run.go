@@ -383,7 +383,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	res.Files = append(files, jp, sp)
-	ip, err := col.in.write(s.Dir)
+	ip, err := col.in.Write(s.Dir)
 	if err != nil {
 		return res, err
 	}

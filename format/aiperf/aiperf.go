@@ -1,13 +1,13 @@
 // Package aiperf owns the files of NVIDIA AIPerf's layout (github.com/ai-dynamo/aiperf) that
 // llmtap writes and reads: the summary profile_export_aiperf.json and .csv (Export,
-// WriteExports), the per-request profile_export.jsonl (Line to write, ParseLine to read), the
-// timeslice, aggregate and sweep-aggregate files (WriteTimeslices, WriteAggregate,
-// WriteSweepAggregate), the error details and counting rules of AIPerf (ErrorDetails, ErrorLog,
-// Counted), and the one reader of AIPerf summaries (ReadSummary, ParseSummary), which
-// `llmtap report` and the aggregates share. The summaries themselves come from telemetry/stats;
-// the statistics across runs that only AIPerf's aggregate files hold (AggregateRuns, its
-// confidence intervals, and the sweep's best and Pareto-optimal values) are computed here, by
-// AIPerf's definitions, beside the files they define.
+// WriteExports), the per-request profile_export.jsonl (Line to write, ParseLine to read),
+// inputs.json (Inputs), the timeslice, aggregate and sweep-aggregate files (WriteTimeslices,
+// WriteAggregate, WriteSweepAggregate), the error details and counting rules of AIPerf
+// (ErrorDetails, ErrorLog, Counted), and the one reader of AIPerf summaries (ReadSummary,
+// ParseSummary), which `llmtap report` and the aggregates share. The summaries themselves come
+// from telemetry/stats; the statistics across runs that only AIPerf's aggregate files hold
+// (AggregateRuns, its confidence intervals, and the sweep's best and Pareto-optimal values) are
+// computed here, by AIPerf's definitions, beside the files they define.
 package aiperf
 
 import (
