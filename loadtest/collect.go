@@ -11,6 +11,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -20,163 +21,10 @@ import (
 // self-check: a request sent more than this after its intended time.
 const LateThreshold = time.Millisecond
 
-// exportLine is one line of profile_export.jsonl: AIPerf's MetricRecordInfo (metadata,
-// metrics, error; see aiperf.go for the commit it follows), with the per-request record exactly
-// as the proxy writes it and what only the load generator knows (the schedule) as extra
-// members, which AIPerf's models allow. The record's own "error" (its error class) is written
-// as error_class: AIPerf's error member is an object or null.
-type exportLine struct {
-	*record.Record
-	N                  int           `json:"n"`
-	SessionID          string        `json:"session_id,omitempty"`
-	Intended           time.Time     `json:"intended"`
-	ScheduleLagMs      float64       `json:"schedule_lag_ms"`
-	QueueWaitMs        float64       `json:"queue_wait_ms"`
-	EffectiveLatencyMs float64       `json:"effective_latency_ms"`
-	WasCancelled       bool          `json:"was_cancelled"`
-	SendError          string        `json:"send_error,omitempty"`
-	ErrorClass         string        `json:"error_class"`
-	Error              *ErrorDetails `json:"error"`
-	Metadata           exportMeta    `json:"metadata"`
-	Metrics            exportMetric  `json:"metrics"`
-	turn               int           // the request's turn in its session, from 1 (0: unknown)
-}
-
-// exportMeta is AIPerf's MetricRecordMetadata. Every member it requires is written; the ids
-// AIPerf's distributed workers have are llmtap's one process ("llmtap").
-type exportMeta struct {
-	SessionNum         int     `json:"session_num"`
-	XRequestID         string  `json:"x_request_id"`
-	XCorrelationID     *string `json:"x_correlation_id"`
-	ConversationID     *string `json:"conversation_id"`
-	TurnIndex          *int    `json:"turn_index"`
-	RequestStartNs     int64   `json:"request_start_ns"`
-	RequestAckNs       *int64  `json:"request_ack_ns"`
-	RequestEndNs       int64   `json:"request_end_ns"`
-	WorkerID           string  `json:"worker_id"`
-	RecordProcessorID  string  `json:"record_processor_id"`
-	BenchmarkPhase     string  `json:"benchmark_phase"`
-	WasCancelled       bool    `json:"was_cancelled"`
-	CancellationTimeNs *int64  `json:"cancellation_time_ns"`
-}
-
 // llmtapWorker is the worker_id and record_processor_id of every line: one process sent,
 // measured and recorded every request. A worker of a split workload (Spec.Worker) writes
 // llmtapWorker-<index>.
 const llmtapWorker = "llmtap"
-
-// valueUnit is AIPerf's MetricValue {value, unit} of one per-request metric.
-type valueUnit struct {
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
-}
-
-// nsUnit is a MetricValue holding a wall-clock timestamp in ns, an integer too large for a
-// float64 to keep exactly.
-type nsUnit struct {
-	Value int64  `json:"value"`
-	Unit  string `json:"unit"`
-}
-
-// listUnit is a MetricValue holding a list (inter_chunk_latency).
-type listUnit struct {
-	Value []float64 `json:"value"`
-	Unit  string    `json:"unit"`
-}
-
-// exportMetric is AIPerf's per-request metrics object: the record's figures under AIPerf's
-// tags, absent where they do not apply (a failed request has only error_request_count), the
-// values stats.Each gives, so they are the summary's. A struct rather than a map (one fewer
-// map to build and sort per line); the fields are in the tags' alphabetical order, the order
-// encoding/json writes a map in, so the line is the same either way.
-type exportMetric struct {
-	DecodeDuration       *valueUnit `json:"decode_duration,omitempty"`
-	E2EThroughput        *valueUnit `json:"e2e_output_token_throughput,omitempty"`
-	EffectiveLatency     *valueUnit `json:"effective_latency,omitempty"`
-	ErrorISL             *valueUnit `json:"error_isl,omitempty"`
-	ErrorRequestCount    *valueUnit `json:"error_request_count,omitempty"`
-	InputSequenceLength  *valueUnit `json:"input_sequence_length,omitempty"`
-	InterChunkLatency    *listUnit  `json:"inter_chunk_latency,omitempty"`
-	InterTokenLatency    *valueUnit `json:"inter_token_latency,omitempty"`
-	MaxResponseTimestamp *nsUnit    `json:"max_response_timestamp,omitempty"`
-	MinRequestTimestamp  *nsUnit    `json:"min_request_timestamp,omitempty"`
-	OutputSequenceLength *valueUnit `json:"output_sequence_length,omitempty"`
-	OutputTokenCount     *valueUnit `json:"output_token_count,omitempty"`
-	PerUserThroughput    *valueUnit `json:"output_token_throughput_per_user,omitempty"`
-	PrefillPerUser       *valueUnit `json:"prefill_throughput_per_user,omitempty"`
-	ReasoningTokenCount  *valueUnit `json:"reasoning_token_count,omitempty"`
-	RequestCount         *valueUnit `json:"request_count,omitempty"`
-	RequestLatency       *valueUnit `json:"request_latency,omitempty"`
-	TimeToFirstOutput    *valueUnit `json:"time_to_first_output_token,omitempty"`
-	TimeToFirstToken     *valueUnit `json:"time_to_first_token,omitempty"`
-	TimeToSecondToken    *valueUnit `json:"time_to_second_token,omitempty"`
-
-	values [16]valueUnit // backing store, so that a line allocates its metrics once
-	used   int
-	ns     [2]nsUnit
-	icl    listUnit
-}
-
-func (m *exportMetric) put(v float64, unit string) *valueUnit {
-	p := &m.values[m.used]
-	m.used++
-	*p = valueUnit{v, unit}
-	return p
-}
-
-// fill sets the metrics of record r, whose effective latency is effectiveMs, for a request
-// that started at startNs and ended at endNs (wall clock).
-func (m *exportMetric) fill(r *record.Record, effectiveMs float64, startNs, endNs int64) {
-	m.EffectiveLatency = m.put(effectiveMs, "ms")
-	if !r.OK() {
-		m.ErrorRequestCount = m.put(1, "requests")
-		if isl, ok := errorISL(r); ok {
-			m.ErrorISL = m.put(isl, "tokens")
-		}
-		return
-	}
-	m.RequestCount = m.put(1, "requests")
-	m.ns = [2]nsUnit{{startNs, "ns"}, {endNs, "ns"}}
-	m.MinRequestTimestamp, m.MaxResponseTimestamp = &m.ns[0], &m.ns[1]
-	if len(r.InterChunkMs) > 0 {
-		m.icl = listUnit{r.InterChunkMs, "ms"}
-		m.InterChunkLatency = &m.icl
-	}
-	stats.Each(r, func(tag, unit string, v float64) {
-		var f **valueUnit
-		switch tag {
-		case stats.TagTTFT:
-			f = &m.TimeToFirstToken
-		case stats.TagTTST:
-			f = &m.TimeToSecondToken
-		case stats.TagTTFO:
-			f = &m.TimeToFirstOutput
-		case stats.TagRequestLatency:
-			f = &m.RequestLatency
-		case stats.TagDecodeDuration:
-			f = &m.DecodeDuration
-		case stats.TagITL:
-			f = &m.InterTokenLatency
-		case stats.TagPerUserThroughput:
-			f = &m.PerUserThroughput
-		case stats.TagPrefillPerUser:
-			f = &m.PrefillPerUser
-		case stats.TagE2EThroughput:
-			f = &m.E2EThroughput
-		case stats.TagOutputTokenCount:
-			f = &m.OutputTokenCount
-		case stats.TagReasoningTokens:
-			f = &m.ReasoningTokenCount
-		case stats.TagOutputSeqLength:
-			f = &m.OutputSequenceLength
-		case stats.TagInputSeqLength:
-			f = &m.InputSequenceLength
-		default:
-			return // headers_latency: the line's metadata has it as request_ack_ns
-		}
-		*f = m.put(v, unit)
-	})
-}
 
 // collector joins each request's finalized record (from the tap's pipeline) with its schedule
 // stamps (from the load generator) and writes the pair as one export line. Either may arrive
@@ -209,7 +57,7 @@ type collector struct {
 	// are left out of the results (AIPerf's rule), counted in unfinished.
 	cut        atomic.Bool
 	unfinished int64
-	errs       errorLog
+	errs       aiperf.ErrorLog
 	// errISL holds the input sequence lengths of the failed requests (AIPerf's error_isl).
 	errISL *stats.Hist
 	// sessions numbers the sessions in the order their first request was sent, for the
@@ -217,7 +65,7 @@ type collector struct {
 	sessions map[string]int
 
 	// in collects the bodies sent for inputs.json; nil in warmup.
-	in *inputs
+	in *aiperf.Inputs
 
 	// slices, when set, summarizes the records by timeslice as agg does the whole run.
 	slices *slicer
@@ -253,13 +101,13 @@ func newCollector(prefix, phase string, w io.Writer, slos []stats.SLO) *collecto
 		effective: stats.NewHist(stats.HistOptions{}),
 		lag:       stats.NewHist(stats.HistOptions{}),
 		wait:      stats.NewHist(stats.HistOptions{}),
-		errISL:    stats.NewHist(islHistOptions),
+		errISL:    stats.NewHist(aiperf.ISLHistOptions),
 	}
 	if w != nil {
 		c.w = bufio.NewWriterSize(w, 64<<10)
 		c.enc = json.NewEncoder(c.w)
 		c.agg = stats.New(stats.Options{SLOs: slos})
-		c.in = &inputs{}
+		c.in = &aiperf.Inputs{}
 	}
 	return c
 }
@@ -295,7 +143,7 @@ func (c *collector) begin(si *sendInfo, body []byte) {
 		if id == "" {
 			id = si.id
 		}
-		c.in.add(id, num, si.turn, body)
+		c.in.Add(id, num, si.turn, body)
 	}
 }
 
@@ -313,7 +161,7 @@ func (c *collector) Consume(r *record.Record) {
 	if c.onRecord != nil {
 		c.onRecord(n, &kept)
 	}
-	var line *exportLine
+	var line *aiperf.Line
 	c.mu.Lock()
 	j := c.entry(n)
 	j.rec = &kept
@@ -326,7 +174,7 @@ func (c *collector) Consume(r *record.Record) {
 
 // done takes a finished request's stamps from the load generator.
 func (c *collector) done(out loadgen.Outcome) {
-	var line *exportLine
+	var line *aiperf.Line
 	c.mu.Lock()
 	j := c.entry(out.N)
 	j.out = &out
@@ -341,7 +189,7 @@ func (c *collector) done(out loadgen.Outcome) {
 // built, records the pipeline dropped. Call it after the tap is flushed.
 func (c *collector) flush() error {
 	c.mu.Lock()
-	var lines []*exportLine
+	var lines []*aiperf.Line
 	for n, j := range c.pending {
 		if j.out != nil {
 			lines = append(lines, c.emit(n, j))
@@ -362,7 +210,7 @@ func (c *collector) flush() error {
 }
 
 // write encodes one line of profile_export.jsonl; nil writes nothing.
-func (c *collector) write(line *exportLine) {
+func (c *collector) write(line *aiperf.Line) {
 	if line == nil {
 		return
 	}
@@ -389,20 +237,9 @@ func (c *collector) sessionNum(n int, si *sendInfo) int {
 	return c.sessions[si.session]
 }
 
-// islHistOptions hold input sequence lengths, in tokens.
-var islHistOptions = stats.HistOptions{Unit: "tokens", Scale: 1, Max: 1<<24 - 1}
-
-// errorISL is AIPerf's error_isl of a failed request: its input sequence length, when known.
-func errorISL(r *record.Record) (float64, bool) {
-	if r.InputTokens <= 0 || r.InputTokensSource == "" {
-		return 0, false
-	}
-	return float64(r.InputTokens), true
-}
-
 // emit accounts for one finished request and returns its export line, nil when lines are
 // not written or the request is left out; c.mu is held.
-func (c *collector) emit(n int, j *joined) *exportLine {
+func (c *collector) emit(n int, j *joined) *aiperf.Line {
 	delete(c.pending, n)
 	out := j.out
 	now := time.Now()
@@ -423,7 +260,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	// av is the request as AIPerf counts it: it decides the line's AIPerf members and the
 	// summary. The record written beside them keeps llmtap's verdict, except that a response
 	// without content says so (no_content).
-	av := AIPerfRecord(rec)
+	av := aiperf.Counted(rec)
 	if av.Error == stats.ErrNoContent {
 		rec = av
 	}
@@ -438,7 +275,7 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		c.effective.Record(now, eff)
 	} else {
 		c.failed++
-		if isl, ok := errorISL(av); ok {
+		if isl, ok := aiperf.ErrorISL(av); ok {
 			c.errISL.Record(now, isl)
 		}
 	}
@@ -446,12 +283,13 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 		c.agg.Add(av)
 		c.slices.add(av, now)
 	}
-	line := &exportLine{
+	line := &aiperf.Line{
 		Record: rec, N: n, ScheduleLagMs: record.Ms(out.Lag()), QueueWaitMs: record.Ms(out.QueueWait()),
 		EffectiveLatencyMs: eff, ErrorClass: rec.Error,
 	}
+	turn := 0 // the request's turn in its session, from 1 (0: unknown)
 	if si := j.si; si != nil {
-		line.SessionID, line.Intended, line.turn = si.session, si.intended, si.turn
+		line.SessionID, line.Intended, turn = si.session, si.intended, si.turn
 		if c.keep {
 			c.sent = append(c.sent, SentRequest{ID: si.id, N: n, Session: si.session, Intended: si.intended,
 				Done: out.Done, Start: out.Released})
@@ -464,23 +302,23 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if out.Err != nil {
 		line.SendError = out.Err.Error()
 	}
-	line.Error = newErrorDetails(av, cancelled, line.SendError)
+	line.Error = aiperf.NewErrorDetails(av, cancelled, line.SendError)
 	if timedOut {
 		line.Error = timeoutDetails()
 	}
-	c.errs.add(line.Error)
+	c.errs.Add(line.Error)
 	if c.w == nil {
 		return nil
 	}
-	line.Metadata = exportMeta{
+	line.Metadata = aiperf.LineMeta{
 		SessionNum: c.sessionNum(n, j.si), XRequestID: rec.RequestID, WorkerID: c.worker, RecordProcessorID: c.worker,
 		BenchmarkPhase: c.phase, WasCancelled: cancelled,
 	}
 	if line.SessionID != "" {
 		line.Metadata.XCorrelationID, line.Metadata.ConversationID = &line.SessionID, &line.SessionID
 	}
-	if line.turn > 0 {
-		k := line.turn - 1
+	if turn > 0 {
+		k := turn - 1
 		line.Metadata.TurnIndex = &k
 	}
 	startNs, endNs := now.UnixNano(), now.UnixNano()
@@ -496,6 +334,6 @@ func (c *collector) emit(n int, j *joined) *exportLine {
 	if cancelled {
 		line.Metadata.CancellationTimeNs = &line.Metadata.RequestEndNs
 	}
-	line.Metrics.fill(av, eff, startNs, endNs)
+	line.Metrics.Fill(av, eff, startNs, endNs)
 	return line
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -30,7 +31,7 @@ func ArtifactDir(model, endpointType, mode string) string {
 // WriteConsole prints the AIPerf-style table of the run's requests (every status class
 // combined, as AIPerf counts them), the causes of the failures, then the generator's
 // self-check and the footer.
-func WriteConsole(w io.Writer, e Export, dur time.Duration, files []string) error {
+func WriteConsole(w io.Writer, e aiperf.Export, dur time.Duration, files []string) error {
 	gen, cli := e.Generator, e.Info.CLICommand
 	g := e.Group
 	if g.Scalars[stats.TagRequestCount].Value+g.Scalars[stats.TagErrorRequestCount].Value == 0 {
@@ -72,7 +73,7 @@ const maxConsoleErrors = 5
 
 // writeFailures prints why requests failed, most frequent cause first, and how many were still
 // open when the grace period ended (left out of the results, as AIPerf does).
-func writeFailures(w io.Writer, errs []ErrorCount, unfinished int64) {
+func writeFailures(w io.Writer, errs []aiperf.ErrorCount, unfinished int64) {
 	if len(errs) > 0 {
 		fmt.Fprintln(w, "Failed requests by cause:")
 		for i, e := range errs {

@@ -1,8 +1,9 @@
 // Package loadtest is llmtap's benchmark engine: it sends a workload (synthetic requests, or a
 // trace with sessions) to an inference server on a schedule from shadow/loadgen, measures
 // every response with the engine the proxy uses (telemetry/tap's measuring Transport), and
-// writes AIPerf's exports: profile_export.jsonl (a line per request), profile_export_aiperf.json
-// and .csv (the summary), with the load generator's own self-check (schedule lag, CPU).
+// writes AIPerf's exports (format/aiperf owns their layout): profile_export.jsonl (a line per
+// request), profile_export_aiperf.json and .csv (the summary), with the load generator's own
+// self-check (schedule lag, CPU).
 //
 // Run(ctx, Spec) is the whole API a program needs (see the example). Workloads fill a Spec:
 // Conversations and ConversationLoad (multi-turn, datasets, user-centric rate), Replay (a

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -76,7 +77,7 @@ func ExampleRunSweep() {
 	defer stop()
 
 	sweep := loadtest.Sweep{Base: dir, Levels: []int{1, 2}, Runs: 1, Seed: 7, Confidence: 0.95}
-	run := func(ctx context.Context, cell loadtest.SweepCell) (*loadtest.Export, error) {
+	run := func(ctx context.Context, cell loadtest.SweepCell) (*aiperf.Export, error) {
 		res, err := loadtest.Run(ctx, loadtest.Spec{
 			Class: record.ClassBench, Label: cell.Label, BaseURL: url, Dir: cell.Dir, Seed: cell.Seed,
 			Schedule: loadgen.Config{Concurrency: cell.Level, MaxRequests: 4, MaxInFlight: -1},

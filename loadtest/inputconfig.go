@@ -6,76 +6,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/shadow/workload"
 )
-
-// InputSection is input_config.input: AIPerf's InputConfig, the dataset and the synthetic
-// conversations and prompts of a run (aiperf/common/config: input_config.py,
-// conversation_config.py, prompt_config.py; the newer members, such as
-// dataset_sampling_strategy and the shared system prompt, are from AIPerf's later releases,
-// which AIPerfCommit's models ignore). A member is left out where it has AIPerf's default, or
-// where AIPerf's model would refuse llmtap's value (a fractional turn count: AIPerf's is an
-// integer).
-type InputSection struct {
-	RandomSeed              uint64        `json:"random_seed"`
-	File                    string        `json:"file,omitempty"`
-	CustomDatasetType       string        `json:"custom_dataset_type,omitempty"`
-	PublicDataset           string        `json:"public_dataset,omitempty"`
-	DatasetSamplingStrategy string        `json:"dataset_sampling_strategy,omitempty"`
-	Prompt                  *PromptConfig `json:"prompt,omitempty"`
-	Conversation            *Conversation `json:"conversation,omitempty"`
-}
-
-// PromptConfig is input.prompt: here only its prefix_prompt.
-type PromptConfig struct {
-	PrefixPrompt PrefixPrompt `json:"prefix_prompt"`
-}
-
-// PrefixPrompt is input.prompt.prefix_prompt: --num-prefix-prompts (pool_size),
-// --prefix-prompt-length (length), --shared-system-prompt-length and
-// --user-context-prompt-length (AIPerf: at least 1 when given, and not beside a prefix pool).
-type PrefixPrompt struct {
-	PoolSize                 int  `json:"pool_size"`
-	Length                   int  `json:"length"`
-	SharedSystemPromptLength *int `json:"shared_system_prompt_length,omitempty"`
-	UserContextPromptLength  *int `json:"user_context_prompt_length,omitempty"`
-}
-
-// Conversation is input.conversation: --conversation-num (num) and the turns.
-type Conversation struct {
-	Num  *int `json:"num,omitempty"`
-	Turn struct {
-		Mean   *int `json:"mean,omitempty"`
-		Stddev *int `json:"stddev,omitempty"`
-		Delay  struct {
-			Mean   float64 `json:"mean"`
-			Stddev float64 `json:"stddev"`
-			Ratio  float64 `json:"ratio"`
-		} `json:"delay"`
-	} `json:"turn"`
-}
-
-// LoadgenShapes are the members of input_config.loadgen for the shapes over time and over
-// runs (AIPerf's LoadGeneratorConfig of its later releases): the user-centric rate, ramps,
-// warmup by duration and load, and repeated runs. Each is left out at its default (AIPerf's
-// validators refuse the multi-run members beside a single run, and a ramp of 0). A sweep's
-// values are not here: each run of a sweep writes its own concurrency (AIPerf's validators
-// refuse parameter_sweep_* beside a single concurrency); the sweep is in run_info.flags.
-type LoadgenShapes struct {
-	UserCentricRate                   *float64 `json:"user_centric_rate,omitempty"`
-	NumUsers                          *int     `json:"num_users,omitempty"`
-	ConcurrencyRampDuration           *float64 `json:"concurrency_ramp_duration,omitempty"`
-	RequestRateRampDuration           *float64 `json:"request_rate_ramp_duration,omitempty"`
-	WarmupDuration                    *float64 `json:"warmup_duration,omitempty"`
-	WarmupConcurrency                 *int     `json:"warmup_concurrency,omitempty"`
-	WarmupRequestRate                 *float64 `json:"warmup_request_rate,omitempty"`
-	WarmupConcurrencyRampDuration     *float64 `json:"warmup_concurrency_ramp_duration,omitempty"`
-	WarmupRequestRateRampDuration     *float64 `json:"warmup_request_rate_ramp_duration,omitempty"`
-	NumProfileRuns                    *int     `json:"num_profile_runs,omitempty"`
-	ConfidenceLevel                   *float64 `json:"confidence_level,omitempty"`
-	ProfileRunCooldownSeconds         *float64 `json:"profile_run_cooldown_seconds,omitempty"`
-	ProfileRunDisableWarmupAfterFirst *bool    `json:"profile_run_disable_warmup_after_first,omitempty"`
-}
 
 // CommandLine is a parsed bench or replay command line, what run_info and input_config describe
 // (NewRunInfo): the command as typed, every flag's value by its name (llmtap's flags have
@@ -119,12 +52,12 @@ func (c CommandLine) ForCell(cell SweepCell) CommandLine {
 // NewRunInfo describes a run of the command line c: run_info (its seed, mode and every flag)
 // and AIPerf's input_config, the members AIPerf's flags of the same names fill, with the run's
 // artifact folder dir.
-func NewRunInfo(c CommandLine, mode, dir string, seed uint64) RunInfo {
+func NewRunInfo(c CommandLine, mode, dir string, seed uint64) aiperf.RunInfo {
 	flags := make(map[string]any, len(c.Values))
 	for k, v := range c.Values {
 		flags[k] = v
 	}
-	info := RunInfo{Seed: seed, CLICommand: c.Command, Mode: mode, Flags: flags}
+	info := aiperf.RunInfo{Seed: seed, CLICommand: c.Command, Mode: mode, Flags: flags}
 	str, num := c.str, c.num
 	in := &info.Input
 	in.Endpoint.ModelNames = []string{str("model")}
@@ -162,7 +95,7 @@ func NewRunInfo(c CommandLine, mode, dir string, seed uint64) RunInfo {
 	in.Output.ArtifactDirectory = dir
 	in.CLICommand = c.Command
 	if t := str("tokenizer"); t != "" {
-		in.Tokenizer = &TokenizerConfig{Name: t}
+		in.Tokenizer = &aiperf.TokenizerConfig{Name: t}
 	}
 	shapeInput(in, c)
 	return info
@@ -188,8 +121,8 @@ func wholeCount(v float64, min int) *int {
 
 // shapeInput fills the members of AIPerf's input_config for bench's conversations, prefixes,
 // datasets, user-centric rate, ramps, warmup and repeated runs from the parsed flags
-// (InputSection and LoadgenShapes say which members and why some are left out).
-func shapeInput(in *InputConfig, r CommandLine) {
+// (aiperf.InputSection and aiperf.LoadgenShapes say which members and why some are left out).
+func shapeInput(in *aiperf.InputConfig, r CommandLine) {
 	kind := r.str("custom-dataset-type")
 	if r.str("public-dataset") != "" {
 		in.Input.PublicDataset = r.str("public-dataset")
@@ -206,7 +139,7 @@ func shapeInput(in *InputConfig, r CommandLine) {
 	pool, length := int(r.num("num-prefix-prompts")), int(r.num("prefix-prompt-length"))
 	system, context := int(r.num("shared-system-prompt-length")), int(r.num("user-context-prompt-length"))
 	if pool > 0 || length > 0 || system > 0 || context > 0 {
-		p := &PromptConfig{}
+		p := &aiperf.PromptConfig{}
 		p.PrefixPrompt.PoolSize, p.PrefixPrompt.Length = pool, length
 		if pool == 0 && length == 0 { // AIPerf: not beside a prefix pool
 			p.PrefixPrompt.SharedSystemPromptLength, p.PrefixPrompt.UserContextPromptLength = positive(system), positive(context)
@@ -216,7 +149,7 @@ func shapeInput(in *InputConfig, r CommandLine) {
 	if r.given("conversation-num", "num-conversations", "num-sessions", "conversation-turn-mean", "session-turns-mean",
 		"conversation-turn-stddev", "session-turns-stddev", "conversation-turn-delay-mean", "session-turn-delay-mean",
 		"conversation-turn-delay-stddev", "session-turn-delay-stddev", "conversation-turn-delay-ratio", "session-delay-ratio") {
-		c := &Conversation{}
+		c := &aiperf.Conversation{}
 		if r.given("conversation-num", "num-conversations", "num-sessions") {
 			c.Num = positive(int(r.num("conversation-num")))
 		}

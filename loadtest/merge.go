@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -29,26 +30,26 @@ const maxSnapshotBytes = 64 << 20
 // and the run's bounds. Merge combines the snapshots of the workers of one split workload
 // into the export one process sending the whole workload would have written.
 type Snapshot struct {
-	Version    int             `json:"version"`
-	Class      string          `json:"class"`
-	Worker     Worker          `json:"worker"`
-	SLOs       []stats.SLO     `json:"slos"`
-	Stats      stats.Snapshot  `json:"stats"`
-	Generator  GeneratorReport `json:"generator"`
-	GenDists   GeneratorDists  `json:"generator_dists"`
-	Errors     []ErrorCount    `json:"errors"`
-	Unfinished int64           `json:"unfinished"`
-	Start      time.Time       `json:"start"`
-	End        time.Time       `json:"end"`
-	Cancelled  bool            `json:"cancelled"`
-	Info       RunInfo         `json:"run_info"`
-	Input      InputConfig     `json:"input_config"`
+	Version    int                 `json:"version"`
+	Class      string              `json:"class"`
+	Worker     Worker              `json:"worker"`
+	SLOs       []stats.SLO         `json:"slos"`
+	Stats      stats.Snapshot      `json:"stats"`
+	Generator  aiperf.Generator    `json:"generator"`
+	GenDists   GeneratorDists      `json:"generator_dists"`
+	Errors     []aiperf.ErrorCount `json:"errors"`
+	Unfinished int64               `json:"unfinished"`
+	Start      time.Time           `json:"start"`
+	End        time.Time           `json:"end"`
+	Cancelled  bool                `json:"cancelled"`
+	Info       aiperf.RunInfo      `json:"run_info"`
+	Input      aiperf.InputConfig  `json:"input_config"`
 	// ErrorISL is the failed requests' input sequence lengths (Export.ErrorISL); absent from
 	// snapshots written before llmtap exported error_isl.
 	ErrorISL *stats.DistSnapshot `json:"error_isl,omitempty"`
 }
 
-// GeneratorDists are the distributions of a GeneratorReport as mergeable snapshots.
+// GeneratorDists are the distributions of a aiperf.Generator as mergeable snapshots.
 type GeneratorDists struct {
 	ScheduleLag      stats.DistSnapshot `json:"schedule_lag"`
 	QueueWait        stats.DistSnapshot `json:"queue_wait"`
@@ -56,7 +57,7 @@ type GeneratorDists struct {
 }
 
 // snapshot gathers the run's snapshot once its exports are written.
-func (s *Spec) snapshot(e Export, col *collector) (Snapshot, error) {
+func (s *Spec) snapshot(e aiperf.Export, col *collector) (Snapshot, error) {
 	snap := Snapshot{Version: snapshotVersion, Class: s.Class, Worker: s.Worker, SLOs: s.SLOs,
 		Errors: e.Errors, Unfinished: e.Unfinished, Start: e.Start, End: e.End, Cancelled: e.Cancelled,
 		Info: e.Info, Input: e.Info.Input}
@@ -87,7 +88,7 @@ func (s *Spec) snapshot(e Export, col *collector) (Snapshot, error) {
 // writeSnapshot writes snap as dir/SnapshotFile.
 func writeSnapshot(dir string, snap Snapshot) (string, error) {
 	p := filepath.Join(dir, SnapshotFile)
-	if err := writeWhole(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(snap) }); err != nil {
+	if err := aiperf.WriteFile(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(snap) }); err != nil {
 		return "", err
 	}
 	return p, nil
@@ -125,32 +126,32 @@ func ReadSnapshot(dir string) (Snapshot, error) {
 // start to the latest end. The generator's CPU utilization is the busiest worker's (the one
 // that could have been the bottleneck). Snapshots of different classes or goodput objectives,
 // or two of one worker index, are refused.
-func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
+func MergeSnapshots(snaps []Snapshot) (aiperf.Export, Snapshot, error) {
 	if len(snaps) == 0 {
-		return Export{}, Snapshot{}, errors.New("no snapshots to merge")
+		return aiperf.Export{}, Snapshot{}, errors.New("no snapshots to merge")
 	}
 	first := snaps[0]
 	out := Snapshot{Version: snapshotVersion, Class: first.Class, Worker: Worker{Count: 1}, SLOs: first.SLOs,
 		Info: first.Info, Input: first.Input, Start: first.Start, End: first.End}
 	agg := stats.New(stats.Options{SLOs: first.SLOs})
-	var errs errorLog
+	var errs aiperf.ErrorLog
 	seen := map[Worker]bool{}
 	var lag, wait, eff, eisl []stats.DistSnapshot
 	for i, s := range snaps {
 		switch {
 		case s.Class != first.Class:
-			return Export{}, out, fmt.Errorf("snapshot %d is of class %q, the first of %q", i, s.Class, first.Class)
+			return aiperf.Export{}, out, fmt.Errorf("snapshot %d is of class %q, the first of %q", i, s.Class, first.Class)
 		case !slices.Equal(s.SLOs, first.SLOs):
-			return Export{}, out, fmt.Errorf("snapshot %d has goodput objectives %v, the first %v", i, s.SLOs, first.SLOs)
+			return aiperf.Export{}, out, fmt.Errorf("snapshot %d has goodput objectives %v, the first %v", i, s.SLOs, first.SLOs)
 		case s.Worker.Split() && seen[s.Worker]:
-			return Export{}, out, fmt.Errorf("snapshot %d is worker %d of %d again", i, s.Worker.Index, s.Worker.Count)
+			return aiperf.Export{}, out, fmt.Errorf("snapshot %d is worker %d of %d again", i, s.Worker.Index, s.Worker.Count)
 		}
 		seen[s.Worker] = true
 		if err := agg.Merge(s.Stats); err != nil {
-			return Export{}, out, fmt.Errorf("snapshot %d: %w", i, err)
+			return aiperf.Export{}, out, fmt.Errorf("snapshot %d: %w", i, err)
 		}
 		for _, e := range s.Errors {
-			errs.addN(&e.Details, e.Count)
+			errs.AddN(&e.Details, e.Count)
 		}
 		out.Unfinished += s.Unfinished
 		out.Cancelled = out.Cancelled || s.Cancelled
@@ -176,9 +177,9 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 	}
 	var err error
 	if out.Stats, err = agg.Snapshot(); err != nil {
-		return Export{}, out, err
+		return aiperf.Export{}, out, err
 	}
-	out.Errors = errs.summary()
+	out.Errors = errs.Summary()
 	gen := &out.Generator
 	gen.LateAfterMs = float64(LateThreshold) / 1e6
 	gen.CPUWarning = cpuWarning(gen.CPUUtilization)
@@ -188,17 +189,17 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 		st  *stats.Stat
 	}{{lag, &out.GenDists.ScheduleLag, &gen.ScheduleLag}, {wait, &out.GenDists.QueueWait, &gen.QueueWait}, {eff, &out.GenDists.EffectiveLatency, &gen.EffectiveLatency}} {
 		if *d.st, *d.dst, err = stats.MergeDists(stats.HistOptions{}, d.ds...); err != nil {
-			return Export{}, out, fmt.Errorf("generator: %w", err)
+			return aiperf.Export{}, out, fmt.Errorf("generator: %w", err)
 		}
 	}
-	errISL, errISLSnap, err := stats.MergeDists(islHistOptions, eisl...)
+	errISL, errISLSnap, err := stats.MergeDists(aiperf.ISLHistOptions, eisl...)
 	if err != nil {
-		return Export{}, out, fmt.Errorf("error_isl: %w", err)
+		return aiperf.Export{}, out, fmt.Errorf("error_isl: %w", err)
 	}
 	out.ErrorISL = &errISLSnap
 	out.Info.Input = out.Input
-	others := ClassGroups(agg.Summary(), out.Class)
-	e := Export{Group: stats.Combine(others, len(out.SLOs) > 0), Others: others, Generator: *gen, Info: out.Info,
+	others := aiperf.ClassGroups(agg.Summary(), out.Class)
+	e := aiperf.Export{Group: stats.Combine(others, len(out.SLOs) > 0), Others: others, Generator: *gen, Info: out.Info,
 		Start: out.Start, End: out.End, Cancelled: out.Cancelled, SLOs: out.SLOs, Errors: out.Errors,
 		Unfinished: out.Unfinished, ErrorISL: errISL}
 	return e, out, nil
@@ -208,12 +209,12 @@ func MergeSnapshots(snaps []Snapshot) (Export, Snapshot, error) {
 // the export of the whole: profile_export_aiperf.json and .csv from the merged snapshots
 // (MergeSnapshots), profile_export.jsonl as every worker's lines (each keeps its worker_id),
 // and the merged snapshot. It returns the export and the files written.
-func Merge(dirs []string, out string) (Export, []string, error) {
+func Merge(dirs []string, out string) (aiperf.Export, []string, error) {
 	snaps := make([]Snapshot, 0, len(dirs))
 	for _, d := range dirs {
 		s, err := ReadSnapshot(d)
 		if err != nil {
-			return Export{}, nil, err
+			return aiperf.Export{}, nil, err
 		}
 		snaps = append(snaps, s)
 	}
@@ -224,11 +225,11 @@ func Merge(dirs []string, out string) (Export, []string, error) {
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return e, nil, fmt.Errorf("creating %s: %w", out, err)
 	}
-	files, err := WriteExports(out, e)
+	files, err := aiperf.WriteExports(out, e)
 	if err != nil {
 		return e, nil, err
 	}
-	jp, err := concatLines(dirs, out)
+	jp, err := aiperf.ConcatLines(dirs, out)
 	if err != nil {
 		return e, nil, err
 	}
@@ -237,31 +238,4 @@ func Merge(dirs []string, out string) (Export, []string, error) {
 		return e, nil, err
 	}
 	return e, append(files, jp, sp), nil
-}
-
-// concatLines writes out/profile_export.jsonl as the lines of every dir's, in turn.
-func concatLines(dirs []string, out string) (string, error) {
-	p := filepath.Join(out, "profile_export.jsonl")
-	err := writeWhole(p, func(w io.Writer) error {
-		for _, d := range dirs {
-			if err := appendFile(w, filepath.Join(d, "profile_export.jsonl")); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return p, nil
-}
-
-func appendFile(w io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
 }

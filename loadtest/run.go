@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/h1client"
 	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/shadow/loadgen"
@@ -60,7 +61,7 @@ type Spec struct {
 	// Dir is the artifact folder the exports are written to; it is created.
 	Dir string
 	// Info describes the run in the JSON export (run_info, input_config).
-	Info RunInfo
+	Info aiperf.RunInfo
 
 	// Schedule is the load: Arrivals or Concurrency, MaxRequests, Duration (its Request,
 	// Client, OnDone and Progress are set by Run).
@@ -147,9 +148,9 @@ type Result struct {
 	// Summary is the aggregator's summary of the profiling phase, every group.
 	Summary stats.Summary
 	// Export is profile_export_aiperf.json's content.
-	Export Export
+	Export aiperf.Export
 	// Generator is the load generator's self-check (also in Export).
-	Generator GeneratorReport
+	Generator aiperf.Generator
 	// Counters are the scheduler's counts, session turns included.
 	Counters loadgen.Counters
 	// Files are the exports written.
@@ -247,7 +248,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := s.waitForStart(ctx); err != nil {
 		return res, err
 	}
-	jp := filepath.Join(s.Dir, "profile_export.jsonl")
+	jp := filepath.Join(s.Dir, aiperf.LinesFile)
 	jf, err := privatefile.Create(jp)
 	if err != nil {
 		return res, err
@@ -361,15 +362,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	res.Counters, res.Sent, res.Lines, res.Duration = counters, col.sent, col.lines, wall
 	res.Generator = col.report(counters, cpu, tp)
 	res.Summary = col.agg.Summary()
-	others := ClassGroups(res.Summary, s.Class)
+	others := aiperf.ClassGroups(res.Summary, s.Class)
 	col.mu.Lock()
-	errs, unfinished := col.errs.summary(), col.unfinished
+	errs, unfinished := col.errs.Summary(), col.unfinished
 	col.mu.Unlock()
-	res.Export = Export{Group: stats.Combine(others, len(s.SLOs) > 0), Others: others, Generator: res.Generator,
+	res.Export = aiperf.Export{Group: stats.Combine(others, len(s.SLOs) > 0), Others: others, Generator: res.Generator,
 		Info: s.Info, Start: wall0, End: wall0.Add(wall), Cancelled: ctx.Err() != nil, SLOs: s.SLOs,
 		Errors: errs, Unfinished: unfinished}
 	_, res.Export.ErrorISL = col.errISL.Snapshot(time.Now())
-	files, err := WriteExports(s.Dir, res.Export)
+	files, err := aiperf.WriteExports(s.Dir, res.Export)
 	if err != nil {
 		return res, err
 	}
@@ -382,13 +383,16 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		return res, err
 	}
 	res.Files = append(files, jp, sp)
-	ip, err := col.in.write(s.Dir)
+	ip, err := col.in.Write(s.Dir)
 	if err != nil {
 		return res, err
 	}
 	res.Files = append(res.Files, ip)
-	if col.slices != nil {
-		tf, err := writeTimeslices(s.Dir, col.slices, s.Class, res.Export.Info.Input, s.note)
+	if sl := col.slices; sl != nil {
+		if sl.dropped > 0 {
+			s.note("timeslices: %d requests started after the %d-th slice and are left out of %s", sl.dropped, MaxTimeslices, aiperf.TimeslicesJSON)
+		}
+		tf, err := aiperf.WriteTimeslices(s.Dir, sl.slices(s.Class), res.Export.Info.Input)
 		if err != nil {
 			return res, err
 		}

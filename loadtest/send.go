@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
-	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -125,37 +125,17 @@ func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Ti
 	return out
 }
 
-// GeneratorReport is the self-check of the load generator: whether it sent on time and had
-// the CPU to do so. A late or CPU-starved generator measures itself, not the server.
-type GeneratorReport struct {
-	Scheduled   int64   `json:"scheduled"`
-	Sent        int64   `json:"sent"`
-	Dropped     int64   `json:"dropped"`
-	Late        int64   `json:"late"`
-	LateAfterMs float64 `json:"late_after_ms"`
-	Cancelled   int64   `json:"cancelled"`
-	// CPUUtilization is the process's CPU time over the run's wall time: 1 is one core busy.
-	CPUUtilization float64    `json:"cpu_utilization"`
-	CPUWarning     string     `json:"cpu_warning,omitempty"`
-	ScheduleLag    stats.Stat `json:"schedule_lag"`
-	QueueWait      stats.Stat `json:"queue_wait"`
-	// EffectiveLatency is response end − intended send time: what a user arriving on
-	// schedule saw, including any queueing behind a concurrency ceiling and generator lag.
-	EffectiveLatency stats.Stat `json:"effective_latency"`
-	RecordsDropped   uint64     `json:"records_dropped"`
-}
-
 // cpuWarnAt is the CPU utilization (cores) above which the generator may be the bottleneck.
 const cpuWarnAt = 0.75
 
-func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) GeneratorReport {
+func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) aiperf.Generator {
 	now := time.Now()
 	_, eff := c.effective.Snapshot(now)
 	_, lag := c.lag.Snapshot(now)
 	_, wait := c.wait.Snapshot(now)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := GeneratorReport{
+	g := aiperf.Generator{
 		Scheduled: counters.Scheduled, Sent: counters.Sent, Dropped: counters.Dropped,
 		Late: c.late, LateAfterMs: float64(LateThreshold) / 1e6, Cancelled: c.cancelled,
 		CPUUtilization: cpu, ScheduleLag: lag, QueueWait: wait, EffectiveLatency: eff,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/limits"
 )
 
@@ -128,15 +129,15 @@ func (e *StopSweep) Unwrap() error { return e.Err }
 // aggregates the runs in memory and writes each value's aggregate (WriteAggregate) and, for a
 // sweep, the sweep aggregate in <Base>/sweep_aggregate (WriteSweepAggregate). note, when set,
 // is told what each aggregate holds. A failed run makes the error, once the others are done.
-func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell) (*Export, error), note func(string)) error {
+func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell) (*aiperf.Export, error), note func(string)) error {
 	if note == nil {
 		note = func(string) {}
 	}
 	cells := sw.Plan()
 	var failed []string
-	outcomes := map[string][]RunOutcome{} // aggregate folder → its runs
+	outcomes := map[string][]aiperf.RunOutcome{} // aggregate folder → its runs
 	var order []string
-	var byValue []SweepValue // a sweep's runs by value, for its sweep aggregate
+	var byValue []aiperf.SweepValue // a sweep's runs by value, for its sweep aggregate
 	for i, c := range cells {
 		if i > 0 {
 			pause := sw.RunCooldown
@@ -151,7 +152,7 @@ func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell
 		if stop := (*StopSweep)(nil); errors.As(err, &stop) {
 			return stop.Err
 		}
-		out := RunOutcome{Label: c.RunLabel, Export: e}
+		out := aiperf.RunOutcome{Label: c.RunLabel, Export: e}
 		if err != nil {
 			out.Err = err.Error()
 			failed = append(failed, c.Label+": "+out.Err)
@@ -163,10 +164,10 @@ func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell
 			outcomes[c.AggDir] = append(outcomes[c.AggDir], out)
 		}
 		if c.Level > 0 {
-			i := slices.IndexFunc(byValue, func(v SweepValue) bool { return v.Concurrency == c.Level })
+			i := slices.IndexFunc(byValue, func(v aiperf.SweepValue) bool { return v.Concurrency == c.Level })
 			if i < 0 {
 				i = len(byValue)
-				byValue = append(byValue, SweepValue{Concurrency: c.Level})
+				byValue = append(byValue, aiperf.SweepValue{Concurrency: c.Level})
 			}
 			byValue[i].Runs = append(byValue[i].Runs, out)
 		}
@@ -175,19 +176,19 @@ func RunSweep(ctx context.Context, sw Sweep, run func(context.Context, SweepCell
 		}
 	}
 	for _, dir := range order {
-		a, err := AggregateRuns(outcomes[dir], sw.Confidence)
+		a, err := aiperf.AggregateRuns(outcomes[dir], sw.Confidence)
 		if err != nil {
 			failed = append(failed, dir+": "+err.Error())
 			continue
 		}
-		files, err := WriteAggregate(dir, a)
+		files, err := aiperf.WriteAggregate(dir, a)
 		if err != nil {
 			return err
 		}
 		note(fmt.Sprintf("%d of %d runs aggregated at confidence %g: %s\n%s", len(a.Successful), a.Runs, sw.Confidence, strings.Join(files, ", "), a.Table()))
 	}
 	if len(byValue) > 0 {
-		files, err := WriteSweepAggregate(filepath.Join(sw.Base, "sweep_aggregate"), byValue, sw.Confidence)
+		files, err := aiperf.WriteSweepAggregate(filepath.Join(sw.Base, "sweep_aggregate"), byValue, sw.Confidence)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -21,13 +22,13 @@ func TestRunSweepAggregatesInMemory(t *testing.T) {
 	sw := Sweep{Base: base, Levels: []int{2, 8}, Runs: 2, Seed: 5, Confidence: 0.95}
 	var ran []string
 	var notes []string
-	err := RunSweep(context.Background(), sw, func(_ context.Context, c SweepCell) (*Export, error) {
+	err := RunSweep(context.Background(), sw, func(_ context.Context, c SweepCell) (*aiperf.Export, error) {
 		ran = append(ran, c.Label)
 		if c.Level == 8 && c.Run == 1 {
 			return nil, errors.New("exit 1: the server went away")
 		}
 		tput := stats.Scalar{Unit: "requests/sec", Value: float64(10*c.Level + c.Run)}
-		return &Export{Group: stats.GroupSummary{Scalars: map[string]stats.Scalar{stats.TagRequestThroughput: tput}}}, nil
+		return &aiperf.Export{Group: stats.GroupSummary{Scalars: map[string]stats.Scalar{stats.TagRequestThroughput: tput}}}, nil
 	}, func(s string) { notes = append(notes, s) })
 	if err == nil || !strings.Contains(err.Error(), "1 of 4 runs failed: run_0002 concurrency_8: exit 1: the server went away") {
 		t.Errorf("error %v: want the failed run named", err)
@@ -53,13 +54,13 @@ func TestRunSweepAggregatesInMemory(t *testing.T) {
 	mean := func(agg map[string]any) any {
 		return agg["metrics"].(map[string]any)["request_throughput_avg"].(map[string]any)["mean"]
 	}
-	if a := read("aggregate", "concurrency_2", AggregateJSON); mean(a) != 20.5 {
+	if a := read("aggregate", "concurrency_2", aiperf.AggregateJSON); mean(a) != 20.5 {
 		t.Errorf("concurrency 2: mean throughput %v, want 20.5 from runs 20 and 21", mean(a))
 	}
-	if a := read("aggregate", "concurrency_8", AggregateJSON); mean(a) != 80.0 {
+	if a := read("aggregate", "concurrency_8", aiperf.AggregateJSON); mean(a) != 80.0 {
 		t.Errorf("concurrency 8: mean throughput %v, want 80 from its one successful run", mean(a))
 	}
-	s := read("sweep_aggregate", SweepJSON)
+	s := read("sweep_aggregate", aiperf.SweepJSON)
 	best := s["best_configurations"].(map[string]any)["best_throughput"].(map[string]any)
 	if best["parameters"].(map[string]any)["concurrency"] != 8.0 {
 		t.Errorf("best throughput %v: want concurrency 8", best)
@@ -67,35 +68,12 @@ func TestRunSweepAggregatesInMemory(t *testing.T) {
 
 	ran = nil
 	stop := errors.New("bad flags")
-	err = RunSweep(context.Background(), Sweep{Base: t.TempDir(), Runs: 3, Confidence: 0.9}, func(context.Context, SweepCell) (*Export, error) {
+	err = RunSweep(context.Background(), Sweep{Base: t.TempDir(), Runs: 3, Confidence: 0.9}, func(context.Context, SweepCell) (*aiperf.Export, error) {
 		ran = append(ran, "x")
 		return nil, &StopSweep{Err: stop}
 	}, nil)
 	if err != stop || len(ran) != 1 {
 		t.Errorf("StopSweep: error %v after %d runs, want %v after 1", err, len(ran), stop)
-	}
-}
-
-// TestAggregateTable: repeated runs end with their confidence table on the console (issue 34:
-// sweeps and repeated runs printed none): the mean across the runs, its Student-t interval
-// at the level, the CV and the range of each main statistic the runs have.
-func TestAggregateTable(t *testing.T) {
-	a := AggregateResult{Level: 0.95, Metrics: map[string]Confidence{
-		"time_to_first_token_p99": NewConfidence([]float64{100, 110, 120}, 0.95, "ms"),
-		"request_throughput_avg":  NewConfidence([]float64{5}, 0.95, "requests/sec"),
-	}}
-	tab := a.Table()
-	lines := strings.Split(strings.TrimSpace(tab), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[0], "95% interval") {
-		t.Fatalf("table:\n%s", tab)
-	}
-	// mean 110, sd 10, se 5.7735, t(0.975, 2) 4.3027: [85.159, 134.84].
-	if f := strings.Fields(lines[1]); f[0] != "time_to_first_token_p99" || f[1] != "110" || f[2] != "[85.159," || f[3] != "134.84]" || f[5] != "100" || f[6] != "120" || f[7] != "ms" {
-		t.Errorf("row %q", lines[1])
-	}
-	// One run: no interval.
-	if f := strings.Fields(lines[2]); f[0] != "request_throughput_avg" || f[2] != "-" {
-		t.Errorf("one run's row %q", lines[2])
 	}
 }
 

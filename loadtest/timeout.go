@@ -3,6 +3,8 @@ package loadtest
 import (
 	"context"
 	"time"
+
+	"github.com/llmtap/llmtap/format/aiperf"
 )
 
 // timeoutAfter returns ctx cancelled d after now (AIPerf's --request-timeout-seconds: aiohttp's
@@ -22,12 +24,12 @@ func (si *sendInfo) timeoutAfter(ctx context.Context, d time.Duration, prev func
 }
 
 // timeoutType is the error type AIPerf records for a request over its timeout: aiohttp raises
-// asyncio's TimeoutError, and ErrorDetails.from_exception takes the exception's class name
+// asyncio's TimeoutError, and aiperf.ErrorDetails.from_exception takes the exception's class name
 // (with no HTTP code).
 const timeoutType = "TimeoutError"
 
 // timeoutDetails is the error of a request the timeout cancelled.
-func timeoutDetails() *ErrorDetails {
+func timeoutDetails() *aiperf.ErrorDetails {
 	t := timeoutType
-	return &ErrorDetails{Type: &t, Message: "request cancelled by --request-timeout-seconds"}
+	return &aiperf.ErrorDetails{Type: &t, Message: "request cancelled by --request-timeout-seconds"}
 }

@@ -3,11 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -93,7 +93,7 @@ func FuzzParseRecordLine(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"timestamp_ns":1,"credit_phase":"warmup"},"metrics":{}}`))
 	f.Add([]byte(`{"metadata":{"request_start_ns":5},"metrics":{"output_token_count":{"value":[1,2],"unit":"tokens"}},"error":{"code":-3}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		r, _, why := parseRecordLine(line, "m")
+		r, _, why := aiperf.ParseLine(line, "m")
 		if r == nil {
 			return
 		}
@@ -149,34 +149,5 @@ func TestLoadAIPerfCurrentLayout(t *testing.T) {
 	}
 	if ok != 2 || failed != 4 {
 		t.Errorf("%d valid and %d failed records, want 2 and 4", ok, failed)
-	}
-}
-
-// TestAIPerfErrorWithoutDetails reads AIPerf's error that carries no details: at db4f6397
-// (inference_result_parser.py, record_models.py ParsedResponseRecord.valid) a 200 whose stream
-// held no content is an invalid record with error None, so its line has error_request_count
-// and "error": null, and AIPerf counts it in error_request_count. The report must count it as
-// an error too (before, it read as a success: an error rate of 0 where AIPerf counted 1).
-func TestAIPerfErrorWithoutDetails(t *testing.T) {
-	t.Parallel()
-	meta := `"session_num":%d,"x_request_id":"r%d","request_start_ns":1760000000000000000,"request_end_ns":1760000000100000000,"worker_id":"w","record_processor_id":"p","benchmark_phase":"profiling"`
-	lines := []string{
-		`{"metadata":{` + fmt.Sprintf(meta, 0, 0) + `},"metrics":{"request_count":{"value":1,"unit":"requests"},"time_to_first_token":{"value":12.5,"unit":"ms"},"request_latency":{"value":100.0,"unit":"ms"}},"error":null}`,
-		`{"metadata":{` + fmt.Sprintf(meta, 1, 1) + `},"metrics":{"error_request_count":{"value":1,"unit":"requests"}},"error":null}`,
-	}
-	var errs, ok int
-	for i, l := range lines {
-		r, aiperf, why := parseRecordLine([]byte(l), "m")
-		if r == nil || !aiperf {
-			t.Fatalf("line %d: not read as AIPerf's: %s", i, why)
-		}
-		if r.OK() {
-			ok++
-		} else {
-			errs++
-		}
-	}
-	if ok != 1 || errs != 1 {
-		t.Errorf("%d valid, %d errors; AIPerf counted 1 and 1", ok, errs)
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/format/parquetfile"
 	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/llmtap/llmtap/telemetry/record"
-	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
@@ -77,12 +77,12 @@ func Load(path string) (*Run, error) {
 	if !st.IsDir() {
 		dir = filepath.Dir(path)
 	}
-	model, requests, ok, err := readAIPerfSummary(dir)
+	sum, ok, err := aiperf.ReadSummary(dir)
 	if err != nil {
 		return nil, err
 	}
 	if ok {
-		run.model, run.ExportedRequests = model, requests
+		run.model, run.ExportedRequests = sum.Model, sum.RequestCount()
 	}
 	if st.IsDir() {
 		entries, err := os.ReadDir(path)
@@ -190,32 +190,20 @@ func (run *Run) skip(file string, n int, why string) {
 	}
 }
 
-// recordLine is a line of a record file: a llmtap record (the proxy's, or a bench export line,
-// which adds AIPerf's members and writes the record's error class as error_class, its error as
-// AIPerf's object), or a line NVIDIA AIPerf wrote.
-type recordLine struct {
-	*record.Record
-	Error      json.RawMessage `json:"error"` // a class (llmtap before AIPerf's layout), AIPerf's object, or null
-	ErrorClass *string         `json:"error_class"`
-	// Metrics are AIPerf's members of a bench export line: request_count or
-	// error_request_count say how the run's own summary counted the request.
-	Metrics map[string]json.RawMessage `json:"metrics"`
-}
-
 func (run *Run) readRecords(file string) error {
 	run.Files = append(run.Files, file)
 	if strings.HasSuffix(file, parquetfile.Ext) {
 		return run.readParquet(file)
 	}
 	return eachLine(file, func(n int, line []byte) error {
-		r, aiperf, why := parseRecordLine(line, run.model)
+		r, fromAIPerf, why := aiperf.ParseLine(line, run.model)
 		if r == nil {
 			if why != "" {
 				run.skip(file, n, why)
 			}
 			return nil
 		}
-		run.AIPerf = run.AIPerf || aiperf
+		run.AIPerf = run.AIPerf || fromAIPerf
 		run.Records = append(run.Records, r)
 		return nil
 	})
@@ -246,59 +234,6 @@ func (run *Run) readParquet(file string) error {
 			r.Class = record.ClassLive
 		}
 		run.Records = append(run.Records, r)
-	}
-}
-
-// parseRecordLine reads one line of a record file: a llmtap record (old or new layout) or a
-// line NVIDIA AIPerf wrote (its records get model model); aiperf says which. A nil record is
-// a line to skip, for the reason why ("" for one that is not a result, such as warmup).
-func parseRecordLine(line []byte, model string) (r *record.Record, aiperf bool, why string) {
-	l := recordLine{Record: new(record.Record)}
-	if err := json.Unmarshal(line, &l); err != nil {
-		return nil, false, "not a record: " + err.Error()
-	}
-	r = l.Record
-	switch {
-	case !r.Start.IsZero():
-		// llmtap's record: the error class is error_class, or the error itself before.
-		if l.ErrorClass != nil {
-			r.Error = *l.ErrorClass
-		} else if len(l.Error) > 0 && l.Error[0] == '"' {
-			json.Unmarshal(l.Error, &r.Error)
-		}
-		aiperfVerdict(r, l.Metrics)
-	default:
-		var a aiperfLine
-		if json.Unmarshal(line, &a) != nil || a.Metadata == nil {
-			return nil, false, "record without a start time"
-		}
-		if r, why = a.toRecord(model); r == nil {
-			return nil, false, why
-		}
-		aiperf = true
-	}
-	if r.Class == "" {
-		r.Class = record.ClassLive
-	}
-	return r, aiperf, ""
-}
-
-// aiperfVerdict makes a bench export line's record count as the run's own summary counted it:
-// the line's AIPerf members follow AIPerf's rules (docs/metrics.md, "Which requests count"),
-// under which a stream with content before an error event is valid and a status other than
-// 200 an error, so that a report of the run shows the counts its profile_export_aiperf.json
-// and console table show. Records without AIPerf's members (the proxy's) keep their own.
-func aiperfVerdict(r *record.Record, metrics map[string]json.RawMessage) {
-	_, valid := metrics["request_count"]
-	_, failed := metrics["error_request_count"]
-	switch {
-	case valid && !r.OK():
-		r.Error, r.ErrorMsg = "", ""
-	case failed && r.OK():
-		r.Error = record.ErrHTTP // a status AIPerf fails and llmtap does not: 2xx other than 200, 3xx
-		if r.Status == 0 || r.Status == 200 {
-			r.Error = stats.ErrNoContent
-		}
 	}
 }
 

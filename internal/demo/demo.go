@@ -26,8 +26,8 @@ import (
 	_ "github.com/llmtap/llmtap/caddyfile"
 
 	"github.com/llmtap/llmtap/api/client"
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/privatefile"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
@@ -158,8 +158,8 @@ func chatBody(maxTokens int, includeUsage bool) []byte {
 // RunInfo describes the demo's load for the input_config of AIPerf's JSON file: streaming
 // chat completions of mock-model at a Poisson rate for a duration, sent to url by the command
 // line args.
-func (o Options) RunInfo(url string, args []string) loadtest.RunInfo {
-	info := loadtest.RunInfo{Seed: o.Seed, CLICommand: strings.Join(append([]string{"llmtap", "demo"}, args...), " "),
+func (o Options) RunInfo(url string, args []string) aiperf.RunInfo {
+	info := aiperf.RunInfo{Seed: o.Seed, CLICommand: strings.Join(append([]string{"llmtap", "demo"}, args...), " "),
 		Mode: "request_rate", Flags: map[string]any{"rate": o.Rate, "duration": o.Duration.Seconds(), "max_tokens": o.MaxTokens}}
 	in := &info.Input
 	in.Endpoint.ModelNames, in.Endpoint.Type, in.Endpoint.Streaming, in.Endpoint.URL = []string{"mock-model"}, "chat", true, url
@@ -188,14 +188,14 @@ func Cumulative(summary stats.Summary) stats.Summary {
 // WriteResults writes the admin API's summary (summaryJSON) and, when there was live traffic,
 // AIPerf's exports (export) into the folder out, each with mode 0600; it returns the paths it
 // wrote.
-func WriteResults(out string, summaryJSON []byte, export loadtest.Export) ([]string, error) {
+func WriteResults(out string, summaryJSON []byte, export aiperf.Export) ([]string, error) {
 	p := filepath.Join(out, "summary.json")
 	if err := os.WriteFile(p, summaryJSON, 0o600); err != nil {
 		return nil, err
 	}
 	files := []string{p}
 	if len(export.Others) > 0 { // live traffic came
-		exported, err := loadtest.WriteExports(out, export)
+		exported, err := aiperf.WriteExports(out, export)
 		if err != nil {
 			return nil, err
 		}

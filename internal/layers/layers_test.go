@@ -52,6 +52,7 @@ func TestLayers(t *testing.T) {
 		"./telemetry/...": append([]string{"shadow", "loadtest"}, surfaces...),
 		"./shadow/...":    surfaces,
 		"./loadtest/...":  surfaces,
+		"./format/...":    append([]string{"shadow", "loadtest"}, surfaces...),
 	} {
 		for pkg, ds := range deps(t, "../../"+strings.TrimPrefix(pattern, "./")) {
 			for _, d := range ds {
@@ -64,15 +65,18 @@ func TestLayers(t *testing.T) {
 }
 
 // TestFormatLayers holds the file formats (format/) below the generators and surfaces and
-// beside the engine: of telemetry/ they import the record (telemetry/record), with what it
-// imports, and nothing else.
+// beside the engine: of telemetry/ they import the record (telemetry/record) and the summaries
+// AIPerf's files render (telemetry/stats), with what those import, and nothing else.
 func TestFormatLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	engine := map[string]bool{"telemetry/record": true}
-	for _, d := range deps(t, "../../telemetry/record")[module+"telemetry/record"] {
-		engine[d] = true
+	engine := map[string]bool{}
+	for _, p := range []string{"telemetry/record", "telemetry/stats"} {
+		engine[p] = true
+		for _, d := range deps(t, "../../"+p)[module+p] {
+			engine[d] = true
+		}
 	}
 	bad := append([]string{"shadow", "loadtest"}, surfaces...)
 	for pkg, ds := range deps(t, "../../format/...") {

@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // aiperfJudge is testdata/aiperf/judge.py: AIPerf's own export models and CsvExporter, vendored
-// from loadtest.AIPerfCommit, run on a folder of AIPerf-named files.
+// from aiperf.Commit, run on a folder of AIPerf-named files.
 var aiperfJudge = filepath.Join("..", "..", "testdata", "aiperf", "judge.py")
 
 // judgement is what judge.py reports for one folder.
@@ -71,7 +71,7 @@ func judgeAIPerf(t *testing.T, dir string) judgement {
 	return j
 }
 
-// TestAIPerfRecordsPassAIPerf feeds loadtest.AIPerfRecords (the demo's AIPerf export) records
+// TestAIPerfRecordsPassAIPerf feeds aiperf.Records (the demo's AIPerf export) records
 // of every kind AIPerf and llmtap count differently, writes the exports and has AIPerf's own
 // code judge them: the counts follow AIPerf's rules (a 204 and a no-content 200 are errors, a
 // stream with content before its error event is valid), and the failed requests' prompt sizes
@@ -90,7 +90,7 @@ func TestAIPerfRecordsPassAIPerf(t *testing.T) {
 		}
 		return r
 	}
-	a := loadtest.NewAIPerfRecords(record.ClassBench, nil)
+	a := aiperf.NewRecords(record.ClassBench, nil)
 	for _, r := range []*record.Record{
 		rec(0, 200, "", 8, 100), rec(1, 200, "", 8, 110), rec(2, 200, "", 8, 120),
 		rec(3, 500, record.ErrHTTP, 0, 130),   // an error for both
@@ -103,9 +103,9 @@ func TestAIPerfRecordsPassAIPerf(t *testing.T) {
 		a.Consume(r)
 	}
 	dir := t.TempDir()
-	var info loadtest.RunInfo
+	var info aiperf.RunInfo
 	info.Input.Endpoint.ModelNames = []string{"m"}
-	if _, err := loadtest.WriteExports(dir, a.Export(info, start, start.Add(time.Second), false)); err != nil {
+	if _, err := aiperf.WriteExports(dir, a.Export(info, start, start.Add(time.Second), false)); err != nil {
 		t.Fatal(err)
 	}
 	var sum map[string]struct {

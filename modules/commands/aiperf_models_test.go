@@ -21,7 +21,7 @@ import (
 // llmtap's AIPerf-named files are what AIPerf's tools accept. Two versions of the models are
 // ported, each from its commit of github.com/ai-dynamo/aiperf:
 //
-//   - loadtest.AIPerfCommit (db4f6397, 2025-10-10), the one llmtap writes: aiperf/common/models/
+//   - aiperf.Commit (db4f6397, 2025-10-10), the one llmtap writes: aiperf/common/models/
 //     record_models.py (MetricRecordInfo, MetricRecordMetadata, MetricValue), error_models.py
 //     (ErrorDetails, ErrorDetailsCount), export_models.py (JsonExportData, JsonMetricResult),
 //     common/config (UserConfig: EndpointConfig, LoadGeneratorConfig and the validators of
@@ -208,7 +208,7 @@ var (
 	}}
 	creditPhase = oneOf("warmup", "profiling")
 
-	// record_models.py MetricRecordMetadata at loadtest.AIPerfCommit.
+	// record_models.py MetricRecordMetadata at aiperf.Commit.
 	recordMetadata = model{name: "MetricRecordMetadata", fields: []field{
 		{"session_num", true, isInt},
 		{"x_request_id", false, nullable(isStr)},
@@ -244,7 +244,7 @@ var (
 		}}
 	}
 
-	// export_models.py JsonMetricResult at loadtest.AIPerfCommit.
+	// export_models.py JsonMetricResult at aiperf.Commit.
 	jsonMetricResult = model{name: "JsonMetricResult", fields: append([]field{
 		{"unit", true, isStr},
 		{"min", false, nullable(isNumber)},
@@ -380,7 +380,7 @@ var (
 		{"cli_command", false, nullable(isStr)},
 	}}
 
-	// export_models.py JsonExportData at loadtest.AIPerfCommit: metrics are top-level members.
+	// export_models.py JsonExportData at aiperf.Commit: metrics are top-level members.
 	jsonExportDataFields = []field{
 		{"input_config", false, nullable(userConfig.c())},
 		{"was_cancelled", false, nullable(isBool)},
@@ -402,7 +402,7 @@ func statFields(names ...string) []field {
 	return out
 }
 
-// aiperfJSONTags are the metric members JsonExportData declares at loadtest.AIPerfCommit, each a
+// aiperfJSONTags are the metric members JsonExportData declares at aiperf.Commit, each a
 // JsonMetricResult | None.
 var aiperfJSONTags = []string{
 	"request_throughput", "request_latency", "request_count", "time_to_first_token",
@@ -413,7 +413,7 @@ var aiperfJSONTags = []string{
 	"benchmark_duration", "total_isl", "total_osl", "error_request_count", "error_isl", "total_error_isl",
 }
 
-// jsonExportData is JsonExportData at loadtest.AIPerfCommit; extra members are allowed (its
+// jsonExportData is JsonExportData at aiperf.Commit; extra members are allowed (its
 // model_config says extra="allow"), so llmtap's additions pass.
 var jsonExportData = func() model {
 	m := model{name: "JsonExportData", fields: slices.Clone(jsonExportDataFields)}
@@ -522,7 +522,7 @@ func checkCSV(b []byte, statKeys []string) ([]string, error) {
 	return names, nil
 }
 
-// aiperfStatKeys is STAT_KEYS at loadtest.AIPerfCommit, and at 7c31f579 (without p10).
+// aiperfStatKeys is STAT_KEYS at aiperf.Commit, and at 7c31f579 (without p10).
 var (
 	aiperfStatKeys    = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 	aiperfStatKeysOld = []string{"avg", "min", "max", "p1", "p5", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
@@ -592,7 +592,7 @@ func TestAIPerfModelsAcceptAIPerfsOwnFiles(t *testing.T) {
 // TestBenchExportsPassAIPerfModels runs benches against the mock (one streaming with a
 // duration, reasoning and a share of HTTP 500s; one counted, non-streaming) and checks every
 // line of profile_export.jsonl, the summary and the CSV against the port of AIPerf's models at
-// loadtest.AIPerfCommit, and the labels AIPerf's tools read.
+// aiperf.Commit, and the labels AIPerf's tools read.
 func TestBenchExportsPassAIPerfModels(t *testing.T) {
 	// The load shapes of docs/bench-shapes.md write the same files.
 	multi := filepath.Join(t.TempDir(), "multi.jsonl")

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/workload"
@@ -158,7 +159,7 @@ func (c *clientFlags) resolve() (resolved, []error) {
 // loadSpec is the spec of a run of class (its label too) to dir, with what the flags give:
 // where and how requests go, their seed, cancellations, SLOs and tokenizer, the worker's share
 // and start.
-func (c *clientFlags) loadSpec(r resolved, class, dir string, info loadtest.RunInfo) *loadtest.Spec {
+func (c *clientFlags) loadSpec(r resolved, class, dir string, info aiperf.RunInfo) *loadtest.Spec {
 	return &loadtest.Spec{Class: class, Label: class, BaseURL: c.url, Headers: r.headers, Seed: r.seed,
 		CancelRate: c.cancelRate / 100, CancelDelay: loadtest.Seconds(c.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Info: info, Worker: r.worker, StartAt: r.startAt}

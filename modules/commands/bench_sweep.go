@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/loadtest"
 )
 
@@ -83,7 +84,7 @@ func (s *sweepFlags) run(ctx context.Context, b *benchFlags, stderr io.Writer, b
 		return 2, err
 	}
 	usage := false
-	err = loadtest.RunSweep(ctx, sw, func(ctx context.Context, c loadtest.SweepCell) (*loadtest.Export, error) {
+	err = loadtest.RunSweep(ctx, sw, func(ctx context.Context, c loadtest.SweepCell) (*aiperf.Export, error) {
 		fmt.Fprintf(stderr, "bench: %s → %s\n", c.Label, c.Dir)
 		res, code, err := bench(ctx, &c)
 		switch code {

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
 )
 
 var (
@@ -82,7 +82,7 @@ func TestBenchSweepExportsPassAIPerfModels(t *testing.T) {
 		for _, r := range []string{"run_0001", "run_0002"} {
 			runs = append(runs, filepath.Join(base, "sweep", v, "profile_runs", r))
 		}
-		sum, err := checkSummary(filepath.Join(base, "sweep", v, "aggregate", loadtest.AggregateJSON), aggregateExport)
+		sum, err := checkSummary(filepath.Join(base, "sweep", v, "aggregate", aiperf.AggregateJSON), aggregateExport)
 		if err != nil || len(sum["metrics"].(map[string]any)) == 0 {
 			t.Errorf("%s aggregate: %v", v, err)
 		}
@@ -115,7 +115,7 @@ func TestBenchSweepExportsPassAIPerfModels(t *testing.T) {
 		} else if _, err := checkCSV(b, aiperfStatKeys); err != nil {
 			t.Errorf("%s profile_export_aiperf.csv: %v", dir, err)
 		}
-		ts, err := checkSummary(filepath.Join(dir, loadtest.TimeslicesJSON), timesliceCollection)
+		ts, err := checkSummary(filepath.Join(dir, aiperf.TimeslicesJSON), timesliceCollection)
 		if err != nil || len(ts["timeslices"].([]any)) == 0 {
 			t.Errorf("%s timeslices: %v", dir, err)
 		}

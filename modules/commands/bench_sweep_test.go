@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
@@ -175,7 +175,7 @@ func TestBenchConcurrencySweep(t *testing.T) {
 			t.Errorf("concurrency %d: %d requests, %d in flight at the mock", level, len(ids), got)
 		}
 	}
-	sw := readJSONFile(t, filepath.Join(base, "sweep_aggregate", loadtest.SweepJSON))
+	sw := readJSONFile(t, filepath.Join(base, "sweep_aggregate", aiperf.SweepJSON))
 	per, _ := sw["per_combination_metrics"].([]any)
 	bt, _ := sw["best_configurations"].(map[string]any)["best_throughput"].(map[string]any)
 	if len(per) != 2 || sw["num_profile_runs"] != 2.0 || bt["parameters"].(map[string]any)["concurrency"] != 3.0 {
@@ -263,14 +263,14 @@ func TestBenchProfileRunsAggregate(t *testing.T) {
 		sum := readJSONFile(t, filepath.Join(base, "profile_runs", r, "profile_export_aiperf.json"))
 		ttft = append(ttft, avgOf(sum, "time_to_first_token"))
 	}
-	agg := readJSONFile(t, filepath.Join(base, "aggregate", loadtest.AggregateJSON))
+	agg := readJSONFile(t, filepath.Join(base, "aggregate", aiperf.AggregateJSON))
 	meta := agg["metadata"].(map[string]any)
 	if meta["num_profile_runs"] != 3.0 || meta["num_successful_runs"] != 3.0 || meta["confidence_level"] != 0.9 {
 		t.Errorf("metadata %v", meta)
 	}
 	m := agg["metrics"].(map[string]any)
 	got := m["time_to_first_token_avg"].(map[string]any)
-	want := loadtest.NewConfidence(ttft, 0.9, "ms")
+	want := aiperf.NewConfidence(ttft, 0.9, "ms")
 	for k, w := range map[string]float64{"mean": want.Mean, "ci_low": want.CILow, "ci_high": want.CIHigh, "t_critical": want.TCritical} {
 		if g, _ := got[k].(float64); math.Abs(g-w) > 1e-9*math.Max(1, math.Abs(w)) {
 			t.Errorf("time_to_first_token_avg %s = %v, want %v from the runs' summaries", k, g, w)
@@ -279,7 +279,7 @@ func TestBenchProfileRunsAggregate(t *testing.T) {
 	if rc := m["request_count_avg"].(map[string]any); rc["mean"] != 6.0 || rc["std"] != 0.0 {
 		t.Errorf("request_count_avg %v: want mean 6, std 0", rc)
 	}
-	if _, err := os.Stat(filepath.Join(base, "aggregate", loadtest.AggregateCSV)); err != nil {
+	if _, err := os.Stat(filepath.Join(base, "aggregate", aiperf.AggregateCSV)); err != nil {
 		t.Error(err)
 	}
 }
@@ -299,7 +299,7 @@ func TestBenchTimeslices(t *testing.T) {
 	}
 	sum := readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"))
 	whole := avgOf(sum, "request_count") + avgOf(sum, "error_request_count")
-	ts := readJSONFile(t, filepath.Join(dir, loadtest.TimeslicesJSON))["timeslices"].([]any)
+	ts := readJSONFile(t, filepath.Join(dir, aiperf.TimeslicesJSON))["timeslices"].([]any)
 	var parts, errParts float64
 	for i, s := range ts {
 		sl := s.(map[string]any)
@@ -314,7 +314,7 @@ func TestBenchTimeslices(t *testing.T) {
 	if len(ts) < 4 || parts != whole || whole != float64(arrived) || errParts == 0 {
 		t.Errorf("%d slices holding %v requests (%v errors); the run %v, the mock %d", len(ts), parts, errParts, whole, arrived)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, loadtest.TimeslicesCSV))
+	b, err := os.ReadFile(filepath.Join(dir, aiperf.TimeslicesCSV))
 	if err != nil {
 		t.Fatal(err)
 	}

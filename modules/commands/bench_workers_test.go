@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -139,7 +139,7 @@ func TestBenchWorkersSplitAndMerge(t *testing.T) {
 			agg.Add(r)
 		}
 	}
-	pooled := stats.Combine(loadtest.ClassGroups(agg.Summary(), "bench"), false)
+	pooled := stats.Combine(aiperf.ClassGroups(agg.Summary(), "bench"), false)
 	var merged map[string]json.RawMessage
 	b, _ := os.ReadFile(filepath.Join(out, "profile_export_aiperf.json"))
 	if err := json.Unmarshal(b, &merged); err != nil {

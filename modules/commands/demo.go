@@ -14,10 +14,10 @@ import (
 	"github.com/caddyserver/caddy/v2"
 	"golang.org/x/term"
 
+	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/demo"
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/termsafe"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/shadow/loadgen"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -69,8 +69,8 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	}
 	defer recs.Close()
 	tp.AddSink(recs)
-	// AIPerf's files count the same records by AIPerf's rules (loadtest.AIPerfRecords).
-	aiperf := loadtest.NewAIPerfRecords(record.ClassLive, nil)
+	// AIPerf's files count the same records by AIPerf's rules (aiperf.Records).
+	aiperf := aiperf.NewRecords(record.ClassLive, nil)
 	tp.AddSink(aiperf)
 
 	fmt.Fprintf(os.Stderr, "mock server  %s (TTFT %v, ITL %v)\nllmtap proxy http://%s  (admin API http://%s/llmtap/summary)\n",

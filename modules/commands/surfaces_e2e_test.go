@@ -22,10 +22,10 @@ import (
 
 	"github.com/llmtap/llmtap/api"
 	"github.com/llmtap/llmtap/export/otel"
+	"github.com/llmtap/llmtap/format/aiperf"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/shadow/mockllm"
@@ -215,7 +215,7 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 	// is valid there.
 	aiperfRecs := make([]*record.Record, len(recs))
 	for i, rec := range recs {
-		aiperfRecs[i] = loadtest.AIPerfRecord(rec)
+		aiperfRecs[i] = aiperf.Counted(rec)
 	}
 	aexp := expectFrom(aiperfRecs, mdl)
 	for _, rec := range recs {
@@ -239,7 +239,7 @@ func testSurfacesAgree(t *testing.T, timeline, source string) {
 			t.Errorf("%s: metadata.x_request_id %v", id, md["x_request_id"])
 		}
 		_, failed := l["metrics"].(map[string]any)["error_request_count"]
-		if failed != !loadtest.AIPerfRecord(rec).OK() || int(l["status"].(float64)) != rec.Status {
+		if failed != !aiperf.Counted(rec).OK() || int(l["status"].(float64)) != rec.Status {
 			t.Errorf("%s: the client saw status %v error %v, the proxy %d %q", id, l["status"], l["error"], rec.Status, rec.Error)
 			continue
 		}

@@ -1,10 +1,10 @@
 package stats
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
 	"time"
+
+	"github.com/llmtap/llmtap/internal/jsonobj"
 )
 
 // Stat is the distribution of one metric, in its display unit, with AIPerf's statistics.
@@ -125,66 +125,23 @@ func (s Summary) Find(k Key, window string) (GroupSummary, bool) {
 // window and time bounds come first, the token sources and error classes last. Members are
 // written in a fixed order so the output is stable.
 func (g GroupSummary) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	member := func(name string, v any) error {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		nb, _ := json.Marshal(name)
-		b.Write(nb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		b.Write(vb)
-		return nil
-	}
-	head := []struct {
-		name string
-		v    any
-	}{
-		{"model", g.Key.Model},
-		{"class", g.Key.Class},
-		{"status_class", g.Key.StatusClass},
-		{"window", g.Window},
-		{"start_time", g.Start},
-		{"end_time", g.End},
-	}
-	for _, m := range head {
-		if err := member(m.name, m.v); err != nil {
-			return nil, err
-		}
-	}
+	m := []jsonobj.Member{{"model", g.Key.Model}, {"class", g.Key.Class}, {"status_class", g.Key.StatusClass},
+		{"window", g.Window}, {"start_time", g.Start}, {"end_time", g.End}}
 	for i := range specs {
 		if st, ok := g.Metrics[specs[i].tag]; ok {
-			if err := member(specs[i].tag, st); err != nil {
-				return nil, err
-			}
+			m = append(m, jsonobj.Member{specs[i].tag, st})
 		}
 	}
 	for _, sc := range scalars {
 		if v, ok := g.Scalars[sc.tag]; ok {
-			if err := member(sc.tag, v); err != nil {
-				return nil, err
-			}
+			m = append(m, jsonobj.Member{sc.tag, v})
 		}
-	}
-	if err := member("sources", g.Sources); err != nil {
-		return nil, err
 	}
 	errs := g.Errors
 	if errs == nil {
 		errs = map[string]int64{}
 	}
-	if err := member("errors", errs); err != nil {
-		return nil, err
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return jsonobj.Marshal(append(m, jsonobj.Member{"sources", g.Sources}, jsonobj.Member{"errors", errs}))
 }
 
 // Combine merges the cumulative groups of one model and class, one per status class, into

@@ -1,7 +1,7 @@
-package loadtest
+package aiperf
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/internal/jsonobj"
+	"github.com/llmtap/llmtap/internal/privatefile"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -26,7 +28,7 @@ type RunInfo struct {
 }
 
 // InputConfig is the part of AIPerf's UserConfig (aiperf/common/config/user_config.py at
-// AIPerfCommit) a llmtap run has: AIPerf's tools read the model, endpoint type and concurrency
+// Commit) a llmtap run has: AIPerf's tools read the model, endpoint type and concurrency
 // labels of a run from it. Members AIPerf would reject are left out (its defaults apply): an
 // endpoint type it does not know (messages, ollama_chat: run_info.flags has llmtap's), a
 // gamma arrival pattern, a duration under its minimum of 1 s, and the request count of a
@@ -75,7 +77,7 @@ type TokenizerConfig struct {
 type Export struct {
 	Group      stats.GroupSummary // the class's requests, all status classes combined
 	Others     []stats.GroupSummary
-	Generator  GeneratorReport
+	Generator  Generator
 	Info       RunInfo
 	Start, End time.Time
 	Cancelled  bool
@@ -90,8 +92,10 @@ type Export struct {
 // aiperfTime writes a time as AIPerf's datetime.isoformat() does, in UTC: no zone, microseconds.
 func aiperfTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000") }
 
+func (e Export) MarshalJSON() ([]byte, error) { return jsonobj.Marshal(e.summaryMembers()) }
+
 // summaryMembers lists the members of profile_export_aiperf.json in order.
-func (e Export) summaryMembers() []jsonMember {
+func (e Export) summaryMembers() []jsonobj.Member {
 	g := e.Group
 	m := e.metrics()
 	errs := e.Errors
@@ -99,52 +103,52 @@ func (e Export) summaryMembers() []jsonMember {
 		errs = []ErrorCount{}
 	}
 	return append(m,
-		jsonMember{"input_config", e.Info.Input},
-		jsonMember{"was_cancelled", e.Cancelled},
-		jsonMember{"error_summary", errs},
-		jsonMember{"start_time", aiperfTime(e.Start)},
-		jsonMember{"end_time", aiperfTime(e.End)},
+		jsonobj.Member{"input_config", e.Info.Input},
+		jsonobj.Member{"was_cancelled", e.Cancelled},
+		jsonobj.Member{"error_summary", errs},
+		jsonobj.Member{"start_time", aiperfTime(e.Start)},
+		jsonobj.Member{"end_time", aiperfTime(e.End)},
 		// llmtap's additions.
-		jsonMember{"aiperf_commit", AIPerfCommit},
-		jsonMember{"model", g.Key.Model},
-		jsonMember{"class", g.Key.Class},
-		jsonMember{"unfinished_request_count", e.Unfinished},
-		jsonMember{"sources", g.Sources},
-		jsonMember{"errors", nonNil(g.Errors)},
-		jsonMember{"goodput_objectives", e.SLOs},
-		jsonMember{"generator", e.Generator},
-		jsonMember{"run_info", e.Info},
-		jsonMember{"status_groups", e.Others},
+		jsonobj.Member{"aiperf_commit", Commit},
+		jsonobj.Member{"model", g.Key.Model},
+		jsonobj.Member{"class", g.Key.Class},
+		jsonobj.Member{"unfinished_request_count", e.Unfinished},
+		jsonobj.Member{"sources", g.Sources},
+		jsonobj.Member{"errors", nonNil(g.Errors)},
+		jsonobj.Member{"goodput_objectives", e.SLOs},
+		jsonobj.Member{"generator", e.Generator},
+		jsonobj.Member{"run_info", e.Info},
+		jsonobj.Member{"status_groups", e.Others},
 	)
 }
 
 // metricMembers lists a group's metrics as members of AIPerf's JsonExportData, by tag, in the
 // catalog's order, then its time bounds.
-func metricMembers(g stats.GroupSummary) []jsonMember {
-	var m []jsonMember
+func metricMembers(g stats.GroupSummary) []jsonobj.Member {
+	var m []jsonobj.Member
 	for _, mt := range stats.Catalog() {
 		if mt.Dist {
 			if st, ok := g.Metrics[mt.Tag]; ok {
-				m = append(m, jsonMember{mt.Tag, st})
+				m = append(m, jsonobj.Member{mt.Tag, st})
 			}
 		} else if sc, ok := g.Scalars[mt.Tag]; ok {
-			m = append(m, jsonMember{mt.Tag, sc})
+			m = append(m, jsonobj.Member{mt.Tag, sc})
 		}
 	}
 	if !g.Start.IsZero() {
 		m = append(m,
-			jsonMember{"min_request_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.Start.UnixNano())}},
-			jsonMember{"max_response_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.End.UnixNano())}})
+			jsonobj.Member{"min_request_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.Start.UnixNano())}},
+			jsonobj.Member{"max_response_timestamp", stats.Scalar{Unit: "ns", Value: float64(g.End.UnixNano())}})
 	}
 	return m
 }
 
 // metrics lists the run's metrics, AIPerf's and llmtap's, as members of JsonExportData.
-func (e Export) metrics() []jsonMember {
+func (e Export) metrics() []jsonobj.Member {
 	m := metricMembers(e.Group)
 	if e.ErrorISL.Count > 0 {
-		m = append(m, jsonMember{"error_isl", e.ErrorISL},
-			jsonMember{"total_error_isl", stats.Scalar{Unit: e.ErrorISL.Unit, Value: e.ErrorISL.Sum}})
+		m = append(m, jsonobj.Member{"error_isl", e.ErrorISL},
+			jsonobj.Member{"total_error_isl", stats.Scalar{Unit: e.ErrorISL.Unit, Value: e.ErrorISL.Sum}})
 	}
 	return m
 }
@@ -154,35 +158,6 @@ func nonNil(m map[string]int64) map[string]int64 {
 		return map[string]int64{}
 	}
 	return m
-}
-
-// jsonMember is one member of a JSON object written in a fixed order.
-type jsonMember struct {
-	k string
-	v any
-}
-
-func (e Export) MarshalJSON() ([]byte, error) { return marshalMembers(e.summaryMembers()) }
-
-// marshalMembers writes members as one JSON object, in their order.
-func marshalMembers(members []jsonMember) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(m.k)
-		vb, err := json.Marshal(m.v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m.k, err)
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }
 
 // ClassGroups returns the cumulative groups of class, the ones AIPerf's export combines.
@@ -196,24 +171,24 @@ func ClassGroups(s stats.Summary, class string) []stats.GroupSummary {
 	return out
 }
 
+// The file names of a run's exports: the summary (SummaryJSON, SummaryCSV) and a line per
+// request (LinesFile).
+const (
+	SummaryJSON = "profile_export_aiperf.json"
+	SummaryCSV  = "profile_export_aiperf.csv"
+	LinesFile   = "profile_export.jsonl"
+)
+
 // WriteExports writes profile_export_aiperf.json and .csv into dir.
 func WriteExports(dir string, e Export) ([]string, error) {
-	jp := filepath.Join(dir, "profile_export_aiperf.json")
-	if err := writeWhole(jp, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(e)
-	}); err != nil {
+	doc, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
 		return nil, err
 	}
-	cp := filepath.Join(dir, "profile_export_aiperf.csv")
-	if err := writeWhole(cp, func(w io.Writer) error { return writeCSV(w, e) }); err != nil {
-		return nil, err
-	}
-	return []string{jp, cp}, nil
+	return writePair(dir, SummaryJSON, doc, SummaryCSV, func(w io.Writer) error { return writeCSV(w, e) })
 }
 
-// writeCSV writes profile_export_aiperf.csv as AIPerf's CsvExporter does at AIPerfCommit
+// writeCSV writes profile_export_aiperf.csv as AIPerf's CsvExporter does at Commit
 // (aiperf/exporters/csv_exporter.py): the metrics AIPerf's registry has, nothing else (its
 // exporter cannot write a tag it does not know; llmtap's further figures are in the JSON file).
 // A section "Metric,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std" with a row per
@@ -228,19 +203,19 @@ func writeCSV(w io.Writer, e Export) error {
 	}
 	var dists, singles []row
 	for _, m := range e.metrics() {
-		header, ok := aiperfHeaders[m.k]
+		header, ok := aiperfHeaders[m.Key]
 		if !ok {
 			continue
 		}
-		switch v := m.v.(type) {
+		switch v := m.Value.(type) {
 		case stats.Stat:
 			cells := []string{csvName(header, v.Unit)}
 			for _, k := range stats.AIPerfStatKeys() {
 				cells = append(cells, pyFloat(v.Get(k), 2))
 			}
-			dists = append(dists, row{m.k, cells})
+			dists = append(dists, row{m.Key, cells})
 		case stats.Scalar:
-			singles = append(singles, row{m.k, []string{csvName(header, v.Unit), pyFloat(v.Value, 2)}})
+			singles = append(singles, row{m.Key, []string{csvName(header, v.Unit), pyFloat(v.Value, 2)}})
 		}
 	}
 	byTag := func(a, b row) int { return strings.Compare(a.tag, b.tag) }
@@ -276,7 +251,7 @@ func csvName(header, unit string) string {
 	return header
 }
 
-// aiperfHeaders are the metrics of AIPerf's MetricRegistry at AIPerfCommit that its
+// aiperfHeaders are the metrics of AIPerf's MetricRegistry at Commit that its
 // CsvExporter writes (those not flagged EXPERIMENTAL or INTERNAL), by tag, with their headers
 // (aiperf/metrics/types/*.py). AIPerf's own code checks this table: the export test has AIPerf's
 // CsvExporter write the CSV again from the JSON summary and compares the bytes.
@@ -308,7 +283,7 @@ var aiperfHeaders = map[string]string{
 	"total_reasoning_tokens":           "Total Reasoning Tokens",
 }
 
-// aiperfTag reports whether a tag is one of AIPerf's metrics (of AIPerfCommit or later
+// aiperfTag reports whether a tag is one of AIPerf's metrics (of Commit or later
 // releases), as opposed to llmtap's own (headers_latency, the energy figures).
 func aiperfTag(tag string) bool {
 	switch tag {
@@ -316,4 +291,126 @@ func aiperfTag(tag string) bool {
 		return false
 	}
 	return true
+}
+
+// Generator is the self-check of the load generator (llmtap's "generator" member of the
+// summary): whether it sent on time and had
+// the CPU to do so. A late or CPU-starved generator measures itself, not the server.
+type Generator struct {
+	Scheduled   int64   `json:"scheduled"`
+	Sent        int64   `json:"sent"`
+	Dropped     int64   `json:"dropped"`
+	Late        int64   `json:"late"`
+	LateAfterMs float64 `json:"late_after_ms"`
+	Cancelled   int64   `json:"cancelled"`
+	// CPUUtilization is the process's CPU time over the run's wall time: 1 is one core busy.
+	CPUUtilization float64    `json:"cpu_utilization"`
+	CPUWarning     string     `json:"cpu_warning,omitempty"`
+	ScheduleLag    stats.Stat `json:"schedule_lag"`
+	QueueWait      stats.Stat `json:"queue_wait"`
+	// EffectiveLatency is response end − intended send time: what a user arriving on
+	// schedule saw, including any queueing behind a concurrency ceiling and generator lag.
+	EffectiveLatency stats.Stat `json:"effective_latency"`
+	RecordsDropped   uint64     `json:"records_dropped"`
+}
+
+// InputSection is input_config.input: AIPerf's InputConfig, the dataset and the synthetic
+// conversations and prompts of a run (aiperf/common/config: input_config.py,
+// conversation_config.py, prompt_config.py; the newer members, such as
+// dataset_sampling_strategy and the shared system prompt, are from AIPerf's later releases,
+// which Commit's models ignore). A member is left out where it has AIPerf's default, or
+// where AIPerf's model would refuse llmtap's value (a fractional turn count: AIPerf's is an
+// integer).
+type InputSection struct {
+	RandomSeed              uint64        `json:"random_seed"`
+	File                    string        `json:"file,omitempty"`
+	CustomDatasetType       string        `json:"custom_dataset_type,omitempty"`
+	PublicDataset           string        `json:"public_dataset,omitempty"`
+	DatasetSamplingStrategy string        `json:"dataset_sampling_strategy,omitempty"`
+	Prompt                  *PromptConfig `json:"prompt,omitempty"`
+	Conversation            *Conversation `json:"conversation,omitempty"`
+}
+
+// PromptConfig is input.prompt: here only its prefix_prompt.
+type PromptConfig struct {
+	PrefixPrompt PrefixPrompt `json:"prefix_prompt"`
+}
+
+// PrefixPrompt is input.prompt.prefix_prompt: --num-prefix-prompts (pool_size),
+// --prefix-prompt-length (length), --shared-system-prompt-length and
+// --user-context-prompt-length (AIPerf: at least 1 when given, and not beside a prefix pool).
+type PrefixPrompt struct {
+	PoolSize                 int  `json:"pool_size"`
+	Length                   int  `json:"length"`
+	SharedSystemPromptLength *int `json:"shared_system_prompt_length,omitempty"`
+	UserContextPromptLength  *int `json:"user_context_prompt_length,omitempty"`
+}
+
+// Conversation is input.conversation: --conversation-num (num) and the turns.
+type Conversation struct {
+	Num  *int `json:"num,omitempty"`
+	Turn struct {
+		Mean   *int `json:"mean,omitempty"`
+		Stddev *int `json:"stddev,omitempty"`
+		Delay  struct {
+			Mean   float64 `json:"mean"`
+			Stddev float64 `json:"stddev"`
+			Ratio  float64 `json:"ratio"`
+		} `json:"delay"`
+	} `json:"turn"`
+}
+
+// LoadgenShapes are the members of input_config.loadgen for the shapes over time and over
+// runs (AIPerf's LoadGeneratorConfig of its later releases): the user-centric rate, ramps,
+// warmup by duration and load, and repeated runs. Each is left out at its default (AIPerf's
+// validators refuse the multi-run members beside a single run, and a ramp of 0). A sweep's
+// values are not here: each run of a sweep writes its own concurrency (AIPerf's validators
+// refuse parameter_sweep_* beside a single concurrency); the sweep is in run_info.flags.
+type LoadgenShapes struct {
+	UserCentricRate                   *float64 `json:"user_centric_rate,omitempty"`
+	NumUsers                          *int     `json:"num_users,omitempty"`
+	ConcurrencyRampDuration           *float64 `json:"concurrency_ramp_duration,omitempty"`
+	RequestRateRampDuration           *float64 `json:"request_rate_ramp_duration,omitempty"`
+	WarmupDuration                    *float64 `json:"warmup_duration,omitempty"`
+	WarmupConcurrency                 *int     `json:"warmup_concurrency,omitempty"`
+	WarmupRequestRate                 *float64 `json:"warmup_request_rate,omitempty"`
+	WarmupConcurrencyRampDuration     *float64 `json:"warmup_concurrency_ramp_duration,omitempty"`
+	WarmupRequestRateRampDuration     *float64 `json:"warmup_request_rate_ramp_duration,omitempty"`
+	NumProfileRuns                    *int     `json:"num_profile_runs,omitempty"`
+	ConfidenceLevel                   *float64 `json:"confidence_level,omitempty"`
+	ProfileRunCooldownSeconds         *float64 `json:"profile_run_cooldown_seconds,omitempty"`
+	ProfileRunDisableWarmupAfterFirst *bool    `json:"profile_run_disable_warmup_after_first,omitempty"`
+}
+
+// WriteFile creates path (privatefile.Create) and writes it with write, through a buffer.
+func WriteFile(path string, write func(io.Writer) error) error {
+	f, err := privatefile.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	if err = write(w); err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// writePair writes one export's two files into dir: doc (a JSON document) as jsonName and
+// the CSV that writeCSV writes as csvName; it returns their paths.
+func writePair(dir, jsonName string, doc []byte, csvName string, writeCSV func(io.Writer) error) ([]string, error) {
+	jp := filepath.Join(dir, jsonName)
+	if err := WriteFile(jp, func(w io.Writer) error { _, err := w.Write(append(doc, '\n')); return err }); err != nil {
+		return nil, err
+	}
+	cp := filepath.Join(dir, csvName)
+	if err := WriteFile(cp, writeCSV); err != nil {
+		return nil, err
+	}
+	return []string{jp, cp}, nil
 }

@@ -1,4 +1,14 @@
-package loadtest
+// Package aiperf owns the files of NVIDIA AIPerf's layout (github.com/ai-dynamo/aiperf) that
+// llmtap writes and reads: the summary profile_export_aiperf.json and .csv (Export,
+// WriteExports), the per-request profile_export.jsonl (Line to write, ParseLine to read),
+// inputs.json (Inputs), the timeslice, aggregate and sweep-aggregate files (WriteTimeslices,
+// WriteAggregate, WriteSweepAggregate), the error details and counting rules of AIPerf
+// (ErrorDetails, ErrorLog, Counted), and the one reader of AIPerf summaries (ReadSummary,
+// ParseSummary), which `llmtap report` and the aggregates share. The summaries themselves come
+// from telemetry/stats; the statistics across runs that only AIPerf's aggregate files hold
+// (AggregateRuns, its confidence intervals, and the sweep's best and Pareto-optimal values) are
+// computed here, by AIPerf's definitions, beside the files they define.
+package aiperf
 
 import (
 	"net/http"
@@ -10,12 +20,12 @@ import (
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
-// AIPerfCommit is the AIPerf commit whose export models llmtap's AIPerf-named files follow
+// Commit is the AIPerf commit whose export models llmtap's AIPerf-named files follow
 // (github.com/ai-dynamo/aiperf, 2025-10-10): aiperf/common/models/record_models.py
 // (MetricRecordInfo, MetricRecordMetadata, MetricValue), error_models.py (ErrorDetails,
 // ErrorDetailsCount), export_models.py (JsonExportData, JsonMetricResult) and
 // aiperf/exporters/csv_exporter.py. docs/metrics.md lists the metric meanings.
-const AIPerfCommit = "db4f6397d11ee2d4cfbb41f70b2327315163dcf0"
+const Commit = "db4f6397d11ee2d4cfbb41f70b2327315163dcf0"
 
 // ErrorDetails is AIPerf's ErrorDetails: a code (the HTTP status, or 499 for a request the
 // client cancelled, as AIPerf writes it), a type (llmtap's error class) and a message.
@@ -32,12 +42,12 @@ const maxErrorMessage = 512
 // request").
 const cancelledCode = 499
 
-// newErrorDetails is AIPerf's error member of a record r as AIPerf sees it (AIPerfRecord);
+// NewErrorDetails is AIPerf's error member of a record r as AIPerf sees it (Counted);
 // sendErr is the client's own error, if any. It is nil for a valid record and also for a
 // response without content: AIPerf counts that one as an error, but its record carries no
-// error details (AIPerfCommit's inference_result_parser.py returns it with no responses and
+// error details (Commit's inference_result_parser.py returns it with no responses and
 // no error), so it is in error_request_count and not in error_summary.
-func newErrorDetails(r *record.Record, cancelled bool, sendErr string) *ErrorDetails {
+func NewErrorDetails(r *record.Record, cancelled bool, sendErr string) *ErrorDetails {
 	if r.OK() || r.Error == stats.ErrNoContent {
 		return nil
 	}
@@ -93,17 +103,18 @@ type ErrorCount struct {
 // under one entry of type "other".
 const maxErrorKinds = 32
 
-// errorLog counts failed requests by their details, bounded.
-type errorLog struct {
+// ErrorLog counts failed requests by their details, bounded.
+type ErrorLog struct {
 	byKey map[string]*ErrorCount
 	order []string
 	other int64
 }
 
-func (l *errorLog) add(d *ErrorDetails) { l.addN(d, 1) }
+// Add counts one failure with details d; nil details count nothing.
+func (l *ErrorLog) Add(d *ErrorDetails) { l.AddN(d, 1) }
 
-// addN counts n failures with details d.
-func (l *errorLog) addN(d *ErrorDetails, n int64) {
+// AddN counts n failures with details d.
+func (l *ErrorLog) AddN(d *ErrorDetails, n int64) {
 	if d == nil || n <= 0 {
 		return
 	}
@@ -131,8 +142,8 @@ func (l *errorLog) addN(d *ErrorDetails, n int64) {
 	l.order = append(l.order, key)
 }
 
-// summary is error_summary: most frequent first, then in order of first occurrence.
-func (l *errorLog) summary() []ErrorCount {
+// Summary is error_summary: most frequent first, then in order of first occurrence.
+func (l *ErrorLog) Summary() []ErrorCount {
 	out := make([]ErrorCount, 0, len(l.order)+1)
 	for _, k := range l.order {
 		out = append(out, *l.byKey[k])
@@ -150,8 +161,8 @@ func (l *errorLog) summary() []ErrorCount {
 // response only when it has text, reasoning or a tool call's text.
 func hasContent(r *record.Record) bool { return r.ContentEvents > 0 || r.OutputTokens > 0 }
 
-// AIPerfRecord returns record r as AIPerf's files count it, which is not always as llmtap's
-// records do (docs/metrics.md, "Which requests count"). At AIPerfCommit (aiohttp_client.py,
+// Counted returns record r as AIPerf's files count it, which is not always as llmtap's
+// records do (docs/metrics.md, "Which requests count"). At Commit (aiohttp_client.py,
 // inference_result_parser.py, openai_parsers.py, record_models.py's valid):
 //
 //   - any status but 200 is an error, 2xx and 3xx included (llmtap: 400 and above);
@@ -164,7 +175,7 @@ func hasContent(r *record.Record) bool { return r.ContentEvents > 0 || r.OutputT
 //
 // r itself is never changed: the result is r or a copy, and the record written beside AIPerf's
 // members keeps llmtap's own verdict.
-func AIPerfRecord(r *record.Record) *record.Record {
+func Counted(r *record.Record) *record.Record {
 	switch {
 	case r.Error == record.ErrCanceled || r.Error == record.ErrUpstream:
 		return r
@@ -188,4 +199,15 @@ func AIPerfRecord(r *record.Record) *record.Record {
 		return &c
 	}
 	return r
+}
+
+// ISLHistOptions hold input sequence lengths, in tokens.
+var ISLHistOptions = stats.HistOptions{Unit: "tokens", Scale: 1, Max: 1<<24 - 1}
+
+// ErrorISL is AIPerf's error_isl of a failed request: its input sequence length, when known.
+func ErrorISL(r *record.Record) (float64, bool) {
+	if r.InputTokens <= 0 || r.InputTokensSource == "" {
+		return 0, false
+	}
+	return float64(r.InputTokens), true
 }

@@ -1,4 +1,4 @@
-package loadtest
+package aiperf
 
 import (
 	"encoding/csv"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"github.com/llmtap/llmtap/internal/jsonobj"
 )
 
 // The sweep aggregate's file names (AIPerf's AggregateSweepJsonExporter and
@@ -47,7 +49,7 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
 	var points []sweepPoint
-	var failed []map[string]string
+	var failed []RunOutcome
 	runs, ok := 0, 0
 	var swept []int
 	for _, v := range values {
@@ -55,7 +57,7 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 		runs += len(v.Runs)
 		a, err := AggregateRuns(v.Runs, level)
 		for _, f := range a.Failed {
-			failed = append(failed, map[string]string{"label": fmt.Sprintf("concurrency_%d/%s", v.Concurrency, f.Label), "error": f.Err})
+			failed = append(failed, RunOutcome{Label: fmt.Sprintf("concurrency_%d/%s", v.Concurrency, f.Label), Err: f.Err})
 		}
 		if err != nil {
 			continue
@@ -66,11 +68,7 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 	params := func(p sweepPoint) map[string]int { return map[string]int{"concurrency": p.concurrency} }
 	per := make([]map[string]any, len(points))
 	for i, p := range points {
-		m := map[string]confidenceJSON{}
-		for k, c := range p.metrics {
-			m[k] = c.json()
-		}
-		per[i] = map[string]any{"parameters": params(p), "metrics": m}
+		per[i] = map[string]any{"parameters": params(p), "metrics": p.metrics}
 	}
 	has := func(key string) bool {
 		for _, p := range points {
@@ -118,12 +116,9 @@ func WriteSweepAggregate(dir string, values []SweepValue, level float64) ([]stri
 			pareto = append(pareto, params(p))
 		}
 	}
-	if failed == nil {
-		failed = []map[string]string{}
-	}
-	doc, err := marshalMembers([]jsonMember{
+	doc, err := jsonobj.Marshal([]jsonobj.Member{
 		{"aggregation_type", "sweep"}, {"num_profile_runs", runs}, {"num_successful_runs", ok},
-		{"failed_runs", failed},
+		{"failed_runs", failedRuns(failed)},
 		{"metadata", map[string]any{"sweep_parameters": []map[string]any{{"name": "concurrency", "values": swept}}, "num_combinations": len(swept)}},
 		{"per_combination_metrics", per}, {"best_configurations", best}, {"pareto_optimal", pareto},
 	})

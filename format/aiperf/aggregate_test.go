@@ -1,4 +1,4 @@
-package loadtest
+package aiperf
 
 import (
 	"encoding/json"
@@ -138,5 +138,28 @@ func TestSweepAggregateParetoAndBest(t *testing.T) {
 		if !strings.Contains(string(c), want) {
 			t.Errorf("sweep CSV lacks %q:\n%s", want, c)
 		}
+	}
+}
+
+// TestAggregateTable: repeated runs end with their confidence table on the console (issue 34:
+// sweeps and repeated runs printed none): the mean across the runs, its Student-t interval
+// at the level, the CV and the range of each main statistic the runs have.
+func TestAggregateTable(t *testing.T) {
+	a := AggregateResult{Level: 0.95, Metrics: map[string]Confidence{
+		"time_to_first_token_p99": NewConfidence([]float64{100, 110, 120}, 0.95, "ms"),
+		"request_throughput_avg":  NewConfidence([]float64{5}, 0.95, "requests/sec"),
+	}}
+	tab := a.Table()
+	lines := strings.Split(strings.TrimSpace(tab), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "95% interval") {
+		t.Fatalf("table:\n%s", tab)
+	}
+	// mean 110, sd 10, se 5.7735, t(0.975, 2) 4.3027: [85.159, 134.84].
+	if f := strings.Fields(lines[1]); f[0] != "time_to_first_token_p99" || f[1] != "110" || f[2] != "[85.159," || f[3] != "134.84]" || f[5] != "100" || f[6] != "120" || f[7] != "ms" {
+		t.Errorf("row %q", lines[1])
+	}
+	// One run: no interval.
+	if f := strings.Fields(lines[2]); f[0] != "request_throughput_avg" || f[2] != "-" {
+		t.Errorf("one run's row %q", lines[2])
 	}
 }

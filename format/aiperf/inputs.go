@@ -1,4 +1,4 @@
-package loadtest
+package aiperf
 
 import (
 	"cmp"
@@ -17,13 +17,13 @@ const InputsFile = "inputs.json"
 // AIPerf's InputsFile model allows).
 const maxInputsBytes = 64 << 20
 
-// inputs collects what inputs.json holds: AIPerf's InputsFile, {"data": [{"session_id",
+// Inputs collects what inputs.json holds: AIPerf's InputsFile, {"data": [{"session_id",
 // "payloads": [one request body per turn]}]}, one entry per conversation in session_num order
 // (a single-turn request is a conversation of its own, named by its x_request_id; a session by
 // its conversation_id). The payloads are the bodies llmtap sent, verbatim: a later turn's body
 // holds the turns before it and the server's replies, where AIPerf's dataset file holds each
 // turn alone. Safe for concurrent use.
-type inputs struct {
+type Inputs struct {
 	mu       sync.Mutex
 	bytes    int
 	left     int
@@ -37,10 +37,10 @@ type inputSession struct {
 	turns    []int
 }
 
-// add keeps the body of a request of session id (session_num num), turn turn (from 1; 0 when
+// Add keeps the body of a request of session id (session_num num), turn turn (from 1; 0 when
 // the request has no turns). It is on the send path, so it only keeps a reference (bodies are
-// not changed once built); write leaves out a body that is not a JSON object.
-func (in *inputs) add(id string, num, turn int, body []byte) {
+// not changed once built); Write leaves out a body that is not a JSON object.
+func (in *Inputs) Add(id string, num, turn int, body []byte) {
 	if len(body) == 0 || body[0] != '{' {
 		return
 	}
@@ -63,8 +63,8 @@ func (in *inputs) add(id string, num, turn int, body []byte) {
 	s.turns = append(s.turns, turn)
 }
 
-// write writes inputs.json into dir and returns its path.
-func (in *inputs) write(dir string) (string, error) {
+// Write writes inputs.json into dir and returns its path.
+func (in *Inputs) Write(dir string) (string, error) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	data := make([]*inputSession, 0, len(in.sessions))
@@ -94,7 +94,7 @@ func (in *inputs) write(dir string) (string, error) {
 		// member).
 		LeftOut int `json:"payloads_left_out,omitempty"`
 	}{data, in.left}
-	if err := writeWhole(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(doc) }); err != nil {
+	if err := WriteFile(p, func(w io.Writer) error { return json.NewEncoder(w).Encode(doc) }); err != nil {
 		return "", err
 	}
 	return p, nil

@@ -1,4 +1,4 @@
-package loadtest
+package aiperf
 
 import (
 	"encoding/csv"
@@ -15,6 +15,7 @@ import (
 	json "github.com/goccy/go-json"
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/llmtap/llmtap/internal/jsonobj"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -118,11 +119,11 @@ func AggregateRuns(runs []RunOutcome, level float64) (AggregateResult, error) {
 		res.Successful = append(res.Successful, r.Label)
 		for tag, st := range m {
 			for _, k := range stats.AIPerfStatKeys() {
-				if v, ok := st.values[k]; ok {
+				if v, ok := st.Values[k]; ok {
 					key := tag + "_" + k
 					values[key] = append(values[key], v)
 					if units[key] == "" {
-						units[key] = st.unit
+						units[key] = st.Unit
 					}
 				}
 			}
@@ -173,16 +174,10 @@ func (a AggregateResult) Table() string {
 	return b.String()
 }
 
-// summaryMetric is one metric of a profile_export_aiperf.json: its unit and statistics.
-type summaryMetric struct {
-	unit   string
-	values map[string]float64
-}
-
-// summaryMetrics returns the metrics of the run's profile_export_aiperf.json: the top-level
-// members that are objects with a unit and at least one numeric statistic (JsonMetricResult).
-// The export is encoded as the file is written, so both give the same figures.
-func (r RunOutcome) summaryMetrics() (map[string]summaryMetric, error) {
+// summaryMetrics returns the metrics of the run's profile_export_aiperf.json, read as any
+// summary is (ParseSummary). The export is encoded as the file is written, so both give the
+// same figures.
+func (r RunOutcome) summaryMetrics() (map[string]Metric, error) {
 	if r.Export == nil {
 		return nil, errors.New("no export")
 	}
@@ -190,31 +185,8 @@ func (r RunOutcome) summaryMetrics() (map[string]summaryMetric, error) {
 	if err != nil {
 		return nil, err
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, err
-	}
-	out := map[string]summaryMetric{}
-	for tag, raw := range doc {
-		var m map[string]any
-		if json.Unmarshal(raw, &m) != nil {
-			continue
-		}
-		unit, ok := m["unit"].(string)
-		if !ok {
-			continue
-		}
-		sm := summaryMetric{unit: unit, values: map[string]float64{}}
-		for _, k := range stats.AIPerfStatKeys() {
-			if v, ok := m[k].(float64); ok {
-				sm.values[k] = v
-			}
-		}
-		if len(sm.values) > 0 {
-			out[tag] = sm
-		}
-	}
-	return out, nil
+	s, err := ParseSummary(b)
+	return s.Metrics, err
 }
 
 // WriteAggregate writes AIPerf's two aggregate files into dir (created): the JSON
@@ -231,56 +203,40 @@ func WriteAggregate(dir string, a AggregateResult) ([]string, error) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	metrics := make([]jsonMember, len(keys))
-	for i, k := range keys {
-		metrics[i] = jsonMember{k, a.Metrics[k].json()}
-	}
-	mb, err := marshalMembers(metrics)
-	if err != nil {
-		return nil, err
-	}
-	failed := make([]map[string]string, len(a.Failed))
-	for i, f := range a.Failed {
-		failed[i] = map[string]string{"label": f.Label, "error": f.Err}
-	}
-	meta := []jsonMember{
+	meta := []jsonobj.Member{
 		{"aggregation_type", "confidence"}, {"num_profile_runs", a.Runs},
-		{"num_successful_runs", len(a.Successful)}, {"failed_runs", failed},
+		{"num_successful_runs", len(a.Successful)}, {"failed_runs", failedRuns(a.Failed)},
 		{"confidence_level", a.Level}, {"run_labels", a.Successful},
 	}
 	if len(a.Successful) == 1 {
-		meta = append(meta, jsonMember{"single_run", true})
+		meta = append(meta, jsonobj.Member{"single_run", true})
 	}
-	metab, err := marshalMembers(meta)
+	metab, err := jsonobj.Marshal(meta)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := marshalMembers([]jsonMember{{"schema_version", aggregateSchema}, {"aiperf_version", "llmtap"},
-		{"metadata", rawJSON(metab)}, {"metrics", rawJSON(mb)}})
+	doc, err := jsonobj.Marshal([]jsonobj.Member{{"schema_version", aggregateSchema}, {"aiperf_version", "llmtap"},
+		{"metadata", json.RawMessage(metab)}, {"metrics", a.Metrics}})
 	if err != nil {
 		return nil, err
 	}
 	return writePair(dir, AggregateJSON, doc, AggregateCSV, func(w io.Writer) error { return writeAggregateCSV(w, a, keys) })
 }
 
-// confidenceJSON is one metric of the aggregate JSON; nil members are NaN or infinite.
-type confidenceJSON struct {
-	Mean      *float64 `json:"mean"`
-	Std       *float64 `json:"std"`
-	Min       *float64 `json:"min"`
-	Max       *float64 `json:"max"`
-	CV        *float64 `json:"cv"`
-	SE        *float64 `json:"se"`
-	CILow     *float64 `json:"ci_low"`
-	CIHigh    *float64 `json:"ci_high"`
-	TCritical *float64 `json:"t_critical"`
-	Unit      string   `json:"unit"`
+// failedRuns is failed_runs: a {label, error} object per failed run, [] when none failed.
+func failedRuns(runs []RunOutcome) []map[string]string {
+	out := make([]map[string]string, len(runs))
+	for i, f := range runs {
+		out[i] = map[string]string{"label": f.Label, "error": f.Err}
+	}
+	return out
 }
 
-// json is c as the aggregate files write it.
-func (c Confidence) json() confidenceJSON {
-	return confidenceJSON{num(c.Mean), num(c.Std), num(c.Min), num(c.Max), num(c.CV), num(c.SE),
-		num(c.CILow), num(c.CIHigh), num(c.TCritical), c.Unit}
+// MarshalJSON writes c as the aggregate files do: NaN and infinite statistics as null.
+func (c Confidence) MarshalJSON() ([]byte, error) {
+	return jsonobj.Marshal([]jsonobj.Member{{"mean", num(c.Mean)}, {"std", num(c.Std)}, {"min", num(c.Min)},
+		{"max", num(c.Max)}, {"cv", num(c.CV)}, {"se", num(c.SE)}, {"ci_low", num(c.CILow)},
+		{"ci_high", num(c.CIHigh)}, {"t_critical", num(c.TCritical)}, {"unit", c.Unit}})
 }
 
 // num is v, or nil when JSON cannot hold it.

@@ -1,7 +1,8 @@
-package loadtest
+package aiperf
 
 import (
 	stdjson "encoding/json"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -31,12 +32,12 @@ func TestExportLinesEncodeAsEncodingJSON(t *testing.T) {
 	}
 	for i, rec := range recs {
 		session := "s\u00e9ssion-<1>"
-		line := &exportLine{Record: rec, N: i, SessionID: session, Intended: start.Add(-time.Millisecond),
+		line := &Line{Record: rec, N: i, SessionID: session, Intended: start.Add(-time.Millisecond),
 			ScheduleLagMs: 0.020432, QueueWaitMs: 3e-9, EffectiveLatencyMs: 46.110559, WasCancelled: i == 1,
-			SendError: "\u007f<>&", ErrorClass: rec.Error, Error: newErrorDetails(rec, i == 1, "\u007f<>&"),
-			Metadata: exportMeta{XRequestID: rec.RequestID, RequestStartNs: start.UnixNano(),
-				BenchmarkPhase: "profiling", XCorrelationID: &session, WorkerID: llmtapWorker}}
-		line.Metrics.fill(rec, 46.110559, start.UnixNano(), start.UnixNano()+660125000)
+			SendError: "\u007f<>&", ErrorClass: rec.Error, Error: NewErrorDetails(rec, i == 1, "\u007f<>&"),
+			Metadata: LineMeta{XRequestID: rec.RequestID, RequestStartNs: start.UnixNano(),
+				BenchmarkPhase: "profiling", XCorrelationID: &session, WorkerID: "llmtap"}}
+		line.Metrics.Fill(rec, 46.110559, start.UnixNano(), start.UnixNano()+660125000)
 		want, err := stdjson.Marshal(line)
 		if err != nil {
 			t.Fatal(err)
@@ -77,9 +78,9 @@ func BenchmarkExportLine(b *testing.B) {
 	rec := &record.Record{RequestID: "bench-x-120", Class: "bench", Model: "mock-model", Path: "/v1/chat/completions",
 		API: "openai.chat", Status: 200, Start: time.Now(), RequestLatencyMs: &lat, DurationMs: lat, InputTokens: 5,
 		OutputTokens: 4, UsageOutputTokens: 4, Choices: 1, Bytes: 298}
-	line := &exportLine{Record: rec, N: 120, Intended: time.Now(), ScheduleLagMs: 0.02, QueueWaitMs: 0.003,
-		EffectiveLatencyMs: 46.11, Metadata: exportMeta{XRequestID: rec.RequestID, BenchmarkPhase: "profiling"}}
-	line.Metrics.fill(rec, 46.11, 1, 2)
+	line := &Line{Record: rec, N: 120, Intended: time.Now(), ScheduleLagMs: 0.02, QueueWaitMs: 0.003,
+		EffectiveLatencyMs: 46.11, Metadata: LineMeta{XRequestID: rec.RequestID, BenchmarkPhase: "profiling"}}
+	line.Metrics.Fill(rec, 46.11, 1, 2)
 	for _, enc := range []struct {
 		name   string
 		encode func(io.Writer) func(any) error
@@ -96,5 +97,34 @@ func BenchmarkExportLine(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestAIPerfErrorWithoutDetails reads AIPerf's error that carries no details: at db4f6397
+// (inference_result_parser.py, record_models.py ParsedResponseRecord.valid) a 200 whose stream
+// held no content is an invalid record with error None, so its line has error_request_count
+// and "error": null, and AIPerf counts it in error_request_count. The report must count it as
+// an error too (before, it read as a success: an error rate of 0 where AIPerf counted 1).
+func TestAIPerfErrorWithoutDetails(t *testing.T) {
+	t.Parallel()
+	meta := `"session_num":%d,"x_request_id":"r%d","request_start_ns":1760000000000000000,"request_end_ns":1760000000100000000,"worker_id":"w","record_processor_id":"p","benchmark_phase":"profiling"`
+	lines := []string{
+		`{"metadata":{` + fmt.Sprintf(meta, 0, 0) + `},"metrics":{"request_count":{"value":1,"unit":"requests"},"time_to_first_token":{"value":12.5,"unit":"ms"},"request_latency":{"value":100.0,"unit":"ms"}},"error":null}`,
+		`{"metadata":{` + fmt.Sprintf(meta, 1, 1) + `},"metrics":{"error_request_count":{"value":1,"unit":"requests"}},"error":null}`,
+	}
+	var errs, ok int
+	for i, l := range lines {
+		r, fromAIPerf, why := ParseLine([]byte(l), "m")
+		if r == nil || !fromAIPerf {
+			t.Fatalf("line %d: not read as AIPerf's: %s", i, why)
+		}
+		if r.OK() {
+			ok++
+		} else {
+			errs++
+		}
+	}
+	if ok != 1 || errs != 1 {
+		t.Errorf("%d valid, %d errors; AIPerf counted 1 and 1", ok, errs)
 	}
 }
