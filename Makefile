@@ -75,7 +75,7 @@ fuzz: ## longer fuzzing (FUZZTIME=10m make fuzz)
 	@./bench/fuzz.sh $(FUZZTIME)
 
 bench: ## micro-benchmarks of the hot paths (figures go to BENCHMARKS.md)
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./telemetry/... ./shadow/... ./format/...
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./telemetry/... ./load/... ./mirror/... ./mock/... ./format/...
 
 bench-proxy: ## proxy overhead: plain Caddy vs Caddy with llmtap on loopback (PROFILE=1 adds pprof)
 	@./bench/proxy.sh $(ARGS)

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/load/guard"
+	"github.com/llmtap/llmtap/load/shadow"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -39,7 +39,7 @@ func NewSummaryDoc(t *tap.Tap, recorderDropped uint64) SummaryDoc {
 // ShadowDoc is the document GET /llmtap/shadow returns.
 type ShadowDoc struct {
 	// Shadows are the loads, by name.
-	Shadows []inproc.Status `json:"shadows"`
+	Shadows []shadow.Status `json:"shadows"`
 	// Guard is the guard rails' state; absent when no loaded config has shadow load or a
 	// guard block.
 	Guard *guard.State `json:"guard,omitempty"`

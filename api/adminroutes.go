@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/shadow"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"
@@ -246,7 +246,7 @@ func ShadowLoads(h Host, w http.ResponseWriter, r *http.Request) error {
 		}
 		if err := run.SetRate(*body.Rate); err != nil {
 			status := http.StatusBadRequest
-			if errors.Is(err, inproc.ErrTraceRate) {
+			if errors.Is(err, shadow.ErrTraceRate) {
 				status = http.StatusConflict
 			}
 			return Errorf(status, "shadow load %q: %v", name, err)
@@ -265,7 +265,7 @@ func ShadowLoads(h Host, w http.ResponseWriter, r *http.Request) error {
 		}
 		// The probe's report with the passive estimates beside it.
 		return writeJSON(w, struct {
-			*inproc.HeadroomReport
+			*shadow.HeadroomReport
 			PassiveHeadroom []headroom.Estimate `json:"passive_headroom"`
 		}{st.Headroom, passive})
 	default:

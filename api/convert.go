@@ -7,8 +7,8 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
-	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/guard"
+	"github.com/llmtap/llmtap/load/shadow"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/recorder"
@@ -134,7 +134,7 @@ func usageProto(u *stats.Usage) *llmtapv1.Usage {
 }
 
 // ShadowLoadProto converts a shadow load's status.
-func ShadowLoadProto(s inproc.Status) *llmtapv1.ShadowLoad {
+func ShadowLoadProto(s shadow.Status) *llmtapv1.ShadowLoad {
 	return &llmtapv1.ShadowLoad{
 		Name: s.Name, Mode: s.Mode, State: s.State, PauseReason: s.PauseReason,
 		Rate: s.Rate, ConfigRate: s.ConfigRate, MaxRate: s.MaxRate, AchievedRate: s.AchievedRate,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/shadow"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
 
@@ -53,14 +53,14 @@ func (s TimelineSource) Windows(after int64) []*llmtapv1.TimelineWindow {
 	return out
 }
 
-// RunnerShadow controls in-process shadow loads (shadow/inproc) as the admin routes
+// RunnerShadow controls in-process shadow loads (load/shadow) as the admin routes
 // /llmtap/shadow/… do: it starts, stops and sets the rate of the loads the host has, and
 // changes no config.
 type RunnerShadow struct {
 	// Runner returns the load called name, or nil.
-	Runner func(name string) *inproc.Runner
+	Runner func(name string) *shadow.Runner
 	// Runners returns every load.
-	Runners func() []*inproc.Runner
+	Runners func() []*shadow.Runner
 	// State returns the document of GET /llmtap/shadow, for Status.
 	State func() ShadowDoc
 	// Logged is told each change made (name, and "started", "stopped", "rate set to N");
@@ -69,7 +69,7 @@ type RunnerShadow struct {
 }
 
 // runner finds the load called name, or the only one when name is empty.
-func (c RunnerShadow) runner(name string) (*inproc.Runner, error) {
+func (c RunnerShadow) runner(name string) (*shadow.Runner, error) {
 	if name != "" {
 		if r := c.Runner(name); r != nil {
 			return r, nil
@@ -91,7 +91,7 @@ func (c RunnerShadow) runner(name string) (*inproc.Runner, error) {
 }
 
 // do finds the load, applies f and returns its state after.
-func (c RunnerShadow) do(name string, f func(*inproc.Runner) (string, error)) (*llmtapv1.ShadowLoad, error) {
+func (c RunnerShadow) do(name string, f func(*shadow.Runner) (string, error)) (*llmtapv1.ShadowLoad, error) {
 	r, err := c.runner(name)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (c RunnerShadow) do(name string, f func(*inproc.Runner) (string, error)) (*
 
 // Start starts (or restarts) a load.
 func (c RunnerShadow) Start(_ context.Context, name string) (*llmtapv1.ShadowLoad, error) {
-	return c.do(name, func(r *inproc.Runner) (string, error) {
+	return c.do(name, func(r *shadow.Runner) (string, error) {
 		if err := r.Start(); err != nil {
 			return "", fmt.Errorf("%w: starting shadow load %q: %v", ErrState, r.Name(), err)
 		}
@@ -118,7 +118,7 @@ func (c RunnerShadow) Start(_ context.Context, name string) (*llmtapv1.ShadowLoa
 
 // Stop stops a load; its requests in flight finish.
 func (c RunnerShadow) Stop(_ context.Context, name string) (*llmtapv1.ShadowLoad, error) {
-	return c.do(name, func(r *inproc.Runner) (string, error) {
+	return c.do(name, func(r *shadow.Runner) (string, error) {
 		r.Stop()
 		return "stopped", nil
 	})
@@ -126,10 +126,10 @@ func (c RunnerShadow) Stop(_ context.Context, name string) (*llmtapv1.ShadowLoad
 
 // SetRate sets a load's rate.
 func (c RunnerShadow) SetRate(_ context.Context, name string, rate float64) (*llmtapv1.ShadowLoad, error) {
-	return c.do(name, func(r *inproc.Runner) (string, error) {
+	return c.do(name, func(r *shadow.Runner) (string, error) {
 		if err := r.SetRate(rate); err != nil {
 			kind := ErrInvalid
-			if errors.Is(err, inproc.ErrTraceRate) {
+			if errors.Is(err, shadow.ErrTraceRate) {
 				kind = ErrState
 			}
 			return "", fmt.Errorf("%w: shadow load %q: %v", kind, r.Name(), err)

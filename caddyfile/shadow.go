@@ -5,9 +5,9 @@ import (
 
 	"github.com/caddyserver/caddy/v2/caddyconfig/caddyfile"
 
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
 
 	"github.com/llmtap/llmtap/internal/limits"
@@ -65,10 +65,10 @@ func parseShadow(a *llmtap.App, d *caddyfile.Dispenser) error {
 		case "endpoint_type":
 			sc.EndpointType, err = one(o, oneOf(workload.EndpointTypes...))
 		case "arrival":
-			sc.Arrival, err = one(o, oneOf(loadgen.PatternPoisson, loadgen.PatternGamma, loadgen.PatternConstant))
+			sc.Arrival, err = one(o, oneOf(gen.PatternPoisson, gen.PatternGamma, gen.PatternConstant))
 		case "window":
 			if sc.Window, err = one(o, text("a window, such as 22:00-06:00")); err == nil {
-				if _, werr := loadgen.ParseWindow(sc.Window); werr != nil {
+				if _, werr := gen.ParseWindow(sc.Window); werr != nil {
 					err = d.Errf("%v", werr)
 				}
 			}

@@ -112,7 +112,7 @@ func TestFieldReference(t *testing.T) {
 // configPkgs are the packages whose struct types a config field of the module package holds
 // (App.ListPrices is a []price.List) or embeds (ShadowConfig embeds workload.Spec): their
 // fields are documented as the module's, under the qualified name ("price.List").
-var configPkgs = []string{"../telemetry/price", "../shadow/workload"}
+var configPkgs = []string{"../telemetry/price", "../load/workload"}
 
 // structTypes parses the module package and configPkgs and returns their struct types by name
 // (qualified by the package's name outside the module package).

@@ -28,8 +28,8 @@ import (
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/tee"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -44,7 +44,7 @@ var env struct {
 	// anthropic is an llmtap site in front of the mock's Messages mode.
 	plain, inject, anthropic string
 	ollamaTee, mockTee       *tee.Tee
-	mock                     *mockllm.Server
+	mock                     *mock.Server
 	// config is the loaded Caddy config (JSON), for a test that loads its own to restore.
 	config []byte
 }
@@ -127,9 +127,9 @@ func startServers(dir, ollamaHost string) (stop func(), err error) {
 	}
 	stops = append(stops, s)
 
-	env.mock, err = mockllm.New(mockllm.Config{
+	env.mock, err = mock.New(mock.Config{
 		Model: "claude-mock", TTFT: 5 * time.Millisecond, ITL: time.Millisecond,
-		OutputTokens: 32, LogEvents: true, Seed: 11, PromptCounter: mockllm.PromptApprox,
+		OutputTokens: 32, LogEvents: true, Seed: 11, PromptCounter: mock.PromptApprox,
 	})
 	if err != nil {
 		return stop, err

@@ -16,8 +16,8 @@ import (
 
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/guard"
+	"github.com/llmtap/llmtap/load/shadow"
 )
 
 // loadModel is stories260K on one llama.cpp thread (bench/ollama.sh says why).
@@ -154,7 +154,7 @@ func TestShadowAgainstOllama(t *testing.T) {
 				min_live 3
 			}
 		}`, x.site, loadModel, inFlight, step, step, math.Ceil(3*sat/step)*step, limit.Milliseconds()))
-	var h inproc.HeadroomReport
+	var h shadow.HeadroomReport
 	x.waitFor(t, 100*time.Second, "the headroom probe to finish", func() bool {
 		x.get(t, "/llmtap/shadow/probe/headroom", &h)
 		return h.State == "done"
@@ -163,7 +163,7 @@ func TestShadowAgainstOllama(t *testing.T) {
 	if !strings.Contains(h.Verdict, "failed") {
 		t.Fatalf("the probe did not stop at a failing step: %q", h.Verdict)
 	}
-	last := slices.IndexFunc(h.Steps, func(s inproc.StepReport) bool { return s.Verdict != "pass" }) - 1
+	last := slices.IndexFunc(h.Steps, func(s shadow.StepReport) bool { return s.Verdict != "pass" }) - 1
 	if last < 0 {
 		t.Fatalf("no step passed (first step %v req/s): %q", step, h.Verdict)
 	}
@@ -185,11 +185,11 @@ func TestShadowAgainstOllama(t *testing.T) {
 
 // shadowDoc is GET /llmtap/shadow.
 type shadowDoc struct {
-	Shadows []inproc.Status `json:"shadows"`
+	Shadows []shadow.Status `json:"shadows"`
 	Guard   *guard.State    `json:"guard"`
 }
 
-func (d shadowDoc) shadow(t *testing.T, name string) inproc.Status {
+func (d shadowDoc) shadow(t *testing.T, name string) shadow.Status {
 	t.Helper()
 	for _, s := range d.Shadows {
 		if s.Name == name {
@@ -197,7 +197,7 @@ func (d shadowDoc) shadow(t *testing.T, name string) inproc.Status {
 		}
 	}
 	t.Fatalf("no shadow load %q in %+v", name, d.Shadows)
-	return inproc.Status{}
+	return shadow.Status{}
 }
 
 // shadowOllama is a Caddy config of its own in front of Ollama (the e2e config is restored

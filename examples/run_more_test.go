@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // startMock starts a mock inference server for an example test and returns its host:port.
 func startMock(t *testing.T) string {
 	t.Helper()
-	_, upURL := testkit.StartMock(t, mockllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 8, RoleChunk: true})
+	_, upURL := testkit.StartMock(t, mock.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 8, RoleChunk: true})
 	return strings.TrimPrefix(upURL, "http://")
 }
 

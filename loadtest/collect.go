@@ -12,7 +12,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/llmtap/llmtap/format/aiperf"
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -90,7 +90,7 @@ type SentRequest struct {
 type joined struct {
 	si  *sendInfo
 	rec *record.Record
-	out *loadgen.Outcome
+	out *gen.Outcome
 }
 
 // newCollector returns a collector of requests whose ids start with prefix, in benchmark phase
@@ -173,7 +173,7 @@ func (c *collector) Consume(r *record.Record) {
 }
 
 // done takes a finished request's stamps from the load generator.
-func (c *collector) done(out loadgen.Outcome) {
+func (c *collector) done(out gen.Outcome) {
 	var line *aiperf.Line
 	c.mu.Lock()
 	j := c.entry(out.N)

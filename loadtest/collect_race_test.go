@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -28,7 +28,7 @@ func TestCollectorKeepsItsOwnCopy(t *testing.T) {
 		r.RequestBody = nil // what the pipeline does after the sinks (pipeline.handle)
 	})
 	<-consumed
-	col.done(loadgen.Outcome{Stamp: loadgen.Stamp{N: 0}, Status: 200})
+	col.done(gen.Outcome{Stamp: gen.Stamp{N: 0}, Status: 200})
 	wg.Wait()
 	col.flush()
 	line := out.String()

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/format/aiperf"
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 

@@ -1,5 +1,5 @@
 // Package loadtest is llmtap's benchmark engine: it sends a workload (synthetic requests, or a
-// trace with sessions) to an inference server on a schedule from shadow/loadgen, measures
+// trace with sessions) to an inference server on a schedule from load/gen, measures
 // every response with the engine the proxy uses (telemetry/tap's measuring Transport), and
 // writes AIPerf's exports (format/aiperf owns their layout): profile_export.jsonl (a line per
 // request), profile_export_aiperf.json and .csv (the summary), with the load generator's own

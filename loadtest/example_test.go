@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/llmtap/llmtap/format/aiperf"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -33,12 +33,12 @@ func Example() {
 		Label:    "example",
 		BaseURL:  url,
 		Dir:      dir,
-		Schedule: loadgen.Config{Concurrency: 2, MaxRequests: 6, MaxInFlight: -1},
+		Schedule: gen.Config{Concurrency: 2, MaxRequests: 6, MaxInFlight: -1},
 		Total:    6,
 		Build: func(n int) (loadtest.Request, error) {
 			return loadtest.Request{Path: "/v1/chat/completions", Body: exampleBody}, nil
 		},
-		OnProgress: func(c loadgen.Counters, final bool) {
+		OnProgress: func(c gen.Counters, final bool) {
 			if final {
 				fmt.Printf("sent %d, completed %d, errors %d\n", c.Sent, c.Completed, c.Errors)
 			}
@@ -80,7 +80,7 @@ func ExampleRunSweep() {
 	run := func(ctx context.Context, cell loadtest.SweepCell) (*aiperf.Export, error) {
 		res, err := loadtest.Run(ctx, loadtest.Spec{
 			Class: record.ClassBench, Label: cell.Label, BaseURL: url, Dir: cell.Dir, Seed: cell.Seed,
-			Schedule: loadgen.Config{Concurrency: cell.Level, MaxRequests: 4, MaxInFlight: -1},
+			Schedule: gen.Config{Concurrency: cell.Level, MaxRequests: 4, MaxInFlight: -1},
 			Build: func(n int) (loadtest.Request, error) {
 				return loadtest.Request{Path: "/v1/chat/completions", Body: exampleBody}, nil
 			},
@@ -107,7 +107,7 @@ var exampleBody = []byte(`{"model":"m","stream":true,"max_completion_tokens":8,"
 // exampleServer starts the mock inference server, a stand-in for the server under test, and a
 // folder for the exports; stop ends both.
 func exampleServer() (url, dir string, stop func(), err error) {
-	mock, err := mockllm.New(mockllm.Config{})
+	mock, err := mock.New(mock.Config{})
 	if err != nil {
 		return "", "", nil, err
 	}

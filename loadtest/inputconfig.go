@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/llmtap/llmtap/format/aiperf"
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/workload"
 )
 
 // CommandLine is a parsed bench or replay command line, what run_info and input_config describe

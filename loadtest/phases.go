@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/limits"
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 )
 
 // Phases are a benchmark's shapes over time, with AIPerf's flag names and meanings
@@ -37,7 +37,7 @@ const DefaultRequestTimeout = 21600
 // Apply checks the phases and sets them on spec, which was built for the run's concurrency
 // (level) and arrivals (arr, its rate set for an open loop), with the profiling phase's random
 // stream (seed); warmupCount is the warmup's request count (--warmup-request-count).
-func (p Phases) Apply(spec *Spec, arr loadgen.ArrivalSpec, level, warmupCount int, seed uint64) error {
+func (p Phases) Apply(spec *Spec, arr gen.ArrivalSpec, level, warmupCount int, seed uint64) error {
 	var errs []error
 	for _, f := range []struct {
 		name string
@@ -81,7 +81,7 @@ func (p Phases) Apply(spec *Spec, arr loadgen.ArrivalSpec, level, warmupCount in
 		spec.Schedule.ConcurrencyRamp = Seconds(p.ConcurrencyRamp)
 	}
 	if p.RateRamp > 0 {
-		a, err := loadgen.NewRateRamp(arr, Seconds(p.RateRamp), rand.New(rand.NewPCG(seed, 0xa7)))
+		a, err := gen.NewRateRamp(arr, Seconds(p.RateRamp), rand.New(rand.NewPCG(seed, 0xa7)))
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func (p Phases) Apply(spec *Spec, arr loadgen.ArrivalSpec, level, warmupCount in
 	if warr.Rate > 0 {
 		var err error
 		if ramp := orDefault(p.WarmupRateRamp, p.RateRamp); ramp > 0 {
-			wu.Arrivals, err = loadgen.NewRateRamp(warr, Seconds(ramp), rand.New(rand.NewPCG(seed, 0x3a)))
+			wu.Arrivals, err = gen.NewRateRamp(warr, Seconds(ramp), rand.New(rand.NewPCG(seed, 0x3a)))
 		} else {
 			wu.Arrivals, err = spec.Worker.Arrivals(warr, seed, 0x3a)
 		}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -16,8 +16,8 @@ import (
 func TestPhasesWarmupWorkerShare(t *testing.T) {
 	t.Parallel()
 	for i, want := range []int{1, 1, 0, 0} {
-		spec := &Spec{Worker: Worker{Index: i, Count: 4}, Schedule: loadgen.Config{Concurrency: 2, MaxRequests: 25}}
-		if err := (Phases{Timeout: DefaultRequestTimeout}).Apply(spec, loadgen.ArrivalSpec{}, 8, 2, 1); err != nil {
+		spec := &Spec{Worker: Worker{Index: i, Count: 4}, Schedule: gen.Config{Concurrency: 2, MaxRequests: 25}}
+		if err := (Phases{Timeout: DefaultRequestTimeout}).Apply(spec, gen.ArrivalSpec{}, 8, 2, 1); err != nil {
 			t.Fatal(err)
 		}
 		switch {
@@ -36,9 +36,9 @@ func TestPhasesWarmupWorkerShare(t *testing.T) {
 func TestPhasesRateRampArrivalsRise(t *testing.T) {
 	t.Parallel()
 	mock, url := startMock(t)
-	spec := &Spec{Class: record.ClassBench, BaseURL: url, Dir: t.TempDir(), Schedule: loadgen.Config{Duration: 3 * time.Second, MaxInFlight: -1},
+	spec := &Spec{Class: record.ClassBench, BaseURL: url, Dir: t.TempDir(), Schedule: gen.Config{Duration: 3 * time.Second, MaxInFlight: -1},
 		Build: func(n int) (Request, error) { return Request{Path: "/v1/chat/completions", Body: chatBody(n, 2)}, nil }}
-	arr := loadgen.ArrivalSpec{Rate: 100, Pattern: loadgen.PatternConstant}
+	arr := gen.ArrivalSpec{Rate: 100, Pattern: gen.PatternConstant}
 	if err := (Phases{RateRamp: 2, Timeout: DefaultRequestTimeout}).Apply(spec, arr, 0, 0, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/format/trace"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
@@ -107,7 +107,7 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 	for i, h := range heads {
 		times[i] = reqs[h].Timestamp
 	}
-	arrivals, err := loadgen.NewTrace(times, rp.Speedup)
+	arrivals, err := gen.NewTrace(times, rp.Speedup)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (rp Replay) Apply(spec *Spec) (*workload.TokenFit, error) {
 	// A worker's first request keeps its place in the whole trace's schedule, which starts
 	// at Lead.
 	shift := time.Duration(float64(times[0]-plan.headTimes[0]+rp.Lead) / rp.Speedup)
-	spec.Schedule = loadgen.Config{Arrivals: Shifted(arrivals, shift), MaxInFlight: -1}
+	spec.Schedule = gen.Config{Arrivals: Shifted(arrivals, shift), MaxInFlight: -1}
 	spec.Total, spec.Build = plan.requests(heads), build
 	spec.MapN = func(n int) int { return heads[n] }
 	if fit != nil {

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/format/trace"
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/workload"
 )
 
 // TestReplayApplySchedulesHeadsAndChainsTurns: a session's later turn is not on the schedule

@@ -16,7 +16,7 @@ import (
 	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/h1client"
 	"github.com/llmtap/llmtap/internal/privatefile"
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tap"
@@ -65,7 +65,7 @@ type Spec struct {
 
 	// Schedule is the load: Arrivals or Concurrency, MaxRequests, Duration (its Request,
 	// Client, OnDone and Progress are set by Run).
-	Schedule loadgen.Config
+	Schedule gen.Config
 	// Grace is how long after GraceFrom responses in flight may take; < 0: forever.
 	Grace time.Duration
 	// GraceFrom is when, from the start of the run, the grace period starts: the end of
@@ -97,7 +97,7 @@ type Spec struct {
 	OnRecord func(n int, r *record.Record)
 
 	// Warmup is sent first and left out of the results; nil: no warmup.
-	Warmup *loadgen.Config
+	Warmup *gen.Config
 	// Keep remembers every request sent in Result.Sent (tests).
 	Keep bool
 	// MaxIdle is the connection pool's size hint (the concurrency); MaxBody the largest request
@@ -108,7 +108,7 @@ type Spec struct {
 	// included) about every ProgressEvery (default a second), and once more with final true
 	// when the phase has ended; it runs on the scheduler's goroutine and must not block. The
 	// CLI draws its progress line with it; the library prints nothing.
-	OnProgress    func(c loadgen.Counters, final bool)
+	OnProgress    func(c gen.Counters, final bool)
 	ProgressEvery time.Duration
 	// OnNote, when set, is given what a person watching the run should know that the results
 	// do not say: the warmup's counts, a wait for the shared start time, timeslices left out.
@@ -152,7 +152,7 @@ type Result struct {
 	// Generator is the load generator's self-check (also in Export).
 	Generator aiperf.Generator
 	// Counters are the scheduler's counts, session turns included.
-	Counters loadgen.Counters
+	Counters gen.Counters
 	// Files are the exports written.
 	Files []string
 	// Sent lists every request sent, when Spec.Keep.
@@ -236,7 +236,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		snd := s.sender(base, tp, col)
 		cfg := *s.Warmup
 		cfg.Request, cfg.Client, cfg.OnDone = snd.loadgenRequest, snd.client, col.done
-		c := loadgen.Run(ctx, cfg)
+		c := gen.Run(ctx, cfg)
 		tp.Flush()
 		_ = tp.Close(context.Background())
 		s.note("warmup: %d requests, %d errors (excluded from the results)", c.Completed+c.Errors, c.Errors)
@@ -282,8 +282,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	var sessions sync.WaitGroup
 	var sSent, sDone, sErrs, sFlight atomic.Int64
 	origin := time.Now()
-	var onDone func(out loadgen.Outcome)
-	onDone = func(out loadgen.Outcome) {
+	var onDone func(out gen.Outcome)
+	onDone = func(out gen.Outcome) {
 		col.done(out)
 		if s.Next == nil {
 			return
@@ -296,7 +296,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		at := time.Now().Add(delay)
 		turn := func() {
-			pacer := loadgen.NewPacer(loadgen.DefaultSpinThreshold)
+			pacer := gen.NewPacer(gen.DefaultSpinThreshold)
 			sSent.Add(1)
 			sFlight.Add(1)
 			o := snd.sendAt(runCtx, pacer, origin, nx, at)
@@ -315,7 +315,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		sessions.Go(turn)
 	}
 	// The counts with the session turns sent beside the schedule.
-	withSessions := func(c loadgen.Counters) loadgen.Counters {
+	withSessions := func(c gen.Counters) gen.Counters {
 		c.Sent += sSent.Load()
 		c.Scheduled += sSent.Load()
 		c.Completed += sDone.Load()
@@ -327,20 +327,20 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	cfg.Request, cfg.Client = snd.loadgenRequest, snd.client
 	if s.MapN != nil {
 		cfg.Request = func(ctx context.Context, n int) (*http.Request, error) {
-			intended, _ := loadgen.IntendedTime(ctx)
+			intended, _ := gen.IntendedTime(ctx)
 			return snd.request(ctx, s.MapN(n), intended)
 		}
-		cfg.OnDone = func(out loadgen.Outcome) { out.N = s.MapN(out.N); onDone(out) }
+		cfg.OnDone = func(out gen.Outcome) { out.N = s.MapN(out.N); onDone(out) }
 	} else {
 		cfg.OnDone = onDone
 	}
 	if s.OnProgress != nil {
-		cfg.Progress = func(c loadgen.Counters) { s.OnProgress(withSessions(c), false) }
+		cfg.Progress = func(c gen.Counters) { s.OnProgress(withSessions(c), false) }
 		cfg.ProgressEvery = cmp.Or(s.ProgressEvery, time.Second)
 	}
 
 	cpu0, wall0 := cpuTime(), time.Now()
-	counters := loadgen.Run(runCtx, cfg)
+	counters := gen.Run(runCtx, cfg)
 	sessions.Wait()
 	wall := time.Since(wall0)
 	cpu := 0.0

@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/mocktest"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
 // startMock serves the built-in mock on a loopback port for the test's lifetime.
-func startMock(t *testing.T) (*mockllm.Server, string) {
+func startMock(t *testing.T) (*mock.Server, string) {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = 2*time.Millisecond, 500*time.Microsecond
 	cfg.LogEvents = true
 	return mocktest.Start(t, cfg)
@@ -60,7 +60,7 @@ func TestRunClosedLoop(t *testing.T) {
 	dir := t.TempDir()
 	res, err := Run(context.Background(), Spec{
 		Class: record.ClassBench, Label: "bench", BaseURL: url, Dir: dir,
-		Schedule: loadgen.Config{Concurrency: 3, MaxRequests: 24, MaxInFlight: -1},
+		Schedule: gen.Config{Concurrency: 3, MaxRequests: 24, MaxInFlight: -1},
 		Build: func(n int) (Request, error) {
 			return Request{Path: "/v1/chat/completions", Body: chatBody(n, 8)}, nil
 		},
@@ -106,7 +106,7 @@ func TestRunSessionTurnsFollowResponses(t *testing.T) {
 	heads := []int{0, 3}
 	res, err := Run(context.Background(), Spec{
 		Class: record.ClassReplay, Label: "replay", BaseURL: url, Dir: t.TempDir(), Keep: true,
-		Schedule: loadgen.Config{Concurrency: 2, MaxRequests: 2, MaxInFlight: -1},
+		Schedule: gen.Config{Concurrency: 2, MaxRequests: 2, MaxInFlight: -1},
 		Build: func(n int) (Request, error) {
 			return Request{Path: "/v1/chat/completions", Body: chatBody(n, 4), Session: "s" + strconv.Itoa(n/3)}, nil
 		},

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/format/aiperf"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -92,15 +92,15 @@ func (s *sender) request(ctx context.Context, n int, intended time.Time) (*http.
 
 // loadgenRequest adapts request to loadgen's builder.
 func (s *sender) loadgenRequest(ctx context.Context, n int) (*http.Request, error) {
-	intended, _ := loadgen.IntendedTime(ctx)
+	intended, _ := gen.IntendedTime(ctx)
 	return s.request(ctx, n, intended)
 }
 
 // sendAt sends request n outside loadgen's scheduler (a session's next turn): it waits for
 // intended with pacer, sends, reads the whole response and reports the stamps, as offsets
 // from start, the way loadgen does.
-func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Time, n int, intended time.Time) loadgen.Outcome {
-	out := loadgen.Outcome{Stamp: loadgen.Stamp{N: n, Intended: intended.Sub(start)}}
+func (s *sender) sendAt(ctx context.Context, pacer *gen.Pacer, start time.Time, n int, intended time.Time) gen.Outcome {
+	out := gen.Outcome{Stamp: gen.Stamp{N: n, Intended: intended.Sub(start)}}
 	if err := pacer.Wait(ctx, intended); err != nil {
 		out.Err = err
 		out.Released, out.Sent, out.Done = time.Since(start), time.Since(start), time.Since(start)
@@ -128,7 +128,7 @@ func (s *sender) sendAt(ctx context.Context, pacer *loadgen.Pacer, start time.Ti
 // cpuWarnAt is the CPU utilization (cores) above which the generator may be the bottleneck.
 const cpuWarnAt = 0.75
 
-func (c *collector) report(counters loadgen.Counters, cpu float64, tp *tap.Tap) aiperf.Generator {
+func (c *collector) report(counters gen.Counters, cpu float64, tp *tap.Tap) aiperf.Generator {
 	now := time.Now()
 	_, eff := c.effective.Snapshot(now)
 	_, lag := c.lag.Snapshot(now)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
 
@@ -46,7 +46,7 @@ func BenchmarkMeasuredRequest(b *testing.B) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		col.done(loadgen.Outcome{Stamp: loadgen.Stamp{N: n}, Status: 200})
+		col.done(gen.Outcome{Stamp: gen.Stamp{N: n}, Status: 200})
 	}
 	tp.Flush()
 	if err := col.flush(); err != nil {

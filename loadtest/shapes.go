@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 

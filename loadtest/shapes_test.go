@@ -3,7 +3,7 @@ package loadtest
 import (
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/workload"
 )
 
 // TestShapesMode: the folder part of each kind of benchmark run, as AIPerf names it.

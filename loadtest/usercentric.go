@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 )
 
 // UserCentric is AIPerf's user-centric rate schedule (--user-centric-rate Q --num-users U), for
@@ -19,7 +19,7 @@ import (
 // 1/Q apart in an order that mixes ages, and each user is replaced by a new one at its start
 // time + its turns × Gap, on an absolute schedule that responses do not move.
 //
-// As a loadgen.Arrivals it yields the start times of the users (session n is the n-th user to
+// As a gen.Arrivals it yields the start times of the users (session n is the n-th user to
 // start); Turns(n) is how many turns user n sends.
 type UserCentric struct {
 	gap, stagger time.Duration
@@ -81,7 +81,7 @@ func NewUserCentric(rate float64, users int, meanTurns float64, turnsOf func(n i
 // Gap is the time between a user's turns.
 func (u *UserCentric) Gap() time.Duration { return u.gap }
 
-// Next implements loadgen.Arrivals: the start time of the next user.
+// Next implements gen.Arrivals: the start time of the next user.
 func (u *UserCentric) Next() time.Duration {
 	n := u.n
 	u.n++
@@ -119,7 +119,7 @@ func (u *UserCentric) Forget(n int) {
 	u.mu.Unlock()
 }
 
-var _ loadgen.Arrivals = (*UserCentric)(nil)
+var _ gen.Arrivals = (*UserCentric)(nil)
 
 func gcd(a, b int) int {
 	for b != 0 {

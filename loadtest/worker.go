@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 )
 
 // Worker is this process's share of one workload split across Count processes (a Kubernetes
@@ -106,7 +106,7 @@ func Take[T any](w Worker, xs []T) []T {
 
 // Shifted returns arrivals a, each intended by later: a worker's phase in a constant rate
 // split across workers, or its first request's place in a replayed trace.
-func Shifted(a loadgen.Arrivals, by time.Duration) loadgen.Arrivals {
+func Shifted(a gen.Arrivals, by time.Duration) gen.Arrivals {
 	if by == 0 {
 		return a
 	}
@@ -114,13 +114,13 @@ func Shifted(a loadgen.Arrivals, by time.Duration) loadgen.Arrivals {
 }
 
 type shifted struct {
-	a  loadgen.Arrivals
+	a  gen.Arrivals
 	by time.Duration
 }
 
 func (s shifted) Next() time.Duration {
 	d := s.a.Next()
-	if d == loadgen.End {
+	if d == gen.End {
 		return d
 	}
 	return d + s.by
@@ -156,7 +156,7 @@ func (w Worker) Dir(dir string) string {
 // Poisson processes of rate λ/N superpose into one of rate λ); a constant rate is phased,
 // worker i sending at (i + kN)/λ, so the workers together send the one-process schedule
 // exactly. stream picks the random stream of the phase (profiling or warmup).
-func (w Worker) Arrivals(arr loadgen.ArrivalSpec, seed, stream uint64) (loadgen.Arrivals, error) {
+func (w Worker) Arrivals(arr gen.ArrivalSpec, seed, stream uint64) (gen.Arrivals, error) {
 	if !w.Split() {
 		return arr.New(rand.New(rand.NewPCG(seed, stream)))
 	}
@@ -166,7 +166,7 @@ func (w Worker) Arrivals(arr loadgen.ArrivalSpec, seed, stream uint64) (loadgen.
 	if err != nil {
 		return nil, err
 	}
-	if strings.EqualFold(strings.TrimSpace(share.Pattern), loadgen.PatternConstant) {
+	if strings.EqualFold(strings.TrimSpace(share.Pattern), gen.PatternConstant) {
 		a = Shifted(a, time.Duration(float64(w.Index)/arr.Rate*float64(time.Second)))
 	}
 	return a, nil

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/loadgen"
+	"github.com/llmtap/llmtap/load/gen"
 )
 
 // TestWorkerSharesPartition: for any count, the workers' request numbers, concurrency shares
@@ -54,21 +54,21 @@ func TestShiftedConstantRatesInterleave(t *testing.T) {
 	const rate = 100.0
 	var got []time.Duration
 	for i := range 3 {
-		a := Shifted(loadgen.NewConstant(rate/3), time.Duration(float64(i)/rate*float64(time.Second)))
+		a := Shifted(gen.NewConstant(rate/3), time.Duration(float64(i)/rate*float64(time.Second)))
 		for range 10 {
 			got = append(got, a.Next())
 		}
 	}
 	slices.Sort(got)
-	one := loadgen.NewConstant(rate)
+	one := gen.NewConstant(rate)
 	for k, g := range got {
 		if want := one.Next(); (g - want).Abs() > time.Microsecond {
 			t.Fatalf("arrival %d at %v, want %v", k, g, want)
 		}
 	}
-	tr, _ := loadgen.NewTrace([]time.Duration{0}, 1)
+	tr, _ := gen.NewTrace([]time.Duration{0}, 1)
 	s := Shifted(tr, time.Second)
-	if s.Next() != time.Second || s.Next() != loadgen.End {
+	if s.Next() != time.Second || s.Next() != gen.End {
 		t.Error("a shifted trace must keep its end")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 )
 
 // Mirror is the part of the mirror's status (GET /llmtap/mirror, or MirrorStatus) that the

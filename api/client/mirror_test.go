@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 )
 
 func verdicts(outcomes ...string) Mirror {

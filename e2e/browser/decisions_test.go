@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/slo"
 )
 
@@ -31,7 +31,7 @@ const decisionPairs = 160
 // window and the burn rates of GET /llmtap/slo, value for value.
 func TestDashboardDecisions(t *testing.T) {
 	// Times long against a busy machine's stalls, as in the canary tests of modules/commands.
-	base := mockllm.Config{Model: "m1", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	base := mock.Config{Model: "m1", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slower := base
 	slower.TTFT = 300 * time.Millisecond
 	_, live := testkit.StartMock(t, base)

@@ -36,7 +36,7 @@ import (
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // browserPath finds the Chromium that `make tools` installs.
@@ -171,7 +171,7 @@ func (b *browser) screenshot(t *testing.T, name string) string {
 // startMock serves the mock inference server on a free loopback port until the test ends.
 func startMock(t *testing.T) string {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.JitterCV = 15*time.Millisecond, 2*time.Millisecond, 0.5
 	cfg.Timings = true // llama.cpp's timings: the dashboard's time-split bars have a server part
 	_, u := testkit.StartMock(t, cfg)

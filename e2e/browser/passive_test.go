@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 )
 
@@ -27,7 +27,7 @@ import (
 // objective with their intervals, the current rate and what remains, queue onset, KV limit
 // and KV usage.
 func TestDashboardPassiveHeadroom(t *testing.T) {
-	cfg := mockllm.Config{Model: "m1", TTFT: 60 * time.Millisecond, ITL: 10 * time.Millisecond, OutputTokens: 8, Slots: 2, KVCacheTokens: 400}
+	cfg := mock.Config{Model: "m1", TTFT: 60 * time.Millisecond, ITL: 10 * time.Millisecond, OutputTokens: 8, Slots: 2, KVCacheTokens: 400}
 	_, upURL := testkit.StartMock(t, cfg)
 	up := strings.TrimPrefix(upURL, "http://")
 	globals := fmt.Sprintf("\tllmtap {\n\t\tscrape http://%s/metrics {\n\t\t\tinterval 200ms\n\t\t}\n\t}", up)

@@ -22,7 +22,7 @@ import (
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive and global option
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // childEnv names the Caddy config (JSON) a re-executed test binary loads instead of running
@@ -167,7 +167,7 @@ func TestShadowSuperposition(t *testing.T) {
 		dur       = 45 * time.Second
 		edge      = 2 * time.Second // trimmed at each end: the instances start one after another
 	)
-	mock, err := mockllm.New(mockllm.Config{TTFT: time.Millisecond, ITL: 0, OutputTokens: 2, LogLimit: 20000})
+	mock, err := mock.New(mock.Config{TTFT: time.Millisecond, ITL: 0, OutputTokens: 2, LogLimit: 20000})
 	if err != nil {
 		t.Fatal(err)
 	}

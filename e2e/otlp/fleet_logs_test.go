@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestFleetLogs runs three llmtap processes (each its own OpenTelemetry SDK, no
@@ -24,7 +24,7 @@ func TestFleetLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = 5*time.Millisecond, time.Millisecond
 	mockURL := startMock(t, cfg)
 	rcv := startReceiver(t)

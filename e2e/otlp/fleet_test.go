@@ -29,8 +29,8 @@ import (
 
 	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // childEnv, set to "1", makes the test binary run as the llmtap command (Caddy with the llmtap
@@ -84,7 +84,7 @@ func TestFleetMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.JitterCV = fleetTTFT, fleetITL, 0.1
 	mockURL := startMock(t, cfg)
 

@@ -20,14 +20,14 @@ import (
 
 	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // runLogsProxy runs Caddy (tracing, llmtap recording records to dir with the given record
 // options, reverse_proxy to the mock) and returns the site's and the admin's base URLs.
 func runLogsProxy(t *testing.T, dir, recordOpts string) (site, admin string) {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = 5*time.Millisecond, time.Millisecond
 	_, mockURL := testkit.StartMock(t, cfg)
 	adminAddr, addr := testkit.FreeAddr(t), testkit.FreeAddr(t)

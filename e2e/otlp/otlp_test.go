@@ -29,8 +29,8 @@ import (
 	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/process"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
 
@@ -140,7 +140,7 @@ func TestOTLPExport(t *testing.T) {
 
 // startMock serves the mock inference server with cfg on loopback until the test ends and
 // returns its base URL.
-func startMock(t *testing.T, cfg mockllm.Config) string {
+func startMock(t *testing.T, cfg mock.Config) string {
 	t.Helper()
 	_, mockURL := testkit.StartMock(t, cfg)
 	return mockURL
@@ -149,7 +149,7 @@ func startMock(t *testing.T, cfg mockllm.Config) string {
 // runProxy loads the Caddy config and returns the site's base URL and the mock's host:port.
 func runProxy(t *testing.T) (site, mockAddr string) {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = mockTTFT, 2*time.Millisecond
 	mockURL := startMock(t, cfg)
 	admin, addr, dead := testkit.FreeAddr(t), testkit.FreeAddr(t), testkit.FreeAddr(t) // nothing listens on dead

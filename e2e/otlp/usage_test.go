@@ -12,7 +12,7 @@ import (
 
 	"github.com/llmtap/llmtap/export/otel"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // Token kinds and tenants of the usage test: the mock reports 5 cached prompt tokens and 2
@@ -61,7 +61,7 @@ func TestOTLPTokenKinds(t *testing.T) {
 // runUsageProxy loads Caddy with llmtap (tenant from X-Tenant) in front of the mock.
 func runUsageProxy(t *testing.T) string {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.CachedTokens, cfg.Reasoning = time.Millisecond, time.Millisecond, usageCached, usageReasoning
 	mockURL := startMock(t, cfg)
 	admin, addr := testkit.FreeAddr(t), testkit.FreeAddr(t)

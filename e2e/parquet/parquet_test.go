@@ -22,9 +22,9 @@ import (
 
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -229,8 +229,8 @@ func TestParquetDuckDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := mockllm.DefaultConfig()
-	cfg.TTFT, cfg.ITL, cfg.JitterCV, cfg.Usage = 15*time.Millisecond, 2*time.Millisecond, 0.3, mockllm.UsageAlways
+	cfg := mock.DefaultConfig()
+	cfg.TTFT, cfg.ITL, cfg.JitterCV, cfg.Usage = 15*time.Millisecond, 2*time.Millisecond, 0.3, mock.UsageAlways
 	_, mockURL := testkit.StartMock(t, cfg)
 
 	root := t.TempDir()

@@ -3,7 +3,7 @@ package prom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 )
 
 // MirrorReading is what the mirror collector reads at scrape time.

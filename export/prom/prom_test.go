@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/llmtap/llmtap/internal/promtest"
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/load/shadow"
+	"github.com/llmtap/llmtap/mirror"
 )
 
 // TestMirrorAndShadow reads fixed mirror and shadow states through their collectors.
@@ -16,8 +16,8 @@ func TestMirrorAndShadow(t *testing.T) {
 			Gate:     mirror.GateState{Paused: true, Pauses: 4}, Pairs: 5,
 		}
 	})
-	sc := Shadow(func() []inproc.Status {
-		return []inproc.Status{{Name: "s", OK: 3, Errors: 1, Dropped: 2, InFlight: 1, Rate: 4, State: inproc.StatePaused}}
+	sc := Shadow(func() []shadow.Status {
+		return []shadow.Status{{Name: "s", OK: 3, Errors: 1, Dropped: 2, InFlight: 1, Rate: 4, State: shadow.StatePaused}}
 	})
 	got := promtest.Gather(t, mc, sc)
 	promtest.Check(t, got, map[string]float64{

@@ -3,12 +3,12 @@ package prom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/shadow"
 )
 
 // Shadow reports every shadow load's counters, read at scrape time from the function (the
 // status of every load).
-type Shadow func() []inproc.Status
+type Shadow func() []shadow.Status
 
 var (
 	descShadowSent     = prometheus.NewDesc("llmtap_shadow_requests_total", "Shadow requests sent by a shadow load, by result (ok, error).", []string{"shadow", "result"}, nil)
@@ -33,7 +33,7 @@ func (loads Shadow) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descShadowDropped, prometheus.CounterValue, float64(st.Dropped), st.Name)
 		ch <- prometheus.MustNewConstMetric(descShadowInFlight, prometheus.GaugeValue, float64(st.InFlight), st.Name)
 		ch <- prometheus.MustNewConstMetric(descShadowRate, prometheus.GaugeValue, st.Rate, st.Name)
-		ch <- prometheus.MustNewConstMetric(descShadowPaused, prometheus.GaugeValue, boolValue(st.State == inproc.StatePaused), st.Name)
+		ch <- prometheus.MustNewConstMetric(descShadowPaused, prometheus.GaugeValue, boolValue(st.State == shadow.StatePaused), st.Name)
 	}
 }
 

@@ -28,8 +28,8 @@ import (
 	"github.com/llmtap/llmtap/api/client"
 	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/privatefile"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
@@ -50,7 +50,7 @@ type Options struct {
 	// Out is the folder the summary and records are written to.
 	Out string
 	// Mock configures the mock inference server.
-	Mock mockllm.Config
+	Mock mock.Config
 }
 
 // caddyfile is the Caddyfile the demo runs: llmtap in front of the mock server, with the admin
@@ -123,16 +123,16 @@ func (d *Records) Close() error { return d.file.Close() }
 // Load returns the demo's load to url: Poisson arrivals at o.Rate for o.Duration, streaming
 // chat completions of mock-model (every o.NoUsageEvery-th without a usage chunk), sent by
 // client, with progress called every progressEvery.
-func (o Options) Load(url string, client *http.Client, progressEvery time.Duration, progress func(loadgen.Counters)) loadgen.Config {
+func (o Options) Load(url string, client *http.Client, progressEvery time.Duration, progress func(gen.Counters)) gen.Config {
 	withUsage, withoutUsage := chatBody(o.MaxTokens, true), chatBody(o.MaxTokens, false)
-	return loadgen.Config{
-		Arrivals: loadgen.NewPoisson(o.Rate, rand.New(rand.NewPCG(o.Seed, 0x11a7a9))),
+	return gen.Config{
+		Arrivals: gen.NewPoisson(o.Rate, rand.New(rand.NewPCG(o.Seed, 0x11a7a9))),
 		Request: func(ctx context.Context, n int) (*http.Request, error) {
 			body := withUsage
 			if o.NoUsageEvery > 0 && n%o.NoUsageEvery == o.NoUsageEvery-1 {
 				body = withoutUsage
 			}
-			return loadgen.ChatRequest(url, body)(ctx, n)
+			return gen.ChatRequest(url, body)(ctx, n)
 		},
 		Client:        client,
 		Duration:      o.Duration,

@@ -4,7 +4,7 @@
 // buffered writer. It is for the mock inference server when it shares a small machine with the
 // load generator or proxy being measured: net/http's Server also runs a background read per
 // request (to notice a client that goes away), builds a response object with its own buffers,
-// and sniffs content types. BenchmarkUnaryServers in shadow/mockllm (-cpu 1, one client): 75–107
+// and sniffs content types. BenchmarkUnaryServers in mock (-cpu 1, one client): 75–107
 // µs of CPU per small exchange, client and server together, against net/http's 97–124 µs.
 //
 // What it leaves out, on purpose: TLS, HTTP/2 (a client that opens with the HTTP/2 preface is

@@ -1,5 +1,5 @@
 // Package layers holds the import rules of the tree as a test: the engine (telemetry/) imports
-// no generator, surface, exporter or Caddy package; the generators (shadow/, loadtest/) import
+// no generator, surface, exporter or Caddy package; the generators (load/, mirror/, mock/, loadtest/) import
 // no surface, exporter or Caddy package; the file formats (format/) import no generator or
 // surface, and of the engine only the record (telemetry/record).
 package layers
@@ -44,15 +44,21 @@ func forbidden(d string, prefixes ...string) bool {
 
 var surfaces = []string{"api", "ui", "report", "modules", "caddyfile", "export", "cmd", "gen"}
 
+// generators are the roots of the packages that make load: shadow load, benchmarks, replay,
+// mirroring and the mock server.
+var generators = []string{"load", "mirror", "mock", "loadtest"}
+
 func TestLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
 	for pattern, bad := range map[string][]string{
-		"./telemetry/...": append([]string{"shadow", "loadtest"}, surfaces...),
-		"./shadow/...":    surfaces,
+		"./telemetry/...": append(generators, surfaces...),
+		"./load/...":      surfaces,
+		"./mirror/...":    surfaces,
+		"./mock/...":      surfaces,
 		"./loadtest/...":  surfaces,
-		"./format/...":    append([]string{"shadow", "loadtest"}, surfaces...),
+		"./format/...":    append(generators, surfaces...),
 	} {
 		for pkg, ds := range deps(t, "../../"+strings.TrimPrefix(pattern, "./")) {
 			for _, d := range ds {
@@ -78,7 +84,7 @@ func TestFormatLayers(t *testing.T) {
 			engine[d] = true
 		}
 	}
-	bad := append([]string{"shadow", "loadtest"}, surfaces...)
+	bad := append(generators, surfaces...)
 	for pkg, ds := range deps(t, "../../format/...") {
 		for _, d := range ds {
 			if forbidden(d, bad...) || forbidden(d, "telemetry") && !engine[d] {

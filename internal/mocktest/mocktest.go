@@ -5,16 +5,16 @@ package mocktest
 import (
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // Start serves a mock inference server with cfg on a free loopback port until the test
 // ends, and returns it with its URL ("http://127.0.0.1:port"). At the end it stops the server
 // (a failure to stop is logged, not failed: a connection Caddy left mid-request may be reset)
 // and closes the mock's event log.
-func Start(t testing.TB, cfg mockllm.Config) (*mockllm.Server, string) {
+func Start(t testing.TB, cfg mock.Config) (*mock.Server, string) {
 	t.Helper()
-	mock, err := mockllm.New(cfg)
+	mock, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

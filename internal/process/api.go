@@ -5,8 +5,8 @@ import (
 
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/load/shadow"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 	"go.uber.org/zap"
@@ -64,9 +64,9 @@ func (p *Process) Windows() api.Timeline {
 // ShadowLoads controls the shadow loads of p (none for a nil Process) for the admin routes,
 // logging each control.
 func (p *Process) ShadowLoads() *api.RunnerShadow {
-	c := &api.RunnerShadow{Runner: func(string) *inproc.Runner { return nil }, Runners: func() []*inproc.Runner { return nil },
+	c := &api.RunnerShadow{Runner: func(string) *shadow.Runner { return nil }, Runners: func() []*shadow.Runner { return nil },
 		State: func() api.ShadowDoc {
-			return api.ShadowDoc{Shadows: []inproc.Status{}, HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight}
+			return api.ShadowDoc{Shadows: []shadow.Status{}, HardMaxRate: shadow.HardMaxRate, HardMaxInFlight: shadow.HardMaxInFlight}
 		},
 	}
 	if p != nil {
@@ -107,9 +107,9 @@ func (p *Process) StreamRefused() {
 
 // ShadowDoc is the document of GET /llmtap/shadow.
 func (p *Process) ShadowDoc() api.ShadowDoc {
-	doc := api.ShadowDoc{Shadows: []inproc.Status{}, Guard: p.GuardState(), ForgedMarkers: p.marks.forged.Load(),
+	doc := api.ShadowDoc{Shadows: []shadow.Status{}, Guard: p.GuardState(), ForgedMarkers: p.marks.forged.Load(),
 		ExpiredMarkers: p.marks.expired.Load(), ReplayedMarkers: p.marks.replayed.Load(),
-		HardMaxRate: inproc.HardMaxRate, HardMaxInFlight: inproc.HardMaxInFlight, PassiveHeadroom: p.Passive.Estimates()}
+		HardMaxRate: shadow.HardMaxRate, HardMaxInFlight: shadow.HardMaxInFlight, PassiveHeadroom: p.Passive.Estimates()}
 	for _, r := range p.ShadowRunners() {
 		doc.Shadows = append(doc.Shadows, r.Status())
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/llmtap/llmtap/export/prom"
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/shadow"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 )
 
@@ -69,9 +69,9 @@ func (p *Process) newMetrics() {
 		prom.Mirror(func() prom.MirrorReading {
 			return prom.MirrorReading{Counters: p.Mirroring.Stats.Snapshot(), Gate: p.Mirroring.Gate.State(), Pairs: p.Mirroring.Pairs.Summary().Pairs}
 		}),
-		prom.Shadow(func() []inproc.Status {
+		prom.Shadow(func() []shadow.Status {
 			rs := p.ShadowRunners()
-			out := make([]inproc.Status, len(rs))
+			out := make([]shadow.Status, len(rs))
 			for i, r := range rs {
 				out[i] = r.Status()
 			}

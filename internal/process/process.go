@@ -29,10 +29,10 @@ import (
 	"github.com/llmtap/llmtap/export/prom"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/internal/keyparse"
-	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/marker"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/load/guard"
+	"github.com/llmtap/llmtap/load/marker"
+	"github.com/llmtap/llmtap/load/shadow"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/headroom"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
@@ -100,7 +100,7 @@ type Process struct {
 
 	guard        atomic.Pointer[guard.Runner]
 	guardTargets guard.Targets
-	shadows      inproc.Registry
+	shadows      shadow.Registry
 
 	marker    *marker.Signer
 	markerErr error
@@ -140,7 +140,7 @@ func New(o Options) *Process {
 	p.marker, p.markerErr = newMarker(o.MarkerKey)
 	p.SLOTracker = slo.NewTracker(p.Models.Get, nil)
 	p.guardTargets.Add("mirror", p.Mirroring.Gate)
-	p.shadows.OnAdd = func(r *inproc.Runner) func() { return p.guardTargets.Add("shadow/"+r.Name(), r) }
+	p.shadows.OnAdd = func(r *shadow.Runner) func() { return p.guardTargets.Add("shadow/"+r.Name(), r) }
 	p.newMetrics()
 
 	p.tap = tap.New(tap.Options{Stats: stats.Options{Models: p.Models, Tenants: p.Tenants}})

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/llmtap/llmtap/internal/keyparse"
-	"github.com/llmtap/llmtap/shadow/marker"
+	"github.com/llmtap/llmtap/load/marker"
 )
 
 // TestParseMarkerKey: the fleet key is 32 bytes in hex or any base64 alphabet; anything else is

@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/llmtap/llmtap/shadow/guard"
-	"github.com/llmtap/llmtap/shadow/inproc"
+	"github.com/llmtap/llmtap/load/guard"
+	"github.com/llmtap/llmtap/load/shadow"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/scrape"
@@ -232,7 +232,7 @@ func (p *Process) GuardState() *guard.State {
 // shadowEntry is a shadow load held by name: a load outlives the configs that name it as long
 // as one of them is loaded.
 type shadowEntry struct {
-	*inproc.Entry
+	*shadow.Entry
 	p *Process
 }
 
@@ -246,7 +246,7 @@ func (e *shadowEntry) Close(ctx context.Context) error {
 // HoldShadows holds every load of cfgs: a load no other config runs starts (unless stopped
 // says it is loaded stopped); one that runs is adopted, and reconfigured when its config
 // changed. On an error the loads held so far are let go.
-func (p *Process) HoldShadows(l *zap.Logger, cfgs []inproc.Config, stopped []bool) (release func(), err error) {
+func (p *Process) HoldShadows(l *zap.Logger, cfgs []shadow.Config, stopped []bool) (release func(), err error) {
 	var held []func()
 	release = func() {
 		for _, f := range held {
@@ -256,7 +256,7 @@ func (p *Process) HoldShadows(l *zap.Logger, cfgs []inproc.Config, stopped []boo
 	for i, c := range cfgs {
 		if c.Headroom != nil && c.OnHeadroom == nil {
 			// The probe may outlive the config: it logs through the process's logger.
-			c.OnHeadroom = func(h inproc.HeadroomReport) {
+			c.OnHeadroom = func(h shadow.HeadroomReport) {
 				p.Log("shadow").Info("headroom probe finished", zap.String("shadow", c.Name),
 					zap.Float64("headroom_requests_per_sec", h.HeadroomRequestsPerSec),
 					zap.Float64("headroom_output_tokens_per_sec", h.HeadroomOutputTokensPerSec),
@@ -298,10 +298,10 @@ func (p *Process) HoldShadows(l *zap.Logger, cfgs []inproc.Config, stopped []boo
 }
 
 // ShadowRunner returns the running load of that name, or nil.
-func (p *Process) ShadowRunner(name string) *inproc.Runner { return p.shadows.Get(name) }
+func (p *Process) ShadowRunner(name string) *shadow.Runner { return p.shadows.Get(name) }
 
 // ShadowRunners returns every running load, sorted by name.
-func (p *Process) ShadowRunners() []*inproc.Runner { return p.shadows.Sorted() }
+func (p *Process) ShadowRunners() []*shadow.Runner { return p.shadows.Sorted() }
 
 // shadowSink gives every finished record to the guard rails and to the headroom probes.
 type shadowSink struct{ p *Process }

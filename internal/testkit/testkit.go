@@ -25,7 +25,7 @@ import (
 
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/mocktest"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // shutdownConfig replaces a loaded config with one that disables the admin endpoint (stopping
@@ -49,7 +49,7 @@ func FreeAddr(t testing.TB) string {
 
 // StartMock serves a mock inference server with cfg on a free loopback port until the test
 // ends (mocktest.Start, which engine-package tests use without Caddy).
-func StartMock(t testing.TB, cfg mockllm.Config) (*mockllm.Server, string) {
+func StartMock(t testing.TB, cfg mock.Config) (*mock.Server, string) {
 	t.Helper()
 	return mocktest.Start(t, cfg)
 }

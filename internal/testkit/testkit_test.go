@@ -11,7 +11,7 @@ import (
 
 	_ "github.com/caddyserver/caddy/v2/modules/standard"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestCaddyStartsServesAndShutsDown starts Caddy from a Caddyfile, reads a site and the admin
@@ -64,7 +64,7 @@ func TestWaitReadyGivesUp(t *testing.T) {
 // the JSON content type and the request id, and the mock answers it in full.
 func TestPostJSONToTheMock(t *testing.T) {
 	t.Parallel()
-	_, url := StartMock(t, mockllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 3})
+	_, url := StartMock(t, mock.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 3})
 	var got http.Header
 	echo := Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()

@@ -17,9 +17,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmtap/llmtap/format/aiperf"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/workload"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tokens"
@@ -211,7 +211,7 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 // benchFlags are bench's flags, parsed once; spec builds a run's spec from them.
 type benchFlags struct {
 	cf              clientFlags
-	arr             loadgen.ArrivalSpec
+	arr             gen.ArrivalSpec
 	shapes          shapeFlags // conversations, user-centric rate, shared prefixes, datasets (bench_shapes.go)
 	sw              sweepFlags // ramps, warmup by duration, timeout, sweeps, repeated runs, timeslices (bench_sweep.go)
 	concurrency     *int
@@ -323,8 +323,8 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if concurrency > 0 && share == 0 {
 		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
-	sched := loadgen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
-		SpinThreshold: loadgen.SpinFor(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
+	sched := gen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
+		SpinThreshold: gen.SpinFor(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
 		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
 			return nil, 2, err

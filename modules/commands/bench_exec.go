@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/termsafe"
+	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/loadgen"
 )
 
 // executeMain runs a prepared spec for a command, serving the Connect API on apiListen while
@@ -57,7 +57,7 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 // second.
 func watchProgress(spec *loadtest.Spec, w io.Writer, terminal bool) {
 	label, total, duration := spec.Label, spec.Total, spec.Schedule.Duration
-	spec.OnProgress = func(c loadgen.Counters, final bool) {
+	spec.OnProgress = func(c gen.Counters, final bool) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s [%6.1fs", label, c.Elapsed.Seconds())
 		if duration > 0 {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/workload"
 )
 
 // TestBenchDatasetSamplingAtTheServer checks --dataset-sampling-strategy at the server, one

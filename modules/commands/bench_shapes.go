@@ -4,8 +4,8 @@ import (
 	"flag"
 	"strings"
 
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/workload"
 )
 
 // shapeFlags are bench's load shapes beyond single requests (loadtest.Shapes), with AIPerf's

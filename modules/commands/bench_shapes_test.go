@@ -16,14 +16,14 @@ import (
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
 
 // loggedMock serves the fast mock behind a body log: what arrived, in order, with the bodies.
 func loggedMock(t *testing.T) (*BodyLog, string) {
 	t.Helper()
-	srv, err := mockllm.New(fastMock())
+	srv, err := mock.New(fastMock())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // runBenchPlain runs `llmtap bench` in-process with no hook (sweeps run a bench per cell) and
@@ -40,7 +40,7 @@ type span struct {
 }
 
 // mockSpans returns the mock's traces as spans, oldest first.
-func mockSpans(m *mockllm.Server) []span {
+func mockSpans(m *mock.Server) []span {
 	var out []span
 	for _, tr := range m.Traces() {
 		s := span{id: tr.RequestID, start: tr.Arrived, end: tr.Arrived, canceled: tr.Canceled}
@@ -163,7 +163,7 @@ func TestBenchConcurrencySweep(t *testing.T) {
 		sum := readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"))
 		lg := sum["input_config"].(map[string]any)["loadgen"].(map[string]any)
 		if lg["concurrency"] != float64(level) {
-			t.Errorf("%s: input_config.loadgen.concurrency %v, want %d", dir, lg["concurrency"], level)
+			t.Errorf("%s: input_config.gen.concurrency %v, want %d", dir, lg["concurrency"], level)
 		}
 		if seed := sum["run_info"].(map[string]any)["seed"]; seed != float64(7+i) {
 			t.Errorf("%s: seed %v, want %d (AIPerf: base seed + value index)", dir, seed, 7+i)

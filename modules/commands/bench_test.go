@@ -16,11 +16,11 @@ import (
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
-func fastMock() mockllm.Config {
-	cfg := mockllm.DefaultConfig()
+func fastMock() mock.Config {
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = 2*time.Millisecond, 500*time.Microsecond
 	cfg.LogEvents = true
 	return cfg
@@ -252,7 +252,7 @@ func TestBenchDefaultConcurrency(t *testing.T) {
 func TestBenchTokenizer(t *testing.T) {
 	file := filepath.Join("..", "..", "telemetry", "tokens", "hf", "testdata", "stories260k-legacy.json")
 	cfg := fastMock()
-	cfg.Usage = mockllm.UsageNever
+	cfg.Usage = mock.UsageNever
 	mock, url := testkit.StartMock(t, cfg)
 	dir := t.TempDir()
 	code, out, _, _ := runBenchArgs(t, "--url", url, "--model", "mock-model", "--concurrency", "2",

@@ -16,14 +16,14 @@ import (
 
 	"github.com/llmtap/llmtap/format/aiperf"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
 // arrived lists what the mock received as "n:prompt_tokens" (n from the request id's end),
 // sorted: the workload as the server saw it.
-func arrived(t *testing.T, m *mockllm.Server) []string {
+func arrived(t *testing.T, m *mock.Server) []string {
 	t.Helper()
 	var out []string
 	for _, tr := range m.Traces() {

@@ -15,8 +15,8 @@ import (
 	"github.com/llmtap/llmtap/api/client"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/internal/termsafe"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/mirror"
 )
 
 func init() {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestCanaryConnect mirrors live traffic through real Caddy to a mock six times slower, with
@@ -23,7 +23,7 @@ import (
 // verdict, text and JSON alike, and exits 1 (worse). The handler's SLO judges both sides: the
 // verdict compares their attainment on every surface. An unknown protocol is a usage error.
 func TestCanaryConnect(t *testing.T) {
-	base := mockllm.Config{Model: "canary-connect", TTFT: 10 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4}
+	base := mock.Config{Model: "canary-connect", TTFT: 10 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4}
 	slower := base
 	slower.TTFT = 60 * time.Millisecond
 	_, liveURL := testkit.StartMock(t, base)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestCanaryVerdicts mirrors live traffic through real Caddy and llmtap to a second mock and
@@ -30,14 +30,14 @@ import (
 // few ms "same" (its 2 ms absolute margin).
 func TestCanaryVerdicts(t *testing.T) {
 	// Times long against a busy machine's stalls (tens of ms under the race detector).
-	base := mockllm.Config{Model: "canary-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	base := mock.Config{Model: "canary-model", TTFT: 200 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slowerITL := base
 	slowerITL.ITL = 24 * time.Millisecond
 	tail := base
 	tail.TailFraction, tail.TailFactor = 0.05, 4
 	for _, tc := range []struct {
 		name     string
-		mirror   mockllm.Config
+		mirror   mock.Config
 		verdict  map[string]any
 		send     int
 		code     int    // exit status of llmtap canary
@@ -197,7 +197,7 @@ func postMany(t *testing.T, site string, n, conc int, header func(i int, h http.
 // prints it and exits 3 at once, saying why, rather than waiting for --timeout (and printing
 // the verdicts it last read). 40 pairs at a single look cannot bound a p99.
 func TestCanaryInconclusive(t *testing.T) {
-	base := mockllm.Config{Model: "canary-model", TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	base := mock.Config{Model: "canary-model", TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	_, liveURL := testkit.StartMock(t, base)
 	_, mirrorURL := testkit.StartMock(t, base)
 	admin, site := mirrorProxy(t, liveURL, mirrorURL, map[string]any{"first_look": 40, "looks": 1}, nil)

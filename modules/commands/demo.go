@@ -18,9 +18,9 @@ import (
 	"github.com/llmtap/llmtap/internal/demo"
 	"github.com/llmtap/llmtap/internal/loopback"
 	"github.com/llmtap/llmtap/internal/termsafe"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tokens"
@@ -41,7 +41,7 @@ func runDemo(fs *flag.FlagSet, args []string) (int, error) {
 	defer stop()
 
 	// 1. The mock inference server.
-	mock, err := mockllm.New(o.Mock)
+	mock, err := mock.New(o.Mock)
 	if err != nil {
 		return 2, err
 	}
@@ -120,7 +120,7 @@ func parseDemoFlags(fs *flag.FlagSet, args []string) (demo.Options, error) {
 	fs.IntVar(&o.NoUsageEvery, "no-usage-every", 5, "every N-th request omits stream_options.include_usage, so its tokens are counted by llmtap's tokenizer (0 = never)")
 	fs.Uint64Var(&o.Seed, "load-seed", 1, "seed of the arrival schedule (--seed seeds the mock server)")
 	fs.StringVar(&o.Out, "output", "", "folder for the summary and records (default ./llmtap-demo-<time>)")
-	mockCfg := mockllm.RegisterFlags(fs)
+	mockCfg := mock.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -135,7 +135,7 @@ func parseDemoFlags(fs *flag.FlagSet, args []string) (demo.Options, error) {
 }
 
 // startDemoMock warms mock and serves it on a free loopback port.
-func startDemoMock(mock *mockllm.Server) (url string, stop func() error, err error) {
+func startDemoMock(mock *mock.Server) (url string, stop func() error, err error) {
 	// Warm up before measuring: the mock and llmtap load their tokenizers on first use, which
 	// made the first responses tens of milliseconds late (a TTFT p99 of ~100 ms for a 20 ms
 	// mock in the first table).
@@ -170,7 +170,7 @@ func startDemoProxy(mockURL string) (proxyAddr, adminAddr string, err error) {
 
 // runDemoLoad sends the demo's load (demo.Options.Load) to url, printing its progress on
 // standard error, and returns the final counters.
-func runDemoLoad(ctx context.Context, o demo.Options, url string) loadgen.Counters {
+func runDemoLoad(ctx context.Context, o demo.Options, url string) gen.Counters {
 	// On a terminal the progress line rewrites itself in place; in a log it is a line a second.
 	progressEvery, progressStart, progressEnd := time.Second, "", "\n"
 	if term.IsTerminal(int(os.Stderr.Fd())) {
@@ -178,7 +178,7 @@ func runDemoLoad(ctx context.Context, o demo.Options, url string) loadgen.Counte
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	defer client.CloseIdleConnections()
-	counters := loadgen.Run(ctx, o.Load(url, client, progressEvery, func(c loadgen.Counters) {
+	counters := gen.Run(ctx, o.Load(url, client, progressEvery, func(c gen.Counters) {
 		fmt.Fprint(os.Stderr, progressStart, progressLine(c, o.Duration), progressEnd)
 	}))
 	fmt.Fprint(os.Stderr, progressStart, progressLine(counters, o.Duration), "\n\n")
@@ -186,7 +186,7 @@ func runDemoLoad(ctx context.Context, o demo.Options, url string) loadgen.Counte
 }
 
 // progressLine is the live status of the load.
-func progressLine(c loadgen.Counters, total time.Duration) string {
+func progressLine(c gen.Counters, total time.Duration) string {
 	return fmt.Sprintf("[%5.1fs / %v] sent %d  completed %d  in flight %d  errors %d  dropped %d",
 		c.Elapsed.Seconds(), total, c.Sent, c.Completed, c.InFlight, c.Errors, c.Dropped)
 }

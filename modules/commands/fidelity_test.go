@@ -14,7 +14,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // proxyRecording starts real Caddy with llmtap recording to dir in front of upstream and
@@ -106,7 +106,7 @@ func TestReplayFidelity(t *testing.T) {
 	}
 	// Times long against a busy machine's stalls (tens of ms under the race detector), and a
 	// rate that leaves the machine unsaturated (see above).
-	base := mockllm.Config{Model: "fidelity-model", TTFT: 400 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	base := mock.Config{Model: "fidelity-model", TTFT: 400 * time.Millisecond, ITL: 20 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slower := base
 	slower.TTFT = 600 * time.Millisecond
 	const n, rate = 540, 30
@@ -133,7 +133,7 @@ func TestReplayFidelity(t *testing.T) {
 
 	for _, tc := range []struct {
 		name     string
-		mock     mockllm.Config
+		mock     mock.Config
 		verdict  string
 		diverged string
 	}{
@@ -221,7 +221,7 @@ func TestReplayFidelity(t *testing.T) {
 // needs about 4,000).
 func TestReplayFidelityPrefixReuse(t *testing.T) {
 	t.Setenv("LLMTAP_FLEET_KEY", "6c6c6d7461702d666c6565742d6b65792d7465737421")
-	cfg := mockllm.Config{Model: "prefix-model", TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Usage: mockllm.UsageAlways, Seed: 2}
+	cfg := mock.Config{Model: "prefix-model", TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Usage: mock.UsageAlways, Seed: 2}
 	_, url := testkit.StartMock(t, cfg)
 	var src strings.Builder
 	for i := range 120 {

@@ -8,17 +8,17 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // runMock serves the mock inference server until SIGINT or SIGTERM.
 func runMock(fs *flag.FlagSet, args []string) (int, error) {
-	cfg := mockllm.RegisterFlags(fs)
+	cfg := mock.RegisterFlags(fs)
 	listen := fs.String("listen", "127.0.0.1:8000", "address to listen on")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
-	srv, err := mockllm.New(*cfg)
+	srv, err := mock.New(*cfg)
 	if err != nil {
 		return 2, err
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/sample"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // arrival is one request as the server received it: its id, session header and body.
@@ -42,10 +42,10 @@ func (l *serverLog) all() []arrival {
 // startLoggedMock serves a mock (with its event log on) behind a handler that logs every
 // request's X-Request-Id, X-Correlation-Id (the session header llmtap replay and AIPerf send)
 // and body before the mock sees it.
-func startLoggedMock(t *testing.T, cfg mockllm.Config) (*mockllm.Server, string, *serverLog) {
+func startLoggedMock(t *testing.T, cfg mock.Config) (*mock.Server, string, *serverLog) {
 	t.Helper()
 	cfg.LogEvents = true
-	mock, err := mockllm.New(cfg)
+	mock, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/llmtap/llmtap/internal/testkit"
 	"github.com/llmtap/llmtap/loadtest"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 func runReplayArgs(t *testing.T, args ...string) (int, string, *loadtest.Result) {
@@ -53,7 +53,7 @@ func TestReplayAzureSendLag(t *testing.T) {
 	if testing.Short() {
 		t.Skip("26 s replay")
 	}
-	cfg := mockllm.Config{LogEvents: true, PromptCounter: mockllm.PromptApprox, LogLimit: 2000}
+	cfg := mock.Config{LogEvents: true, PromptCounter: mock.PromptApprox, LogLimit: 2000}
 	mock, url := testkit.StartMock(t, cfg)
 	dir := t.TempDir()
 	code, out, res := runReplayArgs(t, "--url", url, "--model", "mock-model", "--speedup", "20",
@@ -150,7 +150,7 @@ func TestReplaySessionsInOrder(t *testing.T) {
 // TestReplayPayloadsVerbatim replays a payload file and checks that the server received each
 // recorded body byte for byte, on its recorded path.
 func TestReplayPayloadsVerbatim(t *testing.T) {
-	mock, err := mockllm.New(fastMock())
+	mock, err := mock.New(fastMock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func join(s []string) string { return strings.Join(s, " ") }
 // every record is counted by the tokenizer file and names it.
 func TestReplayTokenizer(t *testing.T) {
 	cfg := fastMock()
-	cfg.Usage = mockllm.UsageNever
+	cfg.Usage = mock.UsageNever
 	_, url := testkit.StartMock(t, cfg)
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	trace := "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 6, \"hash_ids\": [1]}\n{\"timestamp\": 5, \"input_length\": 40, \"output_length\": 6, \"hash_ids\": [2]}\n"
@@ -234,7 +234,7 @@ func TestReplayTokenizer(t *testing.T) {
 func TestReplayFitsInputTokens(t *testing.T) {
 	t.Parallel()
 	cfg := fastMock()
-	cfg.PromptCounter = mockllm.PromptApprox
+	cfg.PromptCounter = mock.PromptApprox
 	_, url := testkit.StartMock(t, cfg)
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	var b strings.Builder

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestReplayRequestTimeout: `llmtap replay --request-timeout-seconds` cancels a replayed
@@ -46,7 +46,7 @@ func TestReplayRequestTimeout(t *testing.T) {
 // timeoutOutcome reads what a run with --request-timeout-seconds left: the requests the mock
 // saw cancelled, the export's summary and the types of its error_summary; every failed line
 // of profile_export.jsonl must be a TimeoutError without a code, as AIPerf counts a timeout.
-func timeoutOutcome(t *testing.T, mock *mockllm.Server, dir string) (canceled int, sum map[string]any, types []string) {
+func timeoutOutcome(t *testing.T, mock *mock.Server, dir string) (canceled int, sum map[string]any, types []string) {
 	t.Helper()
 	for _, s := range mockSpans(mock) {
 		if s.canceled {

@@ -16,9 +16,9 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -38,7 +38,7 @@ func TestReportCanaryAndSLO(t *testing.T) {
 	// A first token long against a busy machine's stalls: they add to both sides and bring
 	// the ratio of a slower mirror towards 1 (with 200 ms, 32 streams and the race detector on
 	// two busy cores, 10 % slower came to 1.06); 20 % stays clear of the 10 % margin.
-	base := mockllm.Config{Model: "canary-model", TTFT: 500 * time.Millisecond, ITL: 10 * time.Millisecond, OutputTokens: 8, Seed: 1}
+	base := mock.Config{Model: "canary-model", TTFT: 500 * time.Millisecond, ITL: 10 * time.Millisecond, OutputTokens: 8, Seed: 1}
 	slower := base
 	slower.TTFT, slower.ITL = 600*time.Millisecond, 12*time.Millisecond
 	_, liveURL := testkit.StartMock(t, base)

@@ -26,9 +26,9 @@ import (
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
 	"github.com/llmtap/llmtap/report"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/ui/top"
@@ -101,7 +101,7 @@ func TestSurfacesAgree(t *testing.T) {
 // testSurfacesAgree is TestSurfacesAgree with the app's timeline option timeline, on which
 // llmtap top's windows come from source.
 func testSurfacesAgree(t *testing.T, timeline, source string) {
-	mcfg := mockllm.DefaultConfig()
+	mcfg := mock.DefaultConfig()
 	// TTFT 6 ms and ITL 18 ms, each request at its own pace (a lognormal factor with CV 1):
 	// TTFTs from about 1 ms to 30 ms, ITLs from 4 to 60 ms, request latencies from 30 ms to
 	// half a second.

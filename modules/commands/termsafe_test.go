@@ -13,7 +13,7 @@ import (
 
 	"github.com/llmtap/llmtap/api/client"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/ui/top"
 )
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // runTopArgs runs `llmtap top` in-process and returns its exit code and output.
@@ -92,7 +92,7 @@ http://%s {
 // top-model until the test ends; it returns the admin and site addresses and the config.
 func startTopCaddy(t *testing.T, ttft time.Duration) (admin, site string, cfgJSON []byte) {
 	t.Helper()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = ttft, time.Millisecond
 	_, mockURL := testkit.StartMock(t, cfg)
 	admin, site = testkit.FreeAddr(t), testkit.FreeAddr(t)

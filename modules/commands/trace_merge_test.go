@@ -17,7 +17,7 @@ import (
 
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // conversationTurn is the chat request of turn k of conversation c: a system prompt every
@@ -62,7 +62,7 @@ func prefixReuse(reqs []trace.Request) (float64, int) {
 // that sharing.
 func TestTraceMergeThreeInstances(t *testing.T) {
 	t.Setenv("LLMTAP_FLEET_KEY", "6c6c6d7461702d666c6565742d6b65792d7465737421")
-	_, mockURL := testkit.StartMock(t, mockllm.Config{Model: "rec-model", TTFT: time.Millisecond, ITL: time.Millisecond, Usage: mockllm.UsageAlways, Seed: 3})
+	_, mockURL := testkit.StartMock(t, mock.Config{Model: "rec-model", TTFT: time.Millisecond, ITL: time.Millisecond, Usage: mock.UsageAlways, Seed: 3})
 	root := t.TempDir()
 	admin := testkit.FreeAddr(t)
 	var cf strings.Builder

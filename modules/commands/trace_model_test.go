@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // recordedTrace is a trace file as llmtap's recorder writes it (`record { files trace }`):
@@ -26,7 +26,7 @@ const recordedTrace = `{"timestamp": 0, "input_length": 40, "output_length": 3, 
 // TestReplayOwnTraceNamesTheModel replays llmtap's own trace file without --model: the lines
 // name the model, so the replay needs no flag and sends that model.
 func TestReplayOwnTraceNamesTheModel(t *testing.T) {
-	mock, err := mockllm.New(fastMock())
+	mock, err := mock.New(fastMock())
 	if err != nil {
 		t.Fatal(err)
 	}

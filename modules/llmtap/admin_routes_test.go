@@ -9,7 +9,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestAdminRouteErrors sends every llmtap admin route a method it does not take and, where it
@@ -17,7 +17,7 @@ import (
 // listener: each answers with the status and the {"error": …} body it always has, and no
 // Allow header (none was ever sent). A route added without a row here fails the test.
 func TestAdminRouteErrors(t *testing.T) {
-	up := startUpstream(t, mockllm.DefaultConfig())
+	up := startUpstream(t, mock.DefaultConfig())
 	p, _ := loadProxy(t, "llmtap {\n\t\ttimeline {\n\t\t\twindow 1s\n\t\t}\n\t\tshadow s {\n\t\t\turl http://127.0.0.1:1/v1/chat/completions\n\t\t\tmodel shadow-m\n\t\t\trate 1\n\t\t\tstopped\n\t\t}\n\t}",
 		site{body: "\tllmtap\n\treverse_proxy " + up.addr})
 	cases := []struct {

@@ -11,14 +11,14 @@ import (
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestConnectShadow drives a shadow load of the config through the API on the admin listener:
 // status, rate, stop and start, errors for unknown loads and rates over the ceiling, and the
 // shadow state in the timeline stream; the load's requests reach the mock through Caddy.
 func TestConnectShadow(t *testing.T) {
-	mock, err := mockllm.New(mockllm.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	mock, err := mock.New(mock.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestConnectShadow(t *testing.T) {
 
 // TestConnectShadowNone checks the shadow RPCs of a config without shadow loads.
 func TestConnectShadowNone(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{})
+	up := startUpstream(t, mock.Config{})
 	p, _ := loadProxy(t, "", site{body: "\tllmtap\n\treverse_proxy " + up.addr})
 	h1, _ := h1Client(t)
 	c := llmtapv1connect.NewTapServiceClient(h1, p.admin)

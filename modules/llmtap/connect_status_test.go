@@ -13,9 +13,9 @@ import (
 	"github.com/llmtap/llmtap/api"
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
+	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -93,7 +93,7 @@ func TestConnectTenantsAndRecords(t *testing.T) {
 	t.Cleanup(func() { llmtap.DeleteModelSeries(model); llmtap.ResetTenantLabels() })
 	var fs fakeGPUs
 	defer llmtap.SetGPUOpener(fs.open)()
-	up := startUpstream(t, mockllm.Config{TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond, Reasoning: 1, CachedTokens: 3})
+	up := startUpstream(t, mock.Config{TTFT: 20 * time.Millisecond, ITL: 2 * time.Millisecond, Reasoning: 1, CachedTokens: 3})
 	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu {\n\t\t\tinterval 10ms\n\t\t\tprice_per_gpu_hour 2.5\n\t\t}\n"+
 		"\t\tlist_price connect-tenant-* {\n\t\t\tinput 2\n\t\t\toutput 8\n\t\t\tcached_input 0.5\n\t\t}\n\t}",
 		site{body: "\tllmtap_api\n\tllmtap {\n\t\ttenant header X-Tenant\n\t}\n\treverse_proxy " + up.addr})
@@ -216,8 +216,8 @@ func TestConnectMirrorAndSLO(t *testing.T) {
 	t.Cleanup(llmtap.ResetSLO)
 	model := ownName("connect-mirror-")
 	t.Cleanup(func() { llmtap.DeleteModelSeries(model) })
-	up := startUpstream(t, mockllm.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond, TailFraction: 0.3, TailFactor: 20, Seed: 5})
-	mir := startUpstream(t, mockllm.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	up := startUpstream(t, mock.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond, TailFraction: 0.3, TailFactor: 20, Seed: 5})
+	mir := startUpstream(t, mock.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	p, _ := loadProxy(t, apiGlobals, site{body: fmt.Sprintf("\tllmtap_api\n\tllmtap {\n\t\tslo chat {\n\t\t\tttft 50ms\n\t\t\ttarget 90%%\n\t\t}\n"+
 		"\t\tmirror http://%s {\n\t\t\tsample 100%%\n\t\t\tverdict {\n\t\t\t\tfirst_look 20\n\t\t\t\tlooks 1\n\t\t\t}\n\t\t}\n\t}\n\treverse_proxy %s", mir.addr, up.addr)})
 	sendChats(t, newClient(t), p.sites[0], model, 24)

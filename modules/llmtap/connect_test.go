@@ -18,7 +18,7 @@ import (
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/gen/llmtap/v1/llmtapv1connect"
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // protoSeen is a RoundTripper that remembers the HTTP major versions of the responses it got,
@@ -90,7 +90,7 @@ func sendChats(t *testing.T, c *http.Client, url, model string, n int) {
 // and gRPC-Web, and on the llmtap_api site route over HTTP/2 (h2c) with gRPC, gRPC-Web and
 // Connect. Every combination must see the same requests.
 func TestConnectAPIProtocols(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
+	up := startUpstream(t, mock.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	p, _ := loadProxy(t, apiGlobals, apiSite(up, ""))
 	const model, n = "proto-model", 5
 	sendChats(t, newClient(t), p.sites[0], model, n)
@@ -183,7 +183,7 @@ func TestConnectAPIProtocols(t *testing.T) {
 // Windows must keep coming, numbered in order (a window sent before it was final comes once
 // more when final), come from the app's timeline, and show the traffic.
 func TestConnectTimelineStream(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{TTFT: 10 * time.Millisecond, ITL: time.Millisecond})
+	up := startUpstream(t, mock.Config{TTFT: 10 * time.Millisecond, ITL: time.Millisecond})
 	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu off\n\t}", apiSite(up, ""))
 	const model = "stream-model"
 
@@ -286,7 +286,7 @@ func TestConnectTimelineStream(t *testing.T) {
 // stopped at runtime writes the requests of its span, bad requests get clear errors, the
 // read-only site route refuses control.
 func TestConnectControl(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{})
+	up := startUpstream(t, mock.Config{})
 	// The app's timeline, with 250 ms windows final 50 ms after their end, writes them into
 	// the runtime recording's folder too.
 	p, _ := loadProxy(t, apiGlobals+"\n\tllmtap {\n\t\tgpu off\n\t\ttimeline {\n\t\t\twindow 250ms\n\t\t\tsettle 50ms\n\t\t}\n\t}", apiSite(up, ""))
@@ -371,7 +371,7 @@ func TestConnectControl(t *testing.T) {
 // config cleanly (so the old admin server can stop and the client reconnects), and a new
 // stream on the same address works at once.
 func TestConnectStreamEndsOnReload(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{})
+	up := startUpstream(t, mock.Config{})
 	p, cf := loadProxy(t, apiGlobals, apiSite(up, ""))
 	h1, _ := h1Client(t)
 	for _, base := range []string{p.admin, p.sites[0]} {

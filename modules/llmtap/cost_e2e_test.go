@@ -21,9 +21,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	_ "github.com/llmtap/llmtap/modules/commands" // llmtap report, run as the CLI runs it
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -63,7 +63,7 @@ func TestCostThroughCaddy(t *testing.T) {
 		"\t\tlist_price %s {\n\t\t\tinput 2\n\t\t\toutput 8\n\t\t\tcached_input 0.5\n\t\t}\n"+
 		"\t\tlist_price costb-* {\n\t\t\tinput 3\n\t\t\toutput 15\n\t\t\tcached_input 0.3\n\t\t\tcache_write 3.75\n\t\t}\n\t}",
 		perGPUHour, chatModel)
-	up := startUpstream(t, mockllm.Config{TTFT: 30 * time.Millisecond, ITL: 5 * time.Millisecond, OutputTokens: 6,
+	up := startUpstream(t, mock.Config{TTFT: 30 * time.Millisecond, ITL: 5 * time.Millisecond, OutputTokens: 6,
 		Reasoning: 2, CachedTokens: 5, CacheWriteTokens: 3, Seed: 5})
 	dir := filepath.Join(t.TempDir(), "rec")
 	p, _ := loadProxy(t, globals, site{body: fmt.Sprintf("\tllmtap {\n\t\ttenant header X-Tenant\n\t\trecord %s {\n\t\t\tflush_interval 100ms\n\t\t}\n\t}\n"+

@@ -11,8 +11,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // TestDashboardListener loads the README's basic config (a site with llmtap and
@@ -23,7 +23,7 @@ import (
 func TestDashboardListener(t *testing.T) {
 	dash := testkit.FreeAddr(t)
 	t.Setenv(llmtap.DashboardEnv, dash)
-	up := startUpstream(t, mockllm.DefaultConfig())
+	up := startUpstream(t, mock.DefaultConfig())
 	p, _ := loadProxy(t, "", site{body: "\tllmtap\n\treverse_proxy " + up.addr})
 	if got := llmtap.DashboardAddr(); got != dash {
 		t.Fatalf("dashboard listener on %q, want %q", got, dash)

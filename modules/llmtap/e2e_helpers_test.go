@@ -26,8 +26,8 @@ import (
 	_ "github.com/llmtap/llmtap/caddyfile" // registers the llmtap directive
 	"github.com/llmtap/llmtap/internal/tee"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -90,16 +90,16 @@ const causalSlackMs = 0.001
 // upstream is the mock inference server behind a tee that keeps, per X-Request-Id, the exact
 // bytes the mock wrote, so a test can compare them with what the client got through the proxy.
 type upstream struct {
-	mock *mockllm.Server
+	mock *mock.Server
 	addr string // host:port
 	tee  *tee.Tee
 }
 
 // startUpstream serves a mock with cfg on a free loopback port (HTTP/1.1, as reverse_proxy
 // speaks to it) and stops it when the test ends.
-func startUpstream(t *testing.T, cfg mockllm.Config) *upstream {
+func startUpstream(t *testing.T, cfg mock.Config) *upstream {
 	t.Helper()
-	mock, err := mockllm.New(cfg)
+	mock, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -30,15 +30,15 @@ const (
 
 // streamingMock is the upstream of the streaming tests: vLLM-like streams with a role chunk
 // first, a ground-truth trace per request, prompts counted for free.
-func streamingMock() mockllm.Config {
-	return mockllm.Config{
+func streamingMock() mock.Config {
+	return mock.Config{
 		Model:         "e2e-model",
 		TTFT:          streamTTFT,
 		ITL:           streamITL,
 		OutputTokens:  streamTokens,
 		RoleChunk:     true,
 		LogEvents:     true,
-		PromptCounter: mockllm.PromptApprox,
+		PromptCounter: mock.PromptApprox,
 		Seed:          7,
 		// Irregular gaps make every gap distinguishable from its neighbours, so an event timed
 		// by a neighbour's write falls outside checkTiming's bounds; the seed keeps them the
@@ -153,7 +153,7 @@ func (a *accuracy) log(t *testing.T) {
 
 // checkStreamRecord checks one streamed record against the mock's trace of the same request and
 // the client's times.
-func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Trace, cl timed, recorded time.Time, usage bool, acc *accuracy) {
+func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mock.Trace, cl timed, recorded time.Time, usage bool, acc *accuracy) {
 	t.Helper()
 	if rec.Status != 200 || !rec.Stream || rec.Error != "" || rec.Class != record.ClassLive {
 		t.Errorf("%s: status %d stream %v error %q (%s) class %q; want 200, true, none, live",
@@ -187,17 +187,17 @@ func checkStreamRecord(t *testing.T, id string, rec record.Record, tr mockllm.Tr
 // all fall outside), then the headers, duration and ITL fields. How wide the windows are (the
 // delivery delay) is the machine's; it is logged (see accuracy). TestStreamingLockStep closes
 // the windows: its upstream writes the next event only after the client read the last.
-func checkTiming(t *testing.T, id string, rec record.Record, tr mockllm.Trace, cl timed, recorded time.Time, acc *accuracy) {
+func checkTiming(t *testing.T, id string, rec record.Record, tr mock.Trace, cl timed, recorded time.Time, acc *accuracy) {
 	t.Helper()
 	var writes, reads []time.Time // per content event: the mock's write, the client's read
 	var headersAt float64         // the mock's headers write from its arrival
 	body := 0                     // events written in the body
 	for _, e := range tr.Events {
-		if e.Kind == mockllm.KindHeaders {
+		if e.Kind == mock.KindHeaders {
 			headersAt = msSince(tr.Arrived, e.At)
 			continue
 		}
-		if e.Kind == mockllm.KindContent && body < len(cl.reads) {
+		if e.Kind == mock.KindContent && body < len(cl.reads) {
 			writes = append(writes, e.At)
 			reads = append(reads, cl.reads[body])
 		}

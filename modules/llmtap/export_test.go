@@ -6,7 +6,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/internal/process"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/tap"
 	"github.com/llmtap/llmtap/telemetry/timeline"

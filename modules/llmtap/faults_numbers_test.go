@@ -15,8 +15,8 @@ import (
 
 	"github.com/llmtap/llmtap/internal/limits"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // TestFaultsHostileNumbers (fault matrix): numbers no machine can serve are refused where
@@ -27,7 +27,7 @@ import (
 // memory grew; a shadow trace of two rows of 1e8 input tokens held the proxy at 2.7 GB with
 // its site silent for 15–20 s.
 func TestFaultsHostileNumbers(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Seed: 1})
+	up := startUpstream(t, mock.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 4, Seed: 1})
 	hostile := filepath.Join(t.TempDir(), "hostile.jsonl")
 	if err := os.WriteFile(hostile, []byte(`{"timestamp": 0, "input_length": 100000000, "output_length": 10, "model": "m"}`+"\n"+
 		`{"timestamp": 5, "input_length": 100000000, "output_length": 10, "model": "m"}`+"\n"), 0o600); err != nil {

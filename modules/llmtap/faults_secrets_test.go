@@ -27,8 +27,8 @@ import (
 
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 )
 
@@ -199,7 +199,7 @@ func rawPayloadFile(t *testing.T, dir string) string {
 // must give their own series to the same models (one cap, one rule), and /metrics must stay
 // small.
 func TestFaultsLongModelNames(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 2, Seed: 5})
+	up := startUpstream(t, mock.Config{TTFT: time.Millisecond, ITL: time.Millisecond, OutputTokens: 2, Seed: 5})
 	p, _ := loadProxy(t, "", site{body: "\tllmtap\n\treverse_proxy " + up.addr + " {\n\t\tflush_interval -1\n\t}"})
 	c := newClient(t)
 	const n = 2*labelcap.DefaultMax + 8

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/llmtap/llmtap/internal/process"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/decode"
 	"github.com/llmtap/llmtap/telemetry/headroom"

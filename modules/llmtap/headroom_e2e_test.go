@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // limited serves at most slots requests at once; the others wait for a slot (queueing before
@@ -65,7 +65,7 @@ func TestHeadroomProbe(t *testing.T) {
 	// 100 ms unless two are queued before it).
 	cfg := shadowMock()
 	cfg.TTFT, cfg.ITL = 20*time.Millisecond, 5*time.Millisecond
-	mock, err := mockllm.New(cfg)
+	mock, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

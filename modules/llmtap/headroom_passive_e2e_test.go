@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // passiveEstimate is one entry of passive_headroom (the fields used here).
@@ -57,7 +57,7 @@ type passiveEstimate struct {
 func TestPassiveHeadroomAgainstTheProbe(t *testing.T) {
 	cfg := shadowMock()
 	cfg.TTFT, cfg.ITL, cfg.Slots, cfg.KVCacheTokens = 200*time.Millisecond, 20*time.Millisecond, 4, 1000
-	mock, err := mockllm.New(cfg)
+	mock, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/internal/process"
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 	"github.com/llmtap/llmtap/telemetry/capture"
 	"github.com/llmtap/llmtap/telemetry/record"
 )

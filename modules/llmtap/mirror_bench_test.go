@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/llmtap/llmtap/shadow/mirror"
+	"github.com/llmtap/llmtap/mirror"
 )
 
 // BenchmarkServeHTTPMirrorOffer measures what mirroring adds to the live request's path: a

@@ -26,22 +26,22 @@ import (
 
 	"github.com/llmtap/llmtap/internal/sample"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mirror"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // mirrorMock is the upstream of the mirroring tests: short streams without delays, so a
 // thousand sequential requests take about a second, and a trace per request (the arrival log
 // with ids) on a log large enough for all of them.
-func mirrorMock(seed int64) mockllm.Config {
-	return mockllm.Config{
+func mirrorMock(seed int64) mock.Config {
+	return mock.Config{
 		Model:         "mirror-model",
 		OutputTokens:  4,
 		RoleChunk:     true,
 		LogEvents:     true,
 		LogLimit:      4096,
-		PromptCounter: mockllm.PromptApprox,
+		PromptCounter: mock.PromptApprox,
 		Seed:          seed,
 	}
 }
@@ -175,7 +175,7 @@ func TestMirrorSampleAndPairs(t *testing.T) {
 	plain := sendSequential(t, p, prefix, n)
 
 	live := startUpstream(t, mirrorMock(1))
-	mock, err := mockllm.New(mirrorMock(2))
+	mock, err := mock.New(mirrorMock(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestMirrorMaxBodyOverCapture(t *testing.T) {
 // (body_incomplete), and a chunked body over max_body is not either (body_too_large).
 func TestMirrorWaitsForTheBody(t *testing.T) {
 	live := startUpstream(t, mirrorMock(5))
-	mock, err := mockllm.New(mirrorMock(6))
+	mock, err := mock.New(mirrorMock(6))
 	if err != nil {
 		t.Fatal(err)
 	}

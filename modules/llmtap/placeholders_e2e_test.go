@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -28,7 +28,7 @@ import (
 // placeholders and trailer metrics hold the record's queue, prefill, decode and network times
 // (an Ollama /api/chat request, whose server reports them), empty where the server reported none.
 func TestPlaceholdersAndServerTiming(t *testing.T) {
-	up := startUpstream(t, mockllm.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 5, Seed: 11})
+	up := startUpstream(t, mock.Config{TTFT: 2 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 5, Seed: 11})
 	logPath := filepath.Join(t.TempDir(), "access.log")
 	model := ownName("ph-")
 	body := "\tlog {\n\t\toutput file " + logPath + "\n\t\tformat json\n\t}\n" +

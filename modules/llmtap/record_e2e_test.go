@@ -22,8 +22,8 @@ import (
 
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -36,8 +36,8 @@ const (
 
 // recordingMock is a fast upstream that reports usage (exact o200k prompt counts), so every
 // record has server-reported lengths to compare the files with.
-func recordingMock() mockllm.Config {
-	return mockllm.Config{Model: "rec-model", TTFT: 2 * time.Millisecond, ITL: time.Millisecond, Usage: mockllm.UsageAlways, Seed: 3}
+func recordingMock() mock.Config {
+	return mock.Config{Model: "rec-model", TTFT: 2 * time.Millisecond, ITL: time.Millisecond, Usage: mock.UsageAlways, Seed: 3}
 }
 
 // recordSite is llmtap recording into dir in front of addr.

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/llmtap/llmtap/shadow/inproc"
-	"github.com/llmtap/llmtap/shadow/workload"
+	"github.com/llmtap/llmtap/load/shadow"
+	"github.com/llmtap/llmtap/load/workload"
 )
 
 // ShadowConfig is one shadow load: synthetic (or trace-replayed) requests that llmtap sends,
@@ -39,7 +39,7 @@ type ShadowConfig struct {
 // shadowState is the shadow feature's state in one App: the built loads, the guard settings
 // (nil when the App has neither shadow load nor guard block) and the loads it holds.
 type shadowState struct {
-	cfgs    []inproc.Config
+	cfgs    []shadow.Config
 	stopped []bool
 	guard   *guardSettings
 }
@@ -58,7 +58,7 @@ func (a *App) provisionShadows() error {
 			continue
 		}
 		seen[sc.Name] = true
-		c, err := inproc.Build(sc.Spec, a.proc.Mark)
+		c, err := shadow.Build(sc.Spec, a.proc.Mark)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("shadow %q: %w", sc.Name, err))
 			continue

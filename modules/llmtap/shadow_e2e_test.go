@@ -21,14 +21,14 @@ import (
 	"github.com/caddyserver/caddy/v2/caddyconfig"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // shadowMock is a fast mock: 5 ms to the first token, 1 ms per token, 16 tokens.
-func shadowMock() mockllm.Config {
-	return mockllm.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 16,
-		TokensPerChunk: 1, Seed: 3, PromptCounter: mockllm.PromptApprox, LogLimit: 100_000}
+func shadowMock() mock.Config {
+	return mock.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond, OutputTokens: 16,
+		TokensPerChunk: 1, Seed: 3, PromptCounter: mock.PromptApprox, LogLimit: 100_000}
 }
 
 // markerLog counts the requests that reach the upstream with the Llmtap-Shadow header, and
@@ -69,9 +69,9 @@ type shadowProxy struct {
 
 // serveShadowMock serves the shadow tests' mock (shadowMock) on loopback and returns it with
 // its address.
-func serveShadowMock(t *testing.T) (*mockllm.Server, string) {
+func serveShadowMock(t *testing.T) (*mock.Server, string) {
 	t.Helper()
-	mock, err := mockllm.New(shadowMock())
+	mock, err := mock.New(shadowMock())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestShadowArrivalShapeAtTheMock(t *testing.T) {
 	}`, site, tc.rate, tc.arrival, tc.dur)
 			})
 			// The intended schedule: the runner's unit-rate process (seed 7) at the rate.
-			base, err := loadgen.ArrivalSpec{Pattern: tc.arrival, Rate: 1}.New(rand.New(rand.NewPCG(7, 0x5ad0)))
+			base, err := gen.ArrivalSpec{Pattern: tc.arrival, Rate: 1}.New(rand.New(rand.NewPCG(7, 0x5ad0)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -305,7 +305,7 @@ func TestShadowArrivalShapeAtTheMock(t *testing.T) {
 func TestShadowBesideLiveTraffic(t *testing.T) {
 	// Live clients and shadow load at once: the summary keeps them apart, the upstream never
 	// sees the marker, and a client forging it is live (and counted).
-	mock, err := mockllm.New(shadowMock())
+	mock, err := mock.New(shadowMock())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
-	"github.com/llmtap/llmtap/shadow/guard"
+	"github.com/llmtap/llmtap/load/guard"
 )
 
 // GuardConfig sets the guard rails of llmtap's own load (JSON `"guard"` of the llmtap app,
@@ -18,7 +18,7 @@ import (
 // GET /llmtap/shadow. The guard runs whenever the app has a shadow load or a guard block;
 // without one, only the 429/503 rule with the default window and cool-down applies.
 //
-// Mirroring follows the guard through shadow/mirror.Gate (process.MirrorState.Gate).
+// Mirroring follows the guard through mirror.Gate (process.MirrorState.Gate).
 type GuardConfig struct {
 	// Window is the span of the sliding window. Default: 10s.
 	Window caddy.Duration `json:"window,omitempty"`

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 )
 
 // liveLoad sends streaming chat requests from four clients, one after another with a short
@@ -43,11 +43,11 @@ func TestShadowGuardRails(t *testing.T) {
 	fastCfg := shadowMock()
 	slowCfg := shadowMock()
 	slowCfg.TTFT = 1200 * time.Millisecond
-	fast, err := mockllm.New(fastCfg)
+	fast, err := mock.New(fastCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := mockllm.New(slowCfg)
+	slow, err := mock.New(slowCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

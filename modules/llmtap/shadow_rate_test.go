@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/loadgen"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/load/gen"
+	"github.com/llmtap/llmtap/mock"
 )
 
 // TestShadowRateAccuracy measures how exactly a shadow load inside Caddy keeps a constant
-// rate, against an anchor measured in the same run: the same schedule sent by loadgen.Run
+// rate, against an anchor measured in the same run: the same schedule sent by gen.Run
 // directly (from the test, not the app) through the same site to the same mock. The figures
 // (BENCHMARKS.md) are logged with -v.
 //
@@ -36,7 +36,7 @@ func TestShadowRateAccuracy(t *testing.T) {
 	}
 	for _, rate := range rates {
 		t.Run(fmt.Sprintf("rate=%v", rate), func(t *testing.T) {
-			mock, err := mockllm.New(mockllm.Config{OutputTokens: 4, PromptCounter: mockllm.PromptApprox, LogLimit: 1 << 20})
+			mock, err := mock.New(mock.Config{OutputTokens: 4, PromptCounter: mock.PromptApprox, LogLimit: 1 << 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,15 +68,15 @@ func TestShadowRateAccuracy(t *testing.T) {
 			body := []byte(`{"model":"m","stream":false,"max_tokens":4,"messages":[{"role":"user","content":"hello there"}]}`)
 			tr := &http.Transport{MaxIdleConnsPerHost: 1024, DisableCompression: true}
 			defer tr.CloseIdleConnections()
-			c := loadgen.Run(context.Background(), loadgen.Config{
-				Arrivals: loadgen.NewConstant(rate), Duration: dur, MaxInFlight: 1024,
-				Request: loadgen.ChatRequest(p.sites[0]+"/v1/chat/completions", body),
+			c := gen.Run(context.Background(), gen.Config{
+				Arrivals: gen.NewConstant(rate), Duration: dur, MaxInFlight: 1024,
+				Request: gen.ChatRequest(p.sites[0]+"/v1/chat/completions", body),
 				Client:  &http.Client{Transport: tr},
 			})
 			anchorRate, _ := gapStats(mock.Arrivals()[n0:])
 			ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 			t.Logf("rate %v/s for %v: shadow inside Caddy sent %d (dropped %d), %.2f/s at the mock (%.4f of configured), lag p50 %.3f p99 %.3f max %.3f ms; "+
-				"anchor loadgen.Run sent %d (dropped %d), %.2f/s (%.4f), lag p50 %.3f p99 %.3f max %.3f ms",
+				"anchor gen.Run sent %d (dropped %d), %.2f/s (%.4f), lag p50 %.3f p99 %.3f max %.3f ms",
 				rate, dur, s.Sent, s.Dropped, shadowRate, shadowRate/rate, s.LagP50Ms, s.LagP99Ms, s.LagMaxMs,
 				c.Sent, c.Dropped, anchorRate, anchorRate/rate, ms(c.Lag.P50), ms(c.Lag.P99), ms(c.Lag.Max))
 			// Timing on a shared machine is a figure, not a test: stalls of hundreds of ms hit

@@ -9,8 +9,8 @@ import (
 
 	"github.com/caddyserver/caddy/v2"
 
+	"github.com/llmtap/llmtap/load/workload"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/workload"
 )
 
 // fullShadows is a shadows list that sets every field of a shadow load (the JSON the

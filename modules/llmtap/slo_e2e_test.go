@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 )
@@ -26,7 +26,7 @@ import (
 func TestSLOAttainment(t *testing.T) {
 	llmtap.ResetSLO()
 	t.Cleanup(llmtap.ResetSLO)
-	up := startUpstream(t, mockllm.Config{
+	up := startUpstream(t, mock.Config{
 		TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond,
 		TailFraction: 0.5, TailFactor: 30, ErrorRate: 0.15, Seed: 3,
 	})

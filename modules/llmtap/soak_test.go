@@ -23,8 +23,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
 
@@ -188,14 +188,14 @@ func TestSoak(t *testing.T) {
 	})
 
 	streams, duration, every := *soakStreams, *soakDuration, *soakReload
-	up := startUpstream(t, mockllm.Config{
+	up := startUpstream(t, mock.Config{
 		Model:           "soak-a",
 		TTFT:            200 * time.Millisecond,
 		ITL:             500 * time.Millisecond, // slow, so 1,000 streams are ~2,000 events/s
 		JitterCV:        0.3,
 		RoleChunk:       true,
 		MaxOutputTokens: 1000,
-		PromptCounter:   mockllm.PromptApprox,
+		PromptCounter:   mock.PromptApprox,
 		ErrorRate:       0.02,
 		StreamErrorRate: 0.02,
 		Seed:            10,

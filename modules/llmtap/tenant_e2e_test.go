@@ -11,8 +11,8 @@ import (
 
 	"github.com/llmtap/llmtap/internal/keyparse"
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/labelcap"
 	"github.com/llmtap/llmtap/telemetry/tenant"
 )
@@ -115,7 +115,7 @@ func TestTenants10000(t *testing.T) {
 	llmtap.ResetTenantLabels()
 	model := ownName("tenant-model-")
 	t.Cleanup(func() { llmtap.DeleteModelSeries(model); llmtap.ResetTenantLabels() })
-	up := startUpstream(t, mockllm.Config{OutputTokens: 2, Seed: 7})
+	up := startUpstream(t, mock.Config{OutputTokens: 2, Seed: 7})
 	p, _ := loadProxy(t, "", site{body: "\tllmtap {\n\t\ttenant header X-Tenant\n\t}\n\treverse_proxy " + up.addr})
 	c := newClient(t)
 	url := p.sites[0] + "/v1/chat/completions"
@@ -233,7 +233,7 @@ func TestTenantSources(t *testing.T) {
 	t.Setenv(llmtap.FleetKeyEnv, fleet)
 	model := ownName("tenant-src-")
 	t.Cleanup(func() { llmtap.DeleteModelSeries(model) })
-	up := startUpstream(t, mockllm.Config{OutputTokens: 2, Seed: 9})
+	up := startUpstream(t, mock.Config{OutputTokens: 2, Seed: 9})
 	// basic_auth user "alice", password "wonderland" (bcrypt at cost 4, so that checking it
 	// costs little).
 	const hash = "$2a$04$hRGM1NmD4G0auEuHQm8LweufAPJq49Kh/W6mudZpy4G2h7qIXLszK"
@@ -303,7 +303,7 @@ func TestTokensByKind(t *testing.T) {
 	t.Cleanup(llmtap.ResetTenantLabels)
 	model := ownName("kinds-")
 	t.Cleanup(func() { llmtap.DeleteModelSeries(model) })
-	up := startUpstream(t, mockllm.Config{OutputTokens: 6, Reasoning: 2, CachedTokens: 5, CacheWriteTokens: 3, Seed: 3})
+	up := startUpstream(t, mock.Config{OutputTokens: 6, Reasoning: 2, CachedTokens: 5, CacheWriteTokens: 3, Seed: 3})
 	p, _ := loadProxy(t, "", site{body: "\tllmtap {\n\t\ttenant header X-Tenant\n\t}\n\treverse_proxy " + up.addr})
 	c := newClient(t)
 	send := func(path, id string, body []byte) {

@@ -18,8 +18,8 @@ import (
 	"github.com/caddyserver/caddy/v2"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
@@ -85,7 +85,7 @@ func reload(t *testing.T, p *proxy, globals string, sites ...site) {
 func TestGPUSamplerSurvivesReload(t *testing.T) {
 	var fs fakeGPUs
 	defer llmtap.SetGPUOpener(fs.open)()
-	up := startUpstream(t, mockllm.DefaultConfig())
+	up := startUpstream(t, mock.DefaultConfig())
 	globals := func(interval, keep string) string {
 		return fmt.Sprintf("llmtap {\n\t\tgpu {\n\t\t\tinterval %s\n\t\t}\n\t\ttimeline {\n\t\t\tkeep %s\n\t\t}\n\t}", interval, keep)
 	}
@@ -157,7 +157,7 @@ func TestGPUSamplerSurvivesReload(t *testing.T) {
 // (the opener says NVML is absent), so windows and records carry no GPU data.
 func TestTimelineRouteAndFile(t *testing.T) {
 	defer llmtap.SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: test", gpu.ErrNoNVML) })()
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.OutputTokens = 5*time.Millisecond, time.Millisecond, 8
 	up := startUpstream(t, cfg)
 	dir := filepath.Join(t.TempDir(), "rec")
@@ -344,7 +344,7 @@ func TestScrapesFeedTheTimeline(t *testing.T) {
 	defer hs.Close()
 	base := "http://" + ln.Addr().String()
 
-	up := startUpstream(t, mockllm.DefaultConfig())
+	up := startUpstream(t, mock.DefaultConfig())
 	p, _ := loadProxy(t, fmt.Sprintf("llmtap {\n\t\tscrape %s/vllm {\n\t\t\tkind vllm\n\t\t\tinterval 100ms\n\t\t}\n\t\tscrape %s/dcgm {\n\t\t\tkind dcgm\n\t\t\tinterval 100ms\n\t\t}\n\t\ttimeline {\n\t\t\twindow 200ms\n\t\t}\n\t}", base, base),
 		site{body: "llmtap\nreverse_proxy " + up.addr})
 	time.Sleep(700 * time.Millisecond)
@@ -382,7 +382,7 @@ func TestScrapesFeedTheTimeline(t *testing.T) {
 // timeline file rotates with it, so every final window starts a new file (each 0600).
 func TestTimelineFileRotates(t *testing.T) {
 	defer llmtap.SetGPUOpener(func() (gpu.Source, error) { return nil, fmt.Errorf("%w: test", gpu.ErrNoNVML) })()
-	up := startUpstream(t, mockllm.DefaultConfig())
+	up := startUpstream(t, mock.DefaultConfig())
 	dir := filepath.Join(t.TempDir(), "rec")
 	loadProxy(t, "llmtap {\n\t\ttimeline {\n\t\t\twindow 100ms\n\t\t\tsettle 100ms\n\t\t}\n\t}",
 		site{body: "llmtap {\n\trecord " + dir + " {\n\t\trotate_size 1\n\t}\n}\nreverse_proxy " + up.addr})

@@ -18,8 +18,8 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/modules/llmtap"
-	"github.com/llmtap/llmtap/shadow/mockllm"
 	"github.com/llmtap/llmtap/telemetry/gpu"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/timeline"
@@ -73,7 +73,7 @@ func newSteppingH100(p *powerStep) *server.Server {
 // switchable serves whichever mock is current: switching is restarting the upstream with a
 // new config, on the same address.
 type switchable struct {
-	cur atomic.Pointer[mockllm.Server]
+	cur atomic.Pointer[mock.Server]
 }
 
 func (s *switchable) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.cur.Load().ServeHTTP(w, r) }
@@ -95,15 +95,15 @@ func TestTimelineStepsLandTogether(t *testing.T) {
 		return src, nil
 	})()
 
-	fastCfg := mockllm.DefaultConfig()
+	fastCfg := mock.DefaultConfig()
 	fastCfg.TTFT, fastCfg.ITL, fastCfg.OutputTokens = 10*time.Millisecond, 2*time.Millisecond, 8
 	slowCfg := fastCfg
 	slowCfg.TTFT = 400 * time.Millisecond
-	fast, err := mockllm.New(fastCfg)
+	fast, err := mock.New(fastCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := mockllm.New(slowCfg)
+	slow, err := mock.New(slowCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

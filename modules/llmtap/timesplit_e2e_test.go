@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/timeline"
 )
@@ -21,7 +21,7 @@ import (
 // splitCase is one server shape of TestTimeSplitThroughCaddy.
 type splitCase struct {
 	name   string
-	cfg    mockllm.Config
+	cfg    mock.Config
 	path   string
 	body   string
 	stream bool
@@ -51,8 +51,8 @@ func ollamaChat(model string, n int, stream bool) string {
 // depend on it.)
 func TestTimeSplitThroughCaddy(t *testing.T) {
 	const ttft, itl, tokens = 100 * time.Millisecond, 5 * time.Millisecond, 8
-	base := mockllm.Config{TTFT: ttft, ITL: itl, PromptCounter: mockllm.PromptApprox, LogEvents: true}
-	with := func(f func(*mockllm.Config)) mockllm.Config { c := base; f(&c); return c }
+	base := mock.Config{TTFT: ttft, ITL: itl, PromptCounter: mock.PromptApprox, LogEvents: true}
+	with := func(f func(*mock.Config)) mock.Config { c := base; f(&c); return c }
 	applied := record.Ms(ttft + (tokens-1)*itl)
 	causal := func(t *testing.T, r record.Record, s *record.TimeSplit) {
 		t.Helper()
@@ -81,7 +81,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 	}
 	cases := []splitCase{
 		{
-			name: "ollama chat, queued", cfg: with(func(c *mockllm.Config) { c.Slots = 1 }),
+			name: "ollama chat, queued", cfg: with(func(c *mock.Config) { c.Slots = 1 }),
 			path: "/api/chat", body: ollamaChat("m", tokens, true), stream: true, parallel: 2,
 			check: func(t *testing.T, r record.Record, s *record.TimeSplit) {
 				if r.Server == nil || r.Server.Format != "ollama" || s.PrefillSource != record.SplitServer ||
@@ -104,7 +104,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 			},
 		},
 		{
-			name: "llama.cpp timings", cfg: with(func(c *mockllm.Config) { c.Timings = true }),
+			name: "llama.cpp timings", cfg: with(func(c *mock.Config) { c.Timings = true }),
 			path: "/v1/chat/completions", body: string(chatBody("m", tokens, true, false)), stream: true, parallel: 1,
 			check: func(t *testing.T, r record.Record, s *record.TimeSplit) {
 				if r.Server == nil || r.Server.Format != "llama.cpp" || s.PrefillSource != record.SplitServer || s.QueueMs != nil {
@@ -114,7 +114,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 			},
 		},
 		{
-			name: "tgi generate headers, queued", cfg: with(func(c *mockllm.Config) { c.Slots = 1 }),
+			name: "tgi generate headers, queued", cfg: with(func(c *mock.Config) { c.Slots = 1 }),
 			path: "/generate", body: fmt.Sprintf(`{"inputs":"hi","parameters":{"max_new_tokens":%d}}`, tokens), parallel: 2,
 			check: func(t *testing.T, r record.Record, s *record.TimeSplit) {
 				if r.Server == nil || r.Server.Format != "tgi" || s.QueueSource != record.SplitServer || s.InferenceMs == nil || s.PrefillMs != nil {
@@ -136,7 +136,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 			},
 		},
 		{
-			name: "llama.cpp lies high", cfg: with(func(c *mockllm.Config) { c.Timings, c.TimingsScale = true, 3 }),
+			name: "llama.cpp lies high", cfg: with(func(c *mock.Config) { c.Timings, c.TimingsScale = true, 3 }),
 			path: "/v1/chat/completions", body: string(chatBody("m", tokens, true, false)), stream: true, parallel: 1,
 			check: func(t *testing.T, r record.Record, s *record.TimeSplit) {
 				if !s.TTFTDisagree {
@@ -145,7 +145,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 			},
 		},
 		{
-			name: "ollama lies low", cfg: with(func(c *mockllm.Config) { c.TimingsScale = 0.2 }),
+			name: "ollama lies low", cfg: with(func(c *mock.Config) { c.TimingsScale = 0.2 }),
 			path: "/api/chat", body: ollamaChat("m", tokens, true), stream: true, parallel: 1,
 			check: func(t *testing.T, r record.Record, s *record.TimeSplit) {
 				if !s.TTFTDisagree {
@@ -222,7 +222,7 @@ func TestTimeSplitThroughCaddy(t *testing.T) {
 // far as they arrive together).
 func TestTimelineEstimatesSplit(t *testing.T) {
 	const n, ttft = 6, 40 * time.Millisecond
-	up := startUpstream(t, mockllm.Config{TTFT: ttft, ITL: 2 * time.Millisecond, Slots: 1, PromptCounter: mockllm.PromptApprox})
+	up := startUpstream(t, mock.Config{TTFT: ttft, ITL: 2 * time.Millisecond, Slots: 1, PromptCounter: mock.PromptApprox})
 	metrics := "http://" + up.addr + "/metrics"
 	// Windows of 1 s, scrapes every 100 ms: a window's increase counts from the previous
 	// window's last scrape, so a window without any scrape (a stall of a second) would lose

@@ -1,5 +1,5 @@
 // Package compare is llmtap's one statistical engine for its verdicts: the canary verdict
-// (shadow/mirror) and the replay fidelity verdict (report/fidelity) judge a panel of
+// (mirror) and the replay fidelity verdict (report/fidelity) judge a panel of
 // comparisons, each a Result, and combine them by a Policy.
 //
 // A comparison is of an "other" side (the mirror, the replay) against a "base" side (live, the

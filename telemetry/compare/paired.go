@@ -12,7 +12,7 @@ import (
 // means over the pair order). Thirty keeps Student's t near the normal (t₂₉) while each batch
 // stays long: at 3,200 pairs a batch holds 106, so drift with a memory of a few hundred
 // requests is mostly inside a batch rather than between batches. The simulation
-// (shadow/mirror/canarysim, report/fidelity's calibration) measures what this leaves of the
+// (mirror/canarysim, report/fidelity's calibration) measures what this leaves of the
 // error rates.
 const Batches = 30
 

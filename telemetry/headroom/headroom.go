@@ -1,6 +1,6 @@
 // Package headroom estimates, from live traffic alone, how much more load an upstream takes
 // before its time to first token (TTFT) breaks an objective: the passive counterpart of the
-// active headroom probe (shadow/inproc), which finds the same figure by adding load.
+// active headroom probe (load/shadow), which finds the same figure by adding load.
 //
 // Each live request that streamed is observed once, when it ends, with the mean number of
 // requests its handler was measuring over its lifetime (itself included: its concurrency), its

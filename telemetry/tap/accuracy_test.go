@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
@@ -34,14 +34,14 @@ import (
 // on an idle machine; the scheduler's on a busy one) is logged, not asserted.
 func TestAccuracyAgainstGroundTruth(t *testing.T) {
 	const streams, tokens = 64, 32
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL, cfg.JitterCV = 20*time.Millisecond, 5*time.Millisecond, 0.3
 	cfg.LogEvents = true
-	mock, err := mockllm.New(cfg)
+	srv, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, stop, err := mock.Start("")
+	url, stop, err := srv.Start("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,17 +112,17 @@ func TestAccuracyAgainstGroundTruth(t *testing.T) {
 			t.Fatalf("stream %d did not complete", i)
 		}
 		r := res.rec
-		truth, ok := mock.TraceByID(r.RequestID)
+		truth, ok := srv.TraceByID(r.RequestID)
 		if !ok {
 			t.Fatalf("no ground truth for %s", r.RequestID)
 		}
 		var written, delivered []time.Time // per content event
 		k := 0                             // events of the body
 		for _, ev := range truth.Events {
-			if ev.Kind == mockllm.KindHeaders {
+			if ev.Kind == mock.KindHeaders {
 				continue
 			}
-			if (ev.Kind == mockllm.KindContent || ev.Kind == mockllm.KindReasoning) && k < len(res.ends) {
+			if (ev.Kind == mock.KindContent || ev.Kind == mock.KindReasoning) && k < len(res.ends) {
 				written = append(written, ev.At)
 				delivered = append(delivered, res.ends[k])
 			}

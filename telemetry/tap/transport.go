@@ -77,7 +77,7 @@ func WithExchange(ctx context.Context, x *Exchange) context.Context {
 // when the body is closed early (record.ErrCanceled, "response closed before its end"),
 // whichever comes first. It is what a client sees. Reads and Close of one body must come from
 // one goroutine, as http.Response requires anyway. Load generators (loadtest) and the mirror
-// (shadow/mirror) send through it.
+// (mirror) send through it.
 type Transport struct {
 	// Base sends the requests. Required.
 	Base http.RoundTripper

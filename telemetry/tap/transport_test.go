@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmtap/llmtap/shadow/mockllm"
+	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/tap"
 )
@@ -20,9 +20,9 @@ import (
 // id), the second ends as client_canceled when the client closes it, the third passes
 // unmeasured; Ended and Closed run once each.
 func TestTransportMeasuresWhatTheClientReads(t *testing.T) {
-	cfg := mockllm.DefaultConfig()
+	cfg := mock.DefaultConfig()
 	cfg.TTFT, cfg.ITL = time.Millisecond, time.Millisecond
-	mock, err := mockllm.New(cfg)
+	mock, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

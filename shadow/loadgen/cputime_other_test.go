@@ -1,8 +1,0 @@
-//go:build !unix
-
-package loadgen
-
-import "time"
-
-// cpuTime is not measured here; BenchmarkPacer then leaves out its cpu-cores figure.
-func cpuTime() time.Duration { return 0 }
