@@ -1,7 +1,7 @@
 // Package layers holds the import rules of the tree as a test: the engine (telemetry/) imports
-// no generator, surface, exporter or Caddy package; the generators (load/, mirror/, mock/, loadtest/) import
+// no generator, surface, exporter or Caddy package; the generators (load/, mirror/, mock/) import
 // no surface, exporter or Caddy package; the file formats (format/) import no generator or
-// surface, and of the engine only the record (telemetry/record).
+// surface, and of the engine only the record and the summaries (telemetry/record, telemetry/stats).
 package layers
 
 import (
@@ -46,7 +46,7 @@ var surfaces = []string{"api", "ui", "report", "modules", "caddyfile", "export",
 
 // generators are the roots of the packages that make load: shadow load, benchmarks, replay,
 // mirroring and the mock server.
-var generators = []string{"load", "mirror", "mock", "loadtest"}
+var generators = []string{"load", "mirror", "mock"}
 
 func TestLayers(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -57,7 +57,6 @@ func TestLayers(t *testing.T) {
 		"./load/...":      surfaces,
 		"./mirror/...":    surfaces,
 		"./mock/...":      surfaces,
-		"./loadtest/...":  surfaces,
 		"./format/...":    append(generators, surfaces...),
 	} {
 		for pkg, ds := range deps(t, "../../"+strings.TrimPrefix(pattern, "./")) {

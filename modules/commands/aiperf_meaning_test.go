@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/load/workload"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/telemetry/stats"
 )
 
@@ -26,8 +26,8 @@ type benchRun struct {
 	code        int
 	err         error
 	out, errOut string
-	res         *loadtest.Result
-	spec        *loadtest.Spec
+	res         *bench.Result
+	spec        *bench.Spec
 	summary     map[string]any
 	dir         string
 }
@@ -39,7 +39,7 @@ func runBenchFull(t *testing.T, args ...string) benchRun {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
 	args = append(args, "--artifact-dir", r.dir)
-	r.code, r.err = benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *loadtest.Spec, res *loadtest.Result) {
+	r.code, r.err = benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *bench.Spec, res *bench.Result) {
 		s.Keep = true
 		r.spec, r.res = s, res
 	})
@@ -237,10 +237,10 @@ func TestReplayGracePeriod(t *testing.T) {
 	var out, errOut bytes.Buffer
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
-	var res *loadtest.Result
+	var res *bench.Result
 	code, err := replayMain(context.Background(), &out, &errOut, false, fs, []string{"--url", url, "--model", "m",
 		"--benchmark-grace-period", "0.2", "--extra-inputs", "ignore_eos:true", "--artifact-dir", t.TempDir(), tr},
-		func(s *loadtest.Spec, r *loadtest.Result) { res = r })
+		func(s *bench.Spec, r *bench.Result) { res = r })
 	if res == nil {
 		t.Fatalf("no result: exit %d: %v", code, err)
 	}

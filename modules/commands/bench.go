@@ -17,9 +17,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmtap/llmtap/format/aiperf"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/load/gen"
 	"github.com/llmtap/llmtap/load/workload"
-	"github.com/llmtap/llmtap/loadtest"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/stats"
 	"github.com/llmtap/llmtap/telemetry/tokens"
@@ -111,7 +111,7 @@ type resolved struct {
 	// notes are said once on the console before the run: meanings that changed.
 	notes []string
 	// worker is this process's share of the workload; startAt the shared start (zero: now).
-	worker  loadtest.Worker
+	worker  bench.Worker
 	startAt time.Time
 }
 
@@ -132,7 +132,7 @@ func (c *clientFlags) resolve() (resolved, []error) {
 	}
 	c.url = strings.TrimRight(c.url, "/")
 	var herrs []error
-	r.headers, herrs = loadtest.Headers(c.headers, c.apiKey, c.endpointType)
+	r.headers, herrs = bench.Headers(c.headers, c.apiKey, c.endpointType)
 	errs = append(errs, herrs...)
 	if r.tokens, err = tokens.Load(c.tokenizer); err != nil {
 		errs = append(errs, fmt.Errorf("--tokenizer: %w", err))
@@ -159,15 +159,15 @@ func (c *clientFlags) resolve() (resolved, []error) {
 // loadSpec is the spec of a run of class (its label too) to dir, with what the flags give:
 // where and how requests go, their seed, cancellations, SLOs and tokenizer, the worker's share
 // and start.
-func (c *clientFlags) loadSpec(r resolved, class, dir string, info aiperf.RunInfo) *loadtest.Spec {
-	return &loadtest.Spec{Class: class, Label: class, BaseURL: c.url, Headers: r.headers, Seed: r.seed,
-		CancelRate: c.cancelRate / 100, CancelDelay: loadtest.Seconds(c.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
+func (c *clientFlags) loadSpec(r resolved, class, dir string, info aiperf.RunInfo) *bench.Spec {
+	return &bench.Spec{Class: class, Label: class, BaseURL: c.url, Headers: r.headers, Seed: r.seed,
+		CancelRate: c.cancelRate / 100, CancelDelay: bench.Seconds(c.cancelDelay), SLOs: r.slos, Tokens: r.tokens, Dir: dir,
 		Info: info, Worker: r.worker, StartAt: r.startAt}
 }
 
 // runLoad runs a load command's main (benchMain, replayMain) on the process's streams until
 // SIGINT or SIGTERM.
-func runLoad(main func(context.Context, io.Writer, io.Writer, bool, *flag.FlagSet, []string, func(*loadtest.Spec, *loadtest.Result)) (int, error)) func(*flag.FlagSet, []string) (int, error) {
+func runLoad(main func(context.Context, io.Writer, io.Writer, bool, *flag.FlagSet, []string, func(*bench.Spec, *bench.Result)) (int, error)) func(*flag.FlagSet, []string) (int, error) {
 	return func(fs *flag.FlagSet, args []string) (int, error) {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -179,7 +179,7 @@ func runLoad(main func(context.Context, io.Writer, io.Writer, bool, *flag.FlagSe
 // when set, sees the spec before it runs and the result after (each run's, in a sweep).
 // Flags that ask for a sweep or for repeated runs run them, each with its own spec
 // (benchFlags.spec with the run's cell), in this process.
-func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
+func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*bench.Spec, *bench.Result)) (int, error) {
 	var b benchFlags
 	b.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -194,10 +194,10 @@ func benchMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs 
 	if len(b.sw.conc.values) == 0 && b.arr.Rate == 0 && !b.shapes.UserCentric() { // not given
 		fs.Set("concurrency", "1")
 	}
-	run := func(ctx context.Context, cell *loadtest.SweepCell) (loadtest.Result, int, error) {
+	run := func(ctx context.Context, cell *bench.SweepCell) (bench.Result, int, error) {
 		spec, code, err := b.spec(fs, args, stderr, cell)
 		if err != nil {
-			return loadtest.Result{}, code, err
+			return bench.Result{}, code, err
 		}
 		return executeMain(ctx, spec, b.cf.apiListen, stdout, stderr, terminal, hook)
 	}
@@ -248,7 +248,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 // spec checks the parsed flags and builds the run's spec; cell, when set, is the run of a
 // sweep or of repeated runs, whose concurrency, seed, folder and warmup replace the flags'.
 // The exit code of an error is 2 for wrong flags, 1 otherwise.
-func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *loadtest.SweepCell) (*loadtest.Spec, int, error) {
+func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cell *bench.SweepCell) (*bench.Spec, int, error) {
 	cf, load, phases, concurrency, warmup, count := b.cf, b.load, b.sw.phases, *b.concurrency, b.warmup, b.count
 	if cell != nil {
 		if cell.Level > 0 {
@@ -293,7 +293,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if count < 0 || !(duration >= 0) || math.IsInf(duration, 0) || warmup < 0 || entries < 1 {
 		errs = append(errs, errors.New("--request-count, --benchmark-duration and --warmup-request-count must not be negative, --benchmark-duration must be finite, --num-dataset-entries must be positive"))
 	}
-	graceD, err := loadtest.GracePeriod(b.grace)
+	graceD, err := bench.GracePeriod(b.grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -305,7 +305,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 		count = 10
 	}
 
-	pool, maxBody, err := loadtest.Prompts(r.tokens, lengths, r.spec, r.seed, entries, count) // sized in --tokenizer tokens
+	pool, maxBody, err := bench.Prompts(r.tokens, lengths, r.spec, r.seed, entries, count) // sized in --tokenizer tokens
 	if err != nil {
 		return nil, 1, err
 	}
@@ -313,8 +313,8 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if err != nil {
 		return nil, 2, err
 	}
-	build := func(n int) (loadtest.Request, error) {
-		return loadtest.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
+	build := func(n int) (bench.Request, error) {
+		return bench.Request{Path: r.path, Body: pool[pick.Index(n)]}, nil
 	}
 
 	mode := shapes.Mode(concurrency, arr.Rate)
@@ -323,7 +323,7 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	if concurrency > 0 && share == 0 {
 		return nil, 2, fmt.Errorf("--concurrency %d is less than --worker-count %d: worker %d would have no request in flight", concurrency, w.Count, w.Index)
 	}
-	sched := gen.Config{MaxRequests: w.Requests(count), Duration: loadtest.Seconds(duration), MaxInFlight: -1,
+	sched := gen.Config{MaxRequests: w.Requests(count), Duration: bench.Seconds(duration), MaxInFlight: -1,
 		SpinThreshold: gen.SpinFor(b.spin, arr.Rate/float64(w.Count)), Concurrency: share}
 	if rate {
 		if sched.Arrivals, err = w.Arrivals(arr, r.seed, 0xa7); err != nil {
@@ -332,15 +332,15 @@ func (b *benchFlags) spec(fs *flag.FlagSet, args []string, stderr io.Writer, cel
 	}
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = w.Dir(loadtest.ArtifactDir(cf.model, cf.endpointType, mode))
+		dir = w.Dir(bench.ArtifactDir(cf.model, cf.endpointType, mode))
 	}
-	spec := cf.loadSpec(r, record.ClassBench, dir, loadtest.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed))
+	spec := cf.loadSpec(r, record.ClassBench, dir, bench.NewRunInfo(commandLine(fs, "bench", args, cell), mode, dir, r.seed))
 	spec.Schedule, spec.Grace, spec.GraceFrom, spec.Total, spec.Build = sched, graceD, sched.Duration, sched.MaxRequests, build
 	spec.MaxIdle, spec.MaxBody = share, maxBody
 	if w.Split() {
 		spec.MapN = w.N
 	}
-	conv := loadtest.ConversationLoad{Path: r.path, Body: r.spec, Tokens: r.tokens, Seed: r.seed, Entries: entries, Count: count, OpenLoop: rate}
+	conv := bench.ConversationLoad{Path: r.path, Body: r.spec, Tokens: r.tokens, Seed: r.seed, Entries: entries, Count: count, OpenLoop: rate}
 	if err := shapes.Apply(spec, conv, lengths, concurrency, warmup > 0); err != nil {
 		return nil, 2, err
 	}
@@ -376,9 +376,9 @@ func sayNotes(w io.Writer, notes []string) {
 }
 
 // commandLine is the parsed command line of fs, as run_info and input_config describe it
-// (loadtest.NewRunInfo), for a sweep's cell when set; secrets stay out of the exports.
-func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.SweepCell) loadtest.CommandLine {
-	c := loadtest.CommandLine{Command: "llmtap " + name + " " + strings.Join(args, " "), Values: map[string]string{}, Given: map[string]bool{}}
+// (bench.NewRunInfo), for a sweep's cell when set; secrets stay out of the exports.
+func commandLine(fs *flag.FlagSet, name string, args []string, cell *bench.SweepCell) bench.CommandLine {
+	c := bench.CommandLine{Command: "llmtap " + name + " " + strings.Join(args, " "), Values: map[string]string{}, Given: map[string]bool{}}
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name != "api-key" && !strings.EqualFold(f.Name, "H") && f.Name != "header" {
 			c.Values[f.Name] = f.Value.String()
@@ -394,21 +394,21 @@ func commandLine(fs *flag.FlagSet, name string, args []string, cell *loadtest.Sw
 // workerFlags split one workload across worker processes (docs/workers.md): bench and replay
 // share them.
 type workerFlags struct {
-	worker  loadtest.Worker
+	worker  bench.Worker
 	envErr  error
 	startAt string
 }
 
 func (w *workerFlags) register(fs *flag.FlagSet) {
-	env, err := loadtest.WorkerFromEnv()
+	env, err := bench.WorkerFromEnv()
 	w.envErr = err
-	fs.IntVar(&w.worker.Index, "worker-index", env.Index, "this worker's index, 0 … count-1, in a workload split across --worker-count processes (default $"+loadtest.EnvWorkerIndex+", else 0)")
-	fs.IntVar(&w.worker.Count, "worker-count", env.Count, "worker processes the workload is split across (default $"+loadtest.EnvWorkerCount+", else 1)")
+	fs.IntVar(&w.worker.Index, "worker-index", env.Index, "this worker's index, 0 … count-1, in a workload split across --worker-count processes (default $"+bench.EnvWorkerIndex+", else 0)")
+	fs.IntVar(&w.worker.Count, "worker-count", env.Count, "worker processes the workload is split across (default $"+bench.EnvWorkerCount+", else 1)")
 	fs.StringVar(&w.startAt, "start-at", "", "shared wall-clock start of the profiling phase, RFC 3339 or Unix seconds: every worker waits for it")
 }
 
 // resolve validates the flags.
-func (w *workerFlags) resolve() (loadtest.Worker, time.Time, []error) {
+func (w *workerFlags) resolve() (bench.Worker, time.Time, []error) {
 	var errs []error
 	if w.envErr != nil {
 		errs = append(errs, w.envErr)
@@ -416,7 +416,7 @@ func (w *workerFlags) resolve() (loadtest.Worker, time.Time, []error) {
 	if err := w.worker.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--worker-index/--worker-count: %w", err))
 	}
-	at, err := loadtest.ParseStartAt(w.startAt)
+	at, err := bench.ParseStartAt(w.startAt)
 	if err != nil {
 		errs = append(errs, err)
 	}

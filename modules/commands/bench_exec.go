@@ -10,21 +10,21 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/termsafe"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/load/gen"
-	"github.com/llmtap/llmtap/loadtest"
 )
 
 // executeMain runs a prepared spec for a command, serving the Connect API on apiListen while
 // it runs (empty: nowhere), shows its progress and notes on stderr, prints the console report and turns the outcome into its exit
 // code, with the run's result; hook (tests only) sees the spec before the run and the result after it.
-func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, stdout, stderr io.Writer, terminal bool, hook func(*loadtest.Spec, *loadtest.Result)) (loadtest.Result, int, error) {
+func executeMain(ctx context.Context, spec *bench.Spec, apiListen string, stdout, stderr io.Writer, terminal bool, hook func(*bench.Spec, *bench.Result)) (bench.Result, int, error) {
 	if hook != nil {
 		hook(spec, nil)
 	}
 	watchProgress(spec, stderr, terminal)
 	api, err := startBenchAPI(apiListen, spec.Label, stderr)
 	if err != nil {
-		return loadtest.Result{}, 1, err
+		return bench.Result{}, 1, err
 	}
 	defer api.Close()
 	if api != nil {
@@ -36,9 +36,9 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 	if _, set := os.LookupEnv("GOGC"); !set {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
-	res, err := loadtest.Run(ctx, *spec)
+	res, err := bench.Run(ctx, *spec)
 	if err == nil {
-		err = loadtest.WriteConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
+		err = bench.WriteConsole(termsafe.Writer(stdout), res.Export, res.Duration, res.Files) // model names and error messages are the server's
 	}
 	if hook != nil {
 		hook(spec, &res)
@@ -55,7 +55,7 @@ func executeMain(ctx context.Context, spec *loadtest.Spec, apiListen string, std
 // watchProgress makes spec's progress line and notes appear on w: on a terminal the line
 // rewrites itself in place every 200 ms (and ends only after the last), in a log it is a line a
 // second.
-func watchProgress(spec *loadtest.Spec, w io.Writer, terminal bool) {
+func watchProgress(spec *bench.Spec, w io.Writer, terminal bool) {
 	label, total, duration := spec.Label, spec.Total, spec.Schedule.Duration
 	spec.OnProgress = func(c gen.Counters, final bool) {
 		var b strings.Builder

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/load/gen"
-	"github.com/llmtap/llmtap/loadtest"
 )
 
 // TestWatchProgressLine checks the progress line bench and replay print: in a log a whole line
@@ -17,14 +17,14 @@ func TestWatchProgressLine(t *testing.T) {
 	c := gen.Counters{Elapsed: 2 * time.Second, Sent: 7, Completed: 4, Errors: 1, InFlight: 2, Dropped: 3}
 	for _, tc := range []struct {
 		name     string
-		spec     loadtest.Spec
+		spec     bench.Spec
 		terminal bool
 		want     string
 	}{
-		{"log", loadtest.Spec{Label: "bench", Total: 20, Schedule: gen.Config{Duration: 5 * time.Second}}, false,
+		{"log", bench.Spec{Label: "bench", Total: 20, Schedule: gen.Config{Duration: 5 * time.Second}}, false,
 			"bench [   2.0s / 5s] [#######.............]  35% sent 7  done 4  rate 2.5/s  in flight 2  errors 1  dropped 3\n" +
 				"bench [   2.0s / 5s] [#######.............]  35% sent 7  done 4  rate 2.5/s  in flight 2  errors 1  dropped 3\n"},
-		{"terminal", loadtest.Spec{Label: "replay"}, true,
+		{"terminal", bench.Spec{Label: "replay"}, true,
 			"\rreplay [   2.0s] sent 7  done 4  rate 2.5/s  in flight 2  errors 1  dropped 3   " +
 				"\rreplay [   2.0s] sent 7  done 4  rate 2.5/s  in flight 2  errors 1  dropped 3\n"},
 	} {

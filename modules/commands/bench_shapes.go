@@ -4,13 +4,13 @@ import (
 	"flag"
 	"strings"
 
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/load/workload"
-	"github.com/llmtap/llmtap/loadtest"
 )
 
-// shapeFlags are bench's load shapes beyond single requests (loadtest.Shapes), with AIPerf's
+// shapeFlags are bench's load shapes beyond single requests (bench.Shapes), with AIPerf's
 // flag names.
-type shapeFlags struct{ loadtest.Shapes }
+type shapeFlags struct{ bench.Shapes }
 
 func (f *shapeFlags) register(fs *flag.FlagSet) {
 	num := "conversations (sessions) to build, sent in turn (default --num-dataset-entries)"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/mock"
 	"github.com/llmtap/llmtap/telemetry/tokens"
 )
@@ -70,7 +70,7 @@ func loggedEntries(t *testing.T, log *BodyLog) []logged {
 			}
 			out[i].text = append(out[i].text, s)
 		}
-		out[i].reply = loadtest.ReplyText(e.Path, "text/event-stream", e.Response)
+		out[i].reply = bench.ReplyText(e.Path, "text/event-stream", e.Response)
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmtap/llmtap/format/aiperf"
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/load/bench"
 )
 
 // sweepFlags are bench's load shapes over time and over runs, with AIPerf's flag names
@@ -17,8 +17,8 @@ import (
 // timeout, concurrency sweeps, repeated runs with confidence intervals, and timeslices.
 type sweepFlags struct {
 	conc   concurrencyList
-	phases loadtest.Phases    // ramps, warmup, request timeout, timeslices
-	runs   loadtest.SweepRuns // repeated runs and their cooldowns, the sweep's mode and seeds
+	phases bench.Phases    // ramps, warmup, request timeout, timeslices
+	runs   bench.SweepRuns // repeated runs and their cooldowns, the sweep's mode and seeds
 }
 
 // register defines the flags on fs and returns the concurrency of the run (the first value of
@@ -65,7 +65,7 @@ func (c *concurrencyList) String() string {
 }
 
 func (c *concurrencyList) Set(s string) error {
-	vals, err := loadtest.ParseLevels(s)
+	vals, err := bench.ParseLevels(s)
 	if err == nil {
 		c.values, c.level = vals, vals[0]
 	}
@@ -75,24 +75,24 @@ func (c *concurrencyList) Set(s string) error {
 // sweeping reports whether the flags ask for a sweep or for repeated runs.
 func (s *sweepFlags) sweeping() bool { return len(s.conc.values) > 1 || s.runs.Runs != 1 }
 
-// run runs the sweep or repeated runs the flags ask for (loadtest.RunSweep), each run with
+// run runs the sweep or repeated runs the flags ask for (bench.RunSweep), each run with
 // bench (a spec built from b for the cell), and says on stderr where each goes and what each
 // aggregate holds.
-func (s *sweepFlags) run(ctx context.Context, b *benchFlags, stderr io.Writer, bench func(context.Context, *loadtest.SweepCell) (loadtest.Result, int, error)) (int, error) {
+func (s *sweepFlags) run(ctx context.Context, b *benchFlags, stderr io.Writer, runCell func(context.Context, *bench.SweepCell) (bench.Result, int, error)) (int, error) {
 	sw, err := s.sweep(b)
 	if err != nil {
 		return 2, err
 	}
 	usage := false
-	err = loadtest.RunSweep(ctx, sw, func(ctx context.Context, c loadtest.SweepCell) (*aiperf.Export, error) {
+	err = bench.RunSweep(ctx, sw, func(ctx context.Context, c bench.SweepCell) (*aiperf.Export, error) {
 		fmt.Fprintf(stderr, "bench: %s → %s\n", c.Label, c.Dir)
-		res, code, err := bench(ctx, &c)
+		res, code, err := runCell(ctx, &c)
 		switch code {
 		case 0:
 			return &res.Export, nil
 		case 2:
 			usage = true
-			return nil, &loadtest.StopSweep{Err: err} // the flags are wrong for every run alike
+			return nil, &bench.StopSweep{Err: err} // the flags are wrong for every run alike
 		}
 		return nil, fmt.Errorf("exit %d: %v", code, err)
 	}, func(note string) { fmt.Fprintln(stderr, "bench: "+note) })
@@ -105,17 +105,17 @@ func (s *sweepFlags) run(ctx context.Context, b *benchFlags, stderr io.Writer, b
 	return 0, nil
 }
 
-// sweep turns the flags into the sweep to run (loadtest.SweepRuns.Sweep; loadtest.Sweep.Plan
+// sweep turns the flags into the sweep to run (bench.SweepRuns.Sweep; bench.Sweep.Plan
 // says how AIPerf's orchestrator lays the runs out).
-func (s *sweepFlags) sweep(b *benchFlags) (loadtest.Sweep, error) {
+func (s *sweepFlags) sweep(b *benchFlags) (bench.Sweep, error) {
 	base := b.cf.artifactDir
 	if base == "" {
-		base = loadtest.ArtifactDir(b.cf.model, b.cf.endpointType, loadtest.SweepMode(s.conc.values, b.arr.Rate))
+		base = bench.ArtifactDir(b.cf.model, b.cf.endpointType, bench.SweepMode(s.conc.values, b.arr.Rate))
 	}
 	return s.runs.Sweep(base, s.conc.values, b.cf.seed, b.cf.worker.Count)
 }
 
 // registerRequestTimeout defines --request-timeout-seconds on fs (bench and replay alike).
 func registerRequestTimeout(fs *flag.FlagSet, v *float64) {
-	fs.Float64Var(v, "request-timeout-seconds", loadtest.DefaultRequestTimeout, "seconds a request may take before it is cancelled and counted as an error (TimeoutError)")
+	fs.Float64Var(v, "request-timeout-seconds", bench.DefaultRequestTimeout, "seconds a request may take before it is cancelled and counted as an error (TimeoutError)")
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/mock"
 )
 
@@ -27,14 +27,14 @@ func fastMock() mock.Config {
 }
 
 // runBenchArgs runs `llmtap bench` in-process and returns its exit code, stdout and result.
-func runBenchArgs(t *testing.T, args ...string) (int, string, *loadtest.Result, *loadtest.Spec) {
+func runBenchArgs(t *testing.T, args ...string) (int, string, *bench.Result, *bench.Spec) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
-	var res *loadtest.Result
-	var spec *loadtest.Spec
-	code, err := benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *loadtest.Spec, r *loadtest.Result) {
+	var res *bench.Result
+	var spec *bench.Spec
+	code, err := benchMain(context.Background(), &out, &errOut, false, fs, args, func(s *bench.Spec, r *bench.Result) {
 		s.Keep = true
 		spec, res = s, r
 	})

@@ -14,7 +14,7 @@ import (
 
 	"github.com/llmtap/llmtap/format/trace"
 	"github.com/llmtap/llmtap/internal/termsafe"
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/report"
 	"github.com/llmtap/llmtap/telemetry/record"
 )
@@ -50,7 +50,7 @@ or --replay-records PATH), else as the replay's client measured it; the first li
 }
 
 // replayMain is the replay command with its streams as parameters, for in-process tests.
-func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*loadtest.Spec, *loadtest.Result)) (int, error) {
+func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs *flag.FlagSet, args []string, hook func(*bench.Spec, *bench.Result)) (int, error) {
 	var cf clientFlags
 	cf.register(fs)
 	speedup := fs.Float64("speedup", 1, "replay this many times faster than recorded (2 = twice as fast)")
@@ -85,11 +85,11 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 		errs = append(errs, fmt.Errorf("--max-requests %d: must not be negative", *maxReqs))
 	}
 	errs = append(errs, sel.errs()...)
-	graceD, err := loadtest.GracePeriod(*grace)
+	graceD, err := bench.GracePeriod(*grace)
 	if err != nil {
 		errs = append(errs, err)
 	}
-	timeout, err := loadtest.RequestTimeout(timeoutS)
+	timeout, err := bench.RequestTimeout(timeoutS)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -117,16 +117,16 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	if model == "" {
 		model = "payloads"
 	}
-	mode := "replay_speedup" + loadtest.FormatValue(*speedup)
+	mode := "replay_speedup" + bench.FormatValue(*speedup)
 	dir := cf.artifactDir
 	if dir == "" {
-		dir = r.worker.Dir(loadtest.ArtifactDir(model, cf.endpointType, mode))
+		dir = r.worker.Dir(bench.ArtifactDir(model, cf.endpointType, mode))
 	}
-	spec := cf.loadSpec(r, record.ClassReplay, dir, loadtest.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed))
+	spec := cf.loadSpec(r, record.ClassReplay, dir, bench.NewRunInfo(commandLine(fs, "replay", args, nil), mode, dir, r.seed))
 	spec.RequestTimeout, spec.Grace = timeout, graceD
 	// Without --tokenizer the prompts are built of o200k tokens, which the server may count
 	// otherwise: their sizes are fitted to the server's counts (--fit-input-tokens).
-	rp := loadtest.Replay{Requests: reqs, Path: r.path, Body: r.spec, Tokens: r.tokens,
+	rp := bench.Replay{Requests: reqs, Path: r.path, Body: r.spec, Tokens: r.tokens,
 		FitTokens: *fitTokens && cf.tokenizer == "", Speedup: *speedup, Lead: lead, Worker: r.worker}
 	fit, err := rp.Apply(spec)
 	if err != nil {

@@ -19,17 +19,17 @@ import (
 	"time"
 
 	"github.com/llmtap/llmtap/internal/testkit"
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/mock"
 )
 
-func runReplayArgs(t *testing.T, args ...string) (int, string, *loadtest.Result) {
+func runReplayArgs(t *testing.T, args ...string) (int, string, *bench.Result) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(&errOut)
-	var res *loadtest.Result
-	code, err := replayMain(context.Background(), &out, &errOut, false, fs, args, func(s *loadtest.Spec, r *loadtest.Result) {
+	var res *bench.Result
+	code, err := replayMain(context.Background(), &out, &errOut, false, fs, args, func(s *bench.Spec, r *bench.Result) {
 		s.Keep = true
 		res = r
 	})
@@ -121,7 +121,7 @@ func TestReplaySessionsInOrder(t *testing.T) {
 			t.Errorf("judged %d lines of %d conversations, want 6 of 3", j.Lines, j.Conversations)
 		}
 	})
-	bySession := map[string][]loadtest.SentRequest{}
+	bySession := map[string][]bench.SentRequest{}
 	for _, s := range res.Sent {
 		bySession[s.Session] = append(bySession[s.Session], s)
 	}
@@ -134,7 +134,7 @@ func TestReplaySessionsInOrder(t *testing.T) {
 		if sid == "" {
 			continue
 		}
-		slices.SortFunc(turns, func(a, b loadtest.SentRequest) int { return a.N - b.N })
+		slices.SortFunc(turns, func(a, b bench.SentRequest) int { return a.N - b.N })
 		for k := 1; k < len(turns); k++ {
 			prev, _ := mock.TraceByID(turns[k-1].ID)
 			cur, _ := mock.TraceByID(turns[k].ID)

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/llmtap/llmtap/loadtest"
+	"github.com/llmtap/llmtap/load/bench"
 	"github.com/llmtap/llmtap/report/fidelity"
 )
 
@@ -41,7 +41,7 @@ func (f *fidelityFlags) options() (fidelity.Options, error) {
 	if !(f.window >= 0) {
 		return o, fmt.Errorf("--rate-window %v: must not be negative", f.window)
 	}
-	o.Window = loadtest.Seconds(f.window)
+	o.Window = bench.Seconds(f.window)
 	return o, o.Validate()
 }
 

@@ -76,7 +76,7 @@ func WithExchange(ctx context.Context, x *Exchange) context.Context {
 // of the body as the client receives it, and ended at the end of the body, when a read fails or
 // when the body is closed early (record.ErrCanceled, "response closed before its end"),
 // whichever comes first. It is what a client sees. Reads and Close of one body must come from
-// one goroutine, as http.Response requires anyway. Load generators (loadtest) and the mirror
+// one goroutine, as http.Response requires anyway. Load generators (load/bench) and the mirror
 // (mirror) send through it.
 type Transport struct {
 	// Base sends the requests. Required.
