@@ -37,7 +37,7 @@ func BenchmarkPacer(b *testing.B) {
 			b.Run(fmt.Sprintf("rate=%.0f/%s", rate, m.name), func(b *testing.B) {
 				b.ReportAllocs()
 				client := &http.Client{Transport: noopTransport{}}
-				req := ChatRequest("http://gen.test/", []byte(`{}`))
+				req := ChatRequest("http://loadgen.test/", []byte(`{}`))
 				cpu0, wall0 := cpuTime(), time.Now()
 				b.ResetTimer()
 				c := Run(context.Background(), Config{Arrivals: NewConstant(rate), Request: req,

@@ -58,7 +58,7 @@ func (f *fakeServer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // numbered builds requests that carry their number, for fakeServer.
 func numbered(ctx context.Context, n int) (*http.Request, error) {
-	req, err := ChatRequest("http://gen.test/v1/chat/completions", []byte(`{}`))(ctx, n)
+	req, err := ChatRequest("http://loadgen.test/v1/chat/completions", []byte(`{}`))(ctx, n)
 	if err == nil {
 		req.Header.Set("X-N", strconv.Itoa(n))
 	}

@@ -614,7 +614,7 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 		want map[string]string // input_config members (dotted path) and their JSON
 	}{
 		{"duration", []string{"--concurrency", "3", "--benchmark-duration", "1", "--benchmark-grace-period", "5"},
-			map[string]string{"gen.concurrency": "3", "input.dataset_sampling_strategy": `"shuffle"`, "input.conversation": "null"}},
+			map[string]string{"loadgen.concurrency": "3", "input.dataset_sampling_strategy": `"shuffle"`, "input.conversation": "null"}},
 		{"count", []string{"--request-rate", "200", "--request-count", "12", "--streaming=false", "--dataset-sampling-strategy", "random"},
 			map[string]string{"input.dataset_sampling_strategy": `"random"`}},
 		{"conversations", []string{"--concurrency", "2", "--conversation-num", "4", "--conversation-turn-mean", "3",
@@ -622,7 +622,7 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 			map[string]string{"input.conversation.num": "4", "input.conversation.turn.mean": "3", "input.conversation.turn.delay.mean": "5",
 				"input.conversation.turn.delay.ratio": "1"}},
 		{"user-centric", []string{"--user-centric-rate", "100", "--num-users", "4", "--conversation-turn-mean", "3", "--request-count", "12"},
-			map[string]string{"gen.user_centric_rate": "100", "gen.num_users": "4", "input.conversation.turn.mean": "3"}},
+			map[string]string{"loadgen.user_centric_rate": "100", "loadgen.num_users": "4", "input.conversation.turn.mean": "3"}},
 		{"prefix", []string{"--request-rate", "200", "--num-prefix-prompts", "2", "--prefix-prompt-length", "30", "--request-count", "12"},
 			map[string]string{"input.prompt.prefix_prompt.pool_size": "2", "input.prompt.prefix_prompt.length": "30"}},
 		{"system-context", []string{"--concurrency", "2", "--shared-system-prompt-length", "30", "--user-context-prompt-length", "10",
@@ -638,8 +638,8 @@ func TestBenchExportsPassAIPerfModels(t *testing.T) {
 			map[string]string{"tokenizer.name": strconv.Quote(tokFile)}},
 		{"ramp-warmup-timeout", []string{"--concurrency", "2", "--concurrency-ramp-duration", "0.2", "--warmup-duration", "0.1",
 			"--warmup-concurrency", "1", "--request-timeout-seconds", "30", "--request-count", "12"},
-			map[string]string{"gen.concurrency_ramp_duration": "0.2", "gen.warmup_duration": "0.1", "gen.warmup_concurrency": "1",
-				"endpoint.timeout_seconds": "30", "gen.num_profile_runs": "null"}},
+			map[string]string{"loadgen.concurrency_ramp_duration": "0.2", "loadgen.warmup_duration": "0.1", "loadgen.warmup_concurrency": "1",
+				"endpoint.timeout_seconds": "30", "loadgen.num_profile_runs": "null"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A mock of its own: request k fails by the draw PCG(seed, k), so which of the run's

@@ -98,12 +98,12 @@ func TestBenchSweepExportsPassAIPerfModels(t *testing.T) {
 		// The run's settings, in AIPerf's input_config: a sweep's runs each with its own
 		// concurrency and the repeated runs' members; the ramped run its ramp and timeout.
 		ic, _ := sum["input_config"].(map[string]any)
-		want := map[string]string{"gen.num_profile_runs": "2", "gen.confidence_level": "0.95",
-			"gen.profile_run_disable_warmup_after_first": "true", "gen.concurrency_ramp_duration": "0.2",
-			"gen.concurrency": filepath.Base(filepath.Dir(filepath.Dir(dir)))[len("concurrency_"):], "output.slice_duration": "0.1"}
+		want := map[string]string{"loadgen.num_profile_runs": "2", "loadgen.confidence_level": "0.95",
+			"loadgen.profile_run_disable_warmup_after_first": "true", "loadgen.concurrency_ramp_duration": "0.2",
+			"loadgen.concurrency": filepath.Base(filepath.Dir(filepath.Dir(dir)))[len("concurrency_"):], "output.slice_duration": "0.1"}
 		if filepath.Base(dir) == "ramp" {
-			want = map[string]string{"gen.request_rate_ramp_duration": "0.5", "endpoint.timeout_seconds": "5",
-				"gen.num_profile_runs": "null", "gen.confidence_level": "null"}
+			want = map[string]string{"loadgen.request_rate_ramp_duration": "0.5", "endpoint.timeout_seconds": "5",
+				"loadgen.num_profile_runs": "null", "loadgen.confidence_level": "null"}
 		}
 		for path, w := range want {
 			if got := jsonAt(ic, path); got != w {

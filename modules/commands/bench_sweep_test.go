@@ -163,7 +163,7 @@ func TestBenchConcurrencySweep(t *testing.T) {
 		sum := readJSONFile(t, filepath.Join(dir, "profile_export_aiperf.json"))
 		lg := sum["input_config"].(map[string]any)["loadgen"].(map[string]any)
 		if lg["concurrency"] != float64(level) {
-			t.Errorf("%s: input_config.gen.concurrency %v, want %d", dir, lg["concurrency"], level)
+			t.Errorf("%s: input_config.loadgen.concurrency %v, want %d", dir, lg["concurrency"], level)
 		}
 		if seed := sum["run_info"].(map[string]any)["seed"]; seed != float64(7+i) {
 			t.Errorf("%s: seed %v, want %d (AIPerf: base seed + value index)", dir, seed, 7+i)
