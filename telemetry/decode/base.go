@@ -111,14 +111,21 @@ func (b *base) jsonText(v *fastjson.Value) bool {
 // classify counts an event by what it carried and returns its kind. Every decoder of these
 // APIs produces one output sequence, so a response with any generated text has one choice.
 func (b *base) classify(content, reasoning bool) Kind {
+	if content || reasoning {
+		b.res.Choices = 1
+	}
+	return eventKind(&b.res, content, reasoning)
+}
+
+// eventKind counts an event in res by what it carried (content before reasoning) and returns
+// its kind.
+func eventKind(res *Result, content, reasoning bool) Kind {
 	switch {
 	case content:
-		b.res.ContentEvents++
-		b.res.Choices = 1
+		res.ContentEvents++
 		return Content
 	case reasoning:
-		b.res.ReasoningEvents++
-		b.res.Choices = 1
+		res.ReasoningEvents++
 		return Reasoning
 	}
 	return Other

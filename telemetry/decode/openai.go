@@ -211,15 +211,7 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 		content = content || cc
 		reasoning = reasoning || cr
 	}
-	switch {
-	case content:
-		d.res.ContentEvents++
-		return Content
-	case reasoning:
-		d.res.ReasoningEvents++
-		return Reasoning
-	}
-	return Other
+	return eventKind(&d.res, content, reasoning)
 }
 
 // choice folds one element of choices and reports whether it carried content or reasoning.
