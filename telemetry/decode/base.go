@@ -6,10 +6,11 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// base is the state and bookkeeping every decoder of the non-OpenAI APIs shares: a fastjson
-// parser held for the decoder's lifetime (so parsing reuses its buffers and value cache), the
-// result, the text cap, and a scratch buffer for re-serialising tool-call arguments that arrive
-// as JSON objects. The decoders embed it and add their own rules in Event and Body.
+// base is the state and bookkeeping every decoder shares: a fastjson parser held for the
+// decoder's lifetime (so parsing reuses its buffers and value cache), the result, the text cap,
+// and a scratch buffer for re-serialising tool-call arguments that arrive as JSON objects (and,
+// in the OpenAI decoder's fast path, for unescaping strings). The decoders embed it and add
+// their own rules in Event and Body.
 type base struct {
 	api     string
 	p       fastjson.Parser
