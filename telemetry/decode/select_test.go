@@ -74,8 +74,8 @@ func TestGetPut(t *testing.T) {
 			Put(dec)
 		}
 	}
-	Put(nil)                     // must not panic
-	Put(foreign{})               // a decoder from elsewhere is ignored
+	Put(nil)                                 // must not panic
+	Put(foreign{})                           // a decoder from elsewhere is ignored
 	Put(&openAI{base: base{api: "renamed"}}) // a decoder of an unregistered API is dropped, not pooled as unknown
 }
 
