@@ -9,6 +9,7 @@ import (
 
 	llmtapv1 "github.com/llmtap/llmtap/gen/llmtap/v1"
 	"github.com/llmtap/llmtap/mirror"
+	"github.com/llmtap/llmtap/telemetry/compare"
 	"github.com/llmtap/llmtap/telemetry/slo"
 )
 
@@ -123,20 +124,12 @@ func verdictProto(v *mirror.ModelVerdict) *llmtapv1.MirrorVerdict {
 	for _, m := range v.Comparisons {
 		p.Comparisons = append(p.Comparisons, &llmtapv1.MirrorMetricVerdict{
 			Name: m.Name, Live: m.Base, Mirror: m.Other,
-			Estimate: finite(m.Estimate), Low: finite(m.Low), High: finite(m.High),
+			Estimate: compare.Finite(m.Estimate), Low: compare.Finite(m.Low), High: compare.Finite(m.High),
 			Margin: m.Margin, Count: int64(m.Count), Verdict: m.Outcome, PairsNeeded: int64(m.Needed),
 			Difference: m.Difference,
 		})
 	}
 	return p
-}
-
-// finite is x, or nil (absent) for an interval end the pairs cannot bound yet (±Inf, NaN).
-func finite(x float64) *float64 {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return nil
-	}
-	return &x
 }
 
 // positive is x, or nil (absent) for a threshold the SLO does not set (0).

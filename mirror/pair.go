@@ -1,12 +1,12 @@
 package mirror
 
 import (
-	"math"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/llmtap/llmtap/telemetry/compare"
 	"github.com/llmtap/llmtap/telemetry/record"
 	"github.com/llmtap/llmtap/telemetry/slo"
 	"github.com/llmtap/llmtap/telemetry/stats"
@@ -404,21 +404,10 @@ func summarize(pairs []Pair, metric func(Side) *float64) Comparison {
 	}
 	return Comparison{
 		Count:   len(diff),
-		Live:    Quantiles{P50: quantile(live, 0.50), P99: quantile(live, 0.99)},
-		Mirror:  Quantiles{P50: quantile(mirror, 0.50), P99: quantile(mirror, 0.99)},
-		DiffP50: quantile(diff, 0.50),
+		Live:    Quantiles{P50: compare.NearestRank(live, 0.50), P99: compare.NearestRank(live, 0.99)},
+		Mirror:  Quantiles{P50: compare.NearestRank(mirror, 0.50), P99: compare.NearestRank(mirror, 0.99)},
+		DiffP50: compare.NearestRank(diff, 0.50),
 	}
-}
-
-// quantile is the q-quantile of xs by nearest rank (the smallest value with at least q of the
-// values at or below it); 0 for none. It sorts xs.
-func quantile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	k := int(math.Ceil(q*float64(len(xs)))) - 1
-	return xs[max(0, min(k, len(xs)-1))]
 }
 
 // Interface guards: a Pairer is a record sink of the measurement engine.

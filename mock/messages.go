@@ -38,11 +38,7 @@ func (r *responder) messagesStream(id, model string, prompt int) {
 	h := r.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
-	if r.tracing {
-		r.trace.Status = http.StatusOK
-	}
-	r.mark(KindHeaders, 0, 0, r.started)
-	r.w.WriteHeader(http.StatusOK)
+	r.headers()
 	r.flush()
 
 	b := append(r.buf[:0], "event: message_start\ndata: "...)

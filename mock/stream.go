@@ -22,11 +22,7 @@ func (r *responder) stream(ep endpoint, id, model string, prompt int, usage bool
 	h := r.w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
-	if r.tracing {
-		r.trace.Status = http.StatusOK
-	}
-	r.mark(KindHeaders, 0, 0, r.started)
-	r.w.WriteHeader(http.StatusOK)
+	r.headers()
 	r.flush()
 
 	r.head = append(r.head[:0], sseData...)

@@ -134,29 +134,10 @@ type TraceRow struct {
 	Tenant *string  `parquet:"tenant,optional"`
 }
 
-func optStr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func optInt(v int64) *int64 {
-	if v == 0 {
-		return nil
-	}
-	return &v
-}
-
-func optBool(v bool) *bool {
-	if !v {
-		return nil
-	}
-	return &v
-}
-
-func optFloat(v float64) *float64 {
-	if v == 0 {
+// opt is v, or nil (a null cell) for the zero value of its type.
+func opt[T comparable](v T) *T {
+	var zero T
+	if v == zero {
 		return nil
 	}
 	return &v
@@ -190,23 +171,23 @@ func count(v int64, source string) *int64 {
 func FromRecord(r *record.Record) RecordRow {
 	row := RecordRow{
 		RequestID: r.RequestID, Class: r.Class, Model: r.Model, Path: r.Path, API: r.API,
-		Stream: r.Stream, Error: r.Error, ErrorMsg: optStr(r.ErrorMsg), Finish: optStr(r.Finish),
-		Start: r.Start.UTC(), SessionID: optStr(r.SessionID), Tenant: optStr(r.Tenant),
+		Stream: r.Stream, Error: r.Error, ErrorMsg: opt(r.ErrorMsg), Finish: opt(r.Finish),
+		Start: r.Start.UTC(), SessionID: opt(r.SessionID), Tenant: opt(r.Tenant),
 
 		HeadersMs: r.HeadersMs, TTFTMs: r.TTFTMs, TTFOMs: r.TTFOMs, TTSTMs: r.TTSTMs,
 		RequestLatencyMs: r.RequestLatencyMs, ITLMs: r.ITLMs, InterChunkMs: r.InterChunkMs,
-		InterChunkDropped: optInt(int64(r.InterChunkDropped)), DurationMs: r.DurationMs,
+		InterChunkDropped: opt(int64(r.InterChunkDropped)), DurationMs: r.DurationMs,
 
-		InputTokens: count(r.InputTokens, r.InputTokensSource), InputTokensSource: optStr(r.InputTokensSource),
-		OutputTokens: count(r.OutputTokens, r.OutputTokensSource), OutputTokensSource: optStr(r.OutputTokensSource),
+		InputTokens: count(r.InputTokens, r.InputTokensSource), InputTokensSource: opt(r.InputTokensSource),
+		OutputTokens: count(r.OutputTokens, r.OutputTokensSource), OutputTokensSource: opt(r.OutputTokensSource),
 		ReasoningTokens: r.ReasoningTokens, CachedTokens: r.CachedTokens,
-		CacheWriteTokens: optInt(r.CacheWriteTokens), Tokenizer: optStr(r.Tokenizer),
+		CacheWriteTokens: opt(r.CacheWriteTokens), Tokenizer: opt(r.Tokenizer),
 
 		ContentEvents: int64(r.ContentEvents), Events: int64(r.Events),
-		Malformed: optInt(int64(r.Malformed)), Oversized: optInt(int64(r.Oversized)),
-		Choices: optInt(int64(r.Choices)), ToolCalls: optBool(r.ToolCalls), Refusal: optBool(r.Refusal),
-		Bytes: r.Bytes, BytesFromClient: optInt(r.BytesFromClient), DecodedBytes: optInt(r.DecodedBytes),
-		DecodeStopped: optStr(r.DecodeStopped), UsageInjection: optStr(r.UsageInjection),
+		Malformed: opt(int64(r.Malformed)), Oversized: opt(int64(r.Oversized)),
+		Choices: opt(int64(r.Choices)), ToolCalls: opt(r.ToolCalls), Refusal: opt(r.Refusal),
+		Bytes: r.Bytes, BytesFromClient: opt(r.BytesFromClient), DecodedBytes: opt(r.DecodedBytes),
+		DecodeStopped: opt(r.DecodeStopped), UsageInjection: opt(r.UsageInjection),
 	}
 	if r.Status != 0 {
 		s := int32(r.Status)
@@ -221,13 +202,13 @@ func FromRecord(r *record.Record) RecordRow {
 	}
 	row.Cost, row.ListCost = costRow(r.Cost), costRow(r.ListCost)
 	if s := r.Server; s != nil {
-		row.Server = &ServerRow{optStr(s.Format), optFloat(s.QueueMs), optFloat(s.InferenceMs), s.PromptEvalCount,
+		row.Server = &ServerRow{opt(s.Format), opt(s.QueueMs), opt(s.InferenceMs), s.PromptEvalCount,
 			s.EvalCount, s.LoadMs, s.PromptEvalMs, s.EvalMs, s.TotalMs}
 	}
 	if s := r.Split; s != nil {
 		row.Split = &SplitRow{s.ConnectMs, s.ProxyMs, s.SendMs, s.UpstreamHeadersMs, s.UpstreamTTFTMs,
-			s.QueueMs, optStr(s.QueueSource), s.LoadMs, s.PrefillMs, optStr(s.PrefillSource), s.DecodeMs,
-			optStr(s.DecodeSource), s.InferenceMs, s.ServerTTFTMs, s.NetworkMs, optBool(s.TTFTDisagree)}
+			s.QueueMs, opt(s.QueueSource), s.LoadMs, s.PrefillMs, opt(s.PrefillSource), s.DecodeMs,
+			opt(s.DecodeSource), s.InferenceMs, s.ServerTTFTMs, s.NetworkMs, opt(s.TTFTDisagree)}
 	}
 	return row
 }
@@ -312,10 +293,10 @@ func NewTraceRow(start, fileStart time.Time, f TraceFields) TraceRow {
 	row := TraceRow{
 		Start: start.UTC(), Timestamp: ms(start.Sub(fileStart)),
 		InputLength: max(f.InputLength, 0), OutputLength: max(f.OutputLength, 0), HashIDs: f.HashIDs,
-		SessionID: optStr(f.SessionID), Tenant: optStr(f.Tenant),
+		SessionID: opt(f.SessionID), Tenant: opt(f.Tenant),
 	}
 	if f.Model != record.UnknownModel {
-		row.Model = optStr(f.Model)
+		row.Model = opt(f.Model)
 	}
 	if f.SessionID != "" && f.HasDelay {
 		d := ms(f.Delay)

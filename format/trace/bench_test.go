@@ -48,7 +48,7 @@ func BenchmarkStatsMooncakeConv(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		Stats(reqs)
+		summarize(reqs)
 	}
 }
 

@@ -60,7 +60,7 @@ func checkRead(t *testing.T, data []byte, format Format) {
 	}
 	SortByTime(reqs)
 	Rebase(reqs)
-	_ = Stats(reqs)
+	_ = summarize(reqs)
 	var out bytes.Buffer
 	w := NewMooncakeWriter(&out, WriterOptions{})
 	for _, r := range reqs {

@@ -63,7 +63,7 @@ func TestReferenceStatistics(t *testing.T) {
 			if info.Format != want.format || info.Torn != 0 || info.Skipped != 0 {
 				t.Errorf("info %+v: want format %s, nothing torn or skipped", info, want.format)
 			}
-			s := Stats(reqs)
+			s := summarize(reqs)
 			if s.Requests != want.requests {
 				t.Errorf("requests = %d, want %d", s.Requests, want.requests)
 			}
@@ -109,7 +109,7 @@ func TestBurstGPTFailures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := Stats(reqs)
+		s := summarize(reqs)
 		if info.Format != FormatBurstGPT || s.Requests != 400 || s.Failures != tc.failures {
 			t.Errorf("%s: format %s, %d requests, %d failures; want burstgpt, 400, %d", tc.rel, info.Format, s.Requests, s.Failures, tc.failures)
 		}

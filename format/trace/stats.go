@@ -136,15 +136,6 @@ func (c *Collector) Summary() Summary {
 	return s
 }
 
-// Stats summarises a slice of requests; see Summary for the definitions.
-func Stats(reqs []Request) Summary {
-	c := NewCollector()
-	for _, r := range reqs {
-		c.Add(r)
-	}
-	return c.Summary()
-}
-
 // FileSummary is one file's Summary with what its reading skipped: the entry of `llmtap trace
 // stats --json`.
 type FileSummary struct {

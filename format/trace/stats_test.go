@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// summarize runs reqs through a Collector, as SummarizeFile does a file's.
+func summarize(reqs []Request) Summary {
+	c := NewCollector()
+	for _, r := range reqs {
+		c.Add(r)
+	}
+	return c.Summary()
+}
+
 func TestPercentile(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -41,7 +50,7 @@ func TestStatsHandComputed(t *testing.T) {
 		{Timestamp: sec(6), InputLength: 400, OutputLength: 40},
 		{Timestamp: sec(61), InputLength: 500, OutputLength: 50},
 	}
-	s := Stats(reqs[:4])
+	s := summarize(reqs[:4])
 	if s.Requests != 4 || s.Failures != 1 || s.SpanSeconds != 6 || math.Abs(s.Rate-0.5) > 1e-12 {
 		t.Errorf("counts/span/rate wrong: %+v", s)
 	}
@@ -55,13 +64,13 @@ func TestStatsHandComputed(t *testing.T) {
 	if s.Input.Mean != 250 || s.Input.P50 != 250 || s.Input.Min != 100 || s.Input.Max != 400 || s.Output.Sum != 100 {
 		t.Errorf("token distribution wrong: %+v / %+v", s.Input, s.Output)
 	}
-	s = Stats(reqs)
+	s = summarize(reqs)
 	if s.PeakMinuteRate != 4.0/60 || s.PeakMinuteStart != 0 {
 		t.Errorf("peak minute %g at %g, want 4/60 at 0", s.PeakMinuteRate, s.PeakMinuteStart)
 	}
 	// Shorter than a minute: no whole minute, no peak-minute figure below the mean (4 arrivals
 	// in 6 s were reported as a peak of 4/60 req/s, under the mean of 0.5 req/s).
-	if s := Stats(reqs[:4]); s.PeakMinuteRate != 0 || s.PeakMinuteStart != 0 {
+	if s := summarize(reqs[:4]); s.PeakMinuteRate != 0 || s.PeakMinuteStart != 0 {
 		t.Errorf("a 6 s trace: peak minute %g at %g, want none (0)", s.PeakMinuteRate, s.PeakMinuteStart)
 	}
 	// The trailing part of a minute does not count: 30 arrivals in [60 s, 61 s) after 4 in
@@ -71,26 +80,26 @@ func TestStatsHandComputed(t *testing.T) {
 		burst = append(burst, Request{Timestamp: sec(60) + time.Duration(i)*time.Millisecond, InputLength: 1})
 	}
 	burst = append(burst, Request{Timestamp: sec(61), InputLength: 1})
-	if s := Stats(burst); s.PeakMinuteRate != 4.0/60 || s.PeakMinuteStart != 0 {
+	if s := summarize(burst); s.PeakMinuteRate != 4.0/60 || s.PeakMinuteStart != 0 {
 		t.Errorf("a burst in the trailing second: peak minute %g at %g, want 4/60 at 0 (the only whole minute)", s.PeakMinuteRate, s.PeakMinuteStart)
 	}
 	// Arrival order does not matter to timing statistics: gaps come from sorted times.
 	shuffled := []Request{reqs[3], reqs[0], reqs[2], reqs[1]}
-	if got := Stats(shuffled).IATCV; math.Abs(got-math.Sqrt2/2) > 1e-12 {
+	if got := summarize(shuffled).IATCV; math.Abs(got-math.Sqrt2/2) > 1e-12 {
 		t.Errorf("unsorted input changed the CV to %g", got)
 	}
 }
 
 func TestStatsDegenerate(t *testing.T) {
 	t.Parallel()
-	if s := Stats(nil); s != (Summary{}) {
+	if s := summarize(nil); s != (Summary{}) {
 		t.Errorf("empty trace: %+v, want zero", s)
 	}
-	s := Stats([]Request{{InputLength: 3}})
+	s := summarize([]Request{{InputLength: 3}})
 	if s.Requests != 1 || s.Rate != 0 || s.IATCV != 0 || s.Input.P99 != 3 || s.PeakMinuteRate != 0 {
 		t.Errorf("one request: %+v (no NaN, rate and CV 0)", s)
 	}
-	s = Stats([]Request{{}, {}})
+	s = summarize([]Request{{}, {}})
 	if s.Rate != 0 || s.IATCV != 0 || s.DistinctTimestamps != 1 {
 		t.Errorf("simultaneous arrivals: %+v (zero span must not divide)", s)
 	}

@@ -85,7 +85,7 @@ func TestRoundTripAzureToMooncake(t *testing.T) {
 				t.Fatalf("request %d (RoundMs %v): wrote %+v, read back %+v", i, opt.RoundMs, o, b)
 			}
 		}
-		if s := Stats(back); s.ReusedBlocks != 0 || s.HashBlocks == 0 {
+		if s := summarize(back); s.ReusedBlocks != 0 || s.HashBlocks == 0 {
 			t.Errorf("synthetic ids: %d blocks, %d reused; want unique ids", s.HashBlocks, s.ReusedBlocks)
 		}
 	}

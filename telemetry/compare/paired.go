@@ -310,8 +310,8 @@ func SlowShare(name string, base, other []float64, q float64, e Ends, margin flo
 	}
 	pooled := make([]float64, 0, 2*n)
 	pooled = append(append(pooled, base[:n]...), other[:n]...)
-	t := nearestRank(pooled, q)
-	r.Base, r.Other = nearestRank(base[:n], q), nearestRank(other[:n], q)
+	t := NearestRank(pooled, q)
+	r.Base, r.Other = NearestRank(base[:n], q), NearestRank(other[:n], q)
 	d := make([]float64, n)
 	var kb, ko int
 	for i := range n {
@@ -356,11 +356,11 @@ func SlowShare(name string, base, other []float64, q float64, e Ends, margin flo
 }
 
 // median is the median of xs by nearest rank, leaving xs as it is.
-func median(xs []float64) float64 { return nearestRank(xs, 0.5) }
+func median(xs []float64) float64 { return NearestRank(xs, 0.5) }
 
-// nearestRank is the q-quantile of xs by nearest rank (the smallest value with at least q of
+// NearestRank is the q-quantile of xs by nearest rank (the smallest value with at least q of
 // the values at or below it), leaving xs as it is; 0 for none.
-func nearestRank(xs []float64, q float64) float64 {
+func NearestRank(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

@@ -6,10 +6,11 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// base is the state and bookkeeping every decoder of the non-OpenAI APIs shares: a fastjson
-// parser held for the decoder's lifetime (so parsing reuses its buffers and value cache), the
-// result, the text cap, and a scratch buffer for re-serialising tool-call arguments that arrive
-// as JSON objects. The decoders embed it and add their own rules in Event and Body.
+// base is the state and bookkeeping every decoder shares: a fastjson parser held for the
+// decoder's lifetime (so parsing reuses its buffers and value cache), the result, the text cap,
+// and a scratch buffer for re-serialising tool-call arguments that arrive as JSON objects (and,
+// in the OpenAI decoder's fast path, for unescaping strings). The decoders embed it and add
+// their own rules in Event and Body.
 type base struct {
 	api     string
 	p       fastjson.Parser
@@ -111,14 +112,21 @@ func (b *base) jsonText(v *fastjson.Value) bool {
 // classify counts an event by what it carried and returns its kind. Every decoder of these
 // APIs produces one output sequence, so a response with any generated text has one choice.
 func (b *base) classify(content, reasoning bool) Kind {
+	if content || reasoning {
+		b.res.Choices = 1
+	}
+	return eventKind(&b.res, content, reasoning)
+}
+
+// eventKind counts an event in res by what it carried (content before reasoning) and returns
+// its kind.
+func eventKind(res *Result, content, reasoning bool) Kind {
 	switch {
 	case content:
-		b.res.ContentEvents++
-		b.res.Choices = 1
+		res.ContentEvents++
 		return Content
 	case reasoning:
-		b.res.ReasoningEvents++
-		b.res.Choices = 1
+		res.ReasoningEvents++
 		return Reasoning
 	}
 	return Other

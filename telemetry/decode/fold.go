@@ -243,13 +243,11 @@ func errorFields(v *fastjson.Value) (typ, msg string, ok bool) {
 // trimSpace trims ASCII white space (what JSON and SSE consider white space) without the
 // Unicode tables of bytes.TrimSpace.
 func trimSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
+	for len(b) > 0 && isWS(b[0]) {
 		b = b[1:]
 	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
+	for len(b) > 0 && isWS(b[len(b)-1]) {
 		b = b[:len(b)-1]
 	}
 	return b
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

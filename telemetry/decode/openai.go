@@ -56,22 +56,18 @@ func NewOpenAICompletions() ResponseDecoder { return newOpenAI(APIOpenAICompleti
 // through the fast path of openai_fast.go first, which keeps its record in fast and decodes
 // escaped strings into scratch.
 type openAI struct {
-	api     string
-	p       fastjson.Parser
-	res     Result
-	maxText int
+	base
 	choices choiceSet
 	// finished holds the choice indexes that sent a finish_reason (Result.Finished).
 	finished choiceSet
 	fast     chatScan
-	scratch  []byte
 	// fullOnly disables the fast path, so that tests can compare the two.
 	fullOnly bool
 }
 
 func newOpenAI(api string) *openAI {
-	d := &openAI{api: api, maxText: MaxText}
-	d.res.Usage = NoUsage
+	d := &openAI{}
+	d.init(api)
 	return d
 }
 
@@ -107,12 +103,9 @@ func (d *openAI) Body(body []byte) Kind {
 	return d.fold(body, "message")
 }
 
-// Result implements ResponseDecoder.
-func (d *openAI) Result() *Result { return &d.res }
-
 // Reset implements ResponseDecoder, keeping the parser and the text buffers.
 func (d *openAI) Reset() {
-	d.res = Result{Usage: NoUsage, Text: d.res.Text[:0], ReasoningText: d.res.ReasoningText[:0]}
+	d.reset()
 	d.choices.reset()
 	d.finished.reset()
 }
@@ -128,26 +121,6 @@ func (d *openAI) addChoice(idx int64, finish []byte) {
 		}
 	}
 	d.res.Ended = d.res.Finished > 0 && d.res.Finished >= d.res.Choices
-}
-
-// SetMaxText implements TextLimiter.
-func (d *openAI) SetMaxText(n int) { d.maxText = max(n, 0) }
-
-func (d *openAI) apiName() string { return d.api }
-
-// shrink drops buffers grown past limit, so a decoder parked in a pool after a huge response
-// does not pin that memory, and restores the default text cap.
-func (d *openAI) shrink(limit int) {
-	if cap(d.res.Text) > limit {
-		d.res.Text = nil
-	}
-	if cap(d.res.ReasoningText) > limit {
-		d.res.ReasoningText = nil
-	}
-	if cap(d.scratch) > limit {
-		d.scratch = nil
-	}
-	d.maxText = MaxText
 }
 
 // fold parses one JSON object (an event or a body) and folds it into the result. msgKey is the
@@ -211,15 +184,7 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 		content = content || cc
 		reasoning = reasoning || cr
 	}
-	switch {
-	case content:
-		d.res.ContentEvents++
-		return Content
-	case reasoning:
-		d.res.ReasoningEvents++
-		return Reasoning
-	}
-	return Other
+	return eventKind(&d.res, content, reasoning)
 }
 
 // choice folds one element of choices and reports whether it carried content or reasoning.
@@ -388,35 +353,6 @@ func (d *openAI) function(f *fastjson.Value) bool {
 	}
 	d.res.ToolCalls = true
 	return true
-}
-
-// text appends generated output text under the cap.
-func (d *openAI) text(s []byte) {
-	d.res.Text, d.res.TextTruncated = d.capped(d.res.Text, s)
-}
-
-// reasoning appends reasoning text under the cap.
-func (d *openAI) reasoning(s []byte) {
-	d.res.ReasoningText, d.res.TextTruncated = d.capped(d.res.ReasoningText, s)
-}
-
-// capped appends s to buf under the cap and returns the new TextTruncated, which stays set once
-// either buffer has dropped text.
-func (d *openAI) capped(buf, s []byte) ([]byte, bool) {
-	buf, cut := appendCapped(buf, s, d.maxText)
-	return buf, d.res.TextTruncated || cut
-}
-
-// sseError records an error announced by the SSE event type. The data is usually one of the
-// JSON error shapes; when it is not, the raw data is the message.
-func (d *openAI) sseError(data []byte) {
-	if v, err := d.p.ParseBytes(data); err == nil {
-		if typ, msg, ok := errorFields(v); ok {
-			d.res.ErrorType, d.res.ErrorMessage = typ, msg
-			return
-		}
-	}
-	d.res.ErrorType, d.res.ErrorMessage = "", cappedString(data, maxErrorMessage)
 }
 
 // Interface guards.

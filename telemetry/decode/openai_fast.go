@@ -773,15 +773,7 @@ func (d *openAI) commit(b []byte) Kind {
 			content = true
 		}
 	}
-	switch {
-	case content:
-		d.res.ContentEvents++
-		return Content
-	case reasoning:
-		d.res.ReasoningEvents++
-		return Reasoning
-	}
-	return Other
+	return eventKind(&d.res, content, reasoning)
 }
 
 // fastFunction folds a scanned function as function does.

@@ -18,7 +18,7 @@ const maxRepairDepth = 64
 // UTF-8 character or UTF-16 surrogate pair cut in half is dropped.
 func closeTruncated(dst, body []byte) (_ []byte, ok bool) {
 	i0 := 0
-	for i0 < len(body) && isSpace(body[i0]) {
+	for i0 < len(body) && isWS(body[i0]) {
 		i0++
 	}
 	if i0 == len(body) || body[i0] != '{' {

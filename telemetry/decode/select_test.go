@@ -74,9 +74,9 @@ func TestGetPut(t *testing.T) {
 			Put(dec)
 		}
 	}
-	Put(nil)                     // must not panic
-	Put(foreign{})               // a decoder from elsewhere is ignored
-	Put(&openAI{api: "renamed"}) // a decoder of an unregistered API is dropped, not pooled as unknown
+	Put(nil)                                 // must not panic
+	Put(foreign{})                           // a decoder from elsewhere is ignored
+	Put(&openAI{base: base{api: "renamed"}}) // a decoder of an unregistered API is dropped, not pooled as unknown
 }
 
 func TestPutShrinks(t *testing.T) {

@@ -15,6 +15,12 @@ import (
 // apply the rules line by line, allocating freely. The first input byte picks the limits and
 // seeds the split points, so the fuzzer explores splits of the same stream by mutating it.
 
+// bufCap returns the capacity of the splitter's buffer, for the tests of the memory bound.
+func (s *NDJSON) bufCap() int { return cap(s.buf) }
+
+// bufCap returns the capacity of the parser's buffers, for the tests of the memory bound.
+func (s *SSE) bufCap() int { return cap(s.dataBuf) + cap(s.typ) + cap(s.id) + cap(s.tmp) }
+
 // maxInputLen keeps one fuzz iteration fast; the reference is linear anyway.
 const maxInputLen = 64 << 10
 

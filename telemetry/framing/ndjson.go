@@ -184,8 +184,5 @@ func (s *NDJSON) Reset() {
 // Stats returns what the splitter has counted since it was made or last Reset.
 func (s *NDJSON) Stats() NDJSONStats { return s.stats }
 
-// bufCap returns the capacity of the splitter's buffer, for tests of the memory bound.
-func (s *NDJSON) bufCap() int { return cap(s.buf) }
-
 // Interface guard.
 var _ Framer = (*NDJSON)(nil)

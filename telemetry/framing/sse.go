@@ -350,9 +350,6 @@ func (s *SSE) Stats() SSEStats { return s.stats }
 // field, and whether there was one.
 func (s *SSE) Retry() (ms int64, ok bool) { return s.retry, s.retrySet }
 
-// bufCap returns the capacity of the parser's buffers, for tests of the memory bound.
-func (s *SSE) bufCap() int { return cap(s.dataBuf) + cap(s.typ) + cap(s.id) + cap(s.tmp) }
-
 // parseRetry parses a retry value: one or more ASCII digits that fit in an int64.
 func parseRetry(v []byte) (int64, bool) {
 	if len(v) == 0 {

@@ -41,29 +41,13 @@ func (e Energy) AvgWatts() float64 {
 // steady 77 W GPU differed by 15.5 J and 23.2 J alternately, and a window
 // shorter than about a second carries that ±100 ms of error.
 func EnergyBetween(samples []Sample, t0, t1 time.Time) Energy {
-	var e Energy
-	var first, prev *Sample
-	for i := range samples {
-		s := &samples[i]
-		if !s.Has(FieldEnergy) || s.Time.Before(t0) || s.Time.After(t1) {
-			continue
-		}
-		e.Samples++
-		if prev == nil {
-			first, prev = s, s
-			continue
-		}
+	return between(samples, t0, t1, FieldEnergy, func(e *Energy, prev, s *Sample) {
 		if s.EnergyMJ >= prev.EnergyMJ {
 			e.Joules += float64(s.EnergyMJ-prev.EnergyMJ) / 1e3
 		} else {
 			e.Resets++
 		}
-		prev = s
-	}
-	if first != nil {
-		e.Duration = prev.Time.Sub(first.Time)
-	}
-	return e
+	})
 }
 
 // PowerIntegral returns the energy one GPU used between t0 and t1
@@ -72,11 +56,23 @@ func EnergyBetween(samples []Sample, t0, t1 time.Time) Energy {
 // EnergyBetween; samples must belong to one GPU and be in time order, and
 // samples outside the window or without [FieldPower] are ignored.
 func PowerIntegral(samples []Sample, t0, t1 time.Time) Energy {
+	return between(samples, t0, t1, FieldPower, func(e *Energy, prev, s *Sample) {
+		if dt := s.Time.Sub(prev.Time); dt > 0 {
+			meanMW := (float64(s.PowerMW) + float64(prev.PowerMW)) / 2
+			e.Joules += meanMW / 1e3 * dt.Seconds()
+		}
+	})
+}
+
+// between walks the samples that have field and lie between t0 and t1 (inclusive), counting
+// them in Samples and their span in Duration, and calls step with each of them but the first
+// and the usable sample before it.
+func between(samples []Sample, t0, t1 time.Time, field Field, step func(e *Energy, prev, s *Sample)) Energy {
 	var e Energy
 	var first, prev *Sample
 	for i := range samples {
 		s := &samples[i]
-		if !s.Has(FieldPower) || s.Time.Before(t0) || s.Time.After(t1) {
+		if !s.Has(field) || s.Time.Before(t0) || s.Time.After(t1) {
 			continue
 		}
 		e.Samples++
@@ -84,10 +80,7 @@ func PowerIntegral(samples []Sample, t0, t1 time.Time) Energy {
 			first, prev = s, s
 			continue
 		}
-		if dt := s.Time.Sub(prev.Time); dt > 0 {
-			meanMW := (float64(s.PowerMW) + float64(prev.PowerMW)) / 2
-			e.Joules += meanMW / 1e3 * dt.Seconds()
-		}
+		step(&e, prev, s)
 		prev = s
 	}
 	if first != nil {
