@@ -124,7 +124,7 @@ type Spec struct {
 	Worker Worker
 	// StartAt, when set, is the shared wall-clock time the profiling phase starts at (after
 	// the warmup): every worker of a split workload waits for it, so their schedules line up.
-	// A time already past starts at once, and the lateness is said on Log.
+	// A time already past starts at once, and the lateness is given to OnNote.
 	StartAt time.Time
 }
 
