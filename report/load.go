@@ -50,12 +50,12 @@ type Run struct {
 	model string // the model an AIPerf summary beside the records names
 }
 
-// recordFiles reports whether a file name is one of the record files llmtap writes: the
+// recordFile reports whether a file name is one of the record files llmtap writes: the
 // proxy recorder's records-<start>.jsonl, the demo's records.jsonl and llmtap bench's (and
 // AIPerf's) profile_export.jsonl, whose lines are records with more fields.
 func recordFile(name string) bool {
 	return strings.HasSuffix(name, ".jsonl") &&
-		(strings.HasPrefix(name, "records") || name == "profile_export.jsonl")
+		(strings.HasPrefix(name, recfile.KindRecords) || name == aiperf.LinesFile)
 }
 
 // timelineFile reports whether a file name is a timeline written beside the records.

@@ -40,7 +40,7 @@ func Name(kind string, start time.Time, ext string) string {
 // reusing one: a suffix -1, -2 … is added when the name is taken (two rotations within a
 // millisecond, two recorders in one folder across a reload).
 func Create(dir, kind, ext string, start time.Time) (*os.File, error) {
-	base := kind + "-" + start.UTC().Format(layout)
+	base := Name(kind, start, "")
 	for i := 0; i < 1000; i++ {
 		n := base + ext
 		if i > 0 {

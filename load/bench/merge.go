@@ -49,7 +49,7 @@ type Snapshot struct {
 	ErrorISL *stats.DistSnapshot `json:"error_isl,omitempty"`
 }
 
-// GeneratorDists are the distributions of a aiperf.Generator as mergeable snapshots.
+// GeneratorDists are the distributions of an aiperf.Generator as mergeable snapshots.
 type GeneratorDists struct {
 	ScheduleLag      stats.DistSnapshot `json:"schedule_lag"`
 	QueueWait        stats.DistSnapshot `json:"queue_wait"`

@@ -14,7 +14,7 @@ import (
 // Parquet file's from its metadata, to the nanosecond).
 func traceFileStart(path string) (time.Time, error) {
 	kind, start, err := recfile.Parse(path)
-	if err == nil && kind != "trace" {
+	if err == nil && kind != recfile.KindTrace {
 		err = fmt.Errorf("%s: a %s file, not a trace file (trace-<UTC start>.jsonl)", path, kind)
 	}
 	if err == nil && strings.HasSuffix(path, parquetfile.Ext) {

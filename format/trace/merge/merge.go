@@ -348,7 +348,7 @@ func lineInputs(kind string, paths []string, skipBad bool, info *trace.Info) (*s
 // parquetRecordsInput reads a Parquet records file for a merge: each row as the JSON line
 // the JSONL records file holds for it.
 func parquetRecordsInput(kind, path string, file int32) (*mergeInput, error) {
-	if kind != "records" {
+	if kind != recfile.KindRecords {
 		return nil, fmt.Errorf("%s: only records and trace are written as Parquet", path)
 	}
 	rd, err := parquetfile.Open[parquetfile.RecordRow](path)
@@ -380,7 +380,7 @@ func parseMergeLine(p *fastjson.Parser, kind string, start time.Time, line []byt
 	}
 	r := &mergeRow{}
 	switch kind {
-	case "records":
+	case recfile.KindRecords:
 		s := v.GetStringBytes("start")
 		if s == nil {
 			return nil, errors.New(`no "start" string`)
@@ -388,7 +388,7 @@ func parseMergeLine(p *fastjson.Parser, kind string, start time.Time, line []byt
 		if r.at, err = time.Parse(time.RFC3339Nano, string(s)); err != nil {
 			return nil, fmt.Errorf("start: %w", err)
 		}
-	case "payloads":
+	case recfile.KindPayloads:
 		// The merge rewrites the number after trace.PayloadLineStart and keeps the rest of
 		// the line, payload included, byte for byte.
 		if !bytes.HasPrefix(line, []byte(trace.PayloadLineStart)) {
@@ -420,7 +420,7 @@ func writeLineMerge(m *streamMerge, kind string, w io.Writer) (int, error) {
 			t0 = r.at
 		}
 		n++
-		if kind == "payloads" {
+		if kind == recfile.KindPayloads {
 			num = trace.AppendPayloadStart(num[:0], r.at.Sub(t0))
 			bw.Write(num)
 			bw.Write(r.line[r.ms:])
@@ -462,7 +462,7 @@ func Open(paths []string, opt Options) (*Merge, error) {
 		return nil, err
 	}
 	mg := &Merge{kind: kind, opt: opt}
-	if kind == "trace" {
+	if kind == recfile.KindTrace {
 		mg.m, err = traceInputs(paths, opt.SkipBad, &mg.info)
 	} else {
 		mg.m, err = lineInputs(kind, paths, opt.SkipBad, &mg.info)
@@ -486,7 +486,7 @@ func (mg *Merge) Info() trace.Info { return mg.info }
 // JSONL, records lines byte for byte, payload lines with timestamp_ms rebased to the first
 // arrival.
 func (mg *Merge) Write(w io.Writer) (int, error) {
-	if mg.kind == "trace" {
+	if mg.kind == recfile.KindTrace {
 		return writeTraceMerge(mg.m, w, mg.opt.Trace)
 	}
 	return writeLineMerge(mg.m, mg.kind, w)
