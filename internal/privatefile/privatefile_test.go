@@ -41,3 +41,51 @@ func TestWriteToDevice(t *testing.T) {
 		t.Errorf("temporary files left beside the output: %v", left)
 	}
 }
+
+// TestReplacesAWorldReadableFile: an output that already exists readable by everyone becomes
+// private (0600) and holds only what was written, through Create (in place) and Write
+// (through a temporary file renamed over it).
+func TestReplacesAWorldReadableFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		write func(path string) error
+	}{
+		{"Create", func(path string) error {
+			f, err := Create(path)
+			if err != nil {
+				return err
+			}
+			if _, err := io.WriteString(f, "new\n"); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}},
+		{"Write", func(path string) error {
+			return Write(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err })
+		}},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte("an older, longer content\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, 0o644); err != nil { // whatever the umask
+			t.Fatal(err)
+		}
+		if err := tc.write(path); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", tc.name, st.Mode().Perm())
+		}
+		if b, _ := os.ReadFile(path); string(b) != "new\n" {
+			t.Errorf("%s: the file holds %q, want %q", tc.name, b, "new\n")
+		}
+	}
+}

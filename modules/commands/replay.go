@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -139,7 +138,7 @@ func replayMain(ctx context.Context, stdout, stderr io.Writer, terminal bool, fs
 	fmt.Fprintf(stderr, "replaying %d requests of %s (%s) over %v at speedup %v\n", len(reqs), path, info.Format, spec.GraceFrom.Round(time.Millisecond), *speedup)
 	var rec *report.Run
 	if len(compareTo) > 0 { // read before the replay: a bad path is told before the load is sent
-		if rec, err = report.Join(compareTo, "", termsafe.Writer(os.Stderr)); err != nil {
+		if rec, err = report.Join(compareTo, "", termsafe.Writer(stderr)); err != nil {
 			return 1, fmt.Errorf("--compare-to: %w", err)
 		}
 	}

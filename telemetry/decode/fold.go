@@ -180,14 +180,6 @@ func internFinish(b []byte) string {
 	return string(b)
 }
 
-// setModel records the model name, copying it only when it differs from the one already held,
-// so that a stream which repeats the model in every chunk costs one allocation per response.
-func setModel(r *Result, b []byte) {
-	if len(b) > 0 && string(b) != r.Model {
-		r.Model = string(b)
-	}
-}
-
 // nonEmptyString returns v's string bytes when v is a non-empty JSON string, else nil.
 func nonEmptyString(v *fastjson.Value) []byte {
 	if v == nil || v.Type() != fastjson.TypeString {

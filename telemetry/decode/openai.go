@@ -158,7 +158,7 @@ func (d *openAI) fold(data []byte, msgKey string) Kind {
 	// The model and usage of a chunk are read before its error: a gateway that ends a stream with
 	// an error chunk (OpenRouter's mid-stream error) sends the usage of what was generated in
 	// that same chunk, and losing it would leave the token counts to the tokenizer.
-	setModel(&d.res, modelV.GetStringBytes())
+	d.setModel(modelV.GetStringBytes())
 	u, ok := openAIUsage(usageV)
 	if !ok && groqV != nil {
 		// Groq puts the usage of a stream in x_groq.usage on its last chunk (newer versions

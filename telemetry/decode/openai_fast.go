@@ -730,7 +730,7 @@ func stringOrSkip(b []byte, i, depth int) (span, int, bool) {
 func (d *openAI) commit(b []byte) Kind {
 	s := &d.fast
 	if !s.model.empty() {
-		setModel(&d.res, d.str(b, s.model))
+		d.setModel(d.str(b, s.model))
 	}
 	if s.usageOK {
 		d.res.Usage, d.res.HasUsage = reasoningApart(s.usage, s.total), true

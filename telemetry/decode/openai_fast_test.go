@@ -266,3 +266,24 @@ func TestChatRescan(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAIModelCopiedOncePerDecoder: a pooled decoder that serves one model copies its name
+// once in its life, not once per response (base.setModel), on the fast and the full path.
+func TestOpenAIModelCopiedOncePerDecoder(t *testing.T) { // not parallel: AllocsPerRun
+	ev := []byte(`{"id":"x","object":"chat.completion.chunk","model":"gpt-4o-mini-2024-07-18","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}`)
+	for _, full := range []bool{false, true} {
+		d := newOpenAI(APIOpenAIChat)
+		d.fullOnly = full
+		d.Event(nil, ev)
+		allocs := testing.AllocsPerRun(100, func() {
+			d.Reset()
+			d.Event(nil, ev)
+		})
+		if got := d.Result().Model; got != "gpt-4o-mini-2024-07-18" {
+			t.Fatalf("full path %v: model %q", full, got)
+		}
+		if allocs != 0 {
+			t.Errorf("full path %v: %v allocations per response, want 0", full, allocs)
+		}
+	}
+}
