@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -41,5 +42,23 @@ func TestLoopClose(t *testing.T) {
 	var none *Loop
 	if err := none.Close(t.Context()); err != nil {
 		t.Errorf("nil Close = %v", err)
+	}
+}
+
+// TestWait: Wait returns nil once the group is done, and ctx's error when the group outlives
+// ctx (its goroutines still end on their own).
+func TestWait(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	wg.Go(func() { <-release })
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if err := Wait(ctx, &wg); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait for a group that outlives ctx = %v, want the deadline", err)
+	}
+	close(release)
+	if err := Wait(t.Context(), &wg); err != nil {
+		t.Errorf("Wait for a group that ends = %v, want nil", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // TestCloseClosesRecorders: closing the Process drains the record pipeline into the recorders
 // still open — one a config holds, and the recording started through the API — and then
 // closes them, so the record submitted just before is written and their files are shut; the
-// holder letting go afterwards changes nothing.
+// holders letting go afterwards change nothing (a recorder's drops are not counted twice).
 func TestCloseClosesRecorders(t *testing.T) {
 	t.Parallel()
 	plan := func(req *llmtapv1.RecordingStartRequest) (recorder.Options, error) {
@@ -24,6 +24,15 @@ func TestCloseClosesRecorders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A recorder whose QueueBytes of 1 sheds its record's payload line: closing it counts that
+	// (queue_bytes) in the process's drops, which a second close would count again.
+	shedding, err := p.HoldRecorder(recorder.Options{Dir: t.TempDir(), Records: true, Payloads: true, QueueBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tap().Submit(pipeline.Routed{Record: &record.Record{RequestID: "r2", Class: record.ClassLive, Model: "m",
+		Status: 200, Start: time.Now(), RequestBody: []byte(`{"model":"m"}`)}, Route: &pipeline.Route{Recorder: shedding.Key}})
+	p.Tap().Flush() // before the runtime recording starts, which would take it too
 	if _, err := p.startRecording(&llmtapv1.RecordingStartRequest{Dir: t.TempDir()}, plan); err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +50,13 @@ func TestCloseClosesRecorders(t *testing.T) {
 	if held.Running() || p.rec.runtime.Load() != nil {
 		t.Error("a recorder closed by the pipeline still takes records")
 	}
+	want := [NumDropReasons]uint64{DropQueueBytes: 1}
+	if n := p.RecorderDrops(); n != want {
+		t.Errorf("drops %v after Close; want %v (the shed payload line)", n, want)
+	}
 	held.Release()
-	if n := p.RecorderDrops(); n != [NumDropReasons]uint64{} {
-		t.Errorf("drops %v after letting go of a closed recorder; want none", n)
+	shedding.Release()
+	if n := p.RecorderDrops(); n != want {
+		t.Errorf("drops %v after letting go of closed recorders; want %v, unchanged", n, want)
 	}
 }
