@@ -94,7 +94,7 @@ type Pages struct {
 	Fetch Options
 
 	mu    sync.Mutex // held while (re)configuring
-	pages map[Page]*lifecycle.Loop
+	pages map[Page]closer
 }
 
 // Configure reads exactly pages: those already read go on, others start, the rest stop.
@@ -116,7 +116,7 @@ func (p *Pages) Configure(pages []Page) {
 			continue
 		}
 		if p.pages == nil {
-			p.pages = map[Page]*lifecycle.Loop{}
+			p.pages = map[Page]closer{}
 		}
 		p.pages[pg] = p.start(pg)
 	}
@@ -135,29 +135,41 @@ func (p *Pages) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// start reads pg until its loop is closed: by a goroutine of its own (a server page) or by a
-// gpu.Runner (a dcgm page).
-func (p *Pages) start(pg Page) *lifecycle.Loop {
+// closer is a page being read: a server page's loop, or a dcgm page's sampler.
+type closer interface {
+	Close(ctx context.Context) error
+}
+
+// start reads pg until it is closed: in a loop of its own (a server page) or by a gpu.Runner
+// (a dcgm page).
+func (p *Pages) start(pg Page) closer {
 	if pg.Kind != KindDCGM {
 		return lifecycle.Go(func(ctx context.Context) error { p.runServer(ctx, pg); return nil })
 	}
-	g := &gpu.Runner{
-		Open:      func() (gpu.Source, error) { return NewDCGMSource(pg.URL, p.Fetch), nil },
-		OnSamples: p.OnGPU,
-		OnError: func(err error) { // a dcgm source never reports ErrNoNVML
-			if p.OnError != nil {
-				p.OnError(pg, err)
-			}
-		},
+	g := &dcgmPage{onStop: p.OnGPUStop}
+	g.Open = func() (gpu.Source, error) { return NewDCGMSource(pg.URL, p.Fetch), nil }
+	g.OnSamples = p.OnGPU
+	g.OnError = func(err error) { // a dcgm source never reports ErrNoNVML
+		if p.OnError != nil {
+			p.OnError(pg, err)
+		}
 	}
 	g.Configure(pg.Interval)
-	return lifecycle.Go(func(ctx context.Context) error {
-		<-ctx.Done()
-		if p.OnGPUStop != nil {
-			defer p.OnGPUStop()
-		}
-		return g.Close(context.WithoutCancel(ctx)) // and the source, whose Close cancels a read
-	})
+	return g
+}
+
+// dcgmPage is a dcgm page's sampler; closing it (and its source, whose Close cancels a read)
+// then calls onStop.
+type dcgmPage struct {
+	gpu.Runner
+	onStop func()
+}
+
+func (d *dcgmPage) Close(ctx context.Context) error {
+	if d.onStop != nil {
+		defer d.onStop()
+	}
+	return d.Runner.Close(ctx)
 }
 
 // runServer reads an inference server's page until ctx is done, reporting each cause of
