@@ -7,10 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/llmtap/llmtap/format/recfile"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -65,7 +66,7 @@ func Files(path, kind string) ([]string, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s holds no %s Parquet file (%s-*%s)", path, kind, kind, Ext)
 	}
-	sort.Strings(files) // dt=YYYY-MM-DD/hour=HH/<kind>-<UTC start> sorts by time
+	slices.SortFunc(files, recfile.Compare) // dt=YYYY-MM-DD/hour=HH/<kind>-<UTC start>[-n] sorts by time
 	return files, nil
 }
 

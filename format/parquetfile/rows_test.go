@@ -174,6 +174,16 @@ func TestUnknownIsNull(t *testing.T) {
 // TestRoll: a file rolls at MaxRows within an hour; rows keep their file's timestamps.
 func TestRoll(t *testing.T) {
 	t.Parallel()
+	// A second apart the files have distinct names; a microsecond apart all three start in
+	// one millisecond, so Create suffixes them -1 and -2, and Files must still list them in
+	// the order they were written.
+	for _, step := range []time.Duration{time.Second, time.Microsecond} {
+		t.Run(step.String(), func(t *testing.T) { testRoll(t, step) })
+	}
+}
+
+func testRoll(t *testing.T, step time.Duration) {
+	t.Parallel()
 	dir := t.TempDir()
 	w, err := NewWriter[TraceRow](WriterOptions{Dir: dir, Kind: recfile.KindTrace, MaxRows: 10})
 	if err != nil {
@@ -181,7 +191,7 @@ func TestRoll(t *testing.T) {
 	}
 	t0 := time.Date(2026, 5, 14, 10, 0, 0, 0, time.UTC)
 	for n := range 25 {
-		at := t0.Add(time.Duration(n) * time.Second)
+		at := t0.Add(time.Duration(n) * step)
 		if err := w.Write(at, 100, func(fs time.Time) TraceRow {
 			return NewTraceRow(at, fs, TraceFields{InputLength: 600, HashIDs: []int64{int64(n), 2}})
 		}); err != nil {

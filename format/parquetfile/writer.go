@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -246,6 +246,6 @@ func (w *Writer[T]) Paths() []string {
 	for _, p := range w.parts {
 		ps = append(ps, p.path)
 	}
-	sort.Strings(ps)
+	slices.SortFunc(ps, recfile.Compare)
 	return ps
 }

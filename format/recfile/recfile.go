@@ -4,12 +4,15 @@
 package recfile
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,7 +32,7 @@ const (
 // layout is the start time in file names: UTC, sortable, no characters that need quoting.
 const layout = "20060102T150405.000Z"
 
-var name = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-\d+)?\.(?:jsonl|parquet)$`)
+var name = regexp.MustCompile(`^(trace|records|payloads)-(\d{8}T\d{6}\.\d{3}Z)(?:-(\d+))?\.(?:jsonl|parquet)$`)
 
 // Name is the name of the file of kind starting at start: <kind>-<UTC start><ext>.
 func Name(kind string, start time.Time, ext string) string {
@@ -64,4 +67,32 @@ func Parse(path string) (kind string, start time.Time, err error) {
 	}
 	start, err = time.Parse(layout, m[2])
 	return m[1], start, err
+}
+
+// Compare orders paths of recording files as they were created: by folder, then by name, a
+// file before the siblings Create suffixed -1, -2 … (made within the same millisecond), which
+// plain string order puts first ('-' sorts before '.'). Other names compare as strings. Use
+// it with slices.SortFunc.
+func Compare(a, b string) int {
+	ka, na := sortKey(a)
+	kb, nb := sortKey(b)
+	if c := strings.Compare(ka, kb); c != 0 {
+		return c
+	}
+	return cmp.Compare(na, nb)
+}
+
+// sortKey is a path without its name's -<n> suffix, and n (0 for none).
+func sortKey(path string) (string, int) {
+	base := filepath.Base(path)
+	m := name.FindStringSubmatchIndex(base)
+	if m == nil || m[6] < 0 {
+		return path, 0
+	}
+	n, err := strconv.Atoi(base[m[6]:m[7]])
+	if err != nil {
+		return path, 0
+	}
+	dir := path[:len(path)-len(base)]
+	return dir + base[:m[6]-1] + base[m[7]:], n
 }
