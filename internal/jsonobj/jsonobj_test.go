@@ -1,14 +1,13 @@
 package jsonobj
 
 import (
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 )
 
 // Members come out in the order given (encoding/json would sort them), keys and values
-// encoded as encoding/json encodes them, and the result parses back to the same values.
+// encoded as encoding/json encodes them.
 func TestMarshalKeepsOrder(t *testing.T) {
 	t.Parallel()
 	b, err := Marshal([]Member{{"z", 1}, {"a \"<q>\"", []string{"x"}}, {"m", nil}, {"n", map[string]int{"b": 2, "a": 1}}})
@@ -18,10 +17,6 @@ func TestMarshalKeepsOrder(t *testing.T) {
 	want := `{"z":1,"a \"\u003cq\u003e\"":["x"],"m":null,"n":{"a":1,"b":2}}`
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
-	}
-	var back map[string]any
-	if err := json.Unmarshal(b, &back); err != nil || len(back) != 4 || back[`a "<q>"`].([]any)[0] != "x" {
-		t.Fatalf("parsed back %v, %v", back, err)
 	}
 	if b, err := Marshal(nil); err != nil || string(b) != "{}" {
 		t.Errorf("no members: %s, %v", b, err)
